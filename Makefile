@@ -1,0 +1,27 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+PY := .venv/bin/python
+SC := .venv/bin/sourcecheckup
+DEMO_DB ?= $(CURDIR)/demo.db
+
+.PHONY: setup demo test bench screenshots clean
+
+setup:
+	bash scripts/setup.sh
+
+demo: setup
+	$(SC) demo --db $(DEMO_DB) -o $(CURDIR)/sourcecheckup-demo-report.html
+	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then $(SC) gui --db $(DEMO_DB); \
+	  else echo "no display: open sourcecheckup-demo-report.html in a browser, or run 'make gui' on a desktop"; fi
+
+gui: setup
+	$(SC) gui --db $(DEMO_DB)
+
+test: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+bench: setup
+	$(PY) bench/pipeline.py
+	$(PY) bench/judge_accuracy.py
+
+clean:
+	rm -rf .venv build dist demo.db* sourcecheckup-demo-report.*

@@ -1,0 +1,534 @@
+"""The `sourcecheckup` command: every engine capability as a subcommand.
+
+Exit codes: 0 success, 2 bad usage (unknown option, missing file, bad judge spec),
+1 when a run could not complete (the reason on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .events import EventKind, ProgressEvent
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad usage: reported with exit code 2."""
+
+
+# ----------------------------------------------------------------------------- progress
+
+class ProgressPrinter:
+    """A one-line progress bar on stderr (a TTY), or a status line every few seconds (a log)."""
+
+    def __init__(self, quiet: bool = False, stream: Any = None) -> None:
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._last = 0.0
+        self._started = time.monotonic()
+
+    def __call__(self, ev: ProgressEvent) -> None:
+        if self.quiet:
+            return
+        if ev.kind in (EventKind.SKIPPED, EventKind.WARNING):
+            self._clear()
+            print(f"warning: {ev.message}", file=self.stream)
+            return
+        now = time.monotonic()
+        final = ev.kind is EventKind.RUN_FINISHED
+        if not final and now - self._last < (0.1 if self.tty else 5.0):
+            return
+        self._last = now
+        total = max(ev.pairs_total, 1)
+        frac = ev.pairs_done / total if ev.pairs_total else (ev.sources_done / max(ev.sources_total, 1))
+        width = 24
+        bar = "#" * int(width * min(frac, 1.0))
+        line = (f"[{bar:<{width}}] responses {ev.responses_done}/{ev.responses_total} · "
+                f"sources {ev.sources_done}/{ev.sources_total} · pairs {ev.pairs_done}/{ev.pairs_total} · "
+                f"fetch failures {ev.fetch_failures} · judge errors {ev.judge_errors} · "
+                f"{now - self._started:.0f}s")
+        if self.tty:
+            self.stream.write("\r" + line[:200] + ("\n" if final else ""))
+            self.stream.flush()
+        else:
+            print(line, file=self.stream)
+
+    def _clear(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+
+
+def _err(msg: str) -> None:
+    print(f"sourcecheckup: error: {msg}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _open_store(args: argparse.Namespace):
+    from .store import Store, StoreError
+
+    try:
+        return Store(args.db)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _fetch_options(args: argparse.Namespace):
+    from .fetch import FetchOptions
+
+    kw: dict[str, Any] = {}
+    if getattr(args, "allow_host", None):
+        kw["allow_hosts"] = tuple(args.allow_host)
+    if getattr(args, "sources", None):
+        src = Path(args.sources)
+        if not (src / "sources.json").is_file():
+            raise UsageError(f"--sources {src}: no sources.json in that folder (it maps each URL to a local file)")
+        kw["sources_dir"] = src.resolve()
+    if getattr(args, "timeout", None):
+        kw["timeout_s"] = float(args.timeout)
+    if getattr(args, "fetch_concurrency", None):
+        kw["total_concurrency"] = int(args.fetch_concurrency)
+    names = {f for f in FetchOptions.__dataclass_fields__}
+    for opt in ("browser", "use_archive", "archive_endpoint", "respect_robots"):
+        val = getattr(args, opt, None)
+        if val is not None and opt in names:
+            kw[opt] = val
+    if getattr(args, "no_archive", False) and "archive" in names:
+        kw["archive"] = False
+    return FetchOptions(**kw)
+
+
+def _run_config(args: argparse.Namespace):
+    from .pipeline import RunConfig
+
+    return RunConfig(judges=args.judge or ["builtin"], parser=args.parser, consensus=args.consensus,
+                     judge_concurrency=args.concurrency, fetch=_fetch_options(args), refetch=args.refetch,
+                     seed=args.seed)
+
+
+def _check_judges(specs: Sequence[str]) -> None:
+    from .judges.base import JudgeSpecError, registered_kinds, split_spec
+
+    for spec in specs:
+        try:
+            kind, _ = split_spec(spec)
+        except JudgeSpecError as exc:
+            raise UsageError(str(exc)) from exc
+        if kind not in registered_kinds():
+            raise UsageError(f"unknown judge '{spec}': known kinds are {', '.join(registered_kinds())}")
+
+
+def _load_inputs(args: argparse.Namespace):
+    from .ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
+
+    mapping = CsvMapping(**{k: v for k, v in {
+        "text_col": args.text_col, "citations_col": args.citations_col, "question_col": args.question_col,
+        "model_col": args.model_col, "id_col": args.id_col}.items() if v})
+    result = IngestResult(responses=[], skipped=[])
+    for p in args.inputs:
+        try:
+            if p == "-":
+                part = load_text(sys.stdin.read(), question=args.question, model=args.model, origin="stdin")
+            else:
+                part = load_path(p, mapping=mapping, question=args.question, model=args.model)
+        except IngestError as exc:
+            raise UsageError(str(exc)) from exc
+        except FileNotFoundError as exc:
+            raise UsageError(f"{p}: no such file or folder") from exc
+        result.responses.extend(part.responses)
+        result.skipped.extend(part.skipped)
+    return result
+
+
+def _print_headline(report: dict[str, Any], out: Any = None) -> None:
+    out = out or sys.stdout
+    m = report["metrics"]
+
+    def fmt(key: str) -> str:
+        v = m[key]
+        if v["value"] is None:
+            return "n/a"
+        lo, hi = v["ci95"]
+        return f"{100 * v['value']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}; {v['k']}/{v['n']})"
+
+    c = report["counts"]
+    print(f"run {report['run']['id']} ({report['run']['status']}): {c['responses']} responses, "
+          f"{c['informative_statements']} claims, {c['urls']} cited URLs", file=out)
+    print(f"  source URL validity      {fmt('url_validity')}", file=out)
+    print(f"  statement-level support  {fmt('statement_support')}", file=out)
+    print(f"  response-level support   {fmt('response_support')}", file=out)
+    print(f"  unused sources           {fmt('unused_sources')}", file=out)
+    print(f"  fetch failures {c['fetch_failures']} · judge errors {c['judge_errors']} · "
+          f"skipped records {c['skipped_records']}", file=out)
+
+
+# ----------------------------------------------------------------------------- commands
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .pipeline import Audit, RunConfig, load_plugins
+    from .report import build_report, write_report
+
+    load_plugins()
+    if not args.inputs and not args.resume:
+        raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
+    for rep in args.report or []:
+        if Path(rep).suffix.lower() not in (".json", ".csv", ".html"):
+            raise UsageError(f"--report {rep}: use a .json, .csv or .html file name")
+    store = _open_store(args)
+    progress = ProgressPrinter(args.quiet)
+    if args.resume:
+        try:
+            run = store.get_run(args.resume)
+        except Exception as exc:
+            raise UsageError(str(exc)) from exc
+        config = RunConfig.from_dict(run.config)
+        _check_judges(config.judges)
+        audit = Audit(store, config, progress=progress)
+        coro = audit.resume(run.id)
+    else:
+        _check_judges(args.judge or ["builtin"])
+        config = _run_config(args)
+        loaded = _load_inputs(args)
+        if not loaded.responses and not loaded.skipped:
+            raise UsageError("no answers found in the input")
+        audit = Audit(store, config, progress=progress)
+        label = ", ".join(args.inputs)
+        coro = audit.start(loaded.responses, loaded.skipped, label)
+    try:
+        run_id = asyncio.run(coro)
+    except KeyboardInterrupt:
+        _err(f"interrupted; resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
+        return 130
+    except Exception as exc:
+        _err(f"the run could not complete: {type(exc).__name__}: {exc}")
+        if audit.run_id:
+            _err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
+        return EXIT_FAIL
+    report = build_report(store, run_id)
+    for rep in args.report or []:
+        path = write_report(store, run_id, rep)
+        if not args.quiet:
+            print(f"report written to {path}", file=sys.stderr)
+    if not args.quiet:
+        _print_headline(report)
+    else:
+        print(run_id)
+    return EXIT_OK
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from .metrics import compute_metrics
+
+    store = _open_store(args)
+    runs = store.list_runs()
+    if args.json:
+        out = []
+        for run in runs:
+            m = compute_metrics(store.load_run(run.id))
+            out.append({"id": run.id, "created_at": run.created_at, "status": run.status,
+                        "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    if not runs:
+        print(f"no runs in {store.path}")
+        return EXIT_OK
+
+    def pct(metric: Any) -> str:
+        return "   n/a" if metric.value is None else f"{100 * metric.value:5.1f}%"
+
+    print(f"{'run':<18} {'created':<20} {'status':<10} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
+          f"{'unused':>7}  judge / input")
+    for run in runs:
+        m = compute_metrics(store.load_run(run.id))
+        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {m.counts['responses']:>5} "
+              f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
+              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}")
+    return EXIT_OK
+
+
+_MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", None: "·"}
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .metrics import assess_run, compute_metrics
+    from .store import StoreError
+
+    store = _open_store(args)
+    run_id = args.run or store.latest_run_id()
+    if not run_id:
+        raise UsageError(f"no runs in {store.path}")
+    try:
+        data = store.load_run(run_id)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+    assessed = assess_run(data)
+    from .report import build_report
+
+    _print_headline(build_report(store, data.run.id, data=data))
+    print("legend: ✓ supported  ✗ not supported  ! judge error  · not judged  "
+          "(source columns: S1, S2 ... as cited; ✗src = unreadable)")
+    for r in assessed:
+        if args.response and r.rid != args.response:
+            continue
+        resp = next(x for x in data.responses if x.pk == r.response_pk).response
+        verdict_ok = {True: "fully supported", False: "NOT fully supported", None: "undecided"}[r.supported]
+        print(f"\n== {r.rid}" + (f" [{r.model}]" if r.model else "") + f" — {verdict_ok}")
+        if resp.question:
+            print(f"   Q: {resp.question}")
+        for i, url in enumerate(r.urls, 1):
+            src = data.sources.get(url)
+            outcome = src.source.status.plain if src else "not fetched"
+            print(f"   S{i}: {url}  [{outcome}]" + (f" {','.join(src.source.flags)}" if src and src.source.flags else ""))
+        header = "   " + " ".join(f"S{i:<3}" for i in range(1, len(r.urls) + 1))
+        print(header + "  status              statement")
+        for s in r.statements:
+            cells = []
+            for url in r.urls:
+                if url not in r.valid_urls:
+                    cells.append("✗src" if s.row.statement.informative else "    ")
+                else:
+                    lab = s.pair_labels.get(url)
+                    cells.append(f"{_MARK[lab.value if lab else None]:<4}")
+            text = s.row.statement.text
+            if len(text) > 90 and not args.full:
+                text = text[:87] + "..."
+            print("   " + " ".join(cells) + f"  {s.status.value:<19} {text}")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+    from .store import StoreError
+
+    store = _open_store(args)
+    run_id = args.run or store.latest_run_id()
+    if not run_id:
+        raise UsageError(f"no runs in {store.path}")
+    try:
+        run = store.get_run(run_id)
+        path = write_report(store, run.id, args.output, args.format)
+    except (StoreError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    print(path)
+    return EXIT_OK
+
+
+def cmd_verify_pairs(args: argparse.Namespace) -> int:
+    from .judges.base import SourceText, make_judge
+    from .pipeline import load_plugins
+    from .evidence import quote_in_source
+
+    load_plugins()
+    _check_judges([args.judge])
+    path = Path(args.pairs)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    records: list[tuple[Any, str | None, str | None, str | None]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            records.append((f"line-{n}", None, None, f"{path.name}:{n}: invalid JSON ({exc})"))
+            continue
+        statement = obj.get("statement", obj.get("claim"))
+        source = obj.get("source", obj.get("evidence"))
+        rid = obj.get("id", f"line-{n}")
+        if not isinstance(statement, str) or not statement.strip():
+            records.append((rid, None, None, f"{path.name}:{n}: missing 'statement' (or 'claim')"))
+        elif not isinstance(source, str):
+            records.append((rid, None, None, f"{path.name}:{n}: missing 'source' (or 'evidence') text"))
+        else:
+            records.append((rid, statement, source, None))
+    for rid, _, _, problem in records:
+        if problem:
+            print(f"warning: {problem}", file=sys.stderr)
+    judge = make_judge(args.judge)
+    good = [(i, r) for i, r in enumerate(records) if r[3] is None]
+    progress = ProgressPrinter(args.quiet)
+
+    async def go() -> list[Any]:
+        out: list[Any] = []
+        try:
+            for start in range(0, len(good), 64):
+                chunk = good[start:start + 64]
+                out.extend(await judge.verify_many([(r[1], SourceText.from_text(r[2])) for _, r in chunk]))
+                progress(ProgressEvent(EventKind.JUDGED, "verify-pairs", pairs_total=len(good),
+                                       pairs_done=len(out)))
+        finally:
+            await judge.aclose()
+        return out
+
+    try:
+        verdicts = asyncio.run(go())
+    except Exception as exc:
+        _err(f"judging failed: {type(exc).__name__}: {exc}")
+        return EXIT_FAIL
+    by_index = {i: v for (i, _), v in zip(good, verdicts)}
+    out_stream = open(args.output, "w", encoding="utf-8") if args.output and args.output != "-" else sys.stdout
+    try:
+        for i, (rid, _, source, problem) in enumerate(records):
+            if problem:
+                row = {"id": rid, "label": "judge_error", "score": None, "quote": "", "quote_found": None,
+                       "error": problem}
+            else:
+                v = by_index[i]
+                row = {"id": rid, "label": v.label.value, "score": round(v.score, 4), "quote": v.quote,
+                       "quote_found": quote_in_source(v.quote, source or ""), "rationale": v.rationale}
+            out_stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if out_stream is not sys.stdout:
+            out_stream.close()
+    return EXIT_OK
+
+
+def samples_dir() -> Path:
+    from .report import resources_dir
+
+    return resources_dir() / "samples"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    samples = samples_dir()
+    out = Path(args.output or "sourcecheckup-demo-report.html").resolve()
+    if args.db is None:
+        import platformdirs
+
+        args.db = str(Path(platformdirs.user_data_dir("sourcecheckup", appauthor=False)) / "demo.db")
+    ns = argparse.Namespace(**vars(args))
+    ns.inputs = [str(samples / "answers")]
+    ns.sources = str(samples / "sources")
+    ns.report = [str(out), str(out.with_suffix(".json"))]
+    ns.resume = None
+    ns.refetch = False
+    for attr, default in (("judge", ["builtin"]), ("parser", "builtin"), ("consensus", "first"),
+                          ("concurrency", 8), ("seed", 0), ("question", None), ("model", None),
+                          ("allow_host", None), ("timeout", None), ("fetch_concurrency", None),
+                          ("text_col", None), ("citations_col", None), ("question_col", None),
+                          ("model_col", None), ("id_col", None)):
+        if getattr(ns, attr, None) is None:
+            setattr(ns, attr, default)
+    if not args.quiet:
+        print(f"demo: auditing {len(list((samples / 'answers').iterdir()))} sample files offline "
+              f"with the built-in screening judge; database {args.db}", file=sys.stderr)
+    code = cmd_audit(ns)
+    if code == EXIT_OK:
+        print(f"demo report: {out}")
+    return code
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    try:
+        from ui.app import main as gui_main  # type: ignore[import-not-found]
+    except ImportError as exc:
+        _err(f"the desktop app is not available in this install: {exc}")
+        return EXIT_FAIL
+    argv = []
+    if args.db:
+        argv += ["--db", str(args.db)]
+    if args.run:
+        argv += ["--run", args.run]
+    return int(gui_main(argv) or 0)
+
+
+# ----------------------------------------------------------------------------- parser
+
+def _add_audit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--judge", action="append", metavar="SPEC",
+                   help="judge spec: builtin (default), openai:MODEL, anthropic:MODEL, "
+                        "openai-compatible:URL#MODEL, local:PATH; repeat for several")
+    p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")
+    p.add_argument("--consensus", default="first", choices=["first", "any", "all", "majority"],
+                   help="how several judges combine (default: the first judge decides)")
+    p.add_argument("--concurrency", type=int, default=8, help="judge calls at once (default 8)")
+    p.add_argument("--fetch-concurrency", type=int, help="fetches at once (default 16)")
+    p.add_argument("--timeout", type=float, help="seconds per source fetch (default 20)")
+    p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")
+    p.add_argument("--allow-host", action="append", metavar="HOST",
+                   help="permit a private/loopback host (repeatable)")
+    p.add_argument("--browser", choices=["auto", "always", "never"], help="headless browser use")
+    p.add_argument("--no-archive", action="store_true", help="do not look dead links up in a web archive")
+    p.add_argument("--use-archive", action="store_true", default=None, help="read archived copies of dead links")
+    p.add_argument("--refetch", action="store_true", help="fetch again even if cached")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--report", action="append", metavar="PATH", help="write a report (.json, .csv, .html)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="PATH", help="SQLite database (default: your data folder, or $SOURCECHECKUP_DB)")
+    common.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+
+    parser = argparse.ArgumentParser(prog="sourcecheckup", description="Audit the citations in LLM answers.")
+    parser.add_argument("--version", action="version", version=f"sourcecheckup {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("audit", parents=[common], help="audit answers: fetch sources, judge every pair, store")
+    p.add_argument("inputs", nargs="*", help="files or folders (JSON, JSONL, CSV/TSV, Markdown, text); '-' = stdin")
+    p.add_argument("--question", help="the question asked (for single answers without one)")
+    p.add_argument("--model", help="the model that wrote the answers, when the input does not say")
+    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: judge only missing pairs")
+    for col in ("text", "citations", "question", "model", "id"):
+        p.add_argument(f"--{col}-col", metavar="NAME", help=f"CSV/TSV column holding the {col}")
+    _add_audit_options(p)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("runs", parents=[common], help="list past runs with their headline metrics")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("show", parents=[common], help="the support matrix of a run, in the terminal")
+    p.add_argument("run", nargs="?", help="run id (default: the latest)")
+    p.add_argument("--response", metavar="ID", help="only this response")
+    p.add_argument("--full", action="store_true", help="do not shorten long statements")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("report", parents=[common], help="export a run's report")
+    p.add_argument("run", nargs="?", help="run id (default: the latest)")
+    p.add_argument("-o", "--output", required=True, metavar="PATH")
+    p.add_argument("--format", choices=["json", "csv", "html"], help="default: from the file name")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("verify-pairs", parents=[common], help="run a judge on statement/source pairs (JSONL)")
+    p.add_argument("pairs", help='JSONL: {"id", "statement", "source"} or {"id", "claim", "evidence"}')
+    p.add_argument("--judge", default="builtin", metavar="SPEC")
+    p.add_argument("-o", "--output", metavar="PATH", help="output JSONL (default: stdout)")
+    p.set_defaults(func=cmd_verify_pairs)
+
+    p = sub.add_parser("demo", parents=[common], help="audit the bundled sample offline and write a report")
+    p.add_argument("-o", "--output", metavar="PATH", help="HTML report path (default ./sourcecheckup-demo-report.html)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("gui", parents=[common], help="start the desktop app")
+    p.add_argument("--run", help="open this run")
+    p.set_defaults(func=cmd_gui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

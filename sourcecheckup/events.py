@@ -1,0 +1,40 @@
+"""Progress events the engine emits; the CLI draws a bar from them, the app a progress view."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+
+class EventKind(str, Enum):
+    RUN_STARTED = "run_started"
+    INGESTED = "ingested"          # records read (responses_total set), skipped counted
+    SKIPPED = "skipped"            # one bad input record: message names it
+    PARSED = "parsed"              # one response split into statements
+    FETCHED = "fetched"            # one source retrieved (sources_done advances)
+    JUDGED = "judged"              # one pair judged (pairs_done advances)
+    RESPONSE_DONE = "response_done"
+    WARNING = "warning"
+    RUN_FINISHED = "run_finished"  # message: completed | cancelled | failed: reason
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    kind: EventKind
+    run_id: str
+    responses_total: int = 0
+    responses_done: int = 0
+    sources_total: int = 0
+    sources_done: int = 0
+    pairs_total: int = 0
+    pairs_done: int = 0
+    fetch_failures: int = 0
+    judge_errors: int = 0
+    message: str = ""
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+def ignore(_: ProgressEvent) -> None:
+    return None

@@ -1,0 +1,136 @@
+"""Evidence: cut a source into passages and find the ones that bear on a statement.
+
+A judge reads the relevant part of a long page, not the whole of it. Passages are
+overlapping sentence windows; ranking is BM25 (rank-bm25) over lowercase word tokens.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Sequence
+
+from rank_bm25 import BM25Okapi
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .judges.base import SourceText
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)?", re.I)
+_STOP = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were "
+    "with which who will can may than then there these those their they been being also not no".split()
+)
+# a cheap splitter for source text; statement splitting uses parse.split_sentences
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\n{2,}|\n(?=\s*[-*\u2022]\s)")
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase word tokens without stop words; numbers keep their decimal part."""
+    return [t for t in (m.group(0).lower() for m in _WORD.finditer(text)) if t not in _STOP]
+
+
+def source_sentences(text: str) -> list[str]:
+    parts = [p.strip() for p in _SENT_END.split(text or "")]
+    return [p for p in parts if p]
+
+
+def split_passages(text: str, window: int = 3, stride: int = 2, max_chars: int = 1200) -> list[str]:
+    """Overlapping windows of ``window`` sentences, advancing ``stride`` sentences."""
+    sentences = source_sentences(text)
+    if not sentences:
+        return []
+    passages: list[str] = []
+    i = 0
+    while True:
+        chunk = " ".join(sentences[i:i + window])
+        if len(chunk) > max_chars:  # one giant "sentence" (a table, a list without stops)
+            for j in range(0, len(chunk), max_chars):
+                passages.append(chunk[j:j + max_chars])
+        else:
+            passages.append(chunk)
+        if i + window >= len(sentences):
+            break
+        i += stride
+    return passages
+
+
+def _bm25(source: "SourceText") -> BM25Okapi | None:
+    index = source.cache.get("bm25")
+    if index is None and source.passages:
+        corpus = [tokens(p) or ["_"] for p in source.passages]
+        index = BM25Okapi(corpus)
+        source.cache["bm25"] = index
+    return index
+
+
+def rank_passages(statement: str, source: "SourceText", k: int = 5) -> list[tuple[int, float]]:
+    """Indices of the ``k`` best passages for ``statement`` with their BM25 scores, best first."""
+    index = _bm25(source)
+    if index is None:
+        return []
+    query = tokens(statement)
+    if not query:
+        return [(i, 0.0) for i in range(min(k, len(source.passages)))]
+    scores = index.get_scores(query)
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
+    return [(i, float(scores[i])) for i in order]
+
+
+def approx_tokens(text: str) -> int:
+    """A model-agnostic token estimate (about 4 characters a token for English)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def select_passages(statement: str, source: "SourceText", token_budget: int = 1500,
+                    extra_scores: Sequence[float] | None = None) -> list[str]:
+    """The best passages up to ``token_budget`` tokens, returned in document order.
+
+    ``extra_scores`` (one per passage, e.g. embedding similarity) are added to the
+    normalised BM25 scores when given.
+    """
+    ranked = rank_passages(statement, source, k=len(source.passages))
+    if not ranked:
+        return []
+    top = max(s for _, s in ranked) or 1.0
+    combined = {i: s / top for i, s in ranked}
+    if extra_scores is not None:
+        for i, e in enumerate(extra_scores):
+            combined[i] = combined.get(i, 0.0) + float(e)
+    chosen: list[int] = []
+    used = 0
+    for i in sorted(combined, key=lambda i: (-combined[i], i)):
+        cost = approx_tokens(source.passages[i])
+        if chosen and used + cost > token_budget:
+            continue
+        chosen.append(i)
+        used += cost
+        if used >= token_budget:
+            break
+    return [source.passages[i] for i in sorted(chosen)]
+
+
+def normalise_for_match(text: str) -> str:
+    """Case-fold, unify quotes and dashes, collapse whitespace: how quotes are compared."""
+    text = unicodedata.normalize("NFKC", text or "")
+    text = (text.replace("\u2018", "'").replace("\u2019", "'").replace("\u201c", '"')
+            .replace("\u201d", '"').replace("\u2013", "-").replace("\u2014", "-").replace("\u00ad", ""))
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def quote_in_source(quote: str, text: str) -> bool | None:
+    """Whether an evidence quote occurs in the source text; None when there is no quote.
+
+    Leading/trailing ellipses and quotation marks a model adds are ignored, and a quote
+    the model shortened with an inner ellipsis must match piece by piece, in order.
+    """
+    q = normalise_for_match(quote).strip(" \"'.…")
+    if not q:
+        return None
+    haystack = normalise_for_match(text)
+    pieces = [p.strip(" \"'") for p in re.split(r"\s*(?:\.\.\.|…)\s*", q) if p.strip(" \"'")]
+    pos = 0
+    for piece in pieces:
+        found = haystack.find(piece, pos)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return True

@@ -1,0 +1,245 @@
+"""Turn the bytes of a document into the text a judge reads: HTML, PDF or plain text.
+
+Nothing here touches the network. Every problem is reported in an Extracted record
+(kind "error" with a plain-words problem), never raised.
+"""
+from __future__ import annotations
+
+import codecs
+import io
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+MAX_PDF_PAGES = 300
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+PDF_TYPES = ("application/pdf", "application/x-pdf")
+TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv", "application/json",
+              "application/ld+json")
+# a generic or missing content type: decide from the bytes
+SNIFF_TYPES = ("", "application/octet-stream", "binary/octet-stream", "application/download",
+               "application/force-download", "application/unknown")
+XML_TYPES = ("application/xml", "text/xml")
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
+_XML_ENCODING = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_\-.]+)""", re.I)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
+_WS = re.compile(r"[ \t\r\f\v]+")
+
+
+@dataclass(frozen=True)
+class Extracted:
+    kind: str                      # "html" | "pdf" | "text" | "unsupported" | "error"
+    text: str = ""
+    title: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    problem: str = ""              # plain words, set for "unsupported" and "error"
+    encrypted: bool = False        # a PDF we could not open without a password
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def header_charset(content_type: str | None) -> str | None:
+    for part in (content_type or "").split(";")[1:]:
+        key, _, value = part.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            return value.strip().strip("\"'")
+    return None
+
+
+def sniff_kind(raw: bytes, content_type: str | None) -> str:
+    """'html', 'pdf', 'text' or 'unsupported', from the declared type and the first bytes."""
+    mt = media_type(content_type)
+    head = raw[:1024].lstrip()
+    if raw[:1024].find(b"%PDF-") != -1 and raw[:1024].find(b"%PDF-") < 16:
+        return "pdf"
+    if mt in PDF_TYPES:
+        return "pdf"
+    if mt in HTML_TYPES:
+        return "html"
+    if mt in TEXT_TYPES:
+        return "text"
+    if mt in SNIFF_TYPES or mt in XML_TYPES or mt.startswith("text/"):
+        lowered = head[:512].lower()
+        if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered or b"<body" in lowered:
+            return "html"
+        if mt.startswith("text/") or mt in XML_TYPES:
+            return "text"
+        if raw and _looks_textual(raw[:4096]):
+            return "text"
+    return "unsupported"
+
+
+def _looks_textual(sample: bytes) -> bool:
+    if b"\x00" in sample:
+        return False
+    try:
+        sample.decode("utf-8")
+        return True
+    except UnicodeDecodeError as exc:
+        return exc.start > len(sample) - 4   # a multi-byte character cut at the sample's end
+
+
+def _valid_codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name.strip()).name
+    except LookupError:
+        return None
+
+
+def decode_text(raw: bytes, content_type: str | None = None, html: bool = False) -> tuple[str, str]:
+    """(text, encoding used): BOM, then the declared charset, then <meta>, then UTF-8, then cp1252."""
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if raw.startswith(bom):
+            return raw.decode(enc, errors="replace").lstrip("\ufeff"), enc
+    candidates: list[str | None] = [header_charset(content_type)]
+    if html:
+        m = _META_CHARSET.search(raw[:4096]) or _XML_ENCODING.search(raw[:1024])
+        candidates.append(m.group(1).decode("ascii", "ignore") if m else None)
+    for name in candidates:
+        enc = _valid_codec(name)
+        if enc:
+            # browsers read "iso-8859-1" as windows-1252; so do we (curly quotes, dashes)
+            if enc in ("latin-1", "iso8859-1", "ascii"):
+                enc = "cp1252"
+            try:
+                return raw.decode(enc), enc
+            except UnicodeDecodeError:
+                continue
+    try:
+        return raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace"), "cp1252"
+
+
+def _clean_lines(text: str) -> str:
+    lines = (_WS.sub(" ", line).strip() for line in text.replace("\r\n", "\n").split("\n"))
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def extract_html(raw: bytes, content_type: str | None = None, url: str | None = None) -> Extracted:
+    import trafilatura
+
+    html, encoding = decode_text(raw, content_type, html=True)
+    fallback_title = None
+    m = _TITLE.search(html[:200_000])
+    if m:
+        import html as _html
+
+        fallback_title = _WS.sub(" ", _html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))).strip() or None
+    try:
+        logging.getLogger("trafilatura").setLevel(logging.ERROR)
+        doc = trafilatura.bare_extraction(
+            html, url=url, with_metadata=True, include_comments=False, include_tables=True,
+            include_images=False, as_dict=False,
+        )
+    except Exception as exc:  # trafilatura can fail on pathological markup
+        return Extracted("error", title=fallback_title, problem=f"could not extract text from HTML ({exc})",
+                         meta={"encoding": encoding})
+    meta: dict[str, Any] = {"encoding": encoding}
+    if doc is None:
+        return Extracted("html", "", fallback_title, meta)
+    text = _clean_lines(getattr(doc, "text", None) or "")
+    for key in ("author", "date", "sitename", "description", "language"):
+        value = getattr(doc, key, None)
+        if value:
+            meta[key] = value
+    title = fallback_title or getattr(doc, "title", None)
+    if getattr(doc, "title", None) and doc.title != title:
+        meta["headline"] = doc.title
+    return Extracted("html", text, title, meta)
+
+
+def extract_pdf(raw: bytes, max_pages: int = MAX_PDF_PAGES) -> Extracted:
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(raw), strict=False)
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")
+            except Exception:
+                opened = 0
+            if not opened:
+                return Extracted("error", problem="the PDF is encrypted and needs a password to open",
+                                 encrypted=True)
+        n_pages = len(reader.pages)
+        parts: list[str] = []
+        for page in reader.pages[:max_pages]:
+            try:
+                parts.append(page.extract_text() or "")
+            except Exception:
+                parts.append("")
+        meta: dict[str, Any] = {"pages": n_pages}
+        title = None
+        try:
+            info = reader.metadata
+            if info:
+                title = (info.title or "").strip() or None
+                if info.author:
+                    meta["author"] = str(info.author)
+                if info.creation_date:
+                    meta["date"] = info.creation_date.isoformat()
+        except Exception:
+            pass
+        if n_pages > max_pages:
+            meta["pages_read"] = max_pages
+        text = _clean_lines("\n\n".join(parts))
+        if not text:
+            return Extracted("pdf", "", title, meta,
+                             problem="the PDF has no text layer (a scanned document?)")
+        return Extracted("pdf", text, title, meta)
+    except FileNotDecryptedError:
+        return Extracted("error", problem="the PDF is encrypted and needs a password to open", encrypted=True)
+    except (PdfReadError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
+        return Extracted("error", problem=f"the PDF is damaged and could not be read ({type(exc).__name__}: {exc})"[:300])
+    except Exception as exc:
+        return Extracted("error", problem=f"the PDF could not be read ({type(exc).__name__}: {exc})"[:300])
+
+
+def extract_text(raw: bytes, content_type: str | None = None) -> Extracted:
+    text, encoding = decode_text(raw, content_type)
+    return Extracted("text", _clean_lines(text), None, {"encoding": encoding})
+
+
+def extract(raw: bytes, content_type: str | None = None, url: str | None = None,
+            max_pdf_pages: int = MAX_PDF_PAGES) -> Extracted:
+    """Main text, title and metadata of a document, chosen by content type and magic bytes."""
+    kind = sniff_kind(raw, content_type)
+    if kind == "pdf":
+        return extract_pdf(raw, max_pdf_pages)
+    if kind == "html":
+        return extract_html(raw, content_type, url)
+    if kind == "text":
+        return extract_text(raw, content_type)
+    mt = media_type(content_type) or "unknown"
+    return Extracted("unsupported", problem=f"content type {mt} is not a document")
+
+
+def unsupported_reason(content_type: str | None) -> str | None:
+    """A reason to refuse before reading the body, judged from the declared type alone."""
+    mt = media_type(content_type)
+    if not mt or mt in SNIFF_TYPES:
+        return None
+    if mt in HTML_TYPES or mt in PDF_TYPES or mt in TEXT_TYPES or mt in XML_TYPES or mt.startswith("text/"):
+        return None
+    major = mt.split("/", 1)[0]
+    if major in ("image", "video", "audio", "font", "model"):
+        return f"content type {mt} is not a document"
+    if mt in ("application/zip", "application/gzip", "application/x-tar", "application/x-7z-compressed",
+              "application/vnd.rar", "application/x-rar-compressed", "application/x-msdownload",
+              "application/javascript", "application/wasm"):
+        return f"content type {mt} is not a document"
+    return f"content type {mt} is not a document we can read"

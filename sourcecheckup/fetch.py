@@ -1,0 +1,395 @@
+"""Retrieve cited URLs over HTTP and say exactly what happened.
+
+HttpFetcher.fetch never raises for a URL: every failure becomes a Source with a
+FetchStatus and a reason in plain words. Redirects are followed by hand so that the
+safety rule (sourcecheckup.safety) is applied to every hop before connecting.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import http
+import random
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from . import extract as _extract
+from .models import FetchStatus, Source, sha256_bytes, utcnow
+from .safety import HostNotFoundError, UnsafeUrlError, check_url
+
+DEFAULT_USER_AGENT = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/126.0.0.0 Safari/537.36"
+)
+ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5"
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+RETRY_CODES = (429, 503)
+MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    timeout_s: float = 20.0            # total time per source (all hops, retries and the body)
+    connect_timeout_s: float = 10.0
+    max_bytes: int = 15_000_000        # streamed cap on the (decompressed) body: too_large beyond it
+    max_redirects: int = 10
+    max_text_chars: int = 300_000      # text cap before judging: flag "truncated"
+    allow_hosts: tuple[str, ...] = ()  # hosts exempt from the private-address rule, e.g. ("127.0.0.1",)
+    user_agent: str = DEFAULT_USER_AGENT
+    total_concurrency: int = 16
+    per_host: int = 4
+    retries: int = 2                   # extra attempts on 429/503 and connection resets
+    sources_dir: Path | None = None    # a source pack: DIR/sources.json maps URL -> local file
+    browser: str = "never"             # "auto" | "always" | "never"
+    politeness_s: float = 0.0          # minimum gap between request starts to one host
+    backoff_s: float = 0.5             # first retry delay; doubles each attempt, with jitter
+    max_pdf_pages: int = 300
+
+
+class Fetcher(Protocol):
+    async def fetch(self, url: str) -> Source: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _Failure(Exception):
+    """A fetch ended early with a known outcome."""
+
+    def __init__(self, status: FetchStatus, reason: str, **fields: Any) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.fields = fields
+
+
+def status_phrase(code: int, given: str = "") -> str:
+    try:
+        return http.HTTPStatus(code).phrase
+    except ValueError:
+        return given or "Unknown status"
+
+
+def http_status_outcome(code: int, phrase: str = "") -> tuple[FetchStatus, str]:
+    """The outcome of a final non-2xx HTTP status."""
+    reason = f"HTTP {code} {status_phrase(code, phrase)}"
+    if code in (404, 410):
+        return FetchStatus.DEAD, reason
+    if code in (401, 407):
+        return FetchStatus.PAYWALLED, f"{reason}: the site asks for a login"
+    if code == 402:
+        return FetchStatus.PAYWALLED, f"{reason}: the site asks for payment"
+    if code in (403, 451):
+        return FetchStatus.BLOCKED, f"{reason}: the site refused access"
+    if code == 429:
+        return FetchStatus.BLOCKED, f"{reason}: the site rate-limited us"
+    return FetchStatus.HTTP_ERROR, reason
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 1_000_000 else f"{n:,} bytes"
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def finish_text(source: Source, max_chars: int) -> Source:
+    """Cut text longer than max_chars and flag the source "truncated"."""
+    if len(source.text) <= max_chars:
+        return source
+    flags = source.flags if "truncated" in source.flags else source.flags + ("truncated",)
+    meta = dict(source.meta)
+    meta["text_chars_before_truncation"] = len(source.text)
+    return replace(source, text=source.text[:max_chars], flags=flags, meta=meta)
+
+
+def source_from_document(url: str, raw: bytes, content_type: str | None, *, final_url: str | None,
+                         http_status: int | None, origin: str, reason_ok: str, started: float,
+                         meta: dict[str, Any] | None = None, max_text_chars: int = 300_000,
+                         max_pdf_pages: int = 300) -> Source:
+    """Extract a document's text and build the Source (shared by HTTP, local files and archives)."""
+    doc = _extract.extract(raw, content_type, final_url or url, max_pdf_pages)
+    all_meta = dict(meta or {})
+    all_meta.update(doc.meta)
+    common = dict(url=url, http_status=http_status, final_url=final_url, content_type=content_type,
+                  sha256=sha256_bytes(raw), fetched_at=utcnow(), elapsed_s=round(time.monotonic() - started, 4),
+                  origin=origin, raw=raw)
+    if doc.kind == "unsupported":
+        return Source(status=FetchStatus.UNSUPPORTED_TYPE, reason=doc.problem, meta=all_meta, **common)
+    if doc.kind == "error":
+        return Source(status=FetchStatus.ERROR, reason=doc.problem, title=doc.title, meta=all_meta,
+                      flags=("encrypted_pdf",) if doc.encrypted else (), **common)
+    reason = reason_ok
+    if not doc.text.strip():
+        reason = f"{reason_ok}, but no main text was found" + (f" ({doc.problem})" if doc.problem else "")
+    elif "pages_read" in doc.meta:
+        reason = f"{reason_ok}; read the first {doc.meta['pages_read']} of {doc.meta['pages']} PDF pages"
+    source = Source(status=FetchStatus.OK, reason=reason, title=doc.title, text=doc.text, meta=all_meta, **common)
+    if "pages_read" in doc.meta:
+        source = replace(source, flags=source.flags + ("pdf_pages_capped",))
+    return finish_text(source, max_text_chars)
+
+
+class HttpFetcher:
+    """Plain HTTP with httpx: safety check per hop, caps, retries, per-host limits."""
+
+    def __init__(self, options: FetchOptions = FetchOptions()) -> None:
+        self.options = options
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,
+            timeout=httpx.Timeout(options.timeout_s, connect=options.connect_timeout_s),
+            headers={"User-Agent": options.user_agent, "Accept": ACCEPT,
+                     "Accept-Language": "en-US,en;q=0.9", "Accept-Encoding": "gzip, deflate"},
+            limits=httpx.Limits(max_connections=max(1, options.total_concurrency) * 2,
+                                max_keepalive_connections=max(1, options.total_concurrency)),
+            trust_env=False,  # a proxy would make the per-hop address check meaningless
+        )
+        self._total = asyncio.Semaphore(max(1, options.total_concurrency))
+        self._hosts: dict[str, asyncio.Semaphore] = {}
+        self._last_start: dict[str, float] = {}
+        self._host_locks: dict[str, asyncio.Lock] = {}
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> "HttpFetcher":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def fetch(self, url: str) -> Source:
+        host = (urlsplit(url).hostname or "").lower() if isinstance(url, str) else ""
+        sem = self._hosts.setdefault(host, asyncio.Semaphore(max(1, self.options.per_host)))
+        async with self._total, sem:
+            await self._polite(host)
+            return await self.fetch_now(url)
+
+    async def _polite(self, host: str) -> None:
+        gap = self.options.politeness_s
+        if gap <= 0:
+            return
+        lock = self._host_locks.setdefault(host, asyncio.Lock())
+        async with lock:
+            wait = self._last_start.get(host, -1e9) + gap - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._last_start[host] = time.monotonic()
+
+    async def fetch_now(self, url: str) -> Source:
+        """Fetch without waiting for a concurrency slot (the caller already holds one)."""
+        started = time.monotonic()
+        opts = self.options
+        try:
+            async with asyncio.timeout(opts.timeout_s):
+                got = await self._download(url, started)
+        except _Failure as f:
+            return self._failed(url, f.status, f.reason, started, **f.fields)
+        except TimeoutError:
+            return self._failed(url, FetchStatus.TIMEOUT,
+                                f"no complete answer within {opts.timeout_s:g} s", started)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # never let one URL crash a batch
+            return self._failed(url, FetchStatus.ERROR, f"unexpected error: {type(exc).__name__}: {exc}", started)
+        final_url, response_status, content_type, raw, meta = got
+        try:
+            return await asyncio.to_thread(
+                source_from_document, url, raw, content_type, final_url=final_url, http_status=response_status,
+                origin="http", reason_ok=f"HTTP {response_status} {status_phrase(response_status)}",
+                started=started, meta=meta, max_text_chars=opts.max_text_chars, max_pdf_pages=opts.max_pdf_pages)
+        except Exception as exc:
+            return self._failed(url, FetchStatus.ERROR, f"could not read the document: {type(exc).__name__}: {exc}",
+                                started, final_url=final_url, http_status=response_status, content_type=content_type)
+
+    def _failed(self, url: str, status: FetchStatus, reason: str, started: float, **fields: Any) -> Source:
+        return Source(url=url, status=status, reason=reason, fetched_at=utcnow(),
+                      elapsed_s=round(time.monotonic() - started, 4), origin="http", **fields)
+
+    async def _download(self, url: str, started: float) -> tuple[str, int, str | None, bytes, dict[str, Any]]:
+        opts = self.options
+        current = url
+        chain: list[str] = [url]
+        for _hop in range(opts.max_redirects + 1):
+            try:
+                await check_url(current, opts.allow_hosts, opts.connect_timeout_s)
+            except UnsafeUrlError as exc:
+                via = f" (redirected from {url})" if current != url else ""
+                raise _Failure(FetchStatus.UNSAFE_URL, f"{exc}{via}", final_url=current) from None
+            except HostNotFoundError as exc:
+                raise _Failure(FetchStatus.DEAD, str(exc), final_url=current) from None
+            response, attempts, note = await self._send(current, started)
+            try:
+                location = response.headers.get("location")
+                if response.status_code in REDIRECT_CODES and location:
+                    nxt = urljoin(current, location.strip())
+                    if nxt in chain:
+                        loop = " -> ".join(chain[chain.index(nxt):] + [nxt])
+                        raise _Failure(FetchStatus.HTTP_ERROR, f"redirect loop: {loop}",
+                                       final_url=current, http_status=response.status_code)
+                    chain.append(nxt)
+                    current = nxt
+                    continue
+                return await self._read_final(current, response, chain, attempts, note)
+            finally:
+                await response.aclose()
+        raise _Failure(FetchStatus.HTTP_ERROR, f"more than {opts.max_redirects} redirects (last: {current})",
+                       final_url=current)
+
+    async def _send(self, url: str, started: float) -> tuple[httpx.Response, int, str]:
+        """One GET with retries on 429/503 and connection resets, honouring Retry-After.
+
+        Returns the response, the number of attempts made and a note on why retrying stopped.
+        """
+        opts = self.options
+        attempt = 0
+        while True:
+            try:
+                request = self._client.build_request("GET", url)
+                response = await self._client.send(request, stream=True)
+            except httpx.ConnectTimeout:
+                raise _Failure(FetchStatus.TIMEOUT, f"could not connect within {opts.connect_timeout_s:g} s",
+                               final_url=url) from None
+            except httpx.TimeoutException:
+                raise _Failure(FetchStatus.TIMEOUT, f"the server did not answer within {opts.timeout_s:g} s",
+                               final_url=url) from None
+            except httpx.ConnectError as exc:
+                reason = _connect_reason(exc)
+                status = FetchStatus.DEAD if reason.startswith("could not resolve") else FetchStatus.HTTP_ERROR
+                raise _Failure(status, reason, final_url=url) from None
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+                if attempt < opts.retries:
+                    await self._backoff(attempt, None, started)
+                    attempt += 1
+                    continue
+                raise _Failure(FetchStatus.HTTP_ERROR,
+                               f"the connection was reset ({_exc_text(exc)}) after {attempt + 1} attempts",
+                               final_url=url) from None
+            if response.status_code in RETRY_CODES and attempt < opts.retries:
+                wait = retry_after_s(response.headers.get("retry-after"))
+                remaining = opts.timeout_s - (time.monotonic() - started)
+                if wait is not None and (wait > MAX_RETRY_AFTER_S or wait >= remaining):
+                    # the site asks for longer than our budget: give up honestly
+                    return response, attempt + 1, (f"Retry-After {response.headers.get('retry-after')} "
+                                                   f"is longer than the {remaining:.0f} s left")
+                await response.aclose()
+                await self._backoff(attempt, wait, started)
+                attempt += 1
+                continue
+            return response, attempt + 1, ""
+
+    async def _backoff(self, attempt: int, wait: float | None, started: float) -> None:
+        if wait is None:
+            wait = self.options.backoff_s * (2 ** attempt) * (1 + random.random() * 0.5)
+        await asyncio.sleep(wait)
+
+    async def _read_final(self, final_url: str, response: httpx.Response, chain: list[str], attempts: int,
+                          note: str) -> tuple[str, int, str | None, bytes, dict[str, Any]]:
+        opts = self.options
+        code = response.status_code
+        content_type = response.headers.get("content-type")
+        meta: dict[str, Any] = {}
+        for header, key in (("last-modified", "last_modified"), ("etag", "etag")):
+            if response.headers.get(header):
+                meta[key] = response.headers[header]
+        if len(chain) > 1:
+            meta["redirects"] = chain
+        if attempts > 1:
+            meta["attempts"] = attempts
+        fields = dict(final_url=final_url, http_status=code, content_type=content_type, meta=meta)
+        if not 200 <= code < 300:
+            status, reason = http_status_outcome(code, response.reason_phrase)
+            if note:
+                reason += f" ({note})"
+            elif attempts > 1:
+                reason += f" after {attempts} attempts"
+            raise _Failure(status, reason, **fields)
+        refuse = _extract.unsupported_reason(content_type)
+        if refuse:
+            raise _Failure(FetchStatus.UNSUPPORTED_TYPE, refuse, **fields)
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > opts.max_bytes:
+            raise _Failure(FetchStatus.TOO_LARGE,
+                           f"the server announced {_mb(int(declared))}, over the {_mb(opts.max_bytes)} limit", **fields)
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > opts.max_bytes:
+                    sent = response.num_bytes_downloaded
+                    encoding = response.headers.get("content-encoding", "").strip()
+                    if encoding and encoding != "identity" and sent * 20 < len(body):
+                        reason = (f"the body grew past the {_mb(opts.max_bytes)} limit after decompression "
+                                  f"from {_mb(sent)} sent ({encoding}): a decompression bomb")
+                    else:
+                        reason = f"the body is larger than the {_mb(opts.max_bytes)} limit"
+                    raise _Failure(FetchStatus.TOO_LARGE, reason, **fields)
+        except httpx.TimeoutException:
+            raise _Failure(FetchStatus.TIMEOUT, f"the body did not arrive within {opts.timeout_s:g} s", **fields) from None
+        except httpx.DecodingError as exc:
+            raise _Failure(FetchStatus.HTTP_ERROR, f"the body could not be decompressed ({_exc_text(exc)})",
+                           **fields) from None
+        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+            raise _Failure(FetchStatus.HTTP_ERROR, f"the connection broke while reading ({_exc_text(exc)})",
+                           **fields) from None
+        return final_url, code, content_type, bytes(body), meta
+
+
+def _exc_text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _connect_reason(exc: httpx.ConnectError) -> str:
+    text = _exc_text(exc)
+    seen: BaseException | None = exc
+    for _ in range(8):   # httpx wraps the OS error; its own message may only say "attempts failed"
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(seen, ConnectionResetError):
+            return "connection reset"
+        if isinstance(seen, ExceptionGroup):
+            refused = [e for e in seen.exceptions if isinstance(e, ConnectionRefusedError)]
+            if refused:
+                return "connection refused"
+        seen = seen.__cause__ or seen.__context__
+    low = text.lower()
+    if "refused" in low or "errno 111" in low:
+        return "connection refused"
+    if "reset" in low:
+        return "connection reset"
+    if "ssl" in low or "certificate" in low:
+        return f"TLS error: {text}"
+    if "name or service not known" in low or "nodename nor servname" in low:
+        return "could not resolve host"
+    return f"could not connect: {text}"
+
+
+def make_fetcher(options: FetchOptions) -> Fetcher:
+    """The fetcher a run uses: HTTP, wrapped by a source pack when options.sources_dir is set."""
+    fetcher: Fetcher = HttpFetcher(options)
+    if options.sources_dir is not None:
+        from .sourcepack import SourcePackFetcher
+
+        fetcher = SourcePackFetcher(options.sources_dir, fetcher, options)
+    return fetcher

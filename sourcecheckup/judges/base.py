@@ -1,0 +1,132 @@
+"""The one interface every judge backend implements, and the spec-string registry."""
+from __future__ import annotations
+
+import asyncio
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+from ..models import Source, Verdict
+
+
+@dataclass
+class SourceText:
+    """What a judge reads: one source's text with its passages prepared once per run.
+
+    ``passages`` are sentence windows cut by :mod:`sourcecheckup.evidence`; the BM25
+    index over them is built lazily and cached here so every statement reuses it.
+    """
+
+    url: str
+    text: str
+    title: str | None = None
+    flags: tuple[str, ...] = ()
+    passages: list[str] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_source(cls, source: Source) -> "SourceText":
+        from ..evidence import split_passages
+
+        return cls(url=source.url, text=source.text, title=source.title, flags=tuple(source.flags),
+                   passages=split_passages(source.text))
+
+    @classmethod
+    def from_text(cls, text: str, url: str = "", title: str | None = None) -> "SourceText":
+        from ..evidence import split_passages
+
+        return cls(url=url, text=text, title=title, passages=split_passages(text))
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """``verify(statement, source) -> Verdict`` plus a batch form.
+
+    ``id`` is stored with every verdict (e.g. ``builtin``, ``openai:gpt-4o``);
+    ``prompt_version`` names the prompt or method version that produced it.
+    Implementations never raise for a pair they cannot decide: they return
+    ``Verdict.error(...)`` (label ``judge_error``).
+    """
+
+    id: str
+    prompt_version: str
+
+    async def verify(self, statement: str, source: SourceText) -> Verdict: ...
+
+    async def verify_many(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class BaseJudge:
+    """Convenience base: ``verify_many`` runs ``verify`` concurrently, errors become verdicts."""
+
+    id: str = "judge"
+    prompt_version: str = ""
+    concurrency: int = 8
+
+    async def verify(self, statement: str, source: SourceText) -> Verdict:  # pragma: no cover
+        raise NotImplementedError
+
+    async def safe_verify(self, statement: str, source: SourceText) -> Verdict:
+        try:
+            return await self.verify(statement, source)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken pair must not sink the run
+            return Verdict.error(self.id, f"{type(exc).__name__}: {exc}", prompt_version=self.prompt_version)
+
+    async def verify_many(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:
+        sem = asyncio.Semaphore(max(1, self.concurrency))
+
+        async def one(pair: tuple[str, SourceText]) -> Verdict:
+            async with sem:
+                return await self.safe_verify(*pair)
+
+        return list(await asyncio.gather(*(one(p) for p in pairs)))
+
+    async def aclose(self) -> None:
+        return None
+
+
+class JudgeSpecError(ValueError):
+    """A judge spec string that names no known backend or is malformed."""
+
+
+# kind -> (module path, factory attribute); modules are imported on first use so that
+# `builtin` never pays for the API SDKs and vice versa.
+_REGISTRY: dict[str, tuple[str, str] | Callable[..., Judge]] = {
+    "builtin": ("sourcecheckup.judges.builtin", "from_spec"),
+    "local": ("sourcecheckup.judges.local", "from_spec"),
+}
+
+
+def register(kind: str, factory: Callable[..., Judge] | tuple[str, str]) -> None:
+    """Register a backend: ``factory(argument: str, **options) -> Judge``."""
+    _REGISTRY[kind] = factory
+
+
+def registered_kinds() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    spec = spec.strip()
+    if not spec:
+        raise JudgeSpecError("empty judge spec; try 'builtin' or 'openai:gpt-4o'")
+    kind, _, arg = spec.partition(":")
+    return kind.strip().lower(), arg.strip()
+
+
+def make_judge(spec: str, **options: Any) -> Judge:
+    """Build a judge from its spec string; options are backend settings (timeouts, keys...)."""
+    kind, arg = split_spec(spec)
+    entry = _REGISTRY.get(kind)
+    if entry is None:
+        raise JudgeSpecError(
+            f"unknown judge '{spec}': known kinds are {', '.join(registered_kinds())}")
+    if isinstance(entry, tuple):
+        module = importlib.import_module(entry[0])
+        entry = getattr(module, entry[1])
+        _REGISTRY[kind] = entry
+    return entry(arg, **options)

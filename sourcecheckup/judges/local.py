@@ -1,0 +1,469 @@
+"""``local:MODEL_ID_OR_DIR``: a transformers sequence-classification model as the judge.
+
+For NLI and fact-checking classifiers (DeBERTa/RoBERTa NLI, MiniCheck-RoBERTa/DeBERTa):
+each window of the source is the premise, the statement is the hypothesis, and the
+score is the softmax probability of the model's entailment / supported label. A long
+source is pre-ranked with BM25 and only its best ``max_windows`` passages are scored; the
+best window decides. Nothing is downloaded unless ``allow_download`` is set, so hospital
+machines stay offline: users fetch the model on a machine with internet and pass the folder.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..evidence import quote_in_source, rank_passages, source_sentences, split_passages
+from ..models import Label, Verdict
+from .base import JudgeSpecError, SourceText
+
+log = logging.getLogger(__name__)
+
+PROMPT_VERSION = "nli-window-1"
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_BATCH_SIZE = 16
+DEFAULT_MAX_WINDOWS = 8
+FALLBACK_MAX_LENGTH = 512
+# Flags of a source that every verdict using it must carry.
+_CARRIED_FLAGS = ("possible_injection",)
+
+# Label names (lowercased, letters only) that mean "the premise supports the hypothesis".
+SUPPORTED_LABEL_NAMES = frozenset({
+    "entailment", "entailed", "entails", "entail", "supported", "supports", "support",
+    "consistent", "faithful", "factual", "true", "yes",
+})
+_GENERIC_LABEL = re.compile(r"^label_?\d+$", re.I)
+
+
+class LocalModelError(JudgeSpecError):
+    """The named local model cannot be found or used as a judge."""
+
+
+def supported_label_index(id2label: Mapping[int, str], override: str | int | None = None) -> int:
+    """Which output of the classifier means "supported".
+
+    The rule, in order:
+    1. ``override`` (option ``supported_label``): a label name (any case) or an index;
+    2. the one label named like entailment/supported (``entailment``, ``ENTAILMENT``,
+       ``supported``, ``SUPPORTS``...; ``not_entailment`` does not count);
+    3. a two-class model with generic names (``LABEL_0``/``LABEL_1``): index 1, the
+       MiniCheck convention (1 = supported);
+    otherwise an error that lists the labels and asks for ``supported_label``.
+    """
+    labels = {int(i): str(name) for i, name in id2label.items()}
+    shown = ", ".join(f"{i}={name}" for i, name in sorted(labels.items()))
+    if override is not None and str(override).strip() != "":
+        text = str(override).strip()
+        if text.lstrip("-").isdigit():
+            index = int(text)
+            if index in labels:
+                return index
+            raise LocalModelError(f"supported_label={index} is not an output of this model (labels: {shown})")
+        matches = [i for i, name in labels.items() if name.casefold() == text.casefold()]
+        if len(matches) == 1:
+            return matches[0]
+        raise LocalModelError(f"supported_label='{text}' names no label of this model (labels: {shown})")
+    named = [i for i, name in labels.items() if re.sub(r"[^a-z]", "", name.lower()) in SUPPORTED_LABEL_NAMES]
+    if len(named) == 1:
+        return named[0]
+    if len(labels) == 2 and all(_GENERIC_LABEL.match(name) for name in labels.values()):
+        return 1
+    raise LocalModelError(
+        f"cannot tell which label of this model means 'supported' (labels: {shown}); "
+        "pass the option supported_label=NAME_OR_INDEX")
+
+
+@dataclass(frozen=True)
+class Window:
+    """One premise to score: a passage of the source (or a token-sized piece of one)."""
+
+    pair: int          # index of the (statement, source) pair it belongs to
+    text: str          # verbatim text of the source
+
+
+@dataclass
+class _Loaded:
+    tokenizer: Any
+    model: Any
+    device: str
+    supported_index: int
+    supported_name: str
+    max_length: int
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _is_folder_spec(arg: str) -> bool:
+    return os.path.isdir(os.path.expanduser(arg))
+
+
+def _config_bytes(arg: str, allow_download: bool) -> bytes:
+    """The model's config.json, read without downloading; a clear error when it is absent."""
+    if _is_folder_spec(arg):
+        path = Path(os.path.expanduser(arg)) / "config.json"
+        if not path.is_file():
+            raise LocalModelError(
+                f"local model folder '{arg}' has no config.json: pass the folder that "
+                "save_pretrained or a Hugging Face download produced")
+        return path.read_bytes()
+    # a hub id is "name" or "org/name"; anything else that does not exist is a missing folder
+    looks_like_path = (arg.startswith((".", "/", "~", "\\")) or arg.count("/") > 1 or "\\" in arg
+                       or re.match(r"^[A-Za-z]:", arg) is not None)
+    if not looks_like_path:
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(arg, "config.json")
+        except Exception:  # a malformed repo id is simply "not cached"
+            cached = None
+        if isinstance(cached, str) and os.path.isfile(cached):
+            return Path(cached).read_bytes()
+        if allow_download:
+            return b""   # the loader will fetch it; hashed after loading
+    raise LocalModelError(
+        f"local model '{arg}' was not found: no such folder and not in the Hugging Face cache, "
+        "and downloads are off. Download the model on a machine with internet access "
+        f"(for example `hf download {arg} --local-dir ./{Path(arg).name}`), copy the folder here "
+        f"and pass it: --judge local:/path/to/{Path(arg).name}")
+
+
+class LocalJudge:
+    """Scores statement x source pairs with a local NLI / fact-checking classifier."""
+
+    prompt_version = PROMPT_VERSION
+
+    def __init__(self, model: str, *, threshold: float = DEFAULT_THRESHOLD,
+                 supported_label: str | int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
+                 max_windows: int = DEFAULT_MAX_WINDOWS, max_length: int | None = None,
+                 device: str | None = None, allow_download: bool = False,
+                 config_hash: str = "") -> None:
+        self.model_ref = model
+        self.name = Path(model.rstrip("/\\")).name if _is_folder_spec(model) else model
+        self.id = f"local:{self.name}"
+        self.threshold = float(threshold)
+        self.supported_label = supported_label
+        self.batch_size = max(1, int(batch_size))
+        self.max_windows = max(1, int(max_windows))
+        self.max_length = int(max_length) if max_length else None
+        self.device = device
+        self.allow_download = allow_download
+        self.config_hash = config_hash
+        self._loaded: _Loaded | None = None
+        self._load_error: Exception | None = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()   # one forward pass at a time; torch uses every core
+
+    # -- identity -------------------------------------------------------------------------
+
+    @property
+    def model_version(self) -> str:
+        where = os.path.abspath(os.path.expanduser(self.model_ref)) if _is_folder_spec(self.model_ref) else self.model_ref
+        return f"{where}@config-sha256:{self.config_hash[:12]}" if self.config_hash else where
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    # -- loading (once, lazily, in a worker thread) ---------------------------------------
+
+    def _load_sync(self) -> _Loaded:
+        with self._load_lock:
+            if self._loaded is not None:
+                return self._loaded
+            if self._load_error is not None:
+                raise self._load_error
+            try:
+                self._loaded = self._load_model()
+            except LocalModelError as exc:
+                self._load_error = exc
+                raise
+            except Exception as exc:
+                self._load_error = LocalModelError(
+                    f"could not load local model '{self.model_ref}': {type(exc).__name__}: {exc}")
+                raise self._load_error from exc
+            return self._loaded
+
+    def _load_model(self) -> _Loaded:
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        local_only = not self.allow_download
+        path = os.path.expanduser(self.model_ref) if _is_folder_spec(self.model_ref) else self.model_ref
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_only)
+            model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=local_only)
+        except OSError as exc:
+            raise LocalModelError(
+                f"could not load local model '{self.model_ref}' ({exc}). Download it on a machine "
+                "with internet access and pass the folder: --judge local:/path/to/model") from exc
+        index = supported_label_index(model.config.id2label, self.supported_label)
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        model.to(device).eval()
+        if not self.config_hash:
+            self.config_hash = hashlib.sha256(model.config.to_json_string().encode()).hexdigest()
+        return _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=index,
+                       supported_name=str(model.config.id2label[index]),
+                       max_length=self._max_length(tokenizer, model.config))
+
+    def _max_length(self, tokenizer: Any, config: Any) -> int:
+        limits = []
+        if self.max_length:
+            limits.append(self.max_length)
+        tok_limit = getattr(tokenizer, "model_max_length", None)
+        if isinstance(tok_limit, int) and 0 < tok_limit < 100_000:
+            limits.append(tok_limit)
+        positions = getattr(config, "max_position_embeddings", None)
+        if isinstance(positions, int) and positions > 0:
+            # RoBERTa-style models offset positions by the padding index
+            offset = 2 if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert") else 0
+            if getattr(config, "position_embedding_type", "absolute") == "absolute" or offset:
+                limits.append(positions - offset)
+        return min(limits) if limits else FALLBACK_MAX_LENGTH
+
+    async def load(self) -> None:
+        """Load the tokenizer and model now (otherwise the first verdict does it)."""
+        if self._loaded is None:
+            await asyncio.to_thread(self._load_sync)
+
+    # -- judging ------------------------------------------------------------------------
+
+    async def verify(self, statement: str, source: SourceText) -> Verdict:
+        return (await self.verify_many([(statement, source)]))[0]
+
+    async def verify_many(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:
+        if not pairs:
+            return []
+        try:
+            await self.load()
+        except Exception as exc:
+            return [self._error(f"{exc}") for _ in pairs]
+        return await asyncio.to_thread(self._judge_pairs_sync, list(pairs))
+
+    async def aclose(self) -> None:
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None and loaded.device.startswith("cuda"):
+            import torch
+
+            del loaded
+            torch.cuda.empty_cache()
+
+    def _error(self, message: str) -> Verdict:
+        return Verdict.error(self.id, message, prompt_version=self.prompt_version,
+                             model_version=self.model_version)
+
+    def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]]) -> list[Verdict]:
+        m = self._loaded
+        assert m is not None
+        verdicts: list[Verdict | None] = [None] * len(pairs)
+        windows: list[Window] = []
+        totals: list[int] = []
+        for n, (statement, source) in enumerate(pairs):
+            try:
+                mine, total = self._windows(n, statement, source, m)
+            except Exception as exc:
+                verdicts[n] = self._error(f"could not cut the source into windows: {type(exc).__name__}: {exc}")
+                totals.append(0)
+                continue
+            if not mine:
+                verdicts[n] = self._error("the source has no text to judge")
+            windows.extend(mine)
+            totals.append(total)
+        scores = self._score_isolated(windows, [pairs[w.pair][0] for w in windows], m)
+
+        by_pair: dict[int, list[tuple[Window, float | Exception]]] = {}
+        for window, score in zip(windows, scores):
+            by_pair.setdefault(window.pair, []).append((window, score))
+        best: dict[int, tuple[Window, float, int]] = {}
+        for n, scored in by_pair.items():
+            failure = next((s for _, s in scored if isinstance(s, Exception)), None)
+            if failure is not None:
+                verdicts[n] = self._error(_explain(failure))
+                continue
+            window, score = max(scored, key=lambda ws: ws[1])   # first of equals: best-ranked window
+            best[n] = (window, float(score), len(scored))
+
+        # the quote: the best sentence of the best window, for supported pairs only
+        quote_items: list[tuple[int, str]] = []
+        for n, (window, score, _) in best.items():
+            if score >= self.threshold:
+                sentences = source_sentences(window.text)
+                if len(sentences) > 1:
+                    quote_items.extend((n, s) for s in sentences)
+        sentence_scores = self._score_isolated(
+            [Window(n, s) for n, s in quote_items], [pairs[n][0] for n, _ in quote_items], m)
+        best_sentence: dict[int, tuple[str, float]] = {}
+        for (n, sentence), score in zip(quote_items, sentence_scores):
+            if isinstance(score, Exception):
+                continue   # the window's own verdict stands; its text becomes the quote
+            if n not in best_sentence or score > best_sentence[n][1]:
+                best_sentence[n] = (sentence, float(score))
+
+        for n, (window, score, scored) in best.items():
+            statement, source = pairs[n]
+            verdicts[n] = self._verdict(score, window, scored, totals[n], best_sentence.get(n), source, m)
+        return [v if v is not None else self._error("no window was scored") for v in verdicts]
+
+    def _verdict(self, score: float, window: Window, scored: int, total: int,
+                 sentence: tuple[str, float] | None, source: SourceText, m: _Loaded) -> Verdict:
+        supported = score >= self.threshold
+        name = m.supported_name.strip().replace("_", " ").lower() or "supported"
+        rationale = f"{name.capitalize()} probability {score:.2f} in the best of {scored} passage{'s' * (scored != 1)}"
+        if total > scored:
+            rationale += f" (the {scored} passages most relevant by BM25 out of {total})"
+        rationale += f"; threshold {self.threshold:.2f}."
+        quote = ""
+        if supported:
+            quote = sentence[0] if sentence else window.text.strip()
+        return Verdict(
+            label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
+            score=score, rationale=rationale, quote=quote,
+            quote_found=quote_in_source(quote, source.text) if quote else None,
+            judge_id=self.id, prompt_version=self.prompt_version, model_version=self.model_version,
+            flags=tuple(f for f in _CARRIED_FLAGS if f in source.flags),
+        )
+
+    # -- windows --------------------------------------------------------------------------
+
+    def _windows(self, n: int, statement: str, source: SourceText, m: _Loaded) -> tuple[list[Window], int]:
+        """The windows to score for one pair (best BM25 first) and how many passages the source has."""
+        if not source.passages:
+            if not (source.text or "").strip():
+                return [], 0
+            # a fresh SourceText so its BM25 cache matches these passages
+            source = SourceText(url=source.url, text=source.text, title=source.title,
+                                passages=split_passages(source.text))
+        passages = source.passages
+        if len(passages) > self.max_windows:
+            order = [i for i, _ in rank_passages(statement, source, k=self.max_windows)]
+        else:
+            order = list(range(len(passages)))
+        hypothesis_len = len(m.tokenizer(statement, add_special_tokens=False)["input_ids"])
+        budget = m.max_length - hypothesis_len - m.tokenizer.num_special_tokens_to_add(pair=True)
+        budget = max(budget, m.max_length // 2)   # a very long statement gets truncated instead
+        windows: list[Window] = []
+        for i in order:
+            for piece in _token_pieces(passages[i], budget, m.tokenizer):
+                windows.append(Window(n, piece))
+        return windows[: self.max_windows], len(passages)
+
+    # -- inference ------------------------------------------------------------------------
+
+    def _score_isolated(self, windows: Sequence[Window], hypotheses: Sequence[str],
+                        m: _Loaded) -> list[float | Exception]:
+        """Scores in batches; a failing batch is retried item by item so one bad pair stays alone."""
+        if not windows:
+            return []
+        try:
+            return list(self._score(windows, hypotheses, m))
+        except Exception as exc:
+            log.warning("local judge: batch of %d failed (%s: %s); retrying one by one",
+                        len(windows), type(exc).__name__, exc)
+            _free_cuda(m)
+        out: list[float | Exception] = []
+        for window, hypothesis in zip(windows, hypotheses):
+            try:
+                out.extend(self._score([window], [hypothesis], m))
+            except Exception as exc:
+                _free_cuda(m)
+                out.append(exc)
+        return out
+
+    def _score(self, windows: Sequence[Window], hypotheses: Sequence[str], m: _Loaded) -> list[float]:
+        import torch
+
+        # longest first, so each batch pads to similar lengths
+        order = sorted(range(len(windows)), key=lambda i: -(len(windows[i].text) + len(hypotheses[i])))
+        scores = [0.0] * len(windows)
+        with self._run_lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start:start + self.batch_size]
+                encoded = m.tokenizer([windows[i].text for i in chunk], [hypotheses[i] for i in chunk],
+                                      padding=True, truncation="longest_first",
+                                      max_length=m.max_length, return_tensors="pt")
+                encoded = {k: v.to(m.device) for k, v in encoded.items()}
+                logits = m.model(**encoded).logits
+                probs = logits.float().softmax(dim=-1)[:, m.supported_index].tolist()
+                for i, p in zip(chunk, probs):
+                    scores[i] = float(p)
+        return scores
+
+
+def _token_pieces(text: str, budget: int, tokenizer: Any) -> list[str]:
+    """``text`` if it fits ``budget`` tokens, else overlapping verbatim pieces that do."""
+    try:
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = enc["offset_mapping"]
+    except (NotImplementedError, TypeError, ValueError):   # slow tokenizers have no offsets
+        approx = budget * 4
+        if len(text) <= approx:
+            return [text]
+        step = max(1, approx * 3 // 4)
+        return [text[i:i + approx] for i in range(0, len(text), step) if text[i:i + approx].strip()]
+    if len(offsets) <= budget:
+        return [text]
+    pieces: list[str] = []
+    step = max(1, budget * 3 // 4)   # a quarter overlap, so no sentence is only ever cut in two
+    for start in range(0, len(offsets), step):
+        end = min(start + budget, len(offsets))
+        piece = text[offsets[start][0]:offsets[end - 1][1]].strip()
+        if piece:
+            pieces.append(piece)
+        if end == len(offsets):
+            break
+    return pieces
+
+
+def _explain(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if "out of memory" in text.lower():
+        return f"local model ran out of memory ({text}); lower batch_size or use device=cpu"
+    return f"local model failed: {text}"
+
+
+def _free_cuda(m: _Loaded) -> None:
+    if m.device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+_OPTIONS = {"threshold", "supported_label", "batch_size", "max_windows", "max_length", "device",
+            "allow_download"}
+
+
+def from_spec(arg: str, **options: Any) -> LocalJudge:
+    """``local:MODEL_ID_OR_DIR`` -> a LocalJudge; the model itself loads on first use.
+
+    Options: ``threshold`` (0.5), ``supported_label`` (name or index), ``batch_size`` (16),
+    ``max_windows`` (8), ``max_length`` (the model's), ``device`` (cuda when available),
+    ``allow_download`` (False). Other options meant for other judges are ignored.
+    """
+    arg = (arg or "").strip()
+    if not arg:
+        raise JudgeSpecError("the local judge needs a model folder or id: --judge local:/path/to/model")
+    ignored = sorted(set(options) - _OPTIONS)
+    if ignored:
+        log.debug("local judge ignores options %s", ", ".join(ignored))
+    allow_download = _as_bool(options.get("allow_download", False))
+    config = _config_bytes(arg, allow_download)
+    threshold = float(options.get("threshold", DEFAULT_THRESHOLD))
+    if not 0.0 < threshold < 1.0:
+        raise JudgeSpecError(f"threshold must be between 0 and 1, not {threshold}")
+    return LocalJudge(
+        arg, threshold=threshold, supported_label=options.get("supported_label"),
+        batch_size=int(options.get("batch_size", DEFAULT_BATCH_SIZE)),
+        max_windows=int(options.get("max_windows", DEFAULT_MAX_WINDOWS)),
+        max_length=int(options["max_length"]) if options.get("max_length") else None,
+        device=options.get("device") or None, allow_download=allow_download,
+        config_hash=hashlib.sha256(config).hexdigest() if config else "",
+    )

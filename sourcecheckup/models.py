@@ -1,0 +1,188 @@
+"""Records that cross module boundaries: responses, statements, sources, verdicts.
+
+Every outcome is an explicit enum; nothing downstream compares magic strings.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+
+def utcnow() -> str:
+    """ISO-8601 UTC timestamp with seconds precision, the form stored everywhere."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class StatementCategory(str, Enum):
+    """ASTRID sentence classes; only INFORMATIVE statements are verified and counted."""
+
+    INFORMATIVE = "informative"
+    ACKNOWLEDGEMENT = "acknowledgement"
+    QUESTION = "question"
+    DISCLAIMER = "disclaimer"
+    REFUSAL = "refusal"
+
+
+class FetchStatus(str, Enum):
+    """What happened when a cited URL was retrieved. Exactly one per source."""
+
+    OK = "ok"                              # full text read
+    ABSTRACT_ONLY = "abstract_only"        # only an abstract / landing page
+    PAYWALLED = "paywalled"                # teaser, subscribe wall, login wall
+    DEAD = "dead"                          # 404, 410, DNS failure, soft 404
+    BLOCKED = "blocked"                    # 403, captcha, bot wall
+    HTTP_ERROR = "http_error"              # other 4xx / 5xx, connection failures
+    TIMEOUT = "timeout"
+    TOO_LARGE = "too_large"
+    UNSUPPORTED_TYPE = "unsupported_type"
+    UNSAFE_URL = "unsafe_url"              # non-web scheme or private address
+    ERROR = "error"                        # unexpected failure while reading
+
+    @property
+    def readable(self) -> bool:
+        """Text we can show a judge (possibly partial: an abstract or a teaser)."""
+        return self in (FetchStatus.OK, FetchStatus.ABSTRACT_ONLY, FetchStatus.PAYWALLED)
+
+    @property
+    def plain(self) -> str:
+        return _PLAIN_OUTCOME[self]
+
+
+_PLAIN_OUTCOME = {
+    FetchStatus.OK: "full text",
+    FetchStatus.ABSTRACT_ONLY: "abstract only",
+    FetchStatus.PAYWALLED: "paywalled (teaser only)",
+    FetchStatus.DEAD: "dead link",
+    FetchStatus.BLOCKED: "blocked by the site",
+    FetchStatus.HTTP_ERROR: "server error",
+    FetchStatus.TIMEOUT: "timed out",
+    FetchStatus.TOO_LARGE: "too large",
+    FetchStatus.UNSUPPORTED_TYPE: "unsupported file type",
+    FetchStatus.UNSAFE_URL: "refused (unsafe address)",
+    FetchStatus.ERROR: "could not be read",
+}
+
+
+class Label(str, Enum):
+    SUPPORTED = "supported"
+    NOT_SUPPORTED = "not_supported"
+    JUDGE_ERROR = "judge_error"   # the judge could not decide: never counted as not supported
+
+
+class StatementStatus(str, Enum):
+    """The support status of one statement after all its pairs are judged."""
+
+    SUPPORTED = "supported"
+    NOT_SUPPORTED = "not_supported"
+    NO_READABLE_SOURCE = "no_readable_source"   # unsupported: no cited source could be read
+    JUDGE_ERROR = "judge_error"                  # undecided: judge errors and no support
+    NOT_A_CLAIM = "not_a_claim"                  # acknowledgement, question, disclaimer, refusal
+    PENDING = "pending"                          # not judged yet
+
+    @property
+    def supported(self) -> bool | None:
+        """True/False for decided informative statements, None when not counted."""
+        if self is StatementStatus.SUPPORTED:
+            return True
+        if self in (StatementStatus.NOT_SUPPORTED, StatementStatus.NO_READABLE_SOURCE):
+            return False
+        return None
+
+
+@dataclass(frozen=True)
+class Response:
+    """One LLM answer to audit, as read from the input."""
+
+    id: str                                   # the record's own id, or one we assign
+    text: str                                 # the answer text, inline markers kept
+    citations: tuple[str, ...] = ()           # normalised URLs, in order, de-duplicated
+    question: str | None = None
+    model: str | None = None
+    origin: str = ""                          # "answers.jsonl:12" — where it came from
+    # marker label as written in the text ("1", "^note") -> index into citations
+    markers: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)   # grouping columns etc.
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """An input record we could not read; the batch goes on without it."""
+
+    origin: str      # "answers.jsonl:7" or "rows.csv row 12"
+    problem: str     # "invalid JSON: Expecting ',' delimiter at column 31"
+
+
+@dataclass(frozen=True)
+class Statement:
+    index: int                                 # position within the response
+    text: str                                  # markers and URLs stripped
+    category: StatementCategory = StatementCategory.INFORMATIVE
+    cited: tuple[int, ...] = ()                # indices into Response.citations named by markers
+    start: int = -1                            # character span in Response.text, -1 if unknown
+    end: int = -1
+
+    @property
+    def informative(self) -> bool:
+        return self.category is StatementCategory.INFORMATIVE
+
+
+@dataclass(frozen=True)
+class Source:
+    """The outcome of retrieving one cited URL, with the text a judge will read."""
+
+    url: str                                   # the URL as cited (normalised)
+    status: FetchStatus
+    reason: str = ""                           # why this outcome ("HTTP 404", "title matched ...")
+    http_status: int | None = None
+    final_url: str | None = None
+    content_type: str | None = None
+    title: str | None = None
+    text: str = ""
+    sha256: str | None = None                  # of the raw bytes as read
+    fetched_at: str = ""
+    elapsed_s: float = 0.0
+    origin: str = "http"                       # http | browser | local_file | archive
+    flags: tuple[str, ...] = ()                # possible_injection, truncated, changed, ...
+    meta: Mapping[str, Any] = field(default_factory=dict)   # author, date, headers, archive info
+    raw: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def valid(self) -> bool:
+        """The paper's valid source: readable with non-empty text."""
+        return self.status.readable and bool(self.text.strip())
+
+    @property
+    def domain(self) -> str:
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(self.final_url or self.url).hostname or "").lower()
+        return host[4:] if host.startswith("www.") else host
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one statement x source pair."""
+
+    label: Label
+    score: float = 0.0                         # confidence that the source supports, in [0, 1]
+    rationale: str = ""
+    quote: str = ""
+    quote_found: bool | None = None            # None when there is no quote to check
+    judge_id: str = ""
+    prompt_version: str = ""
+    model_version: str = ""
+    raw: str | None = None                     # the judge's raw reply, kept for errors
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    flags: tuple[str, ...] = ()
+
+    @classmethod
+    def error(cls, judge_id: str, message: str, raw: str | None = None, **kw: Any) -> "Verdict":
+        return cls(label=Label.JUDGE_ERROR, score=0.0, rationale=message, judge_id=judge_id, raw=raw, **kw)

@@ -1,0 +1,380 @@
+"""The audit pipeline: responses in, statements, sources and verdicts out, all into the store.
+
+Data flows one way: ingest -> parse -> fetch -> evidence -> judge -> store. Everything is
+asyncio; fetches and judge calls have bounded concurrency, a response's pairs are judged as
+soon as each of its sources arrives (so fetching and judging overlap), and every verdict is
+committed when it is made, so an interrupted run resumes with only the missing pairs.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import __version__
+from .events import EventKind, ProgressCallback, ProgressEvent, ignore
+from .evidence import quote_in_source
+from .fetch import FetchOptions, Fetcher, make_fetcher
+from .judges.base import Judge, SourceText, make_judge
+from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
+from .parse import Parser, make_parser
+from .store import ResponseRow, SourceRow, StatementRow, Store
+
+# Outcomes worth retrying on a later run instead of reusing from the cache.
+TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.ERROR})
+PLUGINS_ENV = "SOURCECHECKUP_PLUGINS"
+
+
+def load_plugins() -> list[str]:
+    """Import the modules named in $SOURCECHECKUP_PLUGINS (comma-separated); they register judges."""
+    loaded = []
+    for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(","))):
+        importlib.import_module(name)
+        loaded.append(name)
+    return loaded
+
+
+@dataclass
+class RunConfig:
+    """Everything that decides a run's results; stored with the run so it can be resumed."""
+
+    judges: list[str] = field(default_factory=lambda: ["builtin"])
+    parser: str = "builtin"
+    consensus: str = "first"
+    judge_concurrency: int = 8
+    judge_options: dict[str, Any] = field(default_factory=dict)
+    fetch: FetchOptions = field(default_factory=FetchOptions)
+    refetch: bool = False
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["fetch"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in d["fetch"].items()}
+        d["fetch"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in d["fetch"].items()}
+        # options may hold secrets (api keys): never store them
+        d["judge_options"] = {k: v for k, v in d["judge_options"].items() if "key" not in k.lower()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RunConfig":
+        fetch_fields = {f.name: f for f in dataclasses.fields(FetchOptions)}
+        fd: dict[str, Any] = {}
+        for k, v in dict(d.get("fetch") or {}).items():
+            if k not in fetch_fields:
+                continue
+            if isinstance(v, list):
+                v = tuple(v)
+            if k == "sources_dir" and v:
+                v = Path(v)
+            fd[k] = v
+        known = {f.name for f in dataclasses.fields(cls)} - {"fetch"}
+        rest = {k: v for k, v in d.items() if k in known}
+        return cls(fetch=FetchOptions(**fd), **rest)
+
+
+class RunCancelled(Exception):
+    pass
+
+
+@dataclass
+class _Counters:
+    responses_total: int = 0
+    responses_done: int = 0
+    sources_total: int = 0
+    sources_done: int = 0
+    pairs_total: int = 0
+    pairs_done: int = 0
+    fetch_failures: int = 0
+    judge_errors: int = 0
+
+
+class Audit:
+    """One audit run over a store. ``await Audit(...).start(responses)`` or ``.resume(run_id)``.
+
+    ``fetcher``, ``judges`` and ``parser`` may be passed in (tests, the app's shared browser);
+    otherwise they are built from the config and closed at the end.
+    """
+
+    def __init__(self, store: Store, config: RunConfig | None = None, *,
+                 progress: ProgressCallback | None = None, fetcher: Fetcher | None = None,
+                 judges: Sequence[Judge] | None = None, parser: Parser | None = None,
+                 cancel: asyncio.Event | None = None, max_active_responses: int | None = None) -> None:
+        self.store = store
+        self.config = config or RunConfig()
+        self.progress = progress or ignore
+        self._fetcher = fetcher
+        self._judges = list(judges) if judges is not None else None
+        self._parser = parser
+        self.cancel = cancel or asyncio.Event()
+        self.max_active = max_active_responses or max(16, 4 * self.config.judge_concurrency)
+        self.run_id = ""
+        self.c = _Counters()
+        self._source_tasks: dict[str, asyncio.Task[SourceRow]] = {}
+        self._source_texts: dict[str, SourceText] = {}
+        self._judged: set[tuple[int, str, str]] = set()
+        self._run_sources: dict[str, int] = {}
+
+    # -- public entry points -----------------------------------------------------------
+    def create(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
+               input_label: str = "") -> str:
+        """Record a new run and its inputs; returns the run id (nothing judged yet)."""
+        self.run_id = self.store.create_run(
+            input=input_label, config=self.config.to_dict(), judges=self.config.judges,
+            parser=self.config.parser, app_version=__version__)
+        self.store.add_responses(self.run_id, responses, skipped)
+        for s in skipped:
+            self.store.log(self.run_id, f"skipped {s.origin}: {s.problem}", "warning")
+        return self.run_id
+
+    async def start(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
+                    input_label: str = "") -> str:
+        self.create(responses, skipped, input_label)
+        for s in skipped:
+            self._emit(EventKind.SKIPPED, f"{s.origin}: {s.problem}")
+        await self.execute(self.run_id)
+        return self.run_id
+
+    async def resume(self, run_id: str) -> str:
+        run = self.store.get_run(run_id)
+        self.config = RunConfig.from_dict(run.config) if self._judges is None else self.config
+        await self.execute(run.id)
+        return run.id
+
+    # -- the run -----------------------------------------------------------------------
+    async def execute(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.store.set_run_status(run_id, "running")
+        rows = self.store.responses(run_id)
+        self.c = _Counters(responses_total=len(rows),
+                           responses_done=sum(1 for r in rows if r.done))
+        self._judged = self.store.judged_keys(run_id)
+        self._run_sources = self.store.run_source_ids(run_id)
+        self.c.sources_total = len({u for r in rows for u in r.response.citations})
+        self._emit(EventKind.RUN_STARTED, f"{len(rows)} responses")
+        owns_fetcher = self._fetcher is None
+        owns_judges = self._judges is None
+        try:
+            judges = self._judges if self._judges is not None else [
+                make_judge(spec, **self.config.judge_options) for spec in self.config.judges]
+            parser = self._parser or make_parser(self.config.parser, **self.config.judge_options)
+            fetcher = self._fetcher or make_fetcher(self.config.fetch)
+        except Exception as exc:
+            self.store.set_run_status(run_id, "failed", str(exc))
+            self._emit(EventKind.RUN_FINISHED, f"failed: {exc}")
+            raise
+        self._fetcher_in_use = fetcher
+        status, message = "completed", ""
+        try:
+            await self._process_all([r for r in rows if not r.done], judges, parser)
+            if self.cancel.is_set():
+                status, message = "cancelled", "cancelled by the user"
+        except (asyncio.CancelledError, RunCancelled):
+            status, message = "cancelled", "cancelled"
+            raise
+        except Exception as exc:
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self.store.set_run_status(run_id, status, message)
+            for task in self._source_tasks.values():
+                task.cancel()
+            if owns_fetcher:
+                await fetcher.aclose()
+            if owns_judges:
+                for j in judges:
+                    await j.aclose()
+            self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
+
+    async def _process_all(self, rows: Sequence[ResponseRow], judges: Sequence[Judge], parser: Parser) -> None:
+        self._judge_sem = asyncio.Semaphore(max(1, self.config.judge_concurrency))
+        queue: asyncio.Queue[ResponseRow] = asyncio.Queue()
+        for r in rows:
+            queue.put_nowait(r)
+
+        async def worker() -> None:
+            while not self.cancel.is_set():
+                try:
+                    row = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await self._process_response(row, judges, parser)
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(self.max_active, max(1, len(rows))))]
+        cancel_wait = asyncio.create_task(self.cancel.wait())
+        try:
+            pending = set(workers)
+            while pending:
+                done, pending = await asyncio.wait(pending | {cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
+                for t in done:
+                    if t is not cancel_wait and t.exception():
+                        raise t.exception()  # type: ignore[misc]
+                pending.discard(cancel_wait)
+                if cancel_wait in done:
+                    for t in pending:
+                        t.cancel()
+                    await asyncio.gather(*pending, return_exceptions=True)
+                    return
+        finally:
+            cancel_wait.cancel()
+            for t in workers:
+                if not t.done():
+                    t.cancel()
+
+    async def _process_response(self, row: ResponseRow, judges: Sequence[Judge], parser: Parser) -> None:
+        statements = self.store.statements_for(row.pk) if row.parsed else []
+        if not row.parsed:
+            try:
+                parsed = await parser.parse(row.response)
+            except Exception as exc:
+                self.store.log(self.run_id, f"parser failed on {row.response.id}: {exc}", "error")
+                raise
+            statements = self.store.save_statements(self.run_id, row.pk, parsed)
+            self._emit(EventKind.PARSED, row.response.id)
+        informative = [s for s in statements if s.statement.informative]
+        urls = list(dict.fromkeys(row.response.citations))
+        tasks = {self._source_task(u): u for u in urls}
+        todo_pairs = sum(1 for s in informative for u in urls for j in judges
+                         if (s.pk, u, j.id) not in self._judged)
+        self.c.pairs_total += todo_pairs  # upper bound until sources are known; corrected below
+        for fut in asyncio.as_completed(list(tasks)):
+            src_row = await fut
+            url = src_row.source.url
+            planned = sum(1 for s in informative for j in judges if (s.pk, url, j.id) not in self._judged)
+            if not src_row.source.valid:
+                self.c.pairs_total -= planned   # no pairs for an unreadable source
+                continue
+            await self._judge_source(informative, url, src_row, judges)
+        self.store.mark_response_done(row.pk)
+        self.c.responses_done += 1
+        self._emit(EventKind.RESPONSE_DONE, row.response.id)
+
+    # -- sources -----------------------------------------------------------------------
+    def _source_task(self, url: str) -> asyncio.Task[SourceRow]:
+        task = self._source_tasks.get(url)
+        if task is None:
+            task = asyncio.create_task(self._get_source(url))
+            self._source_tasks[url] = task
+        return task
+
+    async def _get_source(self, url: str) -> SourceRow:
+        if url in self._run_sources:
+            row = self.store.get_source(self._run_sources[url])
+        else:
+            cached = None if self.config.refetch else self.store.latest_source(url)
+            if cached is not None and cached.source.status not in TRANSIENT:
+                row = cached
+            else:
+                source = await self._fetcher_in_use.fetch(url)
+                source = _with_source_flags(source)
+                row = SourceRow(self.store.add_source(source), source)
+                row = self.store.get_source(row.id)  # stored form carries 'changed' flags
+            self.store.link_run_source(self.run_id, url, row.id)
+            self._run_sources[url] = row.id
+        self.c.sources_done += 1
+        if not row.source.valid:
+            self.c.fetch_failures += 1
+        self._emit(EventKind.FETCHED, f"{url}: {row.source.status.plain}")
+        return row
+
+    def _source_text(self, src_row: SourceRow) -> SourceText:
+        st = self._source_texts.get(src_row.source.url)
+        if st is None:
+            st = SourceText.from_source(src_row.source)
+            self._source_texts[src_row.source.url] = st
+        return st
+
+    # -- judging -----------------------------------------------------------------------
+    async def _judge_source(self, informative: Sequence[StatementRow], url: str, src_row: SourceRow,
+                            judges: Sequence[Judge]) -> None:
+        source_text = self._source_text(src_row)
+        jobs = []
+        for judge in judges:
+            todo = [s for s in informative if (s.pk, url, judge.id) not in self._judged]
+            if not todo:
+                continue
+            if getattr(judge, "per_source_batching", False):
+                jobs.append(self._judge_batch(judge, todo, url, src_row, source_text))
+            else:
+                jobs.extend(self._judge_batch(judge, [s], url, src_row, source_text) for s in todo)
+        await asyncio.gather(*jobs)
+
+    async def _judge_batch(self, judge: Judge, statements: Sequence[StatementRow], url: str,
+                           src_row: SourceRow, source_text: SourceText) -> None:
+        async with self._judge_sem:
+            if self.cancel.is_set():
+                return
+            try:
+                if len(statements) == 1:
+                    verdicts = [await judge.verify(statements[0].statement.text, source_text)]
+                else:
+                    verdicts = await judge.verify_many([(s.statement.text, source_text) for s in statements])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a judge that raises still yields honest judge_error rows
+                verdicts = [Verdict.error(judge.id, f"{type(exc).__name__}: {exc}",
+                                          prompt_version=getattr(judge, "prompt_version", ""))
+                            for _ in statements]
+        for s, verdict in zip(statements, verdicts):
+            verdict = finalise_verdict(verdict, judge, src_row.source)
+            self.store.save_verdict(self.run_id, s.pk, url, src_row.id, verdict)
+            self._judged.add((s.pk, url, judge.id))
+            self.c.pairs_done += 1
+            if verdict.label is Label.JUDGE_ERROR:
+                self.c.judge_errors += 1
+            self._emit(EventKind.JUDGED)
+
+    def _emit(self, kind: EventKind, message: str = "") -> None:
+        c = self.c
+        try:
+            self.progress(ProgressEvent(kind, self.run_id, c.responses_total, c.responses_done,
+                                        c.sources_total, c.sources_done, max(c.pairs_total, c.pairs_done),
+                                        c.pairs_done, c.fetch_failures, c.judge_errors, message))
+        except Exception:  # a broken progress view must not break the run
+            pass
+
+
+def _with_source_flags(source: Source) -> Source:
+    """Flag text that addresses the judge (possible prompt injection) before anyone reads it."""
+    try:
+        from .injection import detect_injection
+    except ImportError:  # pragma: no cover - injection module ships with the judges
+        return source
+    if not source.text:
+        return source
+    reasons = detect_injection(source.text)
+    if not reasons:
+        return source
+    meta = dict(source.meta)
+    meta["injection_reasons"] = reasons
+    flags = tuple(dict.fromkeys((*source.flags, "possible_injection")))
+    return dataclasses.replace(source, flags=flags, meta=meta)
+
+
+def finalise_verdict(verdict: Verdict, judge: Judge, source: Source) -> Verdict:
+    """Enforce the rules every stored verdict obeys, whatever backend produced it."""
+    changes: dict[str, Any] = {}
+    if not verdict.judge_id:
+        changes["judge_id"] = judge.id
+    if not verdict.prompt_version:
+        changes["prompt_version"] = getattr(judge, "prompt_version", "")
+    found = quote_in_source(verdict.quote, source.text)  # checked here, never taken on trust
+    if found != verdict.quote_found:
+        changes["quote_found"] = found
+    flags = list(verdict.flags)
+    if found is False and "quote_not_found" not in flags:
+        flags.append("quote_not_found")
+    for f in source.flags:
+        if f in ("possible_injection",) and f not in flags:
+            flags.append(f)
+    if tuple(flags) != verdict.flags:
+        changes["flags"] = tuple(flags)
+    return dataclasses.replace(verdict, **changes) if changes else verdict
+
+
+def run_sync(coro_factory: Callable[[], Any]) -> Any:
+    """Run an engine coroutine from synchronous code (the CLI, a worker thread)."""
+    return asyncio.run(coro_factory())

@@ -1,0 +1,132 @@
+"""Which URLs the fetcher may touch: web schemes only, never the user's own network.
+
+A cited URL is untrusted input. Without this check an answer could make us read
+http://169.254.169.254/ (cloud credentials) or a router's admin page. The rule is
+applied to the first request and to every redirect, before any connection is made.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+from urllib.parse import urlsplit
+
+ALLOWED_SCHEMES = ("http", "https")
+
+# RFC 6761 special-use names: answered here so no resolver is ever asked about them.
+_NEVER_RESOLVES = (".invalid", ".test", ".example")
+_LOCALHOST_NAMES = ("localhost",)
+
+
+class UnsafeUrlError(Exception):
+    """The URL must not be fetched; str(error) says why in plain words."""
+
+
+class HostNotFoundError(Exception):
+    """The host name does not resolve (a dead link, not a safety problem)."""
+
+
+@dataclass(frozen=True)
+class CheckedUrl:
+    url: str
+    host: str
+    addresses: tuple[str, ...]   # resolved addresses, empty for allowed hosts we did not resolve
+
+
+def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why an address is off limits ("a loopback address"), or None for a public address."""
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if mapped is not None:
+        return address_kind(mapped)
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.is_multicast:
+        return "a multicast address"
+    if ip.is_unspecified:
+        return "an unspecified address"
+    if ip.is_private:
+        return "a private network address"
+    if ip.is_reserved:
+        return "a reserved address"
+    if not ip.is_global:
+        return "a non-public address"
+    return None
+
+
+def _host_allowed(host: str, addresses: Iterable[str], allow_hosts: Sequence[str]) -> bool:
+    allowed = {h.strip().lower().strip("[]") for h in allow_hosts if h.strip()}
+    if not allowed:
+        return False
+    if host in allowed:
+        return True
+    addrs = list(addresses)
+    return bool(addrs) and all(a in allowed for a in addrs)
+
+
+def split_checked(url: str) -> tuple[str, str]:
+    """(scheme, host) of a URL, or UnsafeUrlError when it is not an http(s) URL with a host."""
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+        parts.port  # raises ValueError for a malformed port
+    except ValueError as exc:
+        raise UnsafeUrlError(f"not a valid URL ({exc})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        shown = scheme or "no scheme"
+        raise UnsafeUrlError(f"scheme {shown!r} is not allowed; only http and https are fetched")
+    if not host:
+        raise UnsafeUrlError("the URL has no host name")
+    return scheme, host
+
+
+async def resolve(host: str, port: int = 80, timeout_s: float = 10.0) -> tuple[str, ...]:
+    """Every address a host name resolves to; HostNotFoundError when it does not resolve."""
+    try:
+        return (str(ipaddress.ip_address(host)),)
+    except ValueError:
+        pass
+    if host in _LOCALHOST_NAMES or host.endswith(".localhost"):
+        return ("127.0.0.1", "::1")
+    if host.endswith(_NEVER_RESOLVES) or host in {h.lstrip(".") for h in _NEVER_RESOLVES}:
+        raise HostNotFoundError(f"could not resolve host {host}")
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await asyncio.wait_for(
+            loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=timeout_s
+        )
+    except (socket.gaierror, UnicodeError) as exc:
+        raise HostNotFoundError(f"could not resolve host {host} ({exc})") from None
+    except (asyncio.TimeoutError, TimeoutError):
+        raise HostNotFoundError(f"could not resolve host {host} (lookup timed out)") from None
+    addresses = tuple(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
+    if not addresses:
+        raise HostNotFoundError(f"could not resolve host {host}")
+    return addresses
+
+
+async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float = 10.0) -> CheckedUrl:
+    """Refuse non-web schemes and hosts that resolve to non-public addresses.
+
+    Raises UnsafeUrlError (refused) or HostNotFoundError (does not resolve).
+    A host named in allow_hosts (by name or by every one of its addresses) is let through.
+    """
+    scheme, host = split_checked(url)
+    if _host_allowed(host, (), allow_hosts):
+        return CheckedUrl(url, host, ())
+    port = urlsplit(url).port or (443 if scheme == "https" else 80)
+    addresses = await resolve(host, port, timeout_s)
+    if _host_allowed(host, addresses, allow_hosts):
+        return CheckedUrl(url, host, addresses)
+    for addr in addresses:
+        kind = address_kind(ipaddress.ip_address(addr))
+        if kind:
+            where = f"{host} resolves to {addr}" if addr != host else f"{addr} is"
+            if addr == host:
+                raise UnsafeUrlError(f"{where} {kind}; add --allow-host {host} to fetch it anyway")
+            raise UnsafeUrlError(f"{where}, {kind}; add --allow-host {host} to fetch it anyway")
+    return CheckedUrl(url, host, addresses)

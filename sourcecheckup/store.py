@@ -1,0 +1,425 @@
+"""SQLite is the single source of truth: runs, responses, statements, sources, verdicts.
+
+One file, WAL mode, a schema version table and ordered migrations from the first
+release on. Every write that records judged work commits at once, so a crash or a
+kill loses nothing already judged.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import zlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import sqlite_utils
+
+from .models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
+                     StatementCategory, Verdict, utcnow)
+
+RAW_CAP_BYTES = 5_000_000      # raw bytes kept per source (compressed); beyond it only the hash
+DB_ENV = "SOURCECHECKUP_DB"
+
+
+def default_db_path() -> Path:
+    env = os.environ.get(DB_ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("sourcecheckup", appauthor=False)) / "audits.db"
+
+
+# ---------------------------------------------------------------------------- schema
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db["runs"].create({
+        "id": str, "created_at": str, "finished_at": str, "status": str, "input": str,
+        "config": str, "judges": str, "parser": str, "app_version": str,
+        "n_records": int, "n_skipped": int, "message": str,
+    }, pk="id")
+    db["responses"].create({
+        "pk": int, "run_id": str, "ord": int, "rid": str, "question": str, "model": str,
+        "text": str, "citations": str, "markers": str, "origin": str, "extra": str,
+        "parsed": int, "done": int,
+    }, pk="pk", foreign_keys=[("run_id", "runs", "id")])
+    db["responses"].create_index(["run_id", "ord"], unique=True)
+    db["statements"].create({
+        "pk": int, "response_pk": int, "run_id": str, "ord": int, "text": str,
+        "category": str, "cited": str, "start": int, "end": int,
+    }, pk="pk", foreign_keys=[("response_pk", "responses", "pk")])
+    db["statements"].create_index(["response_pk", "ord"], unique=True)
+    db["statements"].create_index(["run_id"])
+    db["sources"].create({
+        "id": int, "url": str, "status": str, "reason": str, "http_status": int,
+        "final_url": str, "content_type": str, "title": str, "text": str, "sha256": str,
+        "fetched_at": str, "elapsed_s": float, "origin": str, "flags": str, "meta": str,
+        "raw": bytes,
+    }, pk="id")
+    db["sources"].create_index(["url"])
+    db["run_sources"].create({"run_id": str, "url": str, "source_id": int},
+                             pk=("run_id", "url"))
+    db["verdicts"].create({
+        "pk": int, "run_id": str, "statement_pk": int, "url": str, "source_id": int,
+        "judge_id": str, "label": str, "score": float, "rationale": str, "quote": str,
+        "quote_found": int, "prompt_version": str, "model_version": str, "raw": str,
+        "tokens_in": int, "tokens_out": int, "flags": str, "created_at": str,
+    }, pk="pk")
+    db["verdicts"].create_index(["run_id", "statement_pk", "url", "judge_id"], unique=True)
+    db["skipped"].create({"pk": int, "run_id": str, "origin": str, "problem": str}, pk="pk")
+    db["skipped"].create_index(["run_id"])
+    db["run_log"].create({"pk": int, "run_id": str, "at": str, "level": str, "message": str}, pk="pk")
+    db["run_log"].create_index(["run_id"])
+
+
+# Append-only: each later release adds a function; never edit a released one.
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
+
+
+def register_migration(fn: Callable[[sqlite_utils.Database], None]) -> None:
+    """Modules that own extra tables (reviews, suggestions) append their migration here."""
+    if fn not in MIGRATIONS:
+        MIGRATIONS.append(fn)
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------------------- rows
+
+@dataclass(frozen=True)
+class RunRow:
+    id: str
+    created_at: str
+    finished_at: str | None
+    status: str
+    input: str
+    config: dict[str, Any]
+    judges: list[str]
+    parser: str
+    app_version: str
+    n_records: int
+    n_skipped: int
+    message: str
+
+
+@dataclass(frozen=True)
+class ResponseRow:
+    pk: int
+    run_id: str
+    ord: int
+    response: Response
+    parsed: bool
+    done: bool
+
+
+@dataclass(frozen=True)
+class StatementRow:
+    pk: int
+    response_pk: int
+    statement: Statement
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    id: int
+    source: Source
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    pk: int
+    statement_pk: int
+    url: str
+    source_id: int | None
+    verdict: Verdict
+    created_at: str
+
+
+@dataclass
+class RunData:
+    """Everything stored for one run, loaded in a handful of queries."""
+
+    run: RunRow
+    responses: list[ResponseRow]
+    statements: dict[int, list[StatementRow]]            # response_pk -> statements in order
+    sources: dict[str, SourceRow]                        # url -> the fetch this run used
+    verdicts: dict[int, list[VerdictRow]]                # statement_pk -> verdicts
+    skipped: list[SkippedRecord] = field(default_factory=list)
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _uj(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    return json.loads(text)
+
+
+class Store:
+    """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
+
+    def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(str(self.path), check_same_thread=check_same_thread, timeout=30)
+            self.db = sqlite_utils.Database(conn)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a usable SourceCheckup database: {exc}") from exc
+
+    # -- lifecycle ------------------------------------------------------------------
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        if "schema_version" not in self.db.table_names():
+            self.db["schema_version"].create({"version": int, "applied_at": str}, pk="version")
+        row = self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        current = row[0] or 0
+        if current > len(MIGRATIONS):
+            raise StoreError(f"{self.path} was written by a newer SourceCheckup (schema {current}); "
+                             "upgrade the app to open it")
+        for version in range(current + 1, len(MIGRATIONS) + 1):
+            with self.db.conn:
+                MIGRATIONS[version - 1](self.db)
+                self.db["schema_version"].insert({"version": version, "applied_at": utcnow()})
+
+    @property
+    def schema_version(self) -> int:
+        return self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+
+    # -- runs -------------------------------------------------------------------------
+    def create_run(self, *, input: str, config: dict[str, Any], judges: Sequence[str], parser: str,
+                   app_version: str, run_id: str | None = None) -> str:
+        run_id = run_id or f"{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
+        with self.db.conn:
+            self.db["runs"].insert({
+                "id": run_id, "created_at": utcnow(), "finished_at": None, "status": "running",
+                "input": input, "config": _j(config), "judges": _j(list(judges)), "parser": parser,
+                "app_version": app_version, "n_records": 0, "n_skipped": 0, "message": "",
+            })
+        return run_id
+
+    def set_run_status(self, run_id: str, status: str, message: str = "") -> None:
+        finished = utcnow() if status in ("completed", "cancelled", "failed") else None
+        with self.db.conn:
+            self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
+
+    def get_run(self, run_id: str) -> RunRow:
+        rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
+        if not rows:
+            rows = list(self.db.query("SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC",
+                                      [f"%{run_id}%"]))
+            if len(rows) != 1:
+                hint = "" if not rows else f" (matches {', '.join(r['id'] for r in rows[:5])})"
+                raise StoreError(f"no run '{run_id}' in {self.path}{hint}; `sourcecheckup runs` lists them")
+        return self._run_row(rows[0])
+
+    def latest_run_id(self) -> str | None:
+        row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def list_runs(self) -> list[RunRow]:
+        return [self._run_row(r) for r in self.db.query("SELECT * FROM runs ORDER BY created_at DESC, rowid DESC")]
+
+    @staticmethod
+    def _run_row(r: dict[str, Any]) -> RunRow:
+        return RunRow(id=r["id"], created_at=r["created_at"], finished_at=r["finished_at"],
+                      status=r["status"], input=r["input"] or "", config=_uj(r["config"], {}),
+                      judges=_uj(r["judges"], []), parser=r["parser"] or "",
+                      app_version=r["app_version"] or "", n_records=r["n_records"] or 0,
+                      n_skipped=r["n_skipped"] or 0, message=r["message"] or "")
+
+    def log(self, run_id: str, message: str, level: str = "info") -> None:
+        with self.db.conn:
+            self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": level, "message": message})
+
+    def run_log(self, run_id: str) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT at, level, message FROM run_log WHERE run_id = ? ORDER BY pk", [run_id]))
+
+    # -- responses & skipped ---------------------------------------------------------
+    def add_responses(self, run_id: str, responses: Sequence[Response],
+                      skipped: Sequence[SkippedRecord] = ()) -> None:
+        start = self.db.execute("SELECT COALESCE(MAX(ord), -1) + 1 FROM responses WHERE run_id = ?",
+                                [run_id]).fetchone()[0]
+        with self.db.conn:
+            self.db["responses"].insert_all(({
+                "run_id": run_id, "ord": start + i, "rid": r.id, "question": r.question, "model": r.model,
+                "text": r.text, "citations": _j(list(r.citations)), "markers": _j(dict(r.markers)),
+                "origin": r.origin, "extra": _j(dict(r.extra)), "parsed": 0, "done": 0,
+            } for i, r in enumerate(responses)), batch_size=500)
+            self.db["skipped"].insert_all(({"run_id": run_id, "origin": s.origin, "problem": s.problem}
+                                           for s in skipped), batch_size=500)
+            self.db.execute("UPDATE runs SET n_records = n_records + ?, n_skipped = n_skipped + ? WHERE id = ?",
+                            [len(responses) + len(skipped), len(skipped), run_id])
+
+    def responses(self, run_id: str) -> list[ResponseRow]:
+        return [self._response_row(r) for r in
+                self.db.query("SELECT * FROM responses WHERE run_id = ? ORDER BY ord", [run_id])]
+
+    @staticmethod
+    def _response_row(r: dict[str, Any]) -> ResponseRow:
+        resp = Response(id=r["rid"], text=r["text"], citations=tuple(_uj(r["citations"], [])),
+                        question=r["question"], model=r["model"], origin=r["origin"] or "",
+                        markers=_uj(r["markers"], {}), extra=_uj(r["extra"], {}))
+        return ResponseRow(pk=r["pk"], run_id=r["run_id"], ord=r["ord"], response=resp,
+                           parsed=bool(r["parsed"]), done=bool(r["done"]))
+
+    def skipped(self, run_id: str) -> list[SkippedRecord]:
+        return [SkippedRecord(r["origin"], r["problem"]) for r in
+                self.db.query("SELECT origin, problem FROM skipped WHERE run_id = ? ORDER BY pk", [run_id])]
+
+    def mark_response_done(self, response_pk: int) -> None:
+        with self.db.conn:
+            self.db["responses"].update(response_pk, {"done": 1})
+
+    # -- statements ------------------------------------------------------------------
+    def save_statements(self, run_id: str, response_pk: int, statements: Sequence[Statement]) -> list[StatementRow]:
+        """Store a response's statements once; a second call returns what is stored."""
+        with self.db.conn:
+            existing = self.statements_for(response_pk)
+            if existing:
+                return existing
+            for s in statements:
+                self.db["statements"].insert({
+                    "response_pk": response_pk, "run_id": run_id, "ord": s.index, "text": s.text,
+                    "category": s.category.value, "cited": _j(list(s.cited)), "start": s.start, "end": s.end,
+                })
+            self.db["responses"].update(response_pk, {"parsed": 1})
+        return self.statements_for(response_pk)
+
+    def statements_for(self, response_pk: int) -> list[StatementRow]:
+        return [self._statement_row(r) for r in
+                self.db.query("SELECT * FROM statements WHERE response_pk = ? ORDER BY ord", [response_pk])]
+
+    @staticmethod
+    def _statement_row(r: dict[str, Any]) -> StatementRow:
+        st = Statement(index=r["ord"], text=r["text"], category=StatementCategory(r["category"]),
+                       cited=tuple(_uj(r["cited"], [])), start=r["start"], end=r["end"])
+        return StatementRow(pk=r["pk"], response_pk=r["response_pk"], statement=st)
+
+    # -- sources ---------------------------------------------------------------------
+    def add_source(self, source: Source) -> int:
+        """Store one fetch. Flags it 'changed' when an earlier fetch of the URL read other bytes."""
+        prev = self.latest_source(source.url)
+        flags = list(source.flags)
+        meta = dict(source.meta)
+        if prev is not None and prev.source.sha256 and source.sha256 and prev.source.sha256 != source.sha256 \
+                and prev.source.valid and source.valid:
+            if "changed" not in flags:
+                flags.append("changed")
+            meta["changed_since"] = prev.source.fetched_at
+            meta["previous_sha256"] = prev.source.sha256
+        raw = source.raw
+        stored_raw = zlib.compress(raw, 6) if raw is not None and len(raw) <= RAW_CAP_BYTES else None
+        with self.db.conn:
+            row = self.db["sources"].insert({
+                "url": source.url, "status": source.status.value, "reason": source.reason,
+                "http_status": source.http_status, "final_url": source.final_url,
+                "content_type": source.content_type, "title": source.title, "text": source.text,
+                "sha256": source.sha256, "fetched_at": source.fetched_at or utcnow(),
+                "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": _j(flags),
+                "meta": _j(meta), "raw": stored_raw,
+            })
+        return int(row.last_pk)
+
+    def latest_source(self, url: str) -> SourceRow | None:
+        rows = list(self.db.query(
+            "SELECT * FROM sources WHERE url = ? ORDER BY fetched_at DESC, id DESC LIMIT 1", [url]))
+        return self._source_row(rows[0]) if rows else None
+
+    def get_source(self, source_id: int) -> SourceRow:
+        return self._source_row(self.db["sources"].get(source_id))
+
+    def source_raw(self, source_id: int) -> bytes | None:
+        row = self.db.execute("SELECT raw FROM sources WHERE id = ?", [source_id]).fetchone()
+        return zlib.decompress(row[0]) if row and row[0] else None
+
+    @staticmethod
+    def _source_row(r: dict[str, Any]) -> SourceRow:
+        src = Source(url=r["url"], status=FetchStatus(r["status"]), reason=r["reason"] or "",
+                     http_status=r["http_status"], final_url=r["final_url"], content_type=r["content_type"],
+                     title=r["title"], text=r["text"] or "", sha256=r["sha256"], fetched_at=r["fetched_at"] or "",
+                     elapsed_s=r["elapsed_s"] or 0.0, origin=r["origin"] or "http",
+                     flags=tuple(_uj(r["flags"], [])), meta=_uj(r["meta"], {}))
+        return SourceRow(id=r["id"], source=src)
+
+    def link_run_source(self, run_id: str, url: str, source_id: int) -> None:
+        with self.db.conn:
+            self.db["run_sources"].upsert({"run_id": run_id, "url": url, "source_id": source_id},
+                                          pk=("run_id", "url"))
+
+    def run_source_ids(self, run_id: str) -> dict[str, int]:
+        return {r["url"]: r["source_id"] for r in
+                self.db.query("SELECT url, source_id FROM run_sources WHERE run_id = ?", [run_id])}
+
+    def update_source_flags(self, source_id: int, flags: Iterable[str]) -> None:
+        with self.db.conn:
+            self.db["sources"].update(source_id, {"flags": _j(sorted(set(flags)))})
+
+    # -- verdicts ----------------------------------------------------------------------
+    def save_verdict(self, run_id: str, statement_pk: int, url: str, source_id: int | None,
+                     verdict: Verdict) -> None:
+        with self.db.conn:
+            self.db["verdicts"].insert({
+                "run_id": run_id, "statement_pk": statement_pk, "url": url, "source_id": source_id,
+                "judge_id": verdict.judge_id, "label": verdict.label.value, "score": verdict.score,
+                "rationale": verdict.rationale, "quote": verdict.quote,
+                "quote_found": None if verdict.quote_found is None else int(verdict.quote_found),
+                "prompt_version": verdict.prompt_version, "model_version": verdict.model_version,
+                "raw": verdict.raw, "tokens_in": verdict.tokens_in, "tokens_out": verdict.tokens_out,
+                "flags": _j(list(verdict.flags)), "created_at": utcnow(),
+            }, replace=True)
+
+    def judged_keys(self, run_id: str) -> set[tuple[int, str, str]]:
+        """(statement_pk, url, judge_id) of every pair already judged in this run."""
+        return {(r[0], r[1], r[2]) for r in self.db.execute(
+            "SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ?", [run_id]).fetchall()}
+
+    @staticmethod
+    def _verdict_row(r: dict[str, Any]) -> VerdictRow:
+        v = Verdict(label=Label(r["label"]), score=r["score"] or 0.0, rationale=r["rationale"] or "",
+                    quote=r["quote"] or "", quote_found=None if r["quote_found"] is None else bool(r["quote_found"]),
+                    judge_id=r["judge_id"], prompt_version=r["prompt_version"] or "",
+                    model_version=r["model_version"] or "", raw=r["raw"], tokens_in=r["tokens_in"],
+                    tokens_out=r["tokens_out"], flags=tuple(_uj(r["flags"], [])))
+        return VerdictRow(pk=r["pk"], statement_pk=r["statement_pk"], url=r["url"], source_id=r["source_id"],
+                          verdict=v, created_at=r["created_at"])
+
+    # -- whole run -------------------------------------------------------------------
+    def load_run(self, run_id: str) -> RunData:
+        run = self.get_run(run_id)
+        responses = self.responses(run.id)
+        statements: dict[int, list[StatementRow]] = {r.pk: [] for r in responses}
+        for r in self.db.query("SELECT * FROM statements WHERE run_id = ? ORDER BY response_pk, ord", [run.id]):
+            statements.setdefault(r["response_pk"], []).append(self._statement_row(r))
+        sources = {url: self._source_row(r) for url, r in (
+            (row["url"], row) for row in self.db.query(
+                "SELECT s.* , rs.url AS url FROM run_sources rs JOIN sources s ON s.id = rs.source_id "
+                "WHERE rs.run_id = ?", [run.id]))}
+        verdicts: dict[int, list[VerdictRow]] = {}
+        for r in self.db.query("SELECT * FROM verdicts WHERE run_id = ? ORDER BY pk", [run.id]):
+            verdicts.setdefault(r["statement_pk"], []).append(self._verdict_row(r))
+        return RunData(run=run, responses=responses, statements=statements, sources=sources,
+                       verdicts=verdicts, skipped=self.skipped(run.id))
+
+    def iter_verdict_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
+        yield from self.db.query("SELECT * FROM verdicts WHERE run_id = ? ORDER BY pk", [run_id])

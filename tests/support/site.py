@@ -1,0 +1,288 @@
+"""A fixture website on 127.0.0.1: real pages from tests/fixtures/site/ plus misbehaving routes.
+
+Use the `site` pytest fixture (base URL) in tests, or start_site() from bench scripts.
+Every handler is bounded in time: nothing here sleeps longer than SLOW_S.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+SITE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "site"
+SLOW_S = 4.0                   # longer than any test's fetch timeout, short enough to end quickly
+LARGE_BYTES = 3_000_000        # tests set max_bytes below this
+ENDLESS_CAP_BYTES = 50_000_000  # the "endless" body stops here so a broken client cannot hang a test
+
+_TYPES = {".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8", ".pdf": "application/pdf",
+          ".txt": "text/plain; charset=utf-8", ".png": "image/png", ".json": "application/json",
+          ".xml": "application/xml", ".js": "application/javascript", ".css": "text/css"}
+
+
+def minimal_pdf(lines: list[str], title: str = "") -> bytes:
+    """A valid one-page PDF whose text layer holds `lines` (Helvetica, one line each)."""
+    def esc(s: str) -> str:
+        return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+    ops = ["BT", "/F1 11 Tf", "14 TL", "72 760 Td"]
+    for line in lines:
+        ops.append(f"({esc(line)}) Tj T*")
+    ops.append("ET")
+    stream = "\n".join(ops).encode("latin-1")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Title (" + esc(title).encode("latin-1") + b") /Author (Fixture Press) >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for off in offsets:
+        out.write(b"%010d 00000 n \n" % off)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+GUIDELINE_PDF_LINES = [
+    "Clinical Guideline: Management of Type 2 Diabetes in Adults",
+    "Section 4. Metformin",
+    "Metformin remains the preferred initial glucose-lowering drug for most adults with type 2 diabetes.",
+    "Metformin should not be started when the eGFR is below 30 mL/min/1.73 m2.",
+    "The dose should be reviewed when the eGFR falls below 45 mL/min/1.73 m2.",
+    "Lactic acidosis associated with metformin is rare, about 3 to 10 cases per 100,000 patient-years.",
+    "Vitamin B12 levels should be checked periodically in patients on long-term metformin therapy.",
+]
+
+
+def _guideline_pdf() -> bytes:
+    return minimal_pdf(GUIDELINE_PDF_LINES, title="Management of Type 2 Diabetes in Adults")
+
+
+def _encrypted_pdf() -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(_guideline_pdf())))
+    writer.encrypt(user_password="clinician-only", owner_password="owner", algorithm="RC4-128")
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()
+
+
+def _gzip_bomb(decompressed: int = 40_000_000) -> bytes:
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)   # wbits 31: a gzip stream
+    chunk = b"\0" * 1_000_000
+    parts = [comp.compress(chunk) for _ in range(decompressed // len(chunk))]
+    parts.append(comp.flush())
+    return b"".join(parts)
+
+
+_CACHE: dict[str, bytes] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _cached(name: str, make: Callable[[], bytes]) -> bytes:
+    with _CACHE_LOCK:
+        if name not in _CACHE:
+            _CACHE[name] = make()
+        return _CACHE[name]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "FixtureSite/1.0"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
+        return
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _send(self, code: int, body: bytes = b"", content_type: str = "text/html; charset=utf-8",
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _page(self, code: int, title: str, body: str) -> None:
+        html = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>"
+                f"<body><main><h1>{title}</h1><p>{body}</p></main></body></html>")
+        self._send(code, html.encode("utf-8"))
+
+    def _redirect(self, location: str, code: int = 302) -> None:
+        self._send(code, b"", headers={"Location": location})
+
+    def _static(self, rel: str) -> bool:
+        path = (SITE_DIR / rel.lstrip("/")).resolve()
+        if not path.is_relative_to(SITE_DIR.resolve()):
+            return False
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            alt = path.with_suffix(".html")
+            if not alt.is_file():
+                return False
+            path = alt
+        ctype = _TYPES.get(path.suffix.lower(), "application/octet-stream")
+        if path.suffix.lower() in (".html", ".htm") and b"charset=windows-1252" in path.read_bytes()[:400]:
+            ctype = "text/html"   # the page declares its own charset in <meta>
+        self._send(200, path.read_bytes(), ctype, {"Last-Modified": "Tue, 14 Mar 2023 09:00:00 GMT",
+                                                   "ETag": f'"{path.stat().st_size:x}"'})
+        return True
+
+    # -- routes --------------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:  # noqa: C901 - one flat routing table reads best here
+        latency = getattr(self.server, "latency_s", 0.0)
+        if latency:
+            time.sleep(latency)
+        parts = urlsplit(self.path)
+        path, query = parts.path, parse_qs(parts.query)
+        server: _SiteServer = self.server  # type: ignore[assignment]
+        with server.lock:
+            # counted per full path with query, so each test can use its own ?id= counter
+            server.hits[self.path] = server.hits.get(self.path, 0) + 1
+            hits = server.hits[self.path]
+        try:
+            self._route(path, query, hits)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _route(self, path: str, query: dict[str, list[str]], hits: int) -> None:
+        if path.startswith("/status/"):
+            code = int(path.rsplit("/", 1)[1])
+            titles = {404: "Page not found", 410: "Gone", 500: "Internal Server Error", 403: "Forbidden",
+                      503: "Service Unavailable", 401: "Unauthorized", 429: "Too Many Requests"}
+            self._page(code, titles.get(code, f"Status {code}"), "Sorry.")
+        elif path.startswith("/redirect/chain/"):
+            n = int(path.rsplit("/", 1)[1])
+            self._redirect(f"/redirect/chain/{n - 1}" if n > 1 else "/article/hypertension", 301 if n % 2 else 302)
+        elif path == "/redirect/loop/a":
+            self._redirect("/redirect/loop/b")
+        elif path == "/redirect/loop/b":
+            self._redirect("/redirect/loop/a")
+        elif path == "/redirect/private":
+            self._redirect("http://10.0.0.1/admin")
+        elif path == "/redirect/metadata":
+            self._redirect("http://169.254.169.254/latest/meta-data/")
+        elif path == "/redirect/file":
+            self._redirect("file:///etc/passwd")
+        elif path == "/redirect/home":
+            self._redirect("/", 301)
+        elif path == "/slow":
+            time.sleep(min(float(query.get("s", [SLOW_S])[0]), SLOW_S))
+            self._page(200, "Finally", "This page took a long time.")
+        elif path == "/slow-headers":
+            # slowloris-style: a header line every 0.5 s, never finishing within a test's cap
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            deadline = time.monotonic() + SLOW_S
+            i = 0
+            while time.monotonic() < deadline:
+                self.wfile.write(b"X-Drip-%d: x\r\n" % i)
+                self.wfile.flush()
+                i += 1
+                time.sleep(0.5)
+            self.close_connection = True
+        elif path == "/endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            chunk = b"<p>" + b"metformin " * 6500 + b"</p>\n"
+            sent = 0
+            while sent < ENDLESS_CAP_BYTES:
+                self.wfile.write(chunk)
+                sent += len(chunk)
+            self.close_connection = True
+        elif path == "/large":
+            para = (b"<p>Hypertension is defined as a blood pressure of 130/80 mm Hg or higher. " * 20) + b"</p>\n"
+            body = b"<html><body>" + para * (LARGE_BYTES // len(para) + 1) + b"</body></html>"
+            self._send(200, body)
+        elif path == "/gzip-bomb":
+            self._send(200, _cached("bomb", _gzip_bomb), headers={"Content-Encoding": "gzip"})
+        elif path == "/image.png":
+            self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 2048, "image/png")
+        elif path == "/docs/diabetes-guideline.pdf":
+            self._send(200, _cached("pdf", _guideline_pdf), "application/pdf")
+        elif path == "/download/guideline":   # a PDF served as octet-stream: found by its magic bytes
+            self._send(200, _cached("pdf", _guideline_pdf), "application/octet-stream")
+        elif path == "/docs/encrypted.pdf":
+            self._send(200, _cached("encrypted", _encrypted_pdf), "application/pdf")
+        elif path == "/docs/broken.pdf":
+            self._send(200, _cached("pdf", _guideline_pdf)[:400] + b"\n%%EOF garbage", "application/pdf")
+        elif path == "/flaky/429":
+            # fails twice with Retry-After, then answers: a polite client gets the page
+            if hits < 3:
+                self._send(429, b"slow down", "text/plain", {"Retry-After": query.get("after", ["0.2"])[0]})
+            else:
+                self._static("article/hypertension.html")
+        elif path == "/flaky/503-long":
+            self._send(503, b"maintenance", "text/plain", {"Retry-After": "3600"})
+        elif path == "/reset":
+            self.close_connection = True
+            self.connection.shutdown(2)
+        elif path == "/text/notes.txt":
+            self._send(200, "Ferritin above 1000 µg/L in C282Y homozygotes predicts cirrhosis risk.\n".encode(),
+                       "text/plain; charset=utf-8")
+        elif path == "/empty":
+            self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")
+        elif not self._static(path):
+            self._page(404, "Page not found", f"No page at {path}.")
+
+
+class _SiteServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.latency_s = latency_s
+        self.hits: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        return  # clients that hang up early (timeouts, caps) are expected here
+
+
+def start_site(latency_s: float = 0.0) -> tuple[str, Callable[[], None]]:
+    """Start the fixture site on a random port; returns (base URL, stop)."""
+    server = _SiteServer(latency_s)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              name="fixture-site", daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=2)
+
+    return f"http://{host}:{port}", stop
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[str]:
+    """Base URL of the fixture website, e.g. "http://127.0.0.1:PORT"."""
+    base, stop = start_site()
+    yield base
+    stop()

@@ -107,6 +107,12 @@ def _load() -> Any:
                 raise EmbeddingsUnavailable(
                     f"sentence-transformers is not installed ({exc}); install it to use {MODEL_NAME}"
                 ) from exc
+            try:  # the weight-loading progress bar would clutter the CLI's stderr
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:  # pragma: no cover - sentence-transformers requires transformers
+                pass
             _model = SentenceTransformer(str(path), device="cpu")
     return _model
 

@@ -27,6 +27,11 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.
 _XML_ENCODING = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_\-.]+)""", re.I)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
 _WS = re.compile(r"[ \t\r\f\v]+")
+_META_TAG = re.compile(r"<meta\s[^>]*>", re.I)
+_ATTR = re.compile(r"""([a-zA-Z_:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
+# <meta> names that carry the author or the date when trafilatura finds none
+_AUTHOR_META = ("author", "citation_author", "dc.creator", "article:author")
+_DATE_META = ("citation_publication_date", "article:published_time", "dc.date", "date", "citation_date")
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,21 @@ def _clean_lines(text: str) -> str:
     return "\n".join(out).strip()
 
 
+def meta_tags(html: str) -> dict[str, list[str]]:
+    """<meta name|property=... content=...> values by lowercased name, in document order."""
+    import html as _html
+
+    found: dict[str, list[str]] = {}
+    for tag in _META_TAG.findall(html[:300_000]):
+        attrs = {m.group(1).lower(): _html.unescape(m.group(2) or m.group(3) or m.group(4) or "")
+                 for m in _ATTR.finditer(tag)}
+        name = (attrs.get("name") or attrs.get("property") or "").strip().lower()
+        content = attrs.get("content", "").strip()
+        if name and content:
+            found.setdefault(name, []).append(content)
+    return found
+
+
 def extract_html(raw: bytes, content_type: str | None = None, url: str | None = None) -> Extracted:
     import trafilatura
 
@@ -154,6 +174,17 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
         value = getattr(doc, key, None)
         if value:
             meta[key] = value
+    tags = meta_tags(html)
+    if "author" not in meta:
+        for name in _AUTHOR_META:
+            if tags.get(name):
+                meta["author"] = "; ".join(dict.fromkeys(tags[name]))
+                break
+    if "date" not in meta:
+        for name in _DATE_META:
+            if tags.get(name):
+                meta["date"] = tags[name][0].replace("/", "-")[:10]
+                break
     title = fallback_title or getattr(doc, "title", None)
     if getattr(doc, "title", None) and doc.title != title:
         meta["headline"] = doc.title

@@ -30,6 +30,8 @@ ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 RETRY_CODES = (429, 503)
 MAX_RETRY_AFTER_S = 60.0
+WALL_CODES = (401, 403, 429, 503)   # error pages worth reading for a captcha or login wall
+WALL_PEEK_BYTES = 256_000
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ class FetchOptions:
     politeness_s: float = 0.0          # minimum gap between request starts to one host
     backoff_s: float = 0.5             # first retry delay; doubles each attempt, with jitter
     max_pdf_pages: int = 300
+    browser_pages: int = 4             # pages open at once in the one browser of a run
+    browser_page_timeout_s: float | None = None   # hard cap per page; None: timeout_s
+    browser_executable: str | None = None         # None: $SOURCECHECKUP_CHROMIUM or the system Chromium
+    browser_args: tuple[str, ...] = ()            # extra Chromium flags (tests: --host-resolver-rules=...)
 
 
 class Fetcher(Protocol):
@@ -125,7 +131,7 @@ def finish_text(source: Source, max_chars: int) -> Source:
 def source_from_document(url: str, raw: bytes, content_type: str | None, *, final_url: str | None,
                          http_status: int | None, origin: str, reason_ok: str, started: float,
                          meta: dict[str, Any] | None = None, max_text_chars: int = 300_000,
-                         max_pdf_pages: int = 300) -> Source:
+                         max_pdf_pages: int = 300, detect: bool = True) -> Source:
     """Extract a document's text and build the Source (shared by HTTP, local files and archives)."""
     doc = _extract.extract(raw, content_type, final_url or url, max_pdf_pages)
     all_meta = dict(meta or {})
@@ -146,6 +152,10 @@ def source_from_document(url: str, raw: bytes, content_type: str | None, *, fina
     source = Source(status=FetchStatus.OK, reason=reason, title=doc.title, text=doc.text, meta=all_meta, **common)
     if "pages_read" in doc.meta:
         source = replace(source, flags=source.flags + ("pdf_pages_capped",))
+    if detect and doc.kind == "html":
+        from .detect import classify
+
+        source = classify(source, _extract.decode_text(raw, content_type, html=True)[0])
     return finish_text(source, max_text_chars)
 
 
@@ -178,7 +188,7 @@ class HttpFetcher:
         await self.aclose()
 
     async def fetch(self, url: str) -> Source:
-        host = (urlsplit(url).hostname or "").lower() if isinstance(url, str) else ""
+        host = _host_of(url)
         sem = self._hosts.setdefault(host, asyncio.Semaphore(max(1, self.options.per_host)))
         async with self._total, sem:
             await self._polite(host)
@@ -302,6 +312,20 @@ class HttpFetcher:
             wait = self.options.backoff_s * (2 ** attempt) * (1 + random.random() * 0.5)
         await asyncio.sleep(wait)
 
+    async def _bot_wall(self, response: httpx.Response) -> str | None:
+        """Read a little of an error page to tell a captcha or login wall from a plain refusal."""
+        from .detect import block_reason
+
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) >= WALL_PEEK_BYTES:
+                    break
+        except (httpx.HTTPError, OSError):
+            pass
+        return await asyncio.to_thread(block_reason, bytes(body), response.headers.get("content-type"))
+
     async def _read_final(self, final_url: str, response: httpx.Response, chain: list[str], attempts: int,
                           note: str) -> tuple[str, int, str | None, bytes, dict[str, Any]]:
         opts = self.options
@@ -318,6 +342,11 @@ class HttpFetcher:
         fields = dict(final_url=final_url, http_status=code, content_type=content_type, meta=meta)
         if not 200 <= code < 300:
             status, reason = http_status_outcome(code, response.reason_phrase)
+            if code in WALL_CODES:
+                wall = await self._bot_wall(response)
+                if wall:
+                    status, reason = (FetchStatus.PAYWALLED if wall.startswith("login") else FetchStatus.BLOCKED,
+                                      f"HTTP {code} {status_phrase(code)}: {wall}")
             if note:
                 reason += f" ({note})"
             elif attempts > 1:
@@ -354,6 +383,13 @@ class HttpFetcher:
         return final_url, code, content_type, bytes(body), meta
 
 
+def _host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except (ValueError, TypeError, AttributeError):
+        return ""
+
+
 def _exc_text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
@@ -386,8 +422,15 @@ def _connect_reason(exc: httpx.ConnectError) -> str:
 
 
 def make_fetcher(options: FetchOptions) -> Fetcher:
-    """The fetcher a run uses: HTTP, wrapped by a source pack when options.sources_dir is set."""
+    """The fetcher a run uses: HTTP, the browser when options.browser is "auto" or "always",
+    all behind a source pack when options.sources_dir is set."""
+    if options.browser not in ("auto", "always", "never"):
+        raise ValueError(f"browser must be auto, always or never, not {options.browser!r}")
     fetcher: Fetcher = HttpFetcher(options)
+    if options.browser != "never":
+        from .browser import BrowserFetcher
+
+        fetcher = BrowserFetcher(fetcher, options)  # type: ignore[arg-type]
     if options.sources_dir is not None:
         from .sourcepack import SourcePackFetcher
 

@@ -167,6 +167,9 @@ class Audit:
             self._emit(EventKind.RUN_FINISHED, f"failed: {exc}")
             raise
         self._fetcher_in_use = fetcher
+        ids = [j.id for j in judges]
+        if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
+            self.store.set_run_judges(run_id, ids)
         status, message = "completed", ""
         try:
             await self._process_all([r for r in rows if not r.done], judges, parser)
@@ -248,6 +251,8 @@ class Audit:
                 self.c.pairs_total -= planned   # no pairs for an unreadable source
                 continue
             await self._judge_source(informative, url, src_row, judges)
+        if self.cancel.is_set():
+            return  # pairs skipped after the cancel must be judged on resume
         self.store.mark_response_done(row.pk)
         self.c.responses_done += 1
         self._emit(EventKind.RESPONSE_DONE, row.response.id)

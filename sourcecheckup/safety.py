@@ -48,10 +48,10 @@ def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | Non
         return "a multicast address"
     if ip.is_unspecified:
         return "an unspecified address"
-    if ip.is_private:
-        return "a private network address"
     if ip.is_reserved:
         return "a reserved address"
+    if ip.is_private:
+        return "a private network address"
     if not ip.is_global:
         return "a non-public address"
     return None
@@ -109,6 +109,14 @@ async def resolve(host: str, port: int = 80, timeout_s: float = 10.0) -> tuple[s
     return addresses
 
 
+def _is_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
+
+
 async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float = 10.0) -> CheckedUrl:
     """Refuse non-web schemes and hosts that resolve to non-public addresses.
 
@@ -122,11 +130,10 @@ async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float 
     addresses = await resolve(host, port, timeout_s)
     if _host_allowed(host, addresses, allow_hosts):
         return CheckedUrl(url, host, addresses)
+    literal = len(addresses) == 1 and _is_literal(host)
     for addr in addresses:
         kind = address_kind(ipaddress.ip_address(addr))
         if kind:
-            where = f"{host} resolves to {addr}" if addr != host else f"{addr} is"
-            if addr == host:
-                raise UnsafeUrlError(f"{where} {kind}; add --allow-host {host} to fetch it anyway")
-            raise UnsafeUrlError(f"{where}, {kind}; add --allow-host {host} to fetch it anyway")
+            where = f"{host} is {kind}" if literal else f"{host} resolves to {addr}, {kind}"
+            raise UnsafeUrlError(f"{where}; add --allow-host {host} to fetch it anyway")
     return CheckedUrl(url, host, addresses)

@@ -75,14 +75,24 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
     db["run_log"].create_index(["run_id"])
 
 
-# Append-only: each later release adds a function; never edit a released one.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
+def _m2_reviews_and_suggestions(db: sqlite_utils.Database) -> None:
+    # a person's label on one pair; every row is kept (who and when), the latest per reviewer counts
+    db["reviews"].create({
+        "pk": int, "run_id": str, "statement_pk": int, "url": str, "reviewer": str, "label": str,
+        "reason": str, "blind": int, "sample": str, "created_at": str,
+    }, pk="pk")
+    db["reviews"].create_index(["run_id", "statement_pk", "url"])
+    # SourceCleanup edit suggestions and the user's decision on each
+    db["suggestions"].create({
+        "pk": int, "run_id": str, "statement_pk": int, "url": str, "kind": str, "original": str,
+        "suggested": str, "quote": str, "status": str, "judge_id": str, "verification": str,
+        "decision": str, "decided_by": str, "decided_at": str, "created_at": str,
+    }, pk="pk")
+    db["suggestions"].create_index(["run_id", "statement_pk"])
 
 
-def register_migration(fn: Callable[[sqlite_utils.Database], None]) -> None:
-    """Modules that own extra tables (reviews, suggestions) append their migration here."""
-    if fn not in MIGRATIONS:
-        MIGRATIONS.append(fn)
+# Append-only: each later release adds a function at the end; never edit a released one.
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions]
 
 
 class StoreError(RuntimeError):
@@ -222,6 +232,10 @@ class Store:
         finished = utcnow() if status in ("completed", "cancelled", "failed") else None
         with self.db.conn:
             self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
+
+    def set_run_judges(self, run_id: str, judge_ids: Sequence[str]) -> None:
+        with self.db.conn:
+            self.db["runs"].update(run_id, {"judges": _j(list(judge_ids))})
 
     def get_run(self, run_id: str) -> RunRow:
         rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))

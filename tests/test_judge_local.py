@@ -6,6 +6,7 @@ so every probability below is known in advance.
 """
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 from pathlib import Path
@@ -111,6 +112,7 @@ async def test_two_class_minicheck_style_model_uses_label_1_and_the_threshold(tm
     supported = await from_spec(str(folder)).verify("Iron overload is common.", page)
     assert supported.label is Label.SUPPORTED and supported.score == pytest.approx(expected, abs=1e-4)
 
+    assert supported.rationale.startswith("Support probability (label 'LABEL_1') 0.73 in the best of")
     strict = await from_spec(str(folder), threshold=0.8).verify("Iron overload is common.", page)
     assert strict.label is Label.NOT_SUPPORTED and strict.score == pytest.approx(expected, abs=1e-4)
 
@@ -132,7 +134,7 @@ async def test_best_of_the_top_ranked_windows_wins_and_gives_the_quote(judge, pa
     assert sentences == [s for s in sentences if s in best_window] and len(sentences) == 3
 
     assert verdict.label is Label.SUPPORTED
-    assert verdict.score == pytest.approx(softmax_first(4.0, 2), abs=0.01)
+    assert verdict.score == pytest.approx(softmax_first(4.0, 2), abs=1e-4)
     assert verdict.quote == ("The standard treatment of iron overload is weekly phlebotomy, "
                              "in which about 500 ml of blood is removed.")
     assert verdict.quote in best_window and verdict.quote_found is True
@@ -146,7 +148,7 @@ async def test_more_windows_reach_the_passage_bm25_ranked_low(oracle_dir, page, 
     calls = record_scored(monkeypatch, wide)
     verdict = await wide.verify(STATEMENT, page)
     assert len(calls[0]) == 13
-    assert verdict.score == pytest.approx(softmax_first(6.0, 2), abs=0.01)
+    assert verdict.score == pytest.approx(softmax_first(6.0, 2), abs=1e-4)
     assert "ferritin" in verdict.quote and verdict.quote_found is True
     assert "best of 13 passages" in verdict.rationale and "BM25" not in verdict.rationale
 
@@ -189,7 +191,7 @@ async def test_batched_verdicts_equal_one_by_one_verdicts(oracle_dir, monkeypatc
     other = SourceText.from_text("Serum ferritin above 1000 predicts cirrhosis. Treatment continues for years. "
                                  "Contact us with questions.")
     dull = SourceText.from_text("This page is reviewed every year. Copyright all rights reserved.")
-    pairs = [(STATEMENT, SourceText.from_text(PAGE)), ("Ferritin predicts liver disease.", other),
+    pairs = [(STATEMENT, SourceText.from_text(PAGE)), ("Serum iron markers predict liver disease.", other),
              (STATEMENT, dull), ("Iron stores are measured in blood.", SourceText.from_text(PAGE))]
     batched_judge = from_spec(str(oracle_dir), batch_size=5)
     calls = record_scored(monkeypatch, batched_judge)
@@ -202,6 +204,17 @@ async def test_batched_verdicts_equal_one_by_one_verdicts(oracle_dir, monkeypatc
         assert b.label is s.label and b.quote == s.quote and b.rationale == s.rationale
         assert b.score == pytest.approx(s.score, abs=1e-5)
     assert [v.label for v in batched] == [Label.SUPPORTED, Label.SUPPORTED, Label.NOT_SUPPORTED, Label.SUPPORTED]
+
+
+async def test_concurrent_single_verifies_are_judged_in_one_batch(oracle_dir, page, monkeypatch):
+    judge = from_spec(str(oracle_dir))
+    await judge.load()
+    calls = record_scored(monkeypatch, judge)
+    statements = [STATEMENT, "Iron overload is common.", "Iron stores are measured in blood."]
+    gathered = await asyncio.gather(*(judge.verify(s, page) for s in statements))
+    assert len(calls) == 2      # windows of all three pairs together, then the quotes
+    again = await judge.verify_many([(s, page) for s in statements])
+    assert [(v.label, v.score, v.quote) for v in gathered] == [(v.label, v.score, v.quote) for v in again]
 
 
 # -- loading and failures ---------------------------------------------------------------------
@@ -278,3 +291,21 @@ async def test_one_failing_pair_does_not_sink_the_batch(oracle_dir, page, monkey
 async def test_tokenizer_failure_is_a_judge_error_not_an_unsupported_verdict(judge, page):
     verdict = (await judge.verify_many([(None, page)]))[0]   # type: ignore[list-item]
     assert verdict.label is Label.JUDGE_ERROR
+
+
+def test_a_model_without_labels_that_mean_supported_is_refused_at_once(tmp_path):
+    folder = build_oracle_model(tmp_path / "sentiment", labels=("negative", "positive"))
+    with pytest.raises(LocalModelError, match="supported_label"):
+        make_judge(f"local:{folder}")
+    assert isinstance(make_judge(f"local:{folder}", supported_label="positive"), LocalJudge)
+
+
+async def test_a_checkpoint_without_a_trained_classifier_head_is_refused(tmp_path, page):
+    from transformers import BertConfig, BertModel
+
+    folder = build_oracle_model(tmp_path / "encoder-only")
+    config = BertConfig.from_pretrained(folder)
+    BertModel(config).save_pretrained(folder)   # overwrite with the bare encoder, no head
+    verdict = await from_spec(str(folder)).verify(STATEMENT, page)
+    assert verdict.label is Label.JUDGE_ERROR
+    assert "no trained classification head" in verdict.rationale and "classifier.weight" in verdict.rationale

@@ -97,6 +97,9 @@ class JudgeSpecError(ValueError):
 # `builtin` never pays for the API SDKs and vice versa.
 _REGISTRY: dict[str, tuple[str, str] | Callable[..., Judge]] = {
     "builtin": ("sourcecheckup.judges.builtin", "from_spec"),
+    "openai": ("sourcecheckup.judges.openai_api", "from_spec"),
+    "openai-compatible": ("sourcecheckup.judges.openai_api", "from_compatible_spec"),
+    "anthropic": ("sourcecheckup.judges.anthropic_api", "from_spec"),
     "local": ("sourcecheckup.judges.local", "from_spec"),
 }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import os
 import re
@@ -141,6 +142,8 @@ class LocalJudge:
     """Scores statement x source pairs with a local NLI / fact-checking classifier."""
 
     prompt_version = PROMPT_VERSION
+    # the pipeline hands over all statements of a source at once: they share one batched pass
+    per_source_batching = True
 
     def __init__(self, model: str, *, threshold: float = DEFAULT_THRESHOLD,
                  supported_label: str | int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -162,6 +165,9 @@ class LocalJudge:
         self._load_error: Exception | None = None
         self._load_lock = threading.Lock()
         self._run_lock = threading.Lock()   # one forward pass at a time; torch uses every core
+        # verify() calls waiting to be judged together, per event loop
+        self._pending: dict[asyncio.AbstractEventLoop, list[tuple[str, SourceText, asyncio.Future[Verdict]]]] = {}
+        self._collectors: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
 
     # -- identity -------------------------------------------------------------------------
 
@@ -201,11 +207,23 @@ class LocalJudge:
         path = os.path.expanduser(self.model_ref) if _is_folder_spec(self.model_ref) else self.model_ref
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_only)
-            model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=local_only)
+            model, info = AutoModelForSequenceClassification.from_pretrained(
+                path, local_files_only=local_only, output_loading_info=True)
         except OSError as exc:
             raise LocalModelError(
                 f"could not load local model '{self.model_ref}' ({exc}). Download it on a machine "
                 "with internet access and pass the folder: --judge local:/path/to/model") from exc
+        # A checkpoint without a trained classification head would load with random head
+        # weights and give confident nonsense: refuse it.
+        prefix = f"{model.base_model_prefix}."
+        untrained = sorted(k for k in info.get("missing_keys", ()) if not k.startswith(prefix))
+        untrained += sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ()))
+        if untrained:
+            raise LocalModelError(
+                f"local model '{self.model_ref}' has no trained classification head "
+                f"({', '.join(untrained[:4])} not in the checkpoint): it is not an NLI or "
+                "fact-checking classifier. Use a sequence-classification model such as an NLI "
+                "cross-encoder or MiniCheck-RoBERTa/DeBERTa")
         index = supported_label_index(model.config.id2label, self.supported_label)
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         model.to(device).eval()
@@ -238,7 +256,33 @@ class LocalJudge:
     # -- judging ------------------------------------------------------------------------
 
     async def verify(self, statement: str, source: SourceText) -> Verdict:
-        return (await self.verify_many([(statement, source)]))[0]
+        """One pair; pairs asked for concurrently are gathered into one batched call."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Verdict] = loop.create_future()
+        pending = self._pending.setdefault(loop, [])
+        pending.append((statement, source, future))
+        if len(pending) == 1 and loop not in self._collectors:
+            self._collectors[loop] = loop.create_task(self._collect(loop))
+        return await future
+
+    async def _collect(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            await asyncio.sleep(0)   # let every verify() started in this turn join the batch
+            while self._pending.get(loop):
+                batch, self._pending[loop] = self._pending[loop], []
+                live = [(st, src, fut) for st, src, fut in batch if not fut.cancelled()]
+                try:
+                    verdicts = await self.verify_many([(st, src) for st, src, _ in live])
+                except Exception as exc:   # verify_many already turns pair failures into verdicts
+                    verdicts = [self._error(_explain(exc)) for _ in live]
+                for (_, _, fut), verdict in zip(live, verdicts):
+                    if not fut.done():
+                        fut.set_result(verdict)
+        finally:
+            self._collectors.pop(loop, None)
+            for _, _, fut in self._pending.pop(loop, []):
+                if not fut.done():
+                    fut.cancel()
 
     async def verify_many(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:
         if not pairs:
@@ -316,8 +360,11 @@ class LocalJudge:
     def _verdict(self, score: float, window: Window, scored: int, total: int,
                  sentence: tuple[str, float] | None, source: SourceText, m: _Loaded) -> Verdict:
         supported = score >= self.threshold
-        name = m.supported_name.strip().replace("_", " ").lower() or "supported"
-        rationale = f"{name.capitalize()} probability {score:.2f} in the best of {scored} passage{'s' * (scored != 1)}"
+        if m.supported_name.strip().lower().startswith("entail"):
+            what = "Entailment probability"
+        else:
+            what = f"Support probability (label '{m.supported_name}')"
+        rationale = f"{what} {score:.2f} in the best of {scored} passage{'s' * (scored != 1)}"
         if total > scored:
             rationale += f" (the {scored} passages most relevant by BM25 out of {total})"
         rationale += f"; threshold {self.threshold:.2f}."
@@ -441,6 +488,18 @@ _OPTIONS = {"threshold", "supported_label", "batch_size", "max_windows", "max_le
             "allow_download"}
 
 
+def _check_labels(arg: str, config: bytes, supported_label: str | int | None) -> None:
+    """Fail at once, not on the first verdict, when no label can be taken as "supported"."""
+    if not config:
+        return
+    try:
+        id2label = json.loads(config).get("id2label")
+    except (ValueError, AttributeError) as exc:
+        raise LocalModelError(f"the config.json of local model '{arg}' is not valid JSON: {exc}") from exc
+    if isinstance(id2label, dict) and id2label:
+        supported_label_index({int(k): v for k, v in id2label.items()}, supported_label)
+
+
 def from_spec(arg: str, **options: Any) -> LocalJudge:
     """``local:MODEL_ID_OR_DIR`` -> a LocalJudge; the model itself loads on first use.
 
@@ -456,6 +515,7 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
         log.debug("local judge ignores options %s", ", ".join(ignored))
     allow_download = _as_bool(options.get("allow_download", False))
     config = _config_bytes(arg, allow_download)
+    _check_labels(arg, config, options.get("supported_label"))
     threshold = float(options.get("threshold", DEFAULT_THRESHOLD))
     if not 0.0 < threshold < 1.0:
         raise JudgeSpecError(f"threshold must be between 0 and 1, not {threshold}")

@@ -5,8 +5,8 @@ Every handler is bounded in time: nothing here sleeps longer than SLOW_S.
 """
 from __future__ import annotations
 
-import gzip
 import io
+import json
 import threading
 import time
 import zlib
@@ -20,6 +20,8 @@ import pytest
 SITE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 SLOW_S = 4.0                   # longer than any test's fetch timeout, short enough to end quickly
 LARGE_BYTES = 3_000_000        # tests set max_bytes below this
+# the fake web archive knows these paths (any host): path -> snapshot timestamp
+ARCHIVED = {"/retired/metformin-guidance": "20190315083000", "/status/404": "20200102030405"}
 ENDLESS_CAP_BYTES = 50_000_000  # the "endless" body stops here so a broken client cannot hang a test
 
 _TYPES = {".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8", ".pdf": "application/pdf",
@@ -85,6 +87,11 @@ def _encrypted_pdf() -> bytes:
     return buf.getvalue()
 
 
+def _broken_pdf() -> bytes:
+    """A PDF cut short in transfer: a valid header, no cross-reference table."""
+    return _guideline_pdf()[:400] + b"\n%%EOF garbage"
+
+
 def _gzip_bomb(decompressed: int = 40_000_000) -> bytes:
     comp = zlib.compressobj(9, zlib.DEFLATED, 31)   # wbits 31: a gzip stream
     chunk = b"\0" * 1_000_000
@@ -148,6 +155,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, path.read_bytes(), ctype, {"Last-Modified": "Tue, 14 Mar 2023 09:00:00 GMT",
                                                    "ETag": f'"{path.stat().st_size:x}"'})
         return True
+
+    def _archive_lookup(self, query: dict[str, list[str]]) -> None:
+        """A Wayback-compatible availability answer: /wayback/available?url=..."""
+        url = query.get("url", [""])[0]
+        stamp = ARCHIVED.get(urlsplit(url).path)
+        closest = {}
+        if stamp:
+            host = self.headers.get("Host", "127.0.0.1")
+            closest = {"closest": {"available": True, "status": "200", "timestamp": stamp,
+                                   "url": f"http://{host}/web/{stamp}/{url}"}}
+        self._send(200, json.dumps({"url": url, "archived_snapshots": closest}).encode(), "application/json")
+
+    def _archived_copy(self, path: str) -> None:
+        stamp = path.split("/")[2]
+        banner = f'<div id="wm-ipp">The Wayback Machine - snapshot of {stamp}</div>'.encode()
+        page = (SITE_DIR / "article/metformin-lactic-acidosis.html").read_bytes()
+        self._send(200, page.replace(b"<body>", b"<body>" + banner, 1))
 
     # -- routes --------------------------------------------------------------------------------
     def do_HEAD(self) -> None:
@@ -229,7 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/docs/encrypted.pdf":
             self._send(200, _cached("encrypted", _encrypted_pdf), "application/pdf")
         elif path == "/docs/broken.pdf":
-            self._send(200, _cached("pdf", _guideline_pdf)[:400] + b"\n%%EOF garbage", "application/pdf")
+            self._send(200, _cached("broken", _broken_pdf), "application/pdf")
         elif path == "/flaky/429":
             # fails twice with Retry-After, then answers: a polite client gets the page
             if hits < 3:
@@ -244,6 +268,22 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/text/notes.txt":
             self._send(200, "Ferritin above 1000 µg/L in C282Y homozygotes predicts cirrhosis risk.\n".encode(),
                        "text/plain; charset=utf-8")
+        elif path == "/blocked/captcha":
+            self._send(403, (SITE_DIR / "pages/captcha.html").read_bytes(), headers={"Server": "cloudflare"})
+        elif path == "/huge":
+            paras = "".join(f"<p>Case {i}: serum ferritin {200 + i} µg/L and transferrin saturation {30 + i % 60}% "
+                            f"were interpreted with inflammation, alcohol use and liver disease in mind.</p>\n"
+                            for i in range(1500))
+            self._send(200, ("<html><head><title>Iron studies handbook</title></head><body><article>"
+                             "<h1>Iron studies handbook</h1>" + paras + "</article></body></html>").encode())
+        elif path == "/wayback/available":
+            self._archive_lookup(query)
+        elif path.startswith("/web/"):
+            self._archived_copy(path)
+        elif path == "/robots.txt":
+            self._send(200, b"User-agent: *\nDisallow: /private-area/\n", "text/plain")
+        elif path.startswith("/private-area/"):
+            self._static("article/hypertension.html")
         elif path == "/empty":
             self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")
         elif not self._static(path):

@@ -1,0 +1,292 @@
+"""A headless Chromium (through Playwright) for pages that need JavaScript to show their text.
+
+One browser per run, launched on first use and reused; a bounded pool of pages; a hard time
+cap per page; downloads off; images, media and fonts blocked; every request (each redirect hop
+too, since we follow them ourselves) passes the same address rule as plain HTTP.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .fetch import FetchOptions, HttpFetcher, http_status_outcome, source_from_document, status_phrase
+from .models import FetchStatus, Source, utcnow
+from .safety import HostNotFoundError, UnsafeUrlError, check_url
+
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome",
+                       "google-chrome-stable")
+BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync")
+# tests add this so Chromium itself never looks up outside hosts
+TEST_RESOLVER_RULES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
+BLOCKED_RESOURCES = ("image", "media", "font")
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+TEXT_READY_CHARS = 200
+
+
+class BrowserUnavailable(Exception):
+    """No browser could be started; the message says why and how to install one."""
+
+
+class RenderError(Exception):
+    """The page could not be rendered; carries the outcome to record."""
+
+    def __init__(self, status: FetchStatus, reason: str, final_url: str | None = None) -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.final_url = status, reason, final_url
+
+
+@dataclass(frozen=True)
+class Rendered:
+    url: str
+    final_url: str
+    http_status: int | None
+    content_type: str | None
+    html: str
+    title: str | None
+
+
+def find_chromium(explicit: str | None = None) -> str | None:
+    """The Chromium executable to use: explicit, $SOURCECHECKUP_CHROMIUM, then the usual places."""
+    for candidate in (explicit, os.environ.get("SOURCECHECKUP_CHROMIUM"), *CHROMIUM_CANDIDATES):
+        if not candidate:
+            continue
+        path = candidate if os.path.isabs(candidate) else shutil.which(candidate)
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+class BrowserPool:
+    """One lazily launched Chromium with at most `pages` pages open at a time."""
+
+    def __init__(self, options: FetchOptions, executable: str | None = None, extra_args: tuple[str, ...] = (),
+                 pages: int = 4, page_timeout_s: float | None = None) -> None:
+        self.options = options
+        self.executable = executable
+        self.extra_args = tuple(extra_args)
+        self.page_timeout_s = page_timeout_s or options.timeout_s
+        self._slots = asyncio.Semaphore(max(1, pages))
+        self._lock = asyncio.Lock()
+        self._pw: Any = None
+        self._browser: Any = None
+        self._context: Any = None
+        self._failure: str | None = None
+        self._states: dict[Any, dict[str, Any]] = {}
+        self.launches = 0
+
+    async def _ensure(self) -> Any:
+        async with self._lock:
+            if self._context is not None:
+                return self._context
+            if self._failure:
+                raise BrowserUnavailable(self._failure)
+            exe = find_chromium(self.executable)
+            if exe is None:
+                self._failure = ("no Chromium found; install it (Debian: apt-get install chromium) "
+                                 "or set SOURCECHECKUP_CHROMIUM to its path")
+                raise BrowserUnavailable(self._failure)
+            try:
+                from playwright.async_api import async_playwright
+
+                self._pw = await async_playwright().start()
+                self._browser = await self._pw.chromium.launch(
+                    executable_path=exe, headless=True, args=[*BASE_ARGS, *self.extra_args],
+                    timeout=30_000)
+                self.launches += 1
+                self._context = await self._browser.new_context(
+                    user_agent=self.options.user_agent, accept_downloads=False, service_workers="block",
+                    java_script_enabled=True, ignore_https_errors=False)
+                await self._context.route("**/*", self._intercept)
+            except Exception as exc:
+                self._failure = f"the browser could not be started ({type(exc).__name__}: {str(exc)[:200]})"
+                await self._shutdown()
+                raise BrowserUnavailable(self._failure) from None
+            return self._context
+
+    async def _intercept(self, route: Any) -> None:
+        """Block media, refuse unsafe hops, and follow redirects ourselves so each hop is checked."""
+        request = route.request
+        state: dict[str, Any] = {}
+        try:
+            if request.frame.page in self._states:
+                state = self._states[request.frame.page]
+        except Exception:
+            pass
+        main = request.is_navigation_request() and request.frame.parent_frame is None
+        if request.resource_type in BLOCKED_RESOURCES:
+            await route.abort("blockedbyclient")
+            return
+        url = request.url
+        try:
+            for _ in range(self.options.max_redirects + 1):
+                try:
+                    await check_url(url, self.options.allow_hosts, self.options.connect_timeout_s)
+                except (UnsafeUrlError, HostNotFoundError) as exc:
+                    if main:
+                        via = f" (redirected from {request.url})" if url != request.url else ""
+                        dead = isinstance(exc, HostNotFoundError)
+                        state["refused"] = (FetchStatus.DEAD if dead else FetchStatus.UNSAFE_URL, f"{exc}{via}", url)
+                    await route.abort("blockedbyclient")
+                    return
+                response = await route.fetch(url=url, max_redirects=0, timeout=self.page_timeout_s * 1000)
+                location = response.headers.get("location")
+                if response.status in REDIRECT_CODES and location:
+                    from urllib.parse import urljoin
+
+                    url = urljoin(url, location)
+                    continue
+                if main:
+                    state["final_url"] = url
+                    state["status"] = response.status
+                    state["content_type"] = response.headers.get("content-type")
+                await route.fulfill(response=response)
+                return
+            if main:
+                state["refused"] = (FetchStatus.HTTP_ERROR, f"more than {self.options.max_redirects} redirects", url)
+            await route.abort("failed")
+        except Exception:
+            try:
+                await route.abort("failed")
+            except Exception:
+                pass
+
+    async def render(self, url: str) -> Rendered:
+        """Load a page, let its scripts run, return the DOM; RenderError or TimeoutError on failure."""
+        context = await self._ensure()
+        async with self._slots:
+            page = await context.new_page()
+            state: dict[str, Any] = {}
+            self._states[page] = state
+            try:
+                async with asyncio.timeout(self.page_timeout_s):
+                    return await self._load(page, url, state)
+            finally:
+                self._states.pop(page, None)
+                try:
+                    await asyncio.wait_for(page.close(), timeout=2.0)
+                except Exception:
+                    pass
+
+    async def _load(self, page: Any, url: str, state: dict[str, Any]) -> Rendered:
+        started = time.monotonic()
+        try:
+            response = await page.goto(url, wait_until="domcontentloaded", timeout=self.page_timeout_s * 1000)
+        except Exception as exc:
+            if "refused" in state:
+                status, reason, where = state["refused"]
+                raise RenderError(status, reason, where) from None
+            raise RenderError(FetchStatus.HTTP_ERROR, f"the browser could not load the page ({str(exc).splitlines()[0]})",
+                              url) from None
+        left_ms = max(100, (self.page_timeout_s - (time.monotonic() - started)) * 1000 - 200)
+        try:   # scripts that build the article: wait for text, but never past the cap
+            await page.wait_for_function(
+                f"document.body && document.body.innerText.length > {TEXT_READY_CHARS}",
+                timeout=min(3000, left_ms))
+        except Exception:
+            pass
+        html = await page.content()
+        title = await page.title()
+        return Rendered(url=url, final_url=state.get("final_url", page.url),
+                        http_status=state.get("status", response.status if response else None),
+                        content_type=state.get("content_type"), html=html, title=title or None)
+
+    async def _shutdown(self) -> None:
+        for closer in (getattr(self._context, "close", None), getattr(self._browser, "close", None),
+                       getattr(self._pw, "stop", None)):
+            if closer is None:
+                continue
+            try:
+                await asyncio.wait_for(closer(), timeout=5.0)
+            except Exception:
+                pass
+        self._context = self._browser = self._pw = None
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            await self._shutdown()
+
+
+class BrowserFetcher:
+    """HTTP first; the browser when the page needs JavaScript ("auto") or for every page ("always")."""
+
+    def __init__(self, http: HttpFetcher, options: FetchOptions, pool: BrowserPool | None = None) -> None:
+        self.http = http
+        self.options = options
+        self.pool = pool or BrowserPool(options, executable=options.browser_executable,
+                                        extra_args=options_browser_args(options), pages=options.browser_pages,
+                                        page_timeout_s=options.browser_page_timeout_s)
+
+    @property
+    def launches(self) -> int:
+        return self.pool.launches
+
+    async def fetch(self, url: str) -> Source:
+        mode = self.options.browser
+        if mode == "always":
+            return await self._render(url, None)
+        first = await self.http.fetch(url)
+        if mode != "auto" or "needs_js" not in first.flags:
+            return first
+        return await self._render(url, first)
+
+    async def _fallback(self, url: str, first: Source | None, note: str, flag: str) -> Source:
+        """The plain-HTTP result, saying why the browser's was not used."""
+        from dataclasses import replace
+
+        if first is None:
+            first = await self.http.fetch(url)
+            note += "; read over plain HTTP instead"
+        return replace(first, reason=f"{first.reason}; {note}", flags=first.flags + (flag,))
+
+    async def _render(self, url: str, first: Source | None) -> Source:
+        """The rendered Source, or the HTTP result annotated with why the browser did not help."""
+        started = time.monotonic()
+        try:
+            got = await self.pool.render(url)
+        except BrowserUnavailable as exc:
+            need = "the page needs JavaScript but " if first is not None else ""
+            return await self._fallback(url, first, f"{need}no browser is available: {exc}", "browser_unavailable")
+        except RenderError as exc:
+            if exc.status in (FetchStatus.UNSAFE_URL, FetchStatus.DEAD):
+                return Source(url=url, status=exc.status, reason=exc.reason, final_url=exc.final_url,
+                              fetched_at=utcnow(), elapsed_s=round(time.monotonic() - started, 4), origin="browser")
+            return await self._fallback(url, first, f"the browser failed: {exc.reason}", "browser_failed")
+        except TimeoutError:
+            if first is None:
+                return Source(url=url, status=FetchStatus.TIMEOUT, origin="browser", fetched_at=utcnow(),
+                              reason=f"the browser did not finish the page within {self.pool.page_timeout_s:g} s",
+                              elapsed_s=round(time.monotonic() - started, 4))
+            return await self._fallback(url, first, f"the browser did not finish within {self.pool.page_timeout_s:g} s",
+                                        "browser_timeout")
+        ctype = got.content_type or "text/html"
+        if "html" not in ctype.lower():
+            return first or await self.http.fetch(url)   # a PDF or file: plain HTTP reads it better
+        code = got.http_status or 200
+        if not 200 <= code < 300:
+            status, reason = http_status_outcome(code)
+            return Source(url=url, status=status, reason=f"{reason} (in the browser)", http_status=code,
+                          final_url=got.final_url, content_type=ctype, fetched_at=utcnow(), origin="browser",
+                          elapsed_s=round(time.monotonic() - started, 4))
+        source = await asyncio.to_thread(
+            source_from_document, url, got.html.encode("utf-8"), "text/html; charset=utf-8",
+            final_url=got.final_url, http_status=code, origin="browser",
+            reason_ok=f"HTTP {code} {status_phrase(code)}, rendered in the browser", started=started,
+            meta={"sha256_of": "rendered page"}, max_text_chars=self.options.max_text_chars)
+        if first is not None and not source.text.strip():
+            return await self._fallback(url, first, "the browser found no main text either", "browser_no_text")
+        return source
+
+    async def aclose(self) -> None:
+        try:
+            await self.pool.aclose()
+        finally:
+            await self.http.aclose()
+
+
+def options_browser_args(options: FetchOptions) -> tuple[str, ...]:
+    return tuple(options.browser_args)

@@ -1,0 +1,165 @@
+"""Tell a real article from a soft 404, a paywall teaser, a login wall, an abstract page or a bot wall.
+
+The detectors are data: resources/patterns/*.json, one file per kind of page, each a list of
+regular expressions over the page title, its main text or its markup. Every decision records
+which pattern matched ("soft 404: title matched 'Page not found'") so a librarian can check it.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .models import FetchStatus, Source
+
+PATTERN_DIR = Path(__file__).resolve().parent.parent / "resources" / "patterns"
+# checked in this order: the first detector that matches decides
+ORDER = ("captcha", "soft404", "login", "paywall", "abstract", "js_required")
+_OUTCOMES = {"blocked": FetchStatus.BLOCKED, "dead": FetchStatus.DEAD, "paywalled": FetchStatus.PAYWALLED,
+             "abstract_only": FetchStatus.ABSTRACT_ONLY}
+NEEDS_BROWSER = "needs_browser"
+_FIELDS = ("title", "text", "html")
+
+
+class PatternFileError(Exception):
+    """A pattern file is missing or malformed; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    field: str
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class Detector:
+    name: str                      # file stem: "soft404"
+    label: str                     # plain words: "soft 404"
+    outcome: str                   # "dead" | "blocked" | "paywalled" | "abstract_only" | "needs_browser"
+    rules: tuple[Rule, ...]
+    max_text_chars: int            # a page with more main text than this is not judged by this detector
+    requires: Rule | None = None   # must also match (e.g. an abstract heading for abstract_only)
+    empty_with_script_chars: int = 0
+
+
+@dataclass(frozen=True)
+class Detection:
+    detector: str
+    outcome: str
+    reason: str                    # "soft 404: title matched 'Page not found'"
+
+    @property
+    def status(self) -> FetchStatus | None:
+        return _OUTCOMES.get(self.outcome)
+
+
+def _compile(path: Path, raw: object) -> Rule:
+    if not isinstance(raw, dict) or raw.get("field") not in _FIELDS or not isinstance(raw.get("pattern"), str):
+        raise PatternFileError(f"{path}: each rule needs \"field\" (one of {', '.join(_FIELDS)}) and \"pattern\"")
+    try:
+        return Rule(raw["field"], re.compile(raw["pattern"], re.I | re.M))
+    except re.error as exc:
+        raise PatternFileError(f"{path}: bad pattern {raw['pattern']!r}: {exc}") from None
+
+
+def load_detector(path: Path) -> Detector:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PatternFileError(f"cannot read pattern file {path}: {exc}") from None
+    outcome = data.get("outcome")
+    if outcome not in _OUTCOMES and outcome != NEEDS_BROWSER:
+        raise PatternFileError(f"{path}: unknown outcome {outcome!r}")
+    rules = tuple(_compile(path, r) for r in data.get("rules", []))
+    requires = _compile(path, data["requires"]) if data.get("requires") else None
+    return Detector(path.stem, data.get("label", path.stem), outcome, rules, int(data.get("max_text_chars", 5000)),
+                    requires, int(data.get("empty_with_script_chars", 0)))
+
+
+@functools.lru_cache(maxsize=8)
+def load_detectors(directory: Path = PATTERN_DIR) -> tuple[Detector, ...]:
+    """The page detectors, in ORDER (other pattern files in the folder belong to other checks)."""
+    missing = [n for n in ORDER if not (Path(directory) / f"{n}.json").is_file()]
+    if missing:
+        raise PatternFileError(f"pattern folder {directory} lacks {', '.join(m + '.json' for m in missing)}")
+    return tuple(load_detector(Path(directory) / f"{n}.json") for n in ORDER)
+
+
+def _snippet(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()[:80]
+
+
+def _match(rule: Rule, fields: dict[str, str]) -> str | None:
+    m = rule.regex.search(fields[rule.field])
+    if m is None:
+        return None
+    return f"{rule.field} matched '{_snippet(m.group(0))}'"
+
+
+def detect_page(title: str | None, text: str, html: str = "", *,
+                only: tuple[str, ...] | None = None, directory: Path = PATTERN_DIR) -> Detection | None:
+    """The first detector whose patterns match this page, or None for an ordinary page."""
+    fields = {"title": title or "", "text": text or "", "html": html[:400_000]}
+    for det in load_detectors(directory):
+        if only is not None and det.name not in only:
+            continue
+        if len(fields["text"]) > det.max_text_chars:
+            continue
+        if det.requires is not None and _match(det.requires, fields) is None:
+            continue
+        for rule in det.rules:
+            why = _match(rule, fields)
+            if why:
+                return Detection(det.name, det.outcome, f"{det.label}: {why}")
+        if det.empty_with_script_chars and len(fields["text"].strip()) < det.empty_with_script_chars \
+                and "<script" in fields["html"].lower():
+            return Detection(det.name, det.outcome,
+                             f"{det.label}: almost no text ({len(fields['text'].strip())} characters) and scripts")
+    return None
+
+
+def redirected_home(url: str, final_url: str | None) -> bool:
+    """A deep link that ends on the site's home page: the classic soft 404."""
+    if not final_url or final_url == url:
+        return False
+    try:
+        a, b = urlsplit(url), urlsplit(final_url)
+    except ValueError:
+        return False
+    deep = a.path.strip("/") != "" or bool(a.query)
+    home = b.path.strip("/") in ("", "index.html", "index.php", "home", "en", "en-us") and not b.query
+    return deep and home
+
+
+def classify(source: Source, html: str) -> Source:
+    """Re-label an HTML source read with status OK by what the page really is."""
+    if source.status is not FetchStatus.OK:
+        return source
+    if redirected_home(source.url, source.final_url):
+        return replace(source, status=FetchStatus.DEAD,
+                       reason=f"soft 404: redirected to the home page {source.final_url}")
+    found = detect_page(source.title, source.text, html)
+    if found is None:
+        return source
+    if found.outcome == NEEDS_BROWSER:
+        # what little text there is ("enable JavaScript") is not the article
+        return replace(source, text="", flags=source.flags + ("needs_js",),
+                       reason=f"HTTP {source.http_status or 200} OK, but no main text was found; {found.reason}"
+                       if source.origin != "local_file" else f"{source.reason}, but {found.reason}",
+                       meta={**source.meta, "needs_js": found.reason})
+    return replace(source, status=found.status, reason=found.reason, meta={**source.meta, "detector": found.detector})
+
+
+def block_reason(body: bytes, content_type: str | None) -> str | None:
+    """Why an error page (401/403/429/503) is a bot wall, if it is one: 'captcha or bot wall: ...'."""
+    from .extract import decode_text, extract_html
+
+    if not body:
+        return None
+    html, _ = decode_text(body[:300_000], content_type, html=True)
+    doc = extract_html(body[:300_000], content_type)
+    found = detect_page(doc.title, doc.text, html, only=("captcha", "login"))
+    return found.reason if found else None

@@ -1,0 +1,482 @@
+"""Read-only views of a stored run shaped for a results screen, and the suggestion decisions.
+
+The desktop app is a view over these functions (they hold no Qt): which responses a run has
+and what is wrong with each, a response's sources in plain words, the support matrix with every
+judge's verdict and any reviewer override, the list of pairs a reviewer walks through, where a
+statement sits in its answer and a quote in its source, and SourceCleanup suggestions with the
+user's decision and the revised answer they give.
+"""
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
+                      assess_run, compute_metrics, pair_label)
+from .models import FetchStatus, Label, StatementStatus, utcnow
+from .store import RunData, Store, VerdictRow
+
+# ----------------------------------------------------------------------------- run view
+
+
+@dataclass(frozen=True)
+class ResponseSummary:
+    """One row of a run's responses table."""
+
+    response_pk: int
+    rid: str
+    model: str
+    question: str
+    statements: int          # all sentences parsed
+    claims: int              # informative statements
+    supported_claims: int
+    decided_claims: int
+    sources: int
+    valid_sources: int
+    supported: bool | None   # every claim supported; None while undecided
+    problems: str            # "2 unsupported · 1 dead link", "" when none
+
+    @property
+    def support_text(self) -> str:
+        if not self.decided_claims:
+            return "–"
+        return f"{self.supported_claims}/{self.decided_claims}"
+
+    def matches(self, needle: str) -> bool:
+        needle = needle.casefold().strip()
+        return not needle or any(needle in v.casefold() for v in (self.rid, self.model, self.question,
+                                                                    self.problems))
+
+
+@dataclass
+class RunView:
+    """Everything a results screen shows for one run, computed off the GUI thread."""
+
+    data: RunData
+    assessed: list[ResponseAssessment]
+    metrics: MetricSet
+    summaries: list[ResponseSummary]
+    overrides: Overrides
+    with_overrides: bool
+    _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
+
+    def assessment(self, response_pk: int) -> ResponseAssessment | None:
+        if not self._by_pk:
+            self._by_pk = {a.response_pk: a for a in self.assessed}
+        return self._by_pk.get(response_pk)
+
+
+def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> RunView:
+    """Load, assess and measure a run (with or without reviewer overrides) in one call."""
+    from .review import overrides as review_overrides
+
+    data = store.load_run(run_id)
+    found = review_overrides(store, data.run.id)
+    used = found if with_overrides else None
+    assessed = assess_run(data, overrides=used)
+    metrics = compute_metrics(data, assessed, overrides=used)
+    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides)
+
+
+def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment]) -> list[ResponseSummary]:
+    by_pk = {r.pk: r for r in data.responses}
+    out = []
+    for a in assessed:
+        resp = by_pk[a.response_pk].response
+        claims = [s for s in a.statements if s.row.statement.informative]
+        counts: dict[StatementStatus, int] = {}
+        for s in claims:
+            counts[s.status] = counts.get(s.status, 0) + 1
+        problems = []
+        for status, word in ((StatementStatus.NOT_SUPPORTED, "unsupported"),
+                             (StatementStatus.NO_READABLE_SOURCE, "without a readable source"),
+                             (StatementStatus.JUDGE_ERROR, "judge error"),
+                             (StatementStatus.PENDING, "pending")):
+            if counts.get(status):
+                problems.append(f"{counts[status]} {word}")
+        outcomes: dict[str, int] = {}
+        for url in a.urls:
+            src = data.sources.get(url)
+            if src is not None and not src.source.valid:
+                outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
+        problems.extend(f"{n} {word}" for word, n in sorted(outcomes.items()))
+        if not a.urls:
+            problems.append("no citations")
+        decided = [s for s in claims if s.status.supported is not None]
+        out.append(ResponseSummary(
+            response_pk=a.response_pk, rid=resp.id, model=resp.model or "", question=resp.question or "",
+            statements=len(a.statements), claims=len(claims),
+            supported_claims=sum(1 for s in decided if s.status.supported),
+            decided_claims=len(decided), sources=len(a.urls), valid_sources=len(a.valid_urls),
+            supported=a.supported, problems=" · ".join(problems)))
+    return out
+
+
+# ----------------------------------------------------------------------------- runs list
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    id: str
+    created_at: str
+    status: str
+    input: str
+    judges: tuple[str, ...]
+    responses: int
+    statement_support: float | None
+    response_support: float | None
+    url_validity: float | None
+    message: str
+
+    @property
+    def resumable(self) -> bool:
+        return self.status in ("cancelled", "failed", "running")
+
+
+def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
+    """Past runs, newest first, with their headline metrics (point estimates, no bootstrap)."""
+    out = []
+    for run in store.list_runs()[:limit]:
+        data = store.load_run(run.id)
+        assessed = assess_run(data)
+        claims = [s.status.supported for r in assessed for s in r.statements if s.status.supported is not None]
+        resp = [r.supported for r in assessed if r.supported is not None]
+        urls = [bool(data.sources.get(u) and data.sources[u].source.valid) for r in assessed for u in r.urls]
+        out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
+                              _ratio(claims), _ratio(resp), _ratio(urls), run.message))
+    return out
+
+
+def _ratio(values: Sequence[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+# ----------------------------------------------------------------------------- sources
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    url: str
+    domain: str
+    title: str
+    status: FetchStatus | None     # None: not fetched yet
+    outcome: str                   # plain words: "full text", "dead link", "archived copy"...
+    reason: str
+    flags: tuple[str, ...]
+    source_id: int | None
+    used: bool | None              # supports a statement; None while undecided or unreadable
+
+    @property
+    def flag_text(self) -> str:
+        words = {"possible_injection": "possible injection", "changed": "changed since last audit",
+                 "truncated": "truncated", "quote_not_found": "quote not found"}
+        return ", ".join(words.get(f, f.replace("_", " ")) for f in self.flags)
+
+
+def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
+    a = view.assessment(response_pk)
+    if a is None:
+        return []
+    out = []
+    for url in a.urls:
+        row = view.data.sources.get(url)
+        if row is None:
+            out.append(SourceSummary(url, domain_of(url), "", None, "not fetched yet", "", (), None, None))
+            continue
+        src = row.source
+        outcome = src.status.plain
+        if src.origin == "archive":
+            outcome = f"archived copy ({outcome})"
+        elif src.origin == "local_file":
+            outcome = f"local file ({outcome})"
+        used = None
+        if url in a.valid_urls and url not in a.undecided_urls:
+            used = url not in a.unused_urls
+        out.append(SourceSummary(url, src.domain, src.title or "", src.status, outcome, src.reason,
+                                 tuple(src.flags), row.id, used))
+    return out
+
+
+def domain_of(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+# ----------------------------------------------------------------------------- support matrix
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    statement_pk: int
+    url: str
+    label: Label | None            # the label counted (override first, then the judges' consensus)
+    judge_label: Label | None      # the judges' consensus alone
+    verdicts: tuple[VerdictRow, ...]
+    override: Label | None
+    disagreement: bool
+    readable: bool                 # the source could be read; otherwise no pair exists
+
+    @property
+    def primary(self) -> VerdictRow | None:
+        return self.verdicts[0] if self.verdicts else None
+
+
+@dataclass(frozen=True)
+class SupportMatrix:
+    statements: list[StatementAssessment]
+    urls: list[str]
+    cells: dict[tuple[int, str], MatrixCell]
+
+    def cell(self, row: int, col: int) -> MatrixCell:
+        return self.cells[(self.statements[row].row.pk, self.urls[col])]
+
+
+def support_matrix(view: RunView, response_pk: int) -> SupportMatrix:
+    """Statements x cited sources of one response, with all judges' verdicts per cell."""
+    a = view.assessment(response_pk)
+    if a is None:
+        return SupportMatrix([], [], {})
+    rule = Consensus(view.data.run.config.get("consensus", "first"))
+    judges = list(view.data.run.judges)
+    cells: dict[tuple[int, str], MatrixCell] = {}
+    valid = set(a.valid_urls)
+    for s in a.statements:
+        by_url: dict[str, list[VerdictRow]] = {}
+        for v in view.data.verdicts.get(s.row.pk, []):
+            by_url.setdefault(v.url, []).append(v)
+        for url in a.urls:
+            vs = by_url.get(url, [])
+            order = judges + [v.verdict.judge_id for v in vs if v.verdict.judge_id not in judges]
+            vs = sorted(vs, key=lambda v: order.index(v.verdict.judge_id))
+            override = view.overrides.get((s.row.pk, url))
+            complete = all(any(v.verdict.judge_id == j for v in vs) for j in judges) if judges else bool(vs)
+            judge_label = pair_label([v.verdict.label for v in vs], rule) if vs and complete else None
+            label = override if (override is not None and view.with_overrides) else judge_label
+            decided = {v.verdict.label for v in vs if v.verdict.label is not Label.JUDGE_ERROR}
+            cells[(s.row.pk, url)] = MatrixCell(s.row.pk, url, label, judge_label, tuple(vs), override,
+                                                len(decided) > 1, url in valid)
+    return SupportMatrix(list(a.statements), list(a.urls), cells)
+
+
+# ----------------------------------------------------------------------------- review pairs
+
+
+@dataclass(frozen=True)
+class PairRef:
+    """One statement x source pair a reviewer can label."""
+
+    response_pk: int
+    statement_pk: int
+    url: str
+
+
+def review_pairs(view: RunView) -> list[PairRef]:
+    """Every judgeable pair of a run (claims x readable sources), in reading order."""
+    out = []
+    for a in view.assessed:
+        for s in a.statements:
+            if not s.row.statement.informative:
+                continue
+            out.extend(PairRef(a.response_pk, s.row.pk, url) for url in a.valid_urls)
+    return out
+
+
+# ----------------------------------------------------------------------------- text positions
+
+
+def statement_spans(text: str, statements: Sequence[StatementAssessment]) -> list[tuple[int, int, StatementAssessment]]:
+    """Where each statement sits in the answer text: the stored span, else the first match after the
+    previous statement; statements that cannot be placed are left out."""
+    spans = []
+    pos = 0
+    for s in statements:
+        st = s.row.statement
+        if 0 <= st.start < st.end <= len(text):
+            start, end = st.start, st.end
+        else:
+            found = locate_text(st.text, text, pos)
+            if found is None:
+                continue
+            start, end = found
+        spans.append((start, end, s))
+        pos = max(pos, end)
+    return sorted(spans, key=lambda t: t[0])
+
+
+_QUOTE_MAP = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
+
+
+def _normalised_with_map(text: str) -> tuple[str, list[int]]:
+    """normalise_for_match, char by char, keeping for each output char its index in ``text``."""
+    out: list[str] = []
+    where: list[int] = []
+    space = False
+    for i, ch in enumerate(text):
+        if ch == "\u00ad":
+            continue
+        if ch.isspace():
+            space = bool(out)
+            continue
+        piece = unicodedata.normalize("NFKC", _QUOTE_MAP.get(ch, ch)).casefold()
+        if space:
+            out.append(" ")
+            where.append(i)
+            space = False
+        for c in piece:
+            out.append(c)
+            where.append(i)
+    return "".join(out), where
+
+
+def locate_text(needle: str, text: str, start: int = 0) -> tuple[int, int] | None:
+    """Character span of ``needle`` in ``text``, ignoring case, quote styles and whitespace runs."""
+    hay, where = _normalised_with_map(text)
+    n, _ = _normalised_with_map(needle)
+    n = n.strip(" \"'.…")
+    if not n:
+        return None
+    from_ = next((k for k, i in enumerate(where) if i >= start), len(where))
+    found = hay.find(n, from_)
+    if found < 0 and from_:
+        found = hay.find(n)
+    if found < 0:
+        return None
+    return where[found], where[found + len(n) - 1] + 1
+
+
+def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
+    """Span of an evidence quote in the source text (an inner ellipsis spans its pieces)."""
+    pieces = [p for p in re.split(r"\s*(?:\.\.\.|…)\s*", quote or "") if p.strip(" \"'.")]
+    if not pieces:
+        return None
+    first = locate_text(pieces[0], text)
+    if first is None:
+        return None
+    end = first[1]
+    for p in pieces[1:]:
+        nxt = locate_text(p, text, end)
+        if nxt is None:
+            break
+        end = nxt[1]
+    return first[0], end
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def table_columns(path: str | Path) -> list[str]:
+    """The header row of a CSV/TSV file, for a column-mapping dialog."""
+    p = Path(path)
+    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+        head = fh.read(65536)
+    delimiter = "\t" if p.suffix.lower() == ".tsv" else ","
+    reader = csv.reader(io.StringIO(head), delimiter=delimiter)
+    return [c.strip() for c in next(reader, [])]
+
+
+# ----------------------------------------------------------------------------- suggestions
+
+
+class Decision:
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class SuggestionView:
+    pk: int
+    statement_pk: int
+    response_pk: int
+    url: str
+    kind: str                   # "rewrite" | "delete"
+    original: str
+    suggested: str
+    quote: str
+    status: str                 # the verification status the engine recorded
+    verification: str
+    decision: str | None
+    decided_by: str | None
+    decided_at: str | None
+
+    @property
+    def is_delete(self) -> bool:
+        return self.kind.lower() in ("delete", "remove", "drop") or not self.suggested.strip()
+
+    def diff(self) -> str:
+        """A word diff: [-removed-] {+added+}."""
+        if self.is_delete:
+            return f"[-{self.original}-]"
+        a, b = self.original.split(), self.suggested.split()
+        out = []
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+            if op == "equal":
+                out.append(" ".join(a[i1:i2]))
+            if op in ("delete", "replace"):
+                out.append("[-" + " ".join(a[i1:i2]) + "-]")
+            if op in ("insert", "replace"):
+                out.append("{+" + " ".join(b[j1:j2]) + "+}")
+        return " ".join(out)
+
+
+def suggestions(store: Store, run_id: str, response_pk: int | None = None) -> list[SuggestionView]:
+    sql = ("SELECT g.*, s.response_pk AS response_pk FROM suggestions g "
+           "JOIN statements s ON s.pk = g.statement_pk WHERE g.run_id = ?")
+    args: list[object] = [run_id]
+    if response_pk is not None:
+        sql += " AND s.response_pk = ?"
+        args.append(response_pk)
+    sql += " ORDER BY s.response_pk, s.ord, g.pk"
+    return [SuggestionView(r["pk"], r["statement_pk"], r["response_pk"], r["url"] or "", r["kind"] or "rewrite",
+                           r["original"] or "", r["suggested"] or "", r["quote"] or "", r["status"] or "",
+                           r["verification"] or "", r["decision"], r["decided_by"], r["decided_at"])
+            for r in store.db.query(sql, args)]
+
+
+def decide_suggestion(store: Store, pk: int, decision: str | None, decided_by: str) -> None:
+    """Record Accept / Reject (or None to undo) with who and when."""
+    if decision not in (Decision.ACCEPTED, Decision.REJECTED, None):
+        raise ValueError(f"unknown decision '{decision}': use accepted or rejected")
+    with store.db.conn:
+        store.db["suggestions"].update(pk, {"decision": decision, "decided_by": decided_by if decision else None,
+                                            "decided_at": utcnow() if decision else None})
+
+
+def revised_answer(text: str, statements: Sequence[StatementAssessment],
+                   chosen: Sequence[SuggestionView]) -> str:
+    """The answer with accepted rewrites applied and accepted deletions removed."""
+    accepted: dict[int, SuggestionView] = {}
+    for g in chosen:
+        if g.decision == Decision.ACCEPTED:
+            accepted.setdefault(g.statement_pk, g)
+    if not accepted:
+        return text
+    spans = [(a, b, s) for a, b, s in statement_spans(text, statements) if s.row.pk in accepted]
+    out = text
+    for start, end, s in sorted(spans, key=lambda t: t[0], reverse=True):
+        g = accepted[s.row.pk]
+        if g.is_delete:
+            # take the following whitespace with the deleted sentence
+            while end < len(out) and out[end] in " \t":
+                end += 1
+            out = out[:start] + out[end:]
+        else:
+            out = out[:start] + g.suggested.strip() + out[end:]
+    return out
+
+
+STATUS_WORDS: Mapping[StatementStatus, str] = {
+    StatementStatus.SUPPORTED: "supported",
+    StatementStatus.NOT_SUPPORTED: "not supported",
+    StatementStatus.NO_READABLE_SOURCE: "no readable source",
+    StatementStatus.JUDGE_ERROR: "judge error",
+    StatementStatus.NOT_A_CLAIM: "not a claim",
+    StatementStatus.PENDING: "pending",
+}

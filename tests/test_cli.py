@@ -1,0 +1,154 @@
+"""The `sourcecheckup` command in a subprocess: exit codes, reports, kill and resume."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher."
+
+
+def sc(*args: str, env: dict | None = None, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    e = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
+         "HF_HUB_OFFLINE": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "sourcecheckup.cli", *args], cwd=ROOT, env=e, text=True,
+                          capture_output=True, timeout=timeout, **kw)
+
+
+def _answers(tmp_path: Path, site: str, n: int = 3) -> Path:
+    lines = []
+    for i in range(n):
+        lines.append(json.dumps({
+            "id": f"a{i}", "question": "What counts as high blood pressure?", "model": "model-x",
+            "response": f"{SUPPORTED} [1] Salt {i} has no effect on blood pressure in anyone. [1]",
+            "citations": [f"{site}/article/hypertension"]}))
+    lines.insert(1, "{not json")
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_audit_writes_the_stable_json_report_and_exits_zero(tmp_path, site):
+    answers = _answers(tmp_path, site)
+    out = tmp_path / "out.json"
+    p = sc("audit", str(answers), "--judge", "keyword:0", "--db", str(tmp_path / "a.db"), "--report", str(out),
+           "--allow-host", "127.0.0.1")
+    assert p.returncode == 0, p.stderr
+    assert "answers.jsonl:2" in p.stderr          # the bad line is named, the batch goes on
+    assert "statement-level support" in p.stdout
+    report = json.loads(out.read_text())
+    assert set(report["run"]) >= {"id", "judge", "created_at"}
+    assert set(report["metrics"]) == {"url_validity", "statement_support", "response_support", "unused_sources"}
+    m = report["metrics"]["statement_support"]
+    assert m["value"] == 0.5 and len(m["ci95"]) == 2 and m["n"] == 6
+    resp = report["responses"][0]
+    assert set(resp) >= {"id", "question", "model", "statements", "sources"}
+    st = resp["statements"][0]
+    assert set(st) >= {"id", "text", "category", "supported", "verdicts"}
+    assert set(st["verdicts"][0]) >= {"url", "label", "score", "quote", "quote_found"}
+    assert set(resp["sources"][0]) >= {"url", "status", "http_status", "title", "sha256", "text_chars", "flags"}
+    assert report["run"]["n_skipped"] == 1 and "invalid JSON" in report["skipped"][0]["problem"]
+
+
+def test_runs_and_show_read_back_the_stored_run(tmp_path, site):
+    db = str(tmp_path / "a.db")
+    assert sc("audit", str(_answers(tmp_path, site)), "--judge", "keyword:0", "--db", db, "--allow-host",
+              "127.0.0.1", "-q").returncode == 0
+    runs = sc("runs", "--db", db)
+    assert runs.returncode == 0 and "completed" in runs.stdout and " 50.0%" in runs.stdout
+    show = sc("show", "--db", db)
+    assert show.returncode == 0
+    assert "✓" in show.stdout and "✗" in show.stdout and "not_supported" in show.stdout
+
+
+def test_csv_and_html_reports_escape_and_carry_every_statement(tmp_path, site):
+    db = str(tmp_path / "a.db")
+    answers = tmp_path / "hostile.json"
+    answers.write_text(json.dumps({"response": f"{SUPPORTED} <script>alert(1)</script> [1]",
+                                   "citations": [f"{site}/article/hypertension"]}))
+    p = sc("audit", str(answers), "--judge", "keyword:0", "--db", db, "--allow-host", "127.0.0.1",
+           "--report", str(tmp_path / "r.html"), "--report", str(tmp_path / "r.csv"))
+    assert p.returncode == 0, p.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "alert(1)" in (tmp_path / "r.csv").read_text()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["audit", "missing.jsonl"], "no such file"),
+    (["audit", "README.md", "--judge", "nosuch:model"], "unknown judge"),
+    (["audit", "--resume", "nope"], "no run"),
+    (["show", "nope"], "no run"),
+    (["audit", "--frobnicate"], "unrecognized arguments"),
+])
+def test_bad_usage_exits_2_with_a_clear_message(tmp_path, args, needle):
+    p = sc(*args, "--db", str(tmp_path / "a.db"))
+    assert p.returncode == 2
+    assert needle in p.stderr
+
+
+def test_verify_pairs_keeps_order_and_reports_bad_lines(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join([
+        json.dumps({"id": "p1", "statement": "Aspirin thins the blood.", "source": "Aspirin thins the blood."}),
+        "oops",
+        json.dumps({"id": "p3", "claim": "Zinc cures colds.", "evidence": "Vitamin C was studied."}),
+    ]))
+    out = tmp_path / "v.jsonl"
+    p = sc("verify-pairs", str(pairs), "--judge", "keyword:0", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(l) for l in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["p1", "line-2", "p3"]
+    assert [r["label"] for r in rows] == ["supported", "judge_error", "not_supported"]
+    assert rows[0]["quote_found"] is True
+    assert "pairs.jsonl:2" in p.stderr
+
+
+def _count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as c:
+            return c.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_run_then_resume_has_every_pair_once_and_the_same_metrics(tmp_path, site):
+    answers = tmp_path / "many.jsonl"
+    answers.write_text("\n".join(json.dumps({
+        "id": f"k{i}", "response": f"{SUPPORTED} Blood pressure fact {i} stands alone here.",
+        "citations": [f"{site}/article/hypertension", f"{site}/article/hfe-hemochromatosis"]})
+        for i in range(40)))
+    db = tmp_path / "k.db"
+    args = ["audit", str(answers), "--judge", "keyword:0.05", "--concurrency", "2", "--db", str(db),
+            "--allow-host", "127.0.0.1", "-q"]
+    e = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup.cli", *args], cwd=ROOT, env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while _count(db) < 20 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    before = _count(db)
+    assert 20 <= before < 160, "the run should have been killed part way"
+    with sqlite3.connect(db) as c:
+        run_id, status = c.execute("SELECT id, status FROM runs").fetchone()
+    assert status == "running"
+    p = sc("audit", "--resume", run_id, "--db", str(db), "--report", str(tmp_path / "resumed.json"))
+    assert p.returncode == 0, p.stderr
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 160
+        assert c.execute("SELECT COUNT(DISTINCT statement_pk || url || judge_id) FROM verdicts").fetchone()[0] == 160
+    straight = sc("audit", str(answers), "--judge", "keyword:0", "--db", str(tmp_path / "s.db"),
+                  "--allow-host", "127.0.0.1", "--report", str(tmp_path / "straight.json"))
+    assert straight.returncode == 0, straight.stderr
+    resumed = json.loads((tmp_path / "resumed.json").read_text())["metrics"]
+    assert resumed == json.loads((tmp_path / "straight.json").read_text())["metrics"]

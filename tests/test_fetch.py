@@ -1,0 +1,214 @@
+"""The HTTP fetcher against the local fixture site: every outcome with its recorded reason."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from sourcecheckup.fetch import FetchOptions, HttpFetcher, make_fetcher
+from sourcecheckup.models import FetchStatus, sha256_bytes
+
+LOCAL = ("127.0.0.1",)
+
+
+def options(**kw) -> FetchOptions:
+    base = dict(allow_hosts=LOCAL, timeout_s=2.0, connect_timeout_s=1.0, max_bytes=2_000_000, backoff_s=0.05)
+    base.update(kw)
+    return FetchOptions(**base)
+
+
+@pytest.fixture
+async def fetcher():
+    f = HttpFetcher(options())
+    yield f
+    await f.aclose()
+
+
+async def test_article_page_gives_main_text_without_boilerplate_and_metadata(fetcher, site):
+    src = await fetcher.fetch(f"{site}/article/metformin-lactic-acidosis")
+    assert src.status is FetchStatus.OK and src.valid
+    assert src.reason == "HTTP 200 OK" and src.http_status == 200
+    assert "Metformin is contraindicated in patients with an eGFR below 30" in src.text
+    assert "cookies" not in src.text and "Search" not in src.text     # banner and header dropped
+    assert src.title.startswith("Metformin and Lactic Acidosis")
+    assert src.meta["date"] == "2022-06-14"
+    assert src.meta["author"] == "Office of Drug Safety"
+    assert src.meta["last_modified"] == "Tue, 14 Mar 2023 09:00:00 GMT" and src.meta["etag"]
+    assert src.sha256 == sha256_bytes(src.raw) and src.content_type.startswith("text/html")
+    assert src.origin == "http" and src.fetched_at.endswith("+00:00") and src.elapsed_s > 0
+
+
+async def test_pdf_text_is_read_by_content_type_and_by_magic_bytes(fetcher, site):
+    pdf, octet = await asyncio.gather(fetcher.fetch(f"{site}/docs/diabetes-guideline.pdf"),
+                                      fetcher.fetch(f"{site}/download/guideline"))
+    for src in (pdf, octet):
+        assert src.status is FetchStatus.OK
+        assert "Metformin should not be started when the eGFR is below 30" in src.text
+        assert src.title == "Management of Type 2 Diabetes in Adults"
+        assert src.meta["pages"] == 1
+    assert pdf.sha256 == octet.sha256
+
+
+async def test_encrypted_and_broken_pdfs_get_a_clear_outcome(fetcher, site):
+    enc, broken = await asyncio.gather(fetcher.fetch(f"{site}/docs/encrypted.pdf"),
+                                       fetcher.fetch(f"{site}/docs/broken.pdf"))
+    assert enc.status is FetchStatus.ERROR and "encrypted" in enc.reason and "password" in enc.reason
+    assert "encrypted_pdf" in enc.flags and enc.sha256
+    assert broken.status is FetchStatus.ERROR and "damaged" in broken.reason
+
+
+@pytest.mark.parametrize("path,status,reason", [
+    ("/status/404", FetchStatus.DEAD, "HTTP 404 Not Found"),
+    ("/status/410", FetchStatus.DEAD, "HTTP 410 Gone"),
+    ("/status/500", FetchStatus.HTTP_ERROR, "HTTP 500 Internal Server Error"),
+    ("/status/403", FetchStatus.BLOCKED, "HTTP 403 Forbidden: the site refused access"),
+    ("/status/401", FetchStatus.PAYWALLED, "HTTP 401 Unauthorized: the site asks for a login"),
+    ("/image.png", FetchStatus.UNSUPPORTED_TYPE, "content type image/png is not a document"),
+])
+async def test_http_status_and_content_type_outcomes(fetcher, site, path, status, reason):
+    src = await fetcher.fetch(site + path)
+    assert (src.status, src.reason) == (status, reason)
+    assert src.final_url == site + path and src.text == ""
+
+
+async def test_redirect_chain_is_followed_and_recorded(fetcher, site):
+    src = await fetcher.fetch(f"{site}/redirect/chain/3")
+    assert src.status is FetchStatus.OK
+    assert src.final_url == f"{site}/article/hypertension"
+    assert src.meta["redirects"][0] == f"{site}/redirect/chain/3" and len(src.meta["redirects"]) == 4
+    assert "130/80 mm Hg" in src.text
+
+
+async def test_redirect_limit_and_loop_are_http_errors(site):
+    f = HttpFetcher(options(max_redirects=2))
+    try:
+        too_many, loop = await asyncio.gather(f.fetch(f"{site}/redirect/chain/5"), f.fetch(f"{site}/redirect/loop/a"))
+    finally:
+        await f.aclose()
+    assert too_many.status is FetchStatus.HTTP_ERROR and too_many.reason.startswith("more than 2 redirects")
+    assert loop.status is FetchStatus.HTTP_ERROR and loop.reason.startswith("redirect loop:")
+    assert loop.reason.endswith("/redirect/loop/a")
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("/redirect/private", "10.0.0.1 is a private network address"),
+    ("/redirect/metadata", "169.254.169.254 is a link-local address"),
+    ("/redirect/file", "scheme 'file' is not allowed"),
+])
+async def test_redirect_to_unsafe_target_is_refused_before_connecting(fetcher, site, path, expected):
+    started = time.monotonic()
+    src = await fetcher.fetch(site + path)
+    assert src.status is FetchStatus.UNSAFE_URL
+    assert src.reason.startswith(expected) and f"(redirected from {site}{path})" in src.reason
+    assert time.monotonic() - started < 1.0   # refused, not a connect attempt that times out
+
+
+async def test_loopback_is_refused_unless_allowed(site):
+    f = HttpFetcher(FetchOptions(timeout_s=2.0))
+    try:
+        src = await f.fetch(f"{site}/article/hypertension")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.UNSAFE_URL
+    assert "resolves" not in src.reason and src.reason.startswith("127.0.0.1 is a loopback address")
+
+
+async def test_slow_server_and_dripping_headers_time_out_at_the_cap(site):
+    f = HttpFetcher(options(timeout_s=0.8))
+    started = time.monotonic()
+    try:
+        slow, drip = await asyncio.gather(f.fetch(f"{site}/slow"), f.fetch(f"{site}/slow-headers"))
+    finally:
+        await f.aclose()
+    assert time.monotonic() - started < 1.5
+    for src in (slow, drip):
+        assert src.status is FetchStatus.TIMEOUT and src.reason == "no complete answer within 0.8 s"
+
+
+async def test_size_caps_stop_large_endless_and_bomb_bodies(fetcher, site):
+    large, endless, bomb = await asyncio.gather(
+        fetcher.fetch(f"{site}/large"), fetcher.fetch(f"{site}/endless"), fetcher.fetch(f"{site}/gzip-bomb"))
+    assert large.status is FetchStatus.TOO_LARGE and "announced 3.0 MB, over the 2.0 MB limit" in large.reason
+    assert endless.status is FetchStatus.TOO_LARGE and endless.reason == "the body is larger than the 2.0 MB limit"
+    assert bomb.status is FetchStatus.TOO_LARGE and "decompression bomb" in bomb.reason
+
+
+async def test_429_with_retry_after_is_retried_until_success(fetcher, site):
+    src = await fetcher.fetch(f"{site}/flaky/429?id=retry-test&after=0.1")
+    assert src.status is FetchStatus.OK and src.meta["attempts"] == 3
+    assert src.elapsed_s >= 0.2
+
+
+async def test_retry_after_longer_than_the_budget_gives_up_at_once(fetcher, site):
+    src = await fetcher.fetch(f"{site}/flaky/503-long")
+    assert src.status is FetchStatus.HTTP_ERROR
+    assert src.reason.startswith("HTTP 503 Service Unavailable (Retry-After 3600 is longer than")
+    assert src.elapsed_s < 0.5
+
+
+async def test_429_after_all_retries_counts_as_blocked(site):
+    f = HttpFetcher(options(retries=1))
+    try:
+        src = await f.fetch(f"{site}/flaky/429?id=give-up&after=0")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.BLOCKED
+    assert src.reason == "HTTP 429 Too Many Requests: the site rate-limited us after 2 attempts"
+
+
+async def test_connection_reset_is_retried_then_reported(fetcher, site):
+    src = await fetcher.fetch(f"{site}/reset")
+    assert src.status is FetchStatus.HTTP_ERROR
+    assert src.reason.startswith("the connection was reset") and src.reason.endswith("after 3 attempts")
+
+
+async def test_connection_refused_and_unresolvable_host(fetcher):
+    refused, nxdomain = await asyncio.gather(fetcher.fetch("http://127.0.0.1:9/"),
+                                             fetcher.fetch("https://journal.invalid/article/1"))
+    assert (refused.status, refused.reason) == (FetchStatus.HTTP_ERROR, "connection refused")
+    assert nxdomain.status is FetchStatus.DEAD and nxdomain.reason.startswith("could not resolve host journal.invalid")
+
+
+async def test_plain_text_and_empty_page(fetcher, site):
+    txt, empty = await asyncio.gather(fetcher.fetch(f"{site}/text/notes.txt"), fetcher.fetch(f"{site}/empty"))
+    assert txt.status is FetchStatus.OK and "µg/L" in txt.text
+    assert empty.status is FetchStatus.OK and not empty.valid
+    assert empty.reason == "HTTP 200 OK, but no main text was found"
+
+
+async def test_long_text_is_cut_and_flagged_truncated(site):
+    f = HttpFetcher(options(max_text_chars=500))
+    try:
+        src = await f.fetch(f"{site}/article/hfe-hemochromatosis")
+    finally:
+        await f.aclose()
+    assert len(src.text) == 500 and "truncated" in src.flags
+    assert src.meta["text_chars_before_truncation"] > 500
+
+
+async def test_bad_urls_never_raise(fetcher):
+    for url in ("", "not a url", "javascript:alert(1)", "http://", "http://[::1", "mailto:a@b.org"):
+        src = await fetcher.fetch(url)
+        assert src.status is FetchStatus.UNSAFE_URL and src.reason
+
+
+async def test_per_host_limit_bounds_parallel_requests(site):
+    f = HttpFetcher(options(per_host=2, timeout_s=3.0))
+    started = time.monotonic()
+    try:
+        results = await asyncio.gather(*(f.fetch(f"{site}/slow?s=0.3&n={i}") for i in range(4)))
+    finally:
+        await f.aclose()
+    elapsed = time.monotonic() - started
+    assert all(r.status is FetchStatus.OK for r in results)
+    assert 0.55 < elapsed < 1.5   # two waves of two, not one wave of four
+
+
+async def test_make_fetcher_without_pack_is_plain_http(site):
+    f = make_fetcher(options())
+    try:
+        src = await f.fetch(f"{site}/article/hypertension")
+    finally:
+        await f.aclose()
+    assert isinstance(f, HttpFetcher) and src.status is FetchStatus.OK

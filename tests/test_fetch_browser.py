@@ -1,0 +1,92 @@
+"""The headless browser: JavaScript pages rendered, one launch per run, safety rule and caps kept."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from sourcecheckup.browser import TEST_RESOLVER_RULES, BrowserFetcher, find_chromium
+from sourcecheckup.fetch import FetchOptions, make_fetcher
+from sourcecheckup.models import FetchStatus
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")]
+
+
+def options(**kw) -> FetchOptions:
+    base = dict(allow_hosts=("127.0.0.1",), timeout_s=6.0, browser="auto", browser_args=(TEST_RESOLVER_RULES,),
+                browser_page_timeout_s=5.0)
+    base.update(kw)
+    return FetchOptions(**base)
+
+
+
+
+async def test_auto_renders_js_only_article_and_keeps_plain_pages_on_http(site):
+    f = make_fetcher(options())
+    assert isinstance(f, BrowserFetcher)
+    try:
+        js, plain, pdf = await asyncio.gather(f.fetch(f"{site}/app/article.html"),
+                                              f.fetch(f"{site}/article/hypertension"),
+                                              f.fetch(f"{site}/docs/diabetes-guideline.pdf"))
+        again = await f.fetch(f"{site}/app/article.html")
+    finally:
+        await f.aclose()
+    assert js.status is FetchStatus.OK and js.origin == "browser" and js.valid
+    assert js.reason == "HTTP 200 OK, rendered in the browser"
+    assert "Atorvastatin 80 mg lowers LDL cholesterol by about 50 percent" in js.text
+    assert js.title == "Statins after a heart attack: who benefits most | HealthHub"
+    assert plain.origin == "http" and pdf.origin == "http" and pdf.status is FetchStatus.OK
+    assert again.origin == "browser"
+    assert f.launches == 1
+
+
+async def test_browser_follows_redirects_itself_and_refuses_private_hops(site):
+    f = make_fetcher(options(browser="always"))
+    try:
+        chain, private = await asyncio.gather(f.fetch(f"{site}/redirect/chain/2"),
+                                              f.fetch(f"{site}/app/redirect-private.html"))
+    finally:
+        await f.aclose()
+    assert chain.origin == "browser" and chain.final_url == f"{site}/article/hypertension"
+    assert "130/80 mm Hg" in chain.text
+    # the script's navigation to a redirect into 10.0.0.1 is stopped at the hop, never connected
+    assert "10.0.0.1" not in private.text
+    assert private.status in (FetchStatus.UNSAFE_URL, FetchStatus.OK)
+    if private.status is FetchStatus.UNSAFE_URL:
+        assert private.reason.startswith("10.0.0.1 is a private network address")
+
+
+async def test_page_cap_ends_a_page_that_never_shows_text(site):
+    f = make_fetcher(options(browser_page_timeout_s=1.5))
+    started = time.monotonic()
+    try:
+        src = await f.fetch(f"{site}/app/never-ready.html")
+    finally:
+        await f.aclose()
+    assert time.monotonic() - started < 5.0
+    assert src.status is FetchStatus.OK and not src.valid
+    assert "browser" in src.reason and "needs_js" in src.flags
+
+
+async def test_missing_browser_falls_back_to_http_with_a_clear_reason(site):
+    f = make_fetcher(options(browser_executable="/nonexistent/chromium"))
+    import os
+
+    saved = os.environ.pop("SOURCECHECKUP_CHROMIUM", None)
+    try:
+        from sourcecheckup import browser as b
+
+        b_candidates = b.CHROMIUM_CANDIDATES
+        b.CHROMIUM_CANDIDATES = ()
+        try:
+            src = await f.fetch(f"{site}/app/article.html")
+        finally:
+            b.CHROMIUM_CANDIDATES = b_candidates
+    finally:
+        if saved is not None:
+            os.environ["SOURCECHECKUP_CHROMIUM"] = saved
+        await f.aclose()
+    assert src.origin == "http" and "browser_unavailable" in src.flags
+    assert "the page needs JavaScript but no browser is available: no Chromium found" in src.reason

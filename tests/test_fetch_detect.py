@@ -1,0 +1,81 @@
+"""Soft 404s, paywalls, login walls, abstract pages and bot walls, told apart with a recorded reason."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sourcecheckup.detect import detect_page, load_detectors, redirected_home
+from sourcecheckup.fetch import FetchOptions, HttpFetcher
+from sourcecheckup.models import FetchStatus
+
+
+@pytest.fixture
+async def fetcher():
+    f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=3.0, max_text_chars=50_000))
+    yield f
+    await f.aclose()
+
+
+@pytest.mark.parametrize("path,status,reason", [
+    ("/pages/retired-guidance.html", FetchStatus.DEAD, "soft 404: title matched 'Page not found'"),
+    ("/pages/paywall-teaser.html", FetchStatus.PAYWALLED,
+     "paywall teaser: text matched 'Subscribe to continue reading'"),
+    ("/forum/login-required.html", FetchStatus.PAYWALLED, "login wall: title matched 'Sign in'"),
+    ("/pages/captcha.html", FetchStatus.BLOCKED, "captcha or bot wall: title matched 'Just a moment...'"),
+    ("/blocked/captcha", FetchStatus.BLOCKED,
+     "HTTP 403 Forbidden: captcha or bot wall: title matched 'Just a moment...'"),
+    ("/pages/abstract-landing.html", FetchStatus.ABSTRACT_ONLY,
+     "abstract only: "),
+    ("/redirect/home", FetchStatus.DEAD, "soft 404: redirected to the home page"),
+])
+async def test_page_kind_is_detected_with_its_reason(fetcher, site, path, status, reason):
+    src = await fetcher.fetch(site + path)
+    assert src.status is status
+    assert src.reason.startswith(reason)
+
+
+async def test_teaser_and_abstract_text_stay_readable_for_the_judge(fetcher, site):
+    teaser, abstract = await asyncio.gather(fetcher.fetch(f"{site}/pages/paywall-teaser.html"),
+                                            fetcher.fetch(f"{site}/pages/abstract-landing.html"))
+    assert teaser.valid and "adult-onset diabetes" in teaser.text
+    assert abstract.valid and "hazard ratio, 0.61" in abstract.text
+    assert abstract.meta["detector"] == "abstract"
+
+
+@pytest.mark.parametrize("path", ["/article/metformin-lactic-acidosis", "/article/hfe-hemochromatosis",
+                                  "/article/hypertension", "/forum/thread-ferritin.html"])
+async def test_real_articles_and_forum_threads_are_not_flagged(fetcher, site, path):
+    src = await fetcher.fetch(site + path)
+    assert (src.status, src.reason) == (FetchStatus.OK, "HTTP 200 OK")
+    assert "needs_js" not in src.flags
+
+
+async def test_app_shell_is_flagged_as_needing_javascript(fetcher, site):
+    src = await fetcher.fetch(f"{site}/app/article.html")
+    assert src.status is FetchStatus.OK and not src.valid and "needs_js" in src.flags
+    assert "needs JavaScript: " in src.reason and src.reason.startswith("HTTP 200 OK, but no main text was found")
+
+
+async def test_windows_1252_page_and_huge_page(fetcher, site):
+    fr, huge = await asyncio.gather(fetcher.fetch(f"{site}/pages/hemochromatose-cp1252.html"),
+                                    fetcher.fetch(f"{site}/huge"))
+    assert fr.status is FetchStatus.OK and "ferritine inférieure à 50 µg/L" in fr.text
+    assert fr.title.startswith("Hémochromatose héréditaire : diagnostic et traitement – Société")
+    assert huge.status is FetchStatus.OK and len(huge.text) == 50_000 and "truncated" in huge.flags
+
+
+def test_long_article_mentioning_page_not_found_is_not_a_soft_404():
+    text = "A clinic letter said the page was not found in the chart. " * 100
+    assert detect_page("Audit of discharge letters", text, "<html></html>") is None
+
+
+def test_redirect_to_home_only_counts_for_deep_links():
+    assert redirected_home("https://a.org/guidance/x", "https://a.org/")
+    assert not redirected_home("https://a.org/", "https://www.a.org/")
+    assert not redirected_home("https://a.org/x", "https://a.org/y")
+
+
+def test_pattern_files_load_in_order():
+    names = [d.name for d in load_detectors()]
+    assert names == ["captcha", "soft404", "login", "paywall", "abstract", "js_required"]

@@ -1,0 +1,1 @@
+"""The SourceCheckup desktop app (PySide6): a view over the engine and its SQLite store."""

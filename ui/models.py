@@ -1,0 +1,281 @@
+"""Table models over engine objects (sourcecheckup.views); the widgets hold no data of their own.
+
+Every DisplayRole is plain text: Qt's item views never interpret it as markup.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Sequence, TypeVar
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QFont
+
+from sourcecheckup.models import Label
+from sourcecheckup.views import (MatrixCell, ResponseSummary, RunSummary, SourceSummary, SuggestionView,
+                                 SupportMatrix)
+
+from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK, label_tint, safe_tooltip, tint
+
+T = TypeVar("T")
+Index = QModelIndex | QPersistentModelIndex
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1     # the engine object behind a row
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.0f}%"
+
+
+class _RowModel(QAbstractTableModel, Generic[T]):
+    """A list of engine records, one per row; subclasses name the columns."""
+
+    columns: Sequence[tuple[str, Callable[[Any], Any]]] = ()
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.rows: list[T] = []
+
+    def set_rows(self, rows: Sequence[T]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def row_at(self, row: int) -> T | None:
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.columns[section][0]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        item = self.rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = self.columns[index.column()][1](item)
+            return "" if value is None else str(value)
+        if role == ROW_ROLE:
+            return item
+        if role == SORT_ROLE:
+            return self.sort_key(item, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            value = self.columns[index.column()][1](item)
+            return safe_tooltip(str(value)) if value else None
+        return self.extra(item, index.column(), role)
+
+    def sort_key(self, item: T, column: int) -> Any:
+        value = self.columns[column][1](item)
+        return "" if value is None else value
+
+    def extra(self, item: T, column: int, role: int) -> Any:
+        return None
+
+
+def _supported_mark(r: ResponseSummary) -> str:
+    if r.supported is True:
+        return "✓ all supported"
+    if r.supported is False:
+        return "✗ not all supported"
+    return "… undecided" if r.claims else "– no claims"
+
+
+class ResponsesModel(_RowModel[ResponseSummary]):
+    columns = (
+        ("Response", lambda r: r.rid),
+        ("Model", lambda r: r.model),
+        ("Claims", lambda r: r.claims),
+        ("Supported", lambda r: r.support_text),
+        ("Status", _supported_mark),
+        ("Sources", lambda r: f"{r.valid_sources}/{r.sources} readable"),
+        ("Problems", lambda r: r.problems),
+    )
+
+    def sort_key(self, item: ResponseSummary, column: int) -> Any:
+        if column == 3:
+            return item.supported_claims / item.decided_claims if item.decided_claims else -1.0
+        if column == 5:
+            return item.valid_sources
+        return super().sort_key(item, column)
+
+    def extra(self, item: ResponseSummary, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.BackgroundRole and column == 4:
+            key = {True: "supported", False: "not_supported", None: "pending"}[item.supported]
+            return tint(key)
+        return None
+
+
+class SourcesModel(_RowModel[SourceSummary]):
+    columns = (
+        ("#", lambda s: None),
+        ("URL", lambda s: s.url),
+        ("Domain", lambda s: s.domain),
+        ("Title", lambda s: s.title),
+        ("Outcome", lambda s: s.outcome),
+        ("Used", lambda s: {True: "✓ supports a claim", False: "✗ supports none", None: "–"}[s.used]),
+        ("Flags", lambda s: ("⚠ " + s.flag_text) if s.flags else ""),
+    )
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if index.isValid() and index.column() == 0 and role == Qt.ItemDataRole.DisplayRole:
+            return str(index.row() + 1)
+        if index.isValid() and role == Qt.ItemDataRole.ToolTipRole and index.column() == 4:
+            s = self.rows[index.row()]
+            return safe_tooltip(f"{s.outcome}: {s.reason}" if s.reason else s.outcome)
+        return super().data(index, role)
+
+    def extra(self, item: SourceSummary, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.BackgroundRole and column == 4:
+            if item.status is None:
+                return tint("pending")
+            return tint("supported" if item.status.readable else "no_readable_source")
+        return None
+
+
+class RunsModel(_RowModel[RunSummary]):
+    columns = (
+        ("Run", lambda r: r.id),
+        ("Started", lambda r: r.created_at.replace("T", " ")[:16]),
+        ("Status", lambda r: r.status),
+        ("Responses", lambda r: r.responses),
+        ("Statement support", lambda r: _pct(r.statement_support)),
+        ("Response support", lambda r: _pct(r.response_support)),
+        ("URL validity", lambda r: _pct(r.url_validity)),
+        ("Judges", lambda r: ", ".join(r.judges)),
+        ("Input", lambda r: r.input),
+    )
+
+
+class SuggestionsModel(_RowModel[SuggestionView]):
+    columns = (
+        ("Statement", lambda g: g.original),
+        ("Suggestion", lambda g: "delete the statement" if g.is_delete else g.suggested),
+        ("Verification", lambda g: g.status or "–"),
+        ("Decision", lambda g: {"accepted": "✓ accepted", "rejected": "✗ rejected"}.get(g.decision or "", "open")),
+    )
+
+
+class MatrixModel(QAbstractTableModel):
+    """The support matrix of one response: statements (rows) x cited sources (columns)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.matrix = SupportMatrix([], [], {})
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._italic = QFont()
+        self._italic.setItalic(True)
+
+    def set_matrix(self, matrix: SupportMatrix) -> None:
+        self.beginResetModel()
+        self.matrix = matrix
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.matrix.statements)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.matrix.urls)
+
+    def cell(self, index: Index) -> MatrixCell | None:
+        if not index.isValid():
+            return None
+        return self.matrix.cell(index.row(), index.column())
+
+    def index_of(self, statement_pk: int, url: str) -> QModelIndex:
+        for r, s in enumerate(self.matrix.statements):
+            if s.row.pk == statement_pk and url in self.matrix.urls:
+                return self.index(r, self.matrix.urls.index(url))
+        return QModelIndex()
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal:
+            if not 0 <= section < len(self.matrix.urls):
+                return None
+            url = self.matrix.urls[section]
+            if role == Qt.ItemDataRole.DisplayRole:
+                from sourcecheckup.views import domain_of
+
+                return f"[{section + 1}] {domain_of(url) or url[:30]}"
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return safe_tooltip(url)
+            return None
+        if not 0 <= section < len(self.matrix.statements):
+            return None
+        s = self.matrix.statements[section]
+        mark, word = STATUS_MARK[s.status]
+        if role == Qt.ItemDataRole.DisplayRole:
+            text = s.row.statement.text
+            short = text if len(text) <= 60 else text[:57] + "…"
+            return f"{mark} S{section + 1}  {short}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return safe_tooltip(f"{word}: {s.row.statement.text}")
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return tint(s.status.value)
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        cell = self.cell(index)
+        if cell is None:
+            return None
+        statement = self.matrix.statements[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if not statement.row.statement.informative:
+                return "–"
+            if not cell.readable:
+                return "⊘ unreadable"
+            mark, word = LABEL_MARK[cell.label]
+            text = f"{mark} {word}"
+            if cell.override is not None:
+                text = f"{REVIEW_MARK} {text} (reviewed)"
+            if cell.disagreement:
+                text += " ≠"
+            if len(cell.verdicts) > 1:
+                text += "  [" + " ".join(LABEL_MARK[v.verdict.label][0] for v in cell.verdicts) + "]"
+            return text
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if cell.override is not None:
+                return tint("override")
+            if not cell.readable or not statement.row.statement.informative:
+                return tint("unreadable")
+            return label_tint(cell.label)
+        if role == Qt.ItemDataRole.FontRole:
+            return self._italic if cell.override is not None else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = []
+            for v in cell.verdicts:
+                lines.append(f"{v.verdict.judge_id}: {LABEL_MARK[v.verdict.label][1]}")
+            if cell.override is not None:
+                lines.append(f"reviewer override: {LABEL_MARK[cell.override][1]}")
+            if cell.disagreement:
+                lines.append("the judges disagree")
+            return safe_tooltip("\n".join(lines)) if lines else None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignCenter)
+        return None
+
+
+class SortFilterProxy(QSortFilterProxyModel):
+    """Case-insensitive search over every column; sorts by the model's SORT_ROLE."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setFilterKeyColumn(-1)
+        self.setSortRole(SORT_ROLE)
+
+    def lessThan(self, left: Index, right: Index) -> bool:
+        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        try:
+            return a < b
+        except TypeError:
+            return str(a) < str(b)
+
+
+__all__ = ["ResponsesModel", "SourcesModel", "RunsModel", "SuggestionsModel", "MatrixModel", "SortFilterProxy",
+           "ROW_ROLE", "Label"]

@@ -1,0 +1,214 @@
+"""The app's custom widgets. Untrusted text (answers, pages, URLs, rationales) is only ever set as
+plain text: QPlainTextEdit.setPlainText / QTextCursor.insertText, or QLabel with Qt.PlainText."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QTextEdit, QToolTip, QWidget)
+
+from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment
+from sourcecheckup.models import StatementStatus
+from sourcecheckup.views import locate_quote, statement_spans
+
+from .theme import STATUS_MARK, is_dark, safe_tooltip, status_tint
+
+MAX_SHOWN_CHARS = 2_000_000   # a longer text is cut for display (and says so); the store keeps it all
+
+
+def plain_label(text: str = "", *, wrap: bool = True, selectable: bool = True) -> QLabel:
+    """A QLabel that can never render markup: for anything that came from an answer or a page."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(wrap)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setText(text)
+    return label
+
+
+_UNDERLINE = {
+    StatementStatus.SUPPORTED: QTextCharFormat.UnderlineStyle.SingleUnderline,
+    StatementStatus.NOT_SUPPORTED: QTextCharFormat.UnderlineStyle.WaveUnderline,
+    StatementStatus.NO_READABLE_SOURCE: QTextCharFormat.UnderlineStyle.DashUnderline,
+    StatementStatus.JUDGE_ERROR: QTextCharFormat.UnderlineStyle.DotLine,
+    StatementStatus.PENDING: QTextCharFormat.UnderlineStyle.DotLine,
+    StatementStatus.NOT_A_CLAIM: QTextCharFormat.UnderlineStyle.NoUnderline,
+}
+
+
+class AnswerView(QPlainTextEdit):
+    """The answer as plain text, each statement tinted by status and followed by a text mark
+    ("✓", "✗", "⊘", "⚠", "–", "…"); hovering a statement lists the sources that support it."""
+
+    statement_clicked = Signal(int)   # statement pk
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.ranges: list[tuple[int, int, StatementAssessment]] = []
+        self._supporters: dict[int, Sequence[str]] = {}
+        self.viewport().installEventFilter(self)
+
+    def show_answer(self, text: str, statements: Sequence[StatementAssessment]) -> None:
+        self.clear()
+        self.ranges = []
+        self._supporters = {s.row.pk: s.supporting_urls for s in statements}
+        if len(text) > MAX_SHOWN_CHARS:
+            text = text[:MAX_SHOWN_CHARS]
+        cursor = QTextCursor(self.document())
+        plain = QTextCharFormat()
+        mark_fmt = QTextCharFormat()
+        mark_fmt.setFontWeight(QFont.Weight.Bold)
+        pos = 0
+        placed = set()
+        for start, end, s in statement_spans(text, statements):
+            if start < pos:
+                continue
+            cursor.insertText(text[pos:start], plain)
+            fmt = QTextCharFormat()
+            fmt.setBackground(status_tint(s.status))
+            fmt.setUnderlineStyle(_UNDERLINE[s.status])
+            doc_start = cursor.position()
+            cursor.insertText(text[start:end], fmt)
+            mark, word = STATUS_MARK[s.status]
+            m = QTextCharFormat(mark_fmt)
+            m.setBackground(status_tint(s.status))
+            m.setToolTip(word)
+            cursor.insertText(f" {mark}", m)
+            self.ranges.append((doc_start, cursor.position(), s))
+            placed.add(s.row.pk)
+            pos = end
+        cursor.insertText(text[pos:], plain)
+        unplaced = [s for s in statements if s.row.pk not in placed]
+        if unplaced:  # statements the parser rewrote: list them after the answer so none is hidden
+            cursor.insertText("\n\nStatements not found verbatim in the answer:\n", mark_fmt)
+            for s in unplaced:
+                fmt = QTextCharFormat()
+                fmt.setBackground(status_tint(s.status))
+                mark, _ = STATUS_MARK[s.status]
+                doc_start = cursor.position()
+                cursor.insertText(f"{mark} {s.row.statement.text}", fmt)
+                self.ranges.append((doc_start, cursor.position(), s))
+                cursor.insertText("\n", plain)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def statement_at(self, doc_pos: int) -> StatementAssessment | None:
+        for start, end, s in self.ranges:
+            if start <= doc_pos < end:
+                return s
+        return None
+
+    def hover_text(self, s: StatementAssessment) -> str:
+        mark, word = STATUS_MARK[s.status]
+        urls = self._supporters.get(s.row.pk) or ()
+        if urls:
+            return f"{mark} {word}. Supported by:\n" + "\n".join(urls)
+        return f"{mark} {word}. No cited source supports it."
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.viewport():
+            if event.type() == QEvent.Type.ToolTip:
+                s = self.statement_at(self.cursorForPosition(event.pos()).position())  # type: ignore[attr-defined]
+                if s is not None:
+                    QToolTip.showText(event.globalPos(), safe_tooltip(self.hover_text(s)), self)  # type: ignore[attr-defined]
+                else:
+                    QToolTip.hideText()
+                return True
+            if event.type() == QEvent.Type.MouseButtonRelease:
+                s = self.statement_at(self.cursorForPosition(event.pos()).position())  # type: ignore[attr-defined]
+                if s is not None:
+                    self.statement_clicked.emit(s.row.pk)
+        return super().eventFilter(obj, event)
+
+
+class SourceViewer(QPlainTextEdit):
+    """A source's text, as plain text, scrolled to the evidence quote with the quote highlighted."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.quote_span: tuple[int, int] | None = None
+
+    def show_source(self, text: str, quote: str = "") -> bool:
+        """Show ``text``; returns True when the quote was found and highlighted."""
+        shown = text[:MAX_SHOWN_CHARS]
+        if len(text) > MAX_SHOWN_CHARS:
+            shown += f"\n\n[… {len(text) - MAX_SHOWN_CHARS:,} more characters not shown]"
+        self.setPlainText(shown)
+        self.quote_span = locate_quote(quote, shown) if quote else None
+        if self.quote_span is None:
+            self.setExtraSelections([])
+            self.moveCursor(QTextCursor.MoveOperation.Start)
+            return False
+        start, end = self.quote_span
+        sel = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        sel.cursor = cursor
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#7a6a00" if is_dark() else "#fff176"))
+        fmt.setFontWeight(QFont.Weight.Bold)
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
+        sel.format = fmt
+        self.setExtraSelections([sel])
+        caret = QTextCursor(self.document())
+        caret.setPosition(start)
+        self.setTextCursor(caret)
+        self.centerCursor()
+        return True
+
+    def highlighted_text(self) -> str:
+        sels = self.extraSelections()
+        return sels[0].cursor.selectedText() if sels else ""
+
+
+def metric_text(name: str, m: Metric) -> str:
+    if m.value is None:
+        return f"{name}: n/a"
+    lo, hi = m.ci95
+    ci = "" if lo is None or hi is None else f" (95% CI {100 * lo:.0f}–{100 * hi:.0f}%)"
+    return f"{name}: {100 * m.value:.1f}%{ci}, {m.k}/{m.n}"
+
+
+class MetricsBar(QWidget):
+    """The run's four metrics with their 95% intervals, and the overrides toggle."""
+
+    overrides_toggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        self.labels = {key: plain_label(wrap=True, selectable=False) for key in
+                       ("statement_support", "response_support", "url_validity", "unused_sources")}
+        for label in self.labels.values():
+            label.setFrameShape(QLabel.Shape.StyledPanel)
+            label.setMinimumWidth(150)
+            layout.addWidget(label, 1)
+        self.counts = plain_label(wrap=True, selectable=False)
+        layout.addWidget(self.counts, 1)
+        self.with_overrides = QCheckBox("With reviewer overrides")
+        self.with_overrides.setChecked(True)
+        self.with_overrides.toggled.connect(self.overrides_toggled)
+        layout.addWidget(self.with_overrides)
+        self.clear()
+
+    def clear(self) -> None:
+        for label in self.labels.values():
+            label.setText("–")
+        self.counts.setText("No run open")
+
+    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str) -> None:
+        names = {"statement_support": "Statement support", "response_support": "Response support",
+                 "url_validity": "URL validity", "unused_sources": "Unused sources"}
+        for key, label in self.labels.items():
+            label.setText(metric_text(names[key], getattr(metrics, key)))
+        c = metrics.counts
+        self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses · {c.get('judge_errors', 0)} judge "
+                            f"errors · {c.get('fetch_failures', 0)} fetch failures · {n_overrides} overrides")

@@ -1,0 +1,194 @@
+"""Engine work off the GUI thread.
+
+AuditThread runs one audit (new or resumed) in a QThread with its own asyncio loop and its
+own Store connection; progress events come back through a queued signal, at most every
+PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
+Cancel sets the run's asyncio.Event from the GUI thread through loop.call_soon_threadsafe;
+the engine stops between pairs and records the run as cancelled, so it can be resumed.
+
+StoreReader runs read-only engine calls (load and assess a run, list the runs) in a pool
+thread, so opening a run of thousands of responses never stalls the window.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
+
+from sourcecheckup.events import EventKind, ProgressEvent
+from sourcecheckup.models import Response, SkippedRecord
+from sourcecheckup.pipeline import Audit, RunConfig
+from sourcecheckup.store import Store
+
+PROGRESS_INTERVAL_S = 0.05
+_ALWAYS = {EventKind.RUN_STARTED, EventKind.RUN_FINISHED, EventKind.WARNING, EventKind.SKIPPED,
+           EventKind.RESPONSE_DONE}
+
+
+class AuditThread(QThread):
+    """One audit run. Signals: progress(ProgressEvent), run_started(run_id), done(run_id, status, message)."""
+
+    progress = Signal(object)
+    run_started = Signal(str)
+    done = Signal(str, str, str)
+
+    def __init__(self, db_path: str | Path, config: RunConfig, *, responses: Sequence[Response] = (),
+                 skipped: Sequence[SkippedRecord] = (), label: str = "", resume_run: str | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.db_path = str(db_path)
+        self.config = config
+        self.responses = list(responses)
+        self.skipped = list(skipped)
+        self.label = label
+        self.resume_run = resume_run
+        self.run_id = resume_run or ""
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cancel: asyncio.Event | None = None
+        self._cancel_requested = False
+        self._last_emit = 0.0
+        self._announced = False
+
+    # -- called from the GUI thread -------------------------------------------------------
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancel_requested = True
+            if self._loop is not None and self._cancel is not None and not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._cancel.set)
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel_requested
+
+    # -- the worker thread ----------------------------------------------------------------
+    def run(self) -> None:  # noqa: D401 - QThread entry point
+        status, message = "failed", ""
+        loop = asyncio.new_event_loop()
+        try:
+            asyncio.set_event_loop(loop)
+            store = Store(self.db_path)
+            try:
+                status, message = loop.run_until_complete(self._audit(loop, store))
+            finally:
+                store.close()
+        except Exception as exc:  # reported to the window, never raised into Qt
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._loop = None
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+            self.done.emit(self.run_id, status, message)
+
+    async def _audit(self, loop: asyncio.AbstractEventLoop, store: Store) -> tuple[str, str]:
+        with self._lock:
+            self._loop = loop
+            self._cancel = asyncio.Event()
+            if self._cancel_requested:
+                self._cancel.set()
+        audit = Audit(store, self.config, progress=self._on_event, cancel=self._cancel)
+        try:
+            if self.resume_run:
+                run_id = await audit.resume(self.resume_run)
+            else:
+                run_id = audit.create(self.responses, self.skipped, self.label)
+                self._announce(run_id)
+                await audit.execute(run_id)
+        except Exception as exc:
+            self.run_id = audit.run_id or self.run_id
+            return "failed", f"{type(exc).__name__}: {exc}"
+        self.run_id = run_id
+        run = store.get_run(run_id)
+        return run.status, run.message
+
+    def _announce(self, run_id: str) -> None:
+        self.run_id = run_id
+        if not self._announced:
+            self._announced = True
+            self.run_started.emit(run_id)
+
+    def _on_event(self, event: ProgressEvent) -> None:
+        if event.run_id:
+            self._announce(event.run_id)
+        now = time.monotonic()
+        if event.kind in _ALWAYS or now - self._last_emit >= PROGRESS_INTERVAL_S:
+            self._last_emit = now
+            self.progress.emit(event)
+
+
+class _ReaderSignals(QObject):
+    finished = Signal(str, int, object)     # key, ticket, result
+    failed = Signal(str, int, str)
+
+
+class _ReadTask(QRunnable):
+    def __init__(self, key: str, ticket: int, db_path: str, fn: Callable[[Store], Any],
+                 signals: _ReaderSignals) -> None:
+        super().__init__()
+        self.key, self.ticket, self.db_path, self.fn, self.signals = key, ticket, db_path, fn, signals
+
+    def run(self) -> None:
+        try:
+            with Store(self.db_path) as store:
+                result = self.fn(store)
+        except Exception as exc:
+            self.signals.failed.emit(self.key, self.ticket, f"{type(exc).__name__}: {exc}")
+            return
+        self.signals.finished.emit(self.key, self.ticket, result)
+
+
+class StoreReader(QObject):
+    """Runs read-only engine calls ``fn(store)`` in a pool thread with its own Store connection.
+
+    Requests are keyed ("run", "runs"); only the latest request of a key is delivered, on the
+    GUI thread, to the callback given with it.
+    """
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._signals = _ReaderSignals()
+        self._signals.finished.connect(self._on_finished)
+        self._signals.failed.connect(self._on_failed)
+        self._latest: dict[str, tuple[int, Callable[[Any], None], Callable[[str], None] | None]] = {}
+        self._ticket = 0
+        self._pending = 0
+        self.pool = QThreadPool()
+        self.pool.setMaxThreadCount(2)
+
+    def submit(self, key: str, db_path: str | Path, fn: Callable[[Store], Any], on_done: Callable[[Any], None],
+               on_error: Callable[[str], None] | None = None) -> int:
+        self._ticket += 1
+        self._latest[key] = (self._ticket, on_done, on_error)
+        self._pending += 1
+        self.pool.start(_ReadTask(key, self._ticket, str(db_path), fn, self._signals))
+        return self._ticket
+
+    def busy(self, key: str | None = None) -> bool:
+        if key is None:
+            return self._pending > 0
+        return key in self._latest
+
+    def _on_finished(self, key: str, ticket: int, result: object) -> None:
+        self._pending -= 1
+        latest = self._latest.get(key)
+        if latest and latest[0] == ticket:
+            del self._latest[key]
+            latest[1](result)
+
+    def _on_failed(self, key: str, ticket: int, message: str) -> None:
+        self._pending -= 1
+        latest = self._latest.get(key)
+        if latest and latest[0] == ticket:
+            del self._latest[key]
+            if latest[2] is not None:
+                latest[2](message)
+
+    def wait(self, msecs: int = 5000) -> bool:
+        return self.pool.waitForDone(msecs)

@@ -82,12 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--long-sources", action="store_true",
                     help="also judge Check-COVID claims against the whole abstract")
     ap.add_argument("--no-train", action="store_true", help="skip the training files")
+    ap.add_argument("--lexical", action="store_true",
+                    help="builtin judge without the embedding model (as when it is not installed)")
     args = ap.parse_args(argv)
 
     if not args.data.is_dir():
         print(f"no data folder at {args.data}; pass --data DIR", file=sys.stderr)
         return 2
-    judge = make_judge(args.judge)
+    judge = make_judge(args.judge, use_embeddings=False) if args.lexical else make_judge(args.judge)
     print(f"judge {judge.id} ({getattr(judge, 'model_version', '')}), "
           f"threshold {getattr(judge, 'threshold', 'n/a')}")
     jobs: list[tuple[str, str, bool]] = [(f, "evidence", False) for f in DEV_FILES]

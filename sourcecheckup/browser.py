@@ -186,7 +186,7 @@ class BrowserPool:
         try:   # scripts that build the article: wait for text, but never past the cap
             await page.wait_for_function(
                 f"document.body && document.body.innerText.length > {TEXT_READY_CHARS}",
-                timeout=min(3000, left_ms))
+                timeout=min(3000, left_ms), polling=100)
         except Exception:
             pass
         html = await page.content()

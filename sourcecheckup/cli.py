@@ -89,9 +89,15 @@ def _fetch_options(args: argparse.Namespace):
     if getattr(args, "allow_host", None):
         kw["allow_hosts"] = tuple(args.allow_host)
     if getattr(args, "sources", None):
+        from .sourcepack import SourcePackError, load_pack
+
         src = Path(args.sources)
         if not (src / "sources.json").is_file():
             raise UsageError(f"--sources {src}: no sources.json in that folder (it maps each URL to a local file)")
+        try:
+            load_pack(src)
+        except SourcePackError as exc:
+            raise UsageError(f"--sources {src}: {exc}") from exc
         kw["sources_dir"] = src.resolve()
     if getattr(args, "timeout", None):
         kw["timeout_s"] = float(args.timeout)

@@ -32,6 +32,8 @@ RETRY_CODES = (429, 503)
 MAX_RETRY_AFTER_S = 60.0
 WALL_CODES = (401, 403, 429, 503)   # error pages worth reading for a captcha or login wall
 WALL_PEEK_BYTES = 256_000
+ROBOTS_AGENT = "SourceCheckup"
+ROBOTS_MAX_BYTES = 500_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class FetchOptions:
     browser_page_timeout_s: float | None = None   # hard cap per page; None: timeout_s
     browser_executable: str | None = None         # None: $SOURCECHECKUP_CHROMIUM or the system Chromium
     browser_args: tuple[str, ...] = ()            # extra Chromium flags (tests: --host-resolver-rules=...)
+    archive_lookup: bool = False       # look dead links up in a web archive (off here: it is network traffic)
+    archive_endpoint: str | None = None  # Wayback-compatible availability API; None: archive.org
+    use_archive: bool = False          # read the archived copy of a dead link as its source
+    respect_robots: bool = False       # refuse URLs that the site's robots.txt disallows
 
 
 class Fetcher(Protocol):
@@ -177,6 +183,8 @@ class HttpFetcher:
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._last_start: dict[str, float] = {}
         self._host_locks: dict[str, asyncio.Lock] = {}
+        self._robots: dict[str, Any] = {}   # origin -> RobotFileParser or None (no usable robots.txt)
+        self._robots_locks: dict[str, asyncio.Lock] = {}
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -211,6 +219,8 @@ class HttpFetcher:
         opts = self.options
         try:
             async with asyncio.timeout(opts.timeout_s):
+                if opts.respect_robots:
+                    await self._check_robots(url)
                 got = await self._download(url, started)
         except _Failure as f:
             return self._failed(url, f.status, f.reason, started, **f.fields)
@@ -311,6 +321,35 @@ class HttpFetcher:
         if wait is None:
             wait = self.options.backoff_s * (2 ** attempt) * (1 + random.random() * 0.5)
         await asyncio.sleep(wait)
+
+    async def _check_robots(self, url: str) -> None:
+        """Refuse a URL its site's robots.txt disallows for us (robots.txt is read once per site)."""
+        from urllib.robotparser import RobotFileParser
+
+        try:
+            parts = urlsplit(url)
+            origin = f"{parts.scheme}://{parts.netloc}".lower()
+        except ValueError:
+            return
+        if parts.scheme not in ("http", "https"):
+            return
+        async with self._robots_locks.setdefault(origin, asyncio.Lock()):
+            if origin not in self._robots:
+                parser: RobotFileParser | None = None
+                try:
+                    await check_url(origin + "/robots.txt", self.options.allow_hosts, self.options.connect_timeout_s)
+                    async with asyncio.timeout(min(5.0, self.options.timeout_s)):
+                        response = await self._client.get(origin + "/robots.txt")
+                    if response.status_code == 200 and len(response.content) <= ROBOTS_MAX_BYTES:
+                        parser = RobotFileParser()
+                        parser.parse(response.text.splitlines())
+                except (UnsafeUrlError, HostNotFoundError, httpx.HTTPError, TimeoutError):
+                    parser = None   # no readable robots.txt: nothing is disallowed
+                self._robots[origin] = parser
+        parser = self._robots[origin]
+        if parser is not None and not parser.can_fetch(ROBOTS_AGENT, url):
+            raise _Failure(FetchStatus.BLOCKED, f"the site's robots.txt disallows {parts.path or '/'} for crawlers",
+                           final_url=url)
 
     async def _bot_wall(self, response: httpx.Response) -> str | None:
         """Read a little of an error page to tell a captcha or login wall from a plain refusal."""
@@ -431,6 +470,10 @@ def make_fetcher(options: FetchOptions) -> Fetcher:
         from .browser import BrowserFetcher
 
         fetcher = BrowserFetcher(fetcher, options)  # type: ignore[arg-type]
+    if options.archive_lookup or options.use_archive:
+        from .archive import ArchiveFetcher
+
+        fetcher = ArchiveFetcher(fetcher, options)
     if options.sources_dir is not None:
         from .sourcepack import SourcePackFetcher
 

@@ -1,23 +1,32 @@
-"""Exports of a stored run: the stable JSON interface, a flat CSV, and an HTML summary.
+"""Exports of a stored run: the stable JSON interface, a flat CSV, the full HTML report, PDF and xlsx.
 
-Every figure is computed from the stored rows by :mod:`sourcecheckup.metrics`; nothing
-here keeps numbers of its own. Text from answers and pages is escaped in HTML
-(Jinja2 autoescape) and never emitted as markup.
+Every figure is computed from the stored rows by :mod:`sourcecheckup.metrics` (and
+:mod:`analytics`, :mod:`agreement`); nothing here keeps numbers of its own. Text from answers
+and pages is escaped in HTML (Jinja2 autoescape) and never emitted as markup; links are drawn
+only for http(s) URLs. ``verify_report`` recomputes a saved JSON report from the database.
 """
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from . import __version__
-from .metrics import Consensus, ResponseAssessment, assess_run, compute_metrics
+from .metrics import Consensus, ResponseAssessment, assess_run, compute_metrics, metrics_by
+from .models import utcnow
 from .store import RunData, Store
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
-FORMATS = ("json", "csv", "html")
+FORMATS = ("json", "csv", "html", "pdf", "xlsx")
+METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
+                "response_support": "Response-level support", "unused_sources": "Unused sources"}
+MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
+HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
 
 
 def resources_dir() -> Path:
@@ -26,14 +35,22 @@ def resources_dir() -> Path:
     return inside if inside.is_dir() else RESOURCES
 
 
+# ----------------------------------------------------------------------------- the JSON report
+
 def build_report(store: Store, run_id: str, *, data: RunData | None = None,
-                 overrides: Any = None) -> dict[str, Any]:
-    """The report as a dict: the stable JSON interface other tools read."""
+                 overrides: Any = None, group_by: Sequence[str] | None = None) -> dict[str, Any]:
+    """The report as a dict: the stable JSON interface other tools read (keys are only ever added)."""
+    from .agreement import agreement_report
+    from .analytics import analyse_sources
+    from .review import overrides as review_overrides
+
     data = data or store.load_run(run_id)
     assessed = assess_run(data, overrides=overrides)
     metrics = compute_metrics(data, assessed, overrides=overrides)
     run = data.run
-    return {
+    seed = int(run.config.get("seed", 0))
+    responses_by_pk = {r.pk: r for r in data.responses}
+    report: dict[str, Any] = {
         "run": {
             "id": run.id, "judge": run.judges[0] if run.judges else None, "judges": run.judges,
             "parser": run.parser, "consensus": run.config.get("consensus", Consensus.FIRST.value),
@@ -45,12 +62,58 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
         "metrics": metrics.as_dict(),
         "counts": metrics.counts,
         "skipped": [{"origin": s.origin, "problem": s.problem} for s in data.skipped],
-        "responses": [_response_dict(data, r) for r in assessed],
+        "responses": [_response_dict(data, r, responses_by_pk) for r in assessed],
     }
+    report["generated_at"] = utcnow()
+    report["metrics_basis"] = "judges" if not overrides else "custom_overrides"
+    report["by_model"] = _grouped(data, assessed, lambda r: r.model)
+    columns = list(group_by) if group_by is not None else _grouping_columns(data)
+    report["by_group"] = {col: _grouped(data, assessed, _extra_key(responses_by_pk, col)) for col in columns}
+    report["analytics"] = analyse_sources(data, assessed, seed=seed + 100)
+    report["unsupported"] = _unsupported(store, data, assessed, responses_by_pk)
+    review = agreement_report(store, data, seed=seed + 200)
+    if review["reviews"]:
+        ov = review_overrides(store, run.id)
+        review["overrides"] = len(ov)
+        review["metrics_with_reviews"] = compute_metrics(data, overrides=ov).as_dict()
+    report["review"] = review
+    report["audit_trail"] = _audit_trail(store, data)
+    return report
 
 
-def _response_dict(data: RunData, r: ResponseAssessment) -> dict[str, Any]:
-    resp = next(x for x in data.responses if x.pk == r.response_pk).response
+def _grouped(data: RunData, assessed: Sequence[ResponseAssessment],
+             key: Callable[[ResponseAssessment], str | None]) -> dict[str, Any]:
+    out = {}
+    for name, ms in metrics_by(data, key, assessed).items():
+        out[name] = {**ms.as_dict(), "counts": {k: ms.counts[k] for k in
+                                                 ("responses", "informative_statements", "urls", "judge_errors")}}
+    return out
+
+
+def _grouping_columns(data: RunData) -> list[str]:
+    """Extra input columns that group responses (question source, variant...): few distinct plain values."""
+    values: dict[str, set[str]] = {}
+    nested: set[str] = set()
+    for r in data.responses:
+        for k, v in dict(r.response.extra).items():
+            if isinstance(v, (str, int, bool)):
+                values.setdefault(str(k), set()).add(str(v))
+            else:
+                nested.add(str(k))
+    n = len(data.responses)
+    return sorted(k for k, vs in values.items()
+                  if k not in nested and 2 <= len(vs) <= MAX_GROUP_VALUES and len(vs) < n)
+
+
+def _extra_key(responses_by_pk: Mapping[int, Any], column: str) -> Callable[[ResponseAssessment], str | None]:
+    def key(r: ResponseAssessment) -> str | None:
+        v = dict(responses_by_pk[r.response_pk].response.extra).get(column)
+        return None if v is None else str(v)
+    return key
+
+
+def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mapping[int, Any]) -> dict[str, Any]:
+    resp = responses_by_pk[r.response_pk].response
     statements = []
     for s in r.statements:
         verdicts = [{
@@ -88,6 +151,162 @@ def _response_dict(data: RunData, r: ResponseAssessment) -> dict[str, Any]:
             "extra": dict(resp.extra)}
 
 
+def _suggestions(store: Store, run_id: str) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = {}
+    if "suggestions" not in store.db.table_names():
+        return out
+    for row in store.db.query("SELECT * FROM suggestions WHERE run_id = ? ORDER BY pk", [run_id]):
+        out.setdefault(row["statement_pk"], []).append({
+            k: row.get(k) for k in ("url", "kind", "original", "suggested", "quote", "status", "verification",
+                                    "decision", "decided_by", "judge_id")})
+    return out
+
+
+def _unsupported(store: Store, data: RunData, assessed: Sequence[ResponseAssessment],
+                 responses_by_pk: Mapping[int, Any]) -> list[dict[str, Any]]:
+    suggestions = _suggestions(store, data.run.id)
+    out = []
+    for r in assessed:
+        resp = responses_by_pk[r.response_pk].response
+        for s in r.statements:
+            if s.status.supported is not False:
+                continue
+            by_url: dict[str, list[dict[str, Any]]] = {}
+            for v in data.verdicts.get(s.row.pk, []):
+                by_url.setdefault(v.url, []).append({"judge": v.verdict.judge_id, "label": v.verdict.label.value,
+                                                     "rationale": v.verdict.rationale})
+            tried = []
+            for url in r.urls:
+                src = data.sources.get(url)
+                label = s.pair_labels.get(url)
+                tried.append({"url": url, "status": src.source.status.value if src else "not_fetched",
+                              "outcome": src.source.status.plain if src else "not fetched yet",
+                              "title": src.source.title if src else None,
+                              "label": label.value if label is not None else None,
+                              "verdicts": by_url.get(url, [])})
+            out.append({"response_id": resp.id, "model": resp.model, "question": resp.question,
+                        "statement_id": f"{resp.id}/s{s.row.statement.index + 1}", "statement_pk": s.row.pk,
+                        "statement": s.row.statement.text, "status": s.status.value, "sources": tried,
+                        "suggestions": suggestions.get(s.row.pk, [])})
+    return out
+
+
+def _duration_s(start: str | None, end: str | None) -> float | None:
+    try:
+        return (_dt.datetime.fromisoformat(end) - _dt.datetime.fromisoformat(start)).total_seconds()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def _prompt_record(version: str) -> dict[str, Any]:
+    """The prompt text behind a stored prompt version ('name@sha8'), checked against its hash."""
+    rec: dict[str, Any] = {"version": version, "name": None, "sha256": None, "system": None, "user": None,
+                           "note": ""}
+    if "@" not in version:
+        rec["note"] = "not a prompt file: a method version of a non-LLM judge"
+        return rec
+    name, short = version.split("@", 1)
+    rec["name"] = name
+    try:
+        from .prompts import load_prompt
+
+        prompt = load_prompt(name, required=())
+    except Exception as exc:  # prompts are optional for reports: say why the text is missing
+        rec["note"] = f"prompt text not available: {exc}"
+        return rec
+    if not prompt.sha256.startswith(short):
+        rec["note"] = (f"the prompt file {prompt.path.name} on disk has changed since this run "
+                       f"(now {prompt.sha256[:8]}); its text is not shown as the one used")
+        return rec
+    rec.update(sha256=prompt.sha256, system=prompt.system, user=prompt.user, note="text matches the stored hash")
+    return rec
+
+
+def _audit_trail(store: Store, data: RunData) -> dict[str, Any]:
+    run = data.run
+    judges: dict[str, dict[str, set[str]]] = {}
+    first = last = None
+    for rows in data.verdicts.values():
+        for v in rows:
+            j = judges.setdefault(v.verdict.judge_id, {"model_versions": set(), "prompt_versions": set()})
+            if v.verdict.model_version:
+                j["model_versions"].add(v.verdict.model_version)
+            if v.verdict.prompt_version:
+                j["prompt_versions"].add(v.verdict.prompt_version)
+            first = v.created_at if first is None or v.created_at < first else first
+            last = v.created_at if last is None or v.created_at > last else last
+    prompt_versions = sorted({p for j in judges.values() for p in j["prompt_versions"]})
+    sources = []
+    for url, row in sorted(data.sources.items()):
+        s = row.source
+        sources.append({"url": url, "source_id": row.id, "status": s.status.value, "http_status": s.http_status,
+                        "sha256": s.sha256, "fetched_at": s.fetched_at, "origin": s.origin,
+                        "final_url": s.final_url, "text_chars": len(s.text)})
+    return {
+        "app_version": run.app_version, "report_version": __version__, "run_id": run.id,
+        "database": str(Path(store.path).resolve()) if str(store.path) != ":memory:" else ":memory:",
+        "schema_version": store.schema_version, "input": run.input, "parser": run.parser,
+        "config": run.config,
+        "judges": [{"id": jid, "model_versions": sorted(j["model_versions"]),
+                    "prompt_versions": sorted(j["prompt_versions"])} for jid, j in judges.items()],
+        "prompts": [_prompt_record(v) for v in prompt_versions],
+        "times": {"created_at": run.created_at, "finished_at": run.finished_at,
+                  "duration_s": _duration_s(run.created_at, run.finished_at),
+                  "first_verdict_at": first, "last_verdict_at": last},
+        "run_log": store.run_log(run.id),
+        "sources": sources,
+        "verify_command": f"sourcecheckup verify-report REPORT.json --db {store.path}",
+    }
+
+
+# ----------------------------------------------------------------------------- verify
+
+def _walk(prefix: str, a: Any, b: Any, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(f"{prefix}.{k}: report {a.get(k, '(missing)')!r}, database {b.get(k, '(missing)')!r}")
+            else:
+                _walk(f"{prefix}.{k}", a[k], b[k], out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            _walk(f"{prefix}[{i}]", x, y, out)
+    elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        if not math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9):
+            out.append(f"{prefix}: report {a}, database {b}")
+    elif a != b:
+        out.append(f"{prefix}: report {a!r}, database {b!r}")
+
+
+def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
+    """Recompute a saved report's figures from the database; the differences ([] when all match)."""
+    from .review import overrides as review_overrides
+
+    try:
+        run_id = report["run"]["id"]
+        saved_metrics = report["metrics"]
+    except (KeyError, TypeError):
+        raise ValueError("this is not a SourceCheckup JSON report (no run.id / metrics)") from None
+    if report.get("metrics_basis", "judges") != "judges":
+        raise ValueError("this report was built with custom overrides; it cannot be recomputed from the database")
+    data = store.load_run(run_id)
+    assessed = assess_run(data)
+    metrics = compute_metrics(data, assessed)
+    diffs: list[str] = []
+    _walk("metrics", saved_metrics, metrics.as_dict(), diffs)
+    if "counts" in report:
+        _walk("counts", report["counts"], json.loads(json.dumps(metrics.counts)), diffs)
+    if "by_model" in report:
+        _walk("by_model", report["by_model"], _grouped(data, assessed, lambda r: r.model), diffs)
+    saved_review = report.get("review") or {}
+    if "metrics_with_reviews" in saved_review:
+        now = compute_metrics(data, overrides=review_overrides(store, run_id)).as_dict()
+        _walk("review.metrics_with_reviews", saved_review["metrics_with_reviews"], now, diffs)
+    return diffs
+
+
+# ----------------------------------------------------------------------------- CSV
+
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags"]
 
@@ -111,14 +330,85 @@ def report_csv(report: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def report_html(report: dict[str, Any]) -> str:
+# ----------------------------------------------------------------------------- HTML
+
+def http_url(value: Any) -> str | None:
+    """The URL if it is an http(s) URL safe to use as a link target, else None."""
+    if not isinstance(value, str):
+        return None
+    url = value.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    if any(ord(c) < 32 or c in "<>\"'` " for c in url):
+        return None
+    return url
+
+
+def _clip(value: Any, limit: int = HTML_TEXT_LIMIT) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit:,} more characters in the JSON report]"
+
+
+def _pct(v: Any) -> str:
+    return "–" if v is None else f"{100 * v:.1f}%"
+
+
+def _ci(m: Mapping[str, Any] | None) -> str:
+    if not m or m.get("ci95") is None or m["ci95"][0] is None:
+        return ""
+    lo, hi = m["ci95"]
+    return f"{100 * lo:.1f}–{100 * hi:.1f}%"
+
+
+def _num(v: Any, digits: int = 2) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _environment():
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources_dir() / "templates")),
                              autoescape=True, undefined=jinja2.StrictUndefined)
-    env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
-    return env.get_template("report.html").render(r=report)
+    env.filters["pct"] = _pct
+    env.filters["ci"] = _ci
+    env.filters["num"] = _num
+    env.filters["clip"] = _clip
+    env.filters["httpurl"] = http_url
+    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    return env
 
+
+def _charts(report: Mapping[str, Any]) -> dict[str, Any]:
+    from markupsafe import Markup
+
+    from .analytics import DOMAIN_TYPES
+    from .charts import interval_bar_chart, share_bars
+
+    metric_list = [(k, METRIC_NAMES[k]) for k in ("url_validity", "statement_support", "response_support")]
+    out: dict[str, Any] = {"by_model": Markup(interval_bar_chart(metric_list, report["by_model"],
+                                                                 title="Metrics by model with 95% intervals")),
+                           "by_group": {}}
+    for col, groups in report.get("by_group", {}).items():
+        out["by_group"][col] = Markup(interval_bar_chart(metric_list, groups, title=f"Metrics by {col}"))
+    an = report["analytics"]
+    rows = {m: v["domain_types"] for m, v in an["by_model"].items()}
+    if len(rows) > 1:
+        rows["all models"] = an["domain_types"]
+    out["domain_types"] = Markup(share_bars(rows, DOMAIN_TYPES, title="Domain types by model"))
+    return out
+
+
+def report_html(report: dict[str, Any], *, include_responses: bool = True) -> str:
+    return _environment().get_template("report.html").render(
+        r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
+        html_limit=HTML_TEXT_LIMIT)
+
+
+# ----------------------------------------------------------------------------- files
 
 def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
                  **kw: Any) -> Path:
@@ -132,6 +422,14 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
         path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     elif fmt == "csv":
         path.write_text(report_csv(report), encoding="utf-8", newline="")
-    else:
+    elif fmt == "html":
         path.write_text(report_html(report), encoding="utf-8")
+    elif fmt == "pdf":
+        from .pdf import html_to_pdf
+
+        html_to_pdf(report_html(report), path)
+    else:
+        from .xlsx import write_xlsx
+
+        write_xlsx(report, store, path)
     return path

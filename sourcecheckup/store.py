@@ -392,16 +392,17 @@ class Store:
     # -- verdicts ----------------------------------------------------------------------
     def save_verdict(self, run_id: str, statement_pk: int, url: str, source_id: int | None,
                      verdict: Verdict) -> None:
+        # plain SQL: this is the hot path of a run (one commit per judged pair)
         with self.db.conn:
-            self.db["verdicts"].insert({
-                "run_id": run_id, "statement_pk": statement_pk, "url": url, "source_id": source_id,
-                "judge_id": verdict.judge_id, "label": verdict.label.value, "score": verdict.score,
-                "rationale": verdict.rationale, "quote": verdict.quote,
-                "quote_found": None if verdict.quote_found is None else int(verdict.quote_found),
-                "prompt_version": verdict.prompt_version, "model_version": verdict.model_version,
-                "raw": verdict.raw, "tokens_in": verdict.tokens_in, "tokens_out": verdict.tokens_out,
-                "flags": _j(list(verdict.flags)), "created_at": utcnow(),
-            }, replace=True)
+            self.db.conn.execute(
+                "INSERT OR REPLACE INTO verdicts (run_id, statement_pk, url, source_id, judge_id, label, score, "
+                "rationale, quote, quote_found, prompt_version, model_version, raw, tokens_in, tokens_out, flags, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, statement_pk, url, source_id, verdict.judge_id, verdict.label.value, verdict.score,
+                 verdict.rationale, verdict.quote,
+                 None if verdict.quote_found is None else int(verdict.quote_found),
+                 verdict.prompt_version, verdict.model_version, verdict.raw, verdict.tokens_in,
+                 verdict.tokens_out, _j(list(verdict.flags)), utcnow()])
 
     def judged_keys(self, run_id: str) -> set[tuple[int, str, str]]:
         """(statement_pk, url, judge_id) of every pair already judged in this run."""

@@ -138,7 +138,8 @@ async def test_best_of_the_top_ranked_windows_wins_and_gives_the_quote(judge, pa
     assert verdict.quote == ("The standard treatment of iron overload is weekly phlebotomy, "
                              "in which about 500 ml of blood is removed.")
     assert verdict.quote in best_window and verdict.quote_found is True
-    assert "best of 4 passages" in verdict.rationale and "out of 13" in verdict.rationale
+    assert verdict.rationale == ("Entailment probability 0.96 in the best of 4 passages (the most relevant "
+                                 "by BM25 of the source's 13 passages); threshold 0.50.")
     assert verdict.judge_id == "local:oracle-nli" and verdict.prompt_version == PROMPT_VERSION == "nli-window-1"
     assert "oracle-nli@config-sha256:" in verdict.model_version
 

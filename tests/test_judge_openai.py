@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.judges import JudgeSpecError, SourceText, make_judge
-from sourcecheckup.judges.llm import BATCH_SCHEMA, VERDICT_SCHEMA, estimate_cost
+from sourcecheckup.judges.llm import (BATCH_SCHEMA, VERDICT_SCHEMA, RateLimiter, estimate_cost,
+                                      retry_after_seconds)
 from sourcecheckup.models import Label
 from sourcecheckup.prompts import PromptError
 from tests.support.fake_llm import (FakeLLMServer, bad_request, batch_verdicts, empty_body, malformed,
@@ -310,3 +311,32 @@ async def test_ollama_server_through_openai_compatible_spec_needs_no_key(judges,
 def test_openai_compatible_spec_without_model_is_rejected():
     with pytest.raises(JudgeSpecError, match="#llama3.1"):
         make_judge("openai-compatible:http://localhost:11434/v1")
+
+
+async def test_calls_in_flight_when_temperature_is_rejected_are_all_resent(server, judges, page):
+    server.script(*[bad_request("Unsupported value: 'temperature' does not support 0 with this model.")] * 4)
+    judge = openai_judge(judges, server, concurrency=4)
+    verdicts = await judge.verify_many([(STATEMENT, page)] * 4)
+    assert all(v.label is Label.SUPPORTED for v in verdicts)
+    assert len(server.requests) == 8
+
+
+async def test_token_limiter_waits_for_its_allowance_and_refunds_overestimates():
+    limiter = RateLimiter(per_minute=6000)          # 100 tokens a second, a bucket of 100
+    started = time.monotonic()
+    await limiter.acquire(100)
+    assert time.monotonic() - started < 0.05
+    await limiter.acquire(50)                       # must wait for 50 tokens to come back
+    assert time.monotonic() - started >= 0.45
+    limiter.adjust(-50)                             # the call used 50 fewer than estimated
+    before = time.monotonic()
+    await limiter.acquire(50)
+    assert time.monotonic() - before < 0.05
+
+
+def test_retry_after_accepts_seconds_milliseconds_and_dates():
+    assert retry_after_seconds({"retry-after": "0.2"}) == pytest.approx(0.2)
+    assert retry_after_seconds({"retry-after-ms": "150", "retry-after": "9"}) == pytest.approx(0.15)
+    assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0) == 10
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QTextEdit, QToolTip, QWidget)
+from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
+                               QToolTip, QWidget)
 
 from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment
 from sourcecheckup.models import StatementStatus
@@ -54,12 +55,15 @@ class AnswerView(QPlainTextEdit):
         self.viewport().installEventFilter(self)
 
     def show_answer(self, text: str, statements: Sequence[StatementAssessment]) -> None:
-        self.clear()
         self.ranges = []
         self._supporters = {s.row.pk: s.supporting_urls for s in statements}
         if len(text) > MAX_SHOWN_CHARS:
             text = text[:MAX_SHOWN_CHARS]
-        cursor = QTextCursor(self.document())
+        doc = QTextDocument()
+        doc.setDocumentLayout(QPlainTextDocumentLayout(doc))
+        doc.setDefaultFont(self.font())
+        cursor = QTextCursor(doc)
+        cursor.beginEditBlock()   # one layout pass, not one per inserted piece
         plain = QTextCharFormat()
         mark_fmt = QTextCharFormat()
         mark_fmt.setFontWeight(QFont.Weight.Bold)
@@ -94,6 +98,9 @@ class AnswerView(QPlainTextEdit):
                 cursor.insertText(f"{mark} {s.row.statement.text}", fmt)
                 self.ranges.append((doc_start, cursor.position(), s))
                 cursor.insertText("\n", plain)
+        cursor.endEditBlock()
+        self.setDocument(doc)
+        self._doc = doc   # the view does not own a document it was given: keep it alive here
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
     def statement_at(self, doc_pos: int) -> StatementAssessment | None:
@@ -170,10 +177,10 @@ class SourceViewer(QPlainTextEdit):
 
 def metric_text(name: str, m: Metric) -> str:
     if m.value is None:
-        return f"{name}: n/a"
+        return f"{name}\nn/a"
     lo, hi = m.ci95
     ci = "" if lo is None or hi is None else f" (95% CI {100 * lo:.0f}–{100 * hi:.0f}%)"
-    return f"{name}: {100 * m.value:.1f}%{ci}, {m.k}/{m.n}"
+    return f"{name}\n{100 * m.value:.1f}%{ci} · {m.k}/{m.n}"
 
 
 class MetricsBar(QWidget):
@@ -190,6 +197,7 @@ class MetricsBar(QWidget):
         for label in self.labels.values():
             label.setFrameShape(QLabel.Shape.StyledPanel)
             label.setMinimumWidth(150)
+            label.setMinimumHeight(40)
             layout.addWidget(label, 1)
         self.counts = plain_label(wrap=True, selectable=False)
         layout.addWidget(self.counts, 1)
@@ -210,5 +218,5 @@ class MetricsBar(QWidget):
         for key, label in self.labels.items():
             label.setText(metric_text(names[key], getattr(metrics, key)))
         c = metrics.counts
-        self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses · {c.get('judge_errors', 0)} judge "
+        self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses\n{c.get('judge_errors', 0)} judge "
                             f"errors · {c.get('fetch_failures', 0)} fetch failures · {n_overrides} overrides")

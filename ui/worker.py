@@ -175,6 +175,11 @@ class StoreReader(QObject):
             return self._pending > 0
         return key in self._latest
 
+    def shutdown(self, msecs: int = 5000) -> None:
+        """Deliver nothing more (the window is going) and wait for the reads in flight."""
+        self._latest.clear()
+        self.pool.waitForDone(msecs)
+
     def _on_finished(self, key: str, ticket: int, result: object) -> None:
         self._pending -= 1
         latest = self._latest.get(key)

@@ -262,7 +262,6 @@ class _Prepared:
 
     sentences: list[str]
     passage_sentences: list[list[int]]     # source.passages[i] -> indices into sentences
-    stems: set[str]
 
 
 def _prepare_source(source: SourceText) -> _Prepared:
@@ -285,7 +284,7 @@ def _prepare_source(source: SourceText) -> _Prepared:
         if ids:
             start = ids[0]
         mapping.append(ids)
-    prepared = _Prepared(sentences, mapping, _stem_set(source.text))
+    prepared = _Prepared(sentences, mapping)
     source.cache["builtin"] = prepared
     return prepared
 
@@ -320,8 +319,6 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             if members and all(m in sentence_vectors for m in members):  # type: ignore[operator]
                 v = np.sum([sentence_vectors[m] for m in members], axis=0)  # type: ignore[index]
                 pass_cos[p] = float(v @ statement_vector / (np.linalg.norm(v) or 1.0))
-        mean = matrix.mean(axis=0)
-        cos_source = float(mean @ statement_vector / (np.linalg.norm(mean) or 1.0))
 
     # choose the best passage: embedding similarity, nudged by BM25 (and BM25 alone without vectors)
     def passage_score(p: int) -> float:
@@ -339,9 +336,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     members = prep.passage_sentences[best_p]
     if use_vectors:
         best_s = max(sent_cos, key=lambda i: (sent_cos[i], -i))
-        ordered = sorted(sent_cos.values(), reverse=True)
-        cos_sentence = ordered[0]
-        cos_second = ordered[1] if len(ordered) > 1 else ordered[0]
+        cos_sentence = sent_cos[best_s]
     else:
         pool = members or list(range(len(prep.sentences)))
         best_s = max(pool, key=lambda i: (_coverage(st_stems, _stem_set(prep.sentences[i]), idf)[1], -i)) \

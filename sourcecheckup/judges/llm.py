@@ -703,6 +703,7 @@ class ApiJudge(BaseJudge):
     async def _call(self, system: str, turns: list[Any], schema: Schema, max_tokens: int) -> Reply:
         estimate = approx_tokens(system) + sum(approx_tokens(json.dumps(t, default=str)) for t in turns) + 200
         attempt = 0
+        dropped_here = 0
         while True:
             if self._rpm:
                 await self._rpm.acquire(1)
@@ -715,12 +716,16 @@ class ApiJudge(BaseJudge):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                failure = classify_sdk_error(exc, self.sdk, self._live_optional_params())
+                failure = classify_sdk_error(exc, self.sdk, self.optional_params)
                 message = self._redact(failure.message) or ""
-                if failure.kind == "unsupported_param" and failure.param not in self._unsupported:
-                    self._unsupported.add(failure.param or "")
-                    log.warning("%s: the API does not accept '%s'; sending requests without it",
-                                self.id, failure.param)
+                # bounded: each optional field can be dropped once; a call already in flight when
+                # another dropped the field is simply sent again without it
+                if failure.kind == "unsupported_param" and dropped_here < len(self.optional_params):
+                    dropped_here += 1
+                    if failure.param not in self._unsupported:
+                        self._unsupported.add(failure.param or "")
+                        log.warning("%s: the API does not accept '%s'; sending requests without it",
+                                    self.id, failure.param)
                     continue
                 if not failure.retryable:
                     raise JudgeCallError(message) from None
@@ -741,9 +746,6 @@ class ApiJudge(BaseJudge):
                 self._tpm.adjust(reply.tokens_in + reply.tokens_out - estimate)
             self._usage.add(reply.model, reply.tokens_in, reply.tokens_out)
             return reply
-
-    def _live_optional_params(self) -> list[str]:
-        return [p for p in self.optional_params if p not in self._unsupported]
 
     async def aclose(self) -> None:
         client = getattr(self, "client", None)

@@ -310,18 +310,18 @@ class LocalJudge:
         assert m is not None
         verdicts: list[Verdict | None] = [None] * len(pairs)
         windows: list[Window] = []
-        totals: list[int] = []
+        totals: list[tuple[int, bool]] = []
         for n, (statement, source) in enumerate(pairs):
             try:
-                mine, total = self._windows(n, statement, source, m)
+                mine, total, ranked = self._windows(n, statement, source, m)
             except Exception as exc:
                 verdicts[n] = self._error(f"could not cut the source into windows: {type(exc).__name__}: {exc}")
-                totals.append(0)
+                totals.append((0, False))
                 continue
             if not mine:
                 verdicts[n] = self._error("the source has no text to judge")
             windows.extend(mine)
-            totals.append(total)
+            totals.append((total, ranked))
         scores = self._score_isolated(windows, [pairs[w.pair][0] for w in windows], m)
 
         by_pair: dict[int, list[tuple[Window, float | Exception]]] = {}
@@ -357,7 +357,7 @@ class LocalJudge:
             verdicts[n] = self._verdict(score, window, scored, totals[n], best_sentence.get(n), source, m)
         return [v if v is not None else self._error("no window was scored") for v in verdicts]
 
-    def _verdict(self, score: float, window: Window, scored: int, total: int,
+    def _verdict(self, score: float, window: Window, scored: int, total: tuple[int, bool],
                  sentence: tuple[str, float] | None, source: SourceText, m: _Loaded) -> Verdict:
         supported = score >= self.threshold
         if m.supported_name.strip().lower().startswith("entail"):
@@ -365,8 +365,9 @@ class LocalJudge:
         else:
             what = f"Support probability (label '{m.supported_name}')"
         rationale = f"{what} {score:.2f} in the best of {scored} passage{'s' * (scored != 1)}"
-        if total > scored:
-            rationale += f" (the {scored} passages most relevant by BM25 out of {total})"
+        passages, ranked = total
+        if ranked:
+            rationale += f" (the most relevant by BM25 of the source's {passages} passages)"
         rationale += f"; threshold {self.threshold:.2f}."
         quote = ""
         if supported:
@@ -381,27 +382,29 @@ class LocalJudge:
 
     # -- windows --------------------------------------------------------------------------
 
-    def _windows(self, n: int, statement: str, source: SourceText, m: _Loaded) -> tuple[list[Window], int]:
-        """The windows to score for one pair (best BM25 first) and how many passages the source has."""
+    def _windows(self, n: int, statement: str, source: SourceText,
+                 m: _Loaded) -> tuple[list[Window], int, bool]:
+        """The windows to score for one pair, how many passages the source has, and whether
+        more windows existed than ``max_windows`` (then BM25 chose them, best first)."""
         if not source.passages:
             if not (source.text or "").strip():
-                return [], 0
+                return [], 0, False
             # a fresh SourceText so its BM25 cache matches these passages
             source = SourceText(url=source.url, text=source.text, title=source.title,
                                 passages=split_passages(source.text))
         passages = source.passages
-        if len(passages) > self.max_windows:
-            order = [i for i, _ in rank_passages(statement, source, k=self.max_windows)]
-        else:
-            order = list(range(len(passages)))
         hypothesis_len = len(m.tokenizer(statement, add_special_tokens=False)["input_ids"])
         budget = m.max_length - hypothesis_len - m.tokenizer.num_special_tokens_to_add(pair=True)
         budget = max(budget, m.max_length // 2)   # a very long statement gets truncated instead
+        pieces = {i: _token_pieces(p, budget, m.tokenizer) for i, p in enumerate(passages)} \
+            if len(passages) <= self.max_windows else {}
+        if pieces and sum(len(p) for p in pieces.values()) <= self.max_windows:
+            return [Window(n, text) for i in range(len(passages)) for text in pieces[i]], len(passages), False
         windows: list[Window] = []
-        for i in order:
-            for piece in _token_pieces(passages[i], budget, m.tokenizer):
-                windows.append(Window(n, piece))
-        return windows[: self.max_windows], len(passages)
+        for i, _ in rank_passages(statement, source, k=self.max_windows):
+            texts = pieces.get(i) or _token_pieces(passages[i], budget, m.tokenizer)
+            windows.extend(Window(n, text) for text in texts)
+        return windows[: self.max_windows], len(passages), True
 
     # -- inference ------------------------------------------------------------------------
 

@@ -29,7 +29,9 @@ class KeywordJudge(BaseJudge):
             await asyncio.sleep(self.latency_s)
         if self.fail_on and self.fail_on in statement:
             return Verdict.error(self.id, "scripted failure", prompt_version=self.prompt_version)
-        haystack = set(tokens(source.text))
+        haystack = source.cache.get("keyword_tokens")
+        if haystack is None:
+            haystack = source.cache["keyword_tokens"] = set(tokens(source.text))
         words = tokens(statement)
         hit = sum(1 for w in words if w in haystack)
         score = hit / len(words) if words else 0.0

@@ -326,3 +326,14 @@ def site() -> Iterator[str]:
     base, stop = start_site()
     yield base
     stop()
+
+
+if __name__ == "__main__":   # python -m tests.support.site [latency_s]: serve until stdin closes
+    import sys
+
+    url, stop_site = start_site(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
+    print(url, flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        stop_site()

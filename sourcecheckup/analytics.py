@@ -1,0 +1,177 @@
+"""Which sources a run cites: domains, domain types, countries, fetch outcome rates and flagged sources.
+
+Counts are per citation (one cited URL in one response), as the study counted them, so a
+domain cited by 40 answers weighs 40 times. Lists (dead links, changed and flagged sources)
+name each URL once. Country comes from the top-level domain only; generic TLDs (.com, .org,
+.gov, .edu, .net, .info) are counted as the United States, as the study did without whois.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+from .metrics import Metric, ResponseAssessment, proportion
+from .models import FetchStatus, Source
+from .store import RunData
+
+TOP_DOMAINS = 10
+DOMAIN_TYPES = ("gov", "org", "edu", "com", "other")
+# second-level labels under a country code that mean the same as a generic TLD (nhs.uk stays 'other')
+_SECOND_LEVEL = {"gov": "gov", "govt": "gov", "gouv": "gov", "gob": "gov", "org": "org", "edu": "edu",
+                 "ac": "edu", "com": "com", "co": "com"}
+RATE_OUTCOMES = (FetchStatus.PAYWALLED, FetchStatus.ABSTRACT_ONLY, FetchStatus.DEAD, FetchStatus.BLOCKED)
+COUNTRY_NOTE = ("Country is read from the top-level domain; .com, .org, .gov, .edu, .net and .info are "
+                "counted as United States, as the SourceCheckup study did when whois gave no country. "
+                "Domains under other generic TLDs are 'unknown'.")
+
+
+@lru_cache(maxsize=1)
+def _tld_table() -> tuple[frozenset[str], Mapping[str, str]]:
+    from .report import resources_dir
+
+    data = json.loads((resources_dir() / "analytics" / "tld_countries.json").read_text(encoding="utf-8"))
+    return frozenset(data["us_generic"]), dict(data["country_codes"])
+
+
+def domain_of(url: str, source: Source | None = None) -> str:
+    """The host without 'www.', from the final URL when the source was fetched."""
+    if source is not None:
+        return source.domain
+    return Source(url=url, status=FetchStatus.ERROR).domain
+
+
+def domain_type(domain: str) -> str:
+    """'gov' | 'org' | 'edu' | 'com' | 'other', from the TLD or a country's second-level label."""
+    labels = [p for p in domain.lower().rstrip(".").split(".") if p]
+    if not labels:
+        return "other"
+    if labels[-1] in ("gov", "org", "edu", "com", "mil"):
+        return "gov" if labels[-1] == "mil" else labels[-1]
+    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
+        return _SECOND_LEVEL[labels[-2]]
+    return "other"
+
+
+def country_of(domain: str) -> str:
+    """A country name from the TLD, 'United States' for the generic TLDs the study counted so, else 'unknown'."""
+    us_generic, codes = _tld_table()
+    tld = domain.lower().rstrip(".").rsplit(".", 1)[-1] if domain else ""
+    if tld in us_generic:
+        return "United States"
+    return codes.get(tld, "unknown")
+
+
+def archive_info(source: Source) -> dict[str, Any] | None:
+    """The archived copy recorded for a source (by the archive fetcher), or None. Read defensively."""
+    meta = source.meta if isinstance(source.meta, Mapping) else {}
+    arch = meta.get("archive")
+    url = ts = date = None
+    if isinstance(arch, Mapping):
+        url = arch.get("snapshot_url") or arch.get("url")
+        ts = arch.get("timestamp")
+        date = arch.get("date")
+    url = url or meta.get("archive_url")
+    ts = ts or meta.get("archive_timestamp")
+    if not isinstance(url, str) or not url:
+        return None
+    ts = str(ts) if ts is not None else ""
+    if not date and len(ts) >= 8 and ts[:8].isdigit():
+        date = f"{ts[0:4]}-{ts[4:6]}-{ts[6:8]}"
+    return {"archive_url": url, "timestamp": ts, "date": str(date or "")}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited URL in one response, with what its fetch found."""
+
+    model: str
+    url: str
+    domain: str
+    status: str          # FetchStatus value or "not_fetched"
+
+
+def citations(data: RunData) -> list[Citation]:
+    out: list[Citation] = []
+    for resp in data.responses:
+        model = resp.response.model or "(none)"
+        for url in resp.response.citations:
+            row = data.sources.get(url)
+            src = row.source if row else None
+            out.append(Citation(model, url, domain_of(url, src), src.status.value if src else "not_fetched"))
+    return out
+
+
+def _shares(counter: Counter[str], keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    total = sum(counter.values())
+    return {k: {"count": counter.get(k, 0), "share": (counter.get(k, 0) / total) if total else None}
+            for k in keys}
+
+
+def _rate(cites: Sequence[Citation], outcome: FetchStatus, seed: int) -> dict[str, Any]:
+    m: Metric = proportion([c.status == outcome.value for c in cites], seed)
+    return m.as_dict()
+
+
+def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None = None, *,
+                    seed: int = 0, top: int = TOP_DOMAINS) -> dict[str, Any]:
+    """The Sources section of the report as a JSON-ready dict."""
+    cites = citations(data)
+    models = sorted({c.model for c in cites})
+    by_model: dict[str, Any] = {}
+    for model in models:
+        mine = [c for c in cites if c.model == model]
+        domains = Counter(c.domain for c in mine)
+        by_model[model] = {
+            "citations": len(mine),
+            "top_domains": [{"domain": d, "count": n, "share": n / len(mine)}
+                            for d, n in sorted(domains.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
+            "domain_types": _shares(Counter(domain_type(c.domain) for c in mine), DOMAIN_TYPES),
+            "rates": {o.value: _rate(mine, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
+        }
+    countries = Counter(country_of(c.domain) for c in cites)
+    all_domains = Counter(c.domain for c in cites)
+
+    dead_archived = []
+    changed = []
+    injection = []
+    for url in sorted({c.url for c in cites}):
+        row = data.sources.get(url)
+        if row is None:
+            continue
+        src = row.source
+        arch = archive_info(src)
+        if arch and (src.status is FetchStatus.DEAD or src.origin == "archive" or "archived" in src.flags
+                     or "archived_copy_exists" in src.flags or not src.valid):
+            live = src.meta.get("live") if isinstance(src.meta, Mapping) else None
+            dead_archived.append({"url": url, "status": src.status.value, "reason": src.reason, **arch,
+                                  "read_from_archive": src.origin == "archive",
+                                  "live_status": live.get("status") if isinstance(live, Mapping) else None})
+        if "changed" in src.flags:
+            meta = src.meta if isinstance(src.meta, Mapping) else {}
+            changed.append({"url": url, "sha256": src.sha256, "previous_sha256": meta.get("previous_sha256"),
+                            "changed_since": meta.get("changed_since"), "fetched_at": src.fetched_at})
+        if "possible_injection" in src.flags:
+            meta = src.meta if isinstance(src.meta, Mapping) else {}
+            reasons = meta.get("injection_reasons")
+            reasons = [str(r) for r in reasons] if isinstance(reasons, (list, tuple)) else []
+            injection.append({"url": url, "title": src.title, "reasons": reasons})
+    return {
+        "unit": "citation",
+        "citations": len(cites),
+        "unique_urls": len({c.url for c in cites}),
+        "models": models,
+        "by_model": by_model,
+        "top_domains": [{"domain": d, "count": n, "share": n / len(cites)}
+                        for d, n in sorted(all_domains.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
+        "domain_types": _shares(Counter(domain_type(c.domain) for c in cites), DOMAIN_TYPES),
+        "countries": [{"country": k, "count": v, "share": v / len(cites)}
+                      for k, v in sorted(countries.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "country_note": COUNTRY_NOTE,
+        "rates": {o.value: _rate(cites, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
+        "dead_with_archive": dead_archived,
+        "changed_sources": changed,
+        "injection_flagged": injection,
+    }

@@ -1,0 +1,981 @@
+"""The main window: input (paste, files, folders), runs, results, review and suggestions.
+
+Everything it does is an engine call: ingest to read answers, pipeline.Audit (in AuditThread)
+to audit, sourcecheckup.views to shape stored runs, review.add_review to override a verdict,
+report.write_report to export. It keeps no numbers of its own.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QModelIndex, QSignalBlocker, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication,
+                           QKeySequence, QShortcut)
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLayout, QHeaderView, QInputDialog,
+                               QLabel, QLineEdit, QMainWindow, QMessageBox, QPlainTextEdit, QProgressBar,
+                               QPushButton, QSplitter, QStackedWidget, QTableView, QTabWidget, QVBoxLayout, QWidget)
+
+from sourcecheckup import review
+from sourcecheckup.events import ProgressEvent
+from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
+from sourcecheckup.pipeline import RunConfig
+from sourcecheckup.report import write_report
+from sourcecheckup.store import Store, StoreError
+from sourcecheckup.views import (Decision, MatrixCell, PairRef, RunView, SuggestionView, decide_suggestion,
+                                 load_run_view, review_pairs, revised_answer, run_summaries, source_summaries,
+                                 suggestions, support_matrix)
+
+from .dialogs import CsvMappingDialog, SettingsDialog, show_about
+from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
+from .settings import AppSettings
+from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK
+from .widgets import AnswerView, MetricsBar, SourceViewer, plain_label
+from .worker import AuditThread, StoreReader
+
+TABLE_EXTENSIONS = (".csv", ".tsv")
+LIVE_REFRESH_MS = 1500
+NO_SUGGESTIONS = "No suggestions yet (run cleanup)"
+
+
+def _table(model: object, *, stretch_last: bool = True) -> QTableView:
+    view = QTableView()
+    view.setModel(model)  # type: ignore[arg-type]
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(22)
+    view.horizontalHeader().setStretchLastSection(stretch_last)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    return view
+
+
+class MainWindow(QMainWindow):
+    run_shown = Signal(str)          # a run's results are on screen (after each load)
+    audit_finished = Signal(str, str)  # run id, status
+
+    def __init__(self, db_path: str | Path | None = None, settings: AppSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.db_path = Path(db_path) if db_path else self.settings.default_db
+        self.store = Store(self.db_path)
+        self.reader = StoreReader(self)
+        self.worker: AuditThread | None = None
+        self.view: RunView | None = None
+        self.run_id: str | None = None
+        self.response_pk: int | None = None
+        self.pending = IngestResult()
+        self.pending_label = ""
+        self.pairs: list[PairRef] = []
+        self._closing = False
+        self._dirty = False
+        self._run_started_at = 0.0
+        self._suggestions: list[SuggestionView] = []
+
+        self.setWindowTitle("SourceCheckup")
+        self.setAcceptDrops(True)
+        self.resize(1280, 800)
+        self._build_ui()
+        self._build_menus()
+        self._build_review_shortcuts()
+        self.live_timer = QTimer(self)
+        self.live_timer.setInterval(LIVE_REFRESH_MS)
+        self.live_timer.timeout.connect(self._live_refresh)
+        hints = QGuiApplication.styleHints()
+        if hasattr(hints, "colorSchemeChanged"):
+            hints.colorSchemeChanged.connect(lambda *_: self._redraw())
+        self.settings.add_recent("databases", str(self.db_path))
+        self._update_title()
+        self.refresh_runs()
+
+    # ------------------------------------------------------------------------ layout
+    def _build_ui(self) -> None:
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.setCentralWidget(splitter)
+
+        # left: input and runs
+        self.left_tabs = QTabWidget()
+        splitter.addWidget(self.left_tabs)
+        inp = QWidget()
+        il = QVBoxLayout(inp)
+        self.question_edit = QLineEdit()
+        self.question_edit.setPlaceholderText("Question (optional)")
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("Model name (optional)")
+        self.paste_edit = QPlainTextEdit()
+        self.paste_edit.setPlaceholderText("Paste an answer here: text with links or [1] markers, or the JSON "
+                                           '{"response": ..., "citations": [...]}. Or drop files here.')
+        il.addWidget(QLabel("Question"))
+        il.addWidget(self.question_edit)
+        il.addWidget(QLabel("Model"))
+        il.addWidget(self.model_edit)
+        il.addWidget(QLabel("Answer"))
+        il.addWidget(self.paste_edit, 1)
+        self.batch_label = plain_label("No batch loaded: the pasted answer will be audited.")
+        il.addWidget(self.batch_label)
+        row = QHBoxLayout()
+        self.open_file_btn = QPushButton("Open file…")
+        self.open_file_btn.clicked.connect(self.open_file_dialog)
+        self.open_folder_btn = QPushButton("Open folder…")
+        self.open_folder_btn.clicked.connect(self.open_folder_dialog)
+        self.clear_batch_btn = QPushButton("Clear batch")
+        self.clear_batch_btn.clicked.connect(self.clear_batch)
+        for b in (self.open_file_btn, self.open_folder_btn, self.clear_batch_btn):
+            row.addWidget(b)
+        il.addLayout(row)
+        row = QHBoxLayout()
+        self.audit_btn = QPushButton("Audit")
+        self.audit_btn.setDefault(True)
+        self.audit_btn.clicked.connect(self.start_audit)
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setEnabled(False)
+        self.cancel_btn.clicked.connect(self.cancel_audit)
+        row.addWidget(self.audit_btn, 2)
+        row.addWidget(self.cancel_btn, 1)
+        il.addLayout(row)
+        self.left_tabs.addTab(inp, "Input")
+
+        runs = QWidget()
+        rl = QVBoxLayout(runs)
+        self.runs_model = RunsModel(self)
+        self.runs_table = _table(self.runs_model)
+        self.runs_table.doubleClicked.connect(lambda idx: self.open_run(self.runs_model.rows[idx.row()].id))
+        rl.addWidget(self.runs_table, 1)
+        row = QHBoxLayout()
+        b = QPushButton("Open")
+        b.clicked.connect(self._open_selected_run)
+        row.addWidget(b)
+        self.resume_btn = QPushButton("Resume")
+        self.resume_btn.clicked.connect(self._resume_selected_run)
+        row.addWidget(self.resume_btn)
+        b = QPushButton("Refresh")
+        b.clicked.connect(self.refresh_runs)
+        row.addWidget(b)
+        rl.addLayout(row)
+        self.left_tabs.addTab(runs, "Runs")
+
+        # right: metrics, responses, details
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        self.metrics_bar = MetricsBar()
+        self.metrics_bar.overrides_toggled.connect(lambda _: self.reload_run())
+        rl.addWidget(self.metrics_bar)
+        vsplit = QSplitter(Qt.Orientation.Vertical)
+        rl.addWidget(vsplit, 1)
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Filter responses: id, model, question, problem…")
+        self.search_edit.setClearButtonEnabled(True)
+        tl.addWidget(self.search_edit)
+        self.responses_model = ResponsesModel(self)
+        self.responses_proxy = SortFilterProxy(self)
+        self.responses_proxy.setSourceModel(self.responses_model)
+        self.search_edit.textChanged.connect(self.responses_proxy.setFilterFixedString)
+        self.responses_table = _table(self.responses_proxy)
+        self.responses_table.setSortingEnabled(True)
+        self.responses_table.selectionModel().currentRowChanged.connect(self._on_response_changed)
+        tl.addWidget(self.responses_table)
+        vsplit.addWidget(top)
+
+        self.detail_tabs = QTabWidget()
+        vsplit.addWidget(self.detail_tabs)
+        vsplit.setSizes([220, 480])
+
+        # answer
+        ans = QWidget()
+        al = QVBoxLayout(ans)
+        self.question_label = plain_label()
+        al.addWidget(self.question_label)
+        self.answer_view = AnswerView()
+        self.answer_view.statement_clicked.connect(self._select_statement_row)
+        al.addWidget(self.answer_view, 1)
+        legend = "   ".join(f"{m} {w}" for m, w in STATUS_MARK.values())
+        al.addWidget(plain_label(legend, selectable=False))
+        self.detail_tabs.addTab(ans, "Answer")
+
+        # sources
+        src = QWidget()
+        sl = QVBoxLayout(src)
+        self.sources_model = SourcesModel(self)
+        self.sources_table = _table(self.sources_model)
+        self.sources_table.doubleClicked.connect(lambda idx: self.open_source_in_browser(idx.row()))
+        sl.addWidget(self.sources_table, 1)
+        b = QPushButton("Open in browser")
+        b.clicked.connect(lambda: self.open_source_in_browser(self.sources_table.currentIndex().row()))
+        sl.addWidget(b, 0, Qt.AlignmentFlag.AlignLeft)
+        self.detail_tabs.addTab(src, "Sources")
+
+        # support matrix with the pair detail and review controls
+        msplit = QSplitter(Qt.Orientation.Horizontal)
+        self.matrix_model = MatrixModel(self)
+        self.matrix_table = QTableView()
+        self.matrix_table.setModel(self.matrix_model)
+        self.matrix_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.matrix_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.matrix_table.verticalHeader().setMaximumWidth(360)
+        self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.matrix_table.verticalHeader().setDefaultSectionSize(24)
+        self.matrix_table.horizontalHeader().setDefaultSectionSize(150)
+        self.matrix_table.clicked.connect(self._on_matrix_clicked)
+        self.matrix_table.selectionModel().currentChanged.connect(lambda cur, _: self._on_matrix_clicked(cur))
+        msplit.addWidget(self.matrix_table)
+        detail = QWidget()
+        dl = QVBoxLayout(detail)
+        dl.setContentsMargins(4, 0, 0, 0)
+        self.pair_statement = plain_label("Click a cell to see the verdict and the evidence.")
+        self.pair_source = plain_label()
+        self.pair_verdicts = plain_label()
+        self.pair_quote = plain_label()
+        self.pair_review = plain_label()
+        for w in (self.pair_statement, self.pair_source, self.pair_verdicts, self.pair_quote, self.pair_review):
+            dl.addWidget(w)
+        rrow = QHBoxLayout()
+        self.reason_edit = QLineEdit()
+        self.reason_edit.setPlaceholderText("Reason for your label (optional)")
+        rrow.addWidget(self.reason_edit, 1)
+        self.review_buttons: dict[str, QPushButton] = {}
+        for key, text in ((review.ReviewLabel.SUPPORTED.value, "✓ Supported (S)"),
+                          (review.ReviewLabel.NOT_SUPPORTED.value, "✗ Not supported (N)"),
+                          (review.ReviewLabel.UNSURE.value, "? Unsure (U)")):
+            btn = QPushButton(text)
+            btn.setEnabled(False)
+            btn.clicked.connect(lambda _=False, k=key: self.review_current(k))
+            rrow.addWidget(btn)
+            self.review_buttons[key] = btn
+        prev_btn = QPushButton("◀")
+        prev_btn.setToolTip("Previous pair (K)")
+        prev_btn.clicked.connect(lambda: self.step_pair(-1))
+        next_btn = QPushButton("▶")
+        next_btn.setToolTip("Next pair (J)")
+        next_btn.clicked.connect(lambda: self.step_pair(1))
+        rrow.addWidget(prev_btn)
+        rrow.addWidget(next_btn)
+        dl.addLayout(rrow)
+        self.source_viewer = SourceViewer()
+        dl.addWidget(self.source_viewer, 1)
+        msplit.addWidget(detail)
+        msplit.setSizes([520, 520])
+        self.detail_tabs.addTab(msplit, "Support matrix")
+
+        # suggestions (SourceCleanup)
+        self.sugg_stack = QStackedWidget()
+        self.sugg_empty = plain_label(NO_SUGGESTIONS, selectable=False)
+        self.sugg_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.sugg_stack.addWidget(self.sugg_empty)
+        sugg = QWidget()
+        gl = QVBoxLayout(sugg)
+        self.sugg_model = SuggestionsModel(self)
+        self.sugg_table = _table(self.sugg_model)
+        self.sugg_table.selectionModel().currentRowChanged.connect(lambda cur, _: self._show_suggestion(cur.row()))
+        gl.addWidget(self.sugg_table, 1)
+        self.sugg_diff = QPlainTextEdit()
+        self.sugg_diff.setReadOnly(True)
+        self.sugg_diff.setMaximumHeight(90)
+        gl.addWidget(self.sugg_diff)
+        row = QHBoxLayout()
+        self.accept_btn = QPushButton("✓ Accept")
+        self.accept_btn.clicked.connect(lambda: self.decide_current_suggestion(Decision.ACCEPTED))
+        self.reject_btn = QPushButton("✗ Reject")
+        self.reject_btn.clicked.connect(lambda: self.decide_current_suggestion(Decision.REJECTED))
+        row.addWidget(self.accept_btn)
+        row.addWidget(self.reject_btn)
+        row.addStretch(1)
+        gl.addLayout(row)
+        gl.addWidget(QLabel("Revised answer"))
+        self.revised_edit = QPlainTextEdit()
+        self.revised_edit.setReadOnly(True)
+        gl.addWidget(self.revised_edit, 1)
+        row = QHBoxLayout()
+        b = QPushButton("Copy")
+        b.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.revised_edit.toPlainText()))
+        row.addWidget(b)
+        b = QPushButton("Save revised answer…")
+        b.clicked.connect(self._save_revised)
+        row.addWidget(b)
+        row.addStretch(1)
+        gl.addLayout(row)
+        self.sugg_stack.addWidget(sugg)
+        self.detail_tabs.addTab(self.sugg_stack, "Suggestions")
+
+        splitter.addWidget(right)
+        splitter.setSizes([340, 940])
+        splitter.setStretchFactor(1, 1)
+
+        # status bar: progress of a run
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setMaximumWidth(260)
+        self.progress_bar.setVisible(False)
+        self.progress_label = plain_label(selectable=False)
+        self.statusBar().addPermanentWidget(self.progress_label, 1)
+        self.statusBar().addPermanentWidget(self.progress_bar)
+
+    def _action(self, text: str, slot: Callable[[], object], shortcut: str | QKeySequence.StandardKey | None = None,
+                *, checkable: bool = False) -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+        act.setCheckable(checkable)
+        act.triggered.connect(lambda checked=False: slot())
+        return act
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        m = bar.addMenu("&File")
+        m.addAction(self._action("Open answers &file…", self.open_file_dialog, QKeySequence.StandardKey.Open))
+        m.addAction(self._action("Open answers f&older…", self.open_folder_dialog, "Ctrl+Shift+O"))
+        m.addSeparator()
+        m.addAction(self._action("Open &database…", self.open_database_dialog, "Ctrl+Shift+D"))
+        self.recent_db_menu = m.addMenu("Recent databases")
+        self.recent_runs_menu = m.addMenu("Recent runs")
+        self.recent_db_menu.aboutToShow.connect(self._fill_recent_dbs)
+        self.recent_runs_menu.aboutToShow.connect(self._fill_recent_runs)
+        m.addSeparator()
+        ex = m.addMenu("&Export run")
+        ex.addAction(self._action("JSON…", lambda: self.export_dialog("json"), "Ctrl+E"))
+        ex.addAction(self._action("CSV…", lambda: self.export_dialog("csv")))
+        ex.addAction(self._action("HTML…", lambda: self.export_dialog("html")))
+        m.addSeparator()
+        m.addAction(self._action("Settings…", self.open_settings, QKeySequence.StandardKey.Preferences))
+        m.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+
+        m = bar.addMenu("&Audit")
+        self.audit_action = self._action("&Audit", self.start_audit, "Ctrl+Return")
+        m.addAction(self.audit_action)
+        self.cancel_action = self._action("&Cancel run", self.cancel_audit, "Ctrl+.")
+        self.cancel_action.setEnabled(False)
+        m.addAction(self.cancel_action)
+        m.addAction(self._action("&Resume selected run", self._resume_selected_run, "Ctrl+Shift+R"))
+        m.addAction(self._action("Show &runs", lambda: self.left_tabs.setCurrentIndex(1), "Ctrl+2"))
+        m.addAction(self._action("Show &input", lambda: self.left_tabs.setCurrentIndex(0), "Ctrl+1"))
+
+        m = bar.addMenu("&Review")
+        self.review_mode_action = self._action("&Keyboard review mode", self.toggle_review_mode, "Ctrl+R",
+                                               checkable=True)
+        m.addAction(self.review_mode_action)
+        m.addAction(self._action("Next pair", lambda: self.step_pair(1), "Ctrl+J"))
+        m.addAction(self._action("Previous pair", lambda: self.step_pair(-1), "Ctrl+K"))
+        self.overrides_action = self._action("Metrics &with overrides", lambda: self.metrics_bar.with_overrides.toggle(),
+                                             "Ctrl+Shift+V")
+        m.addAction(self.overrides_action)
+        m.addAction(self._action("Change reviewer name…", lambda: self.ask_reviewer(force=True)))
+
+        m = bar.addMenu("&Help")
+        m.addAction(self._action("&About SourceCheckup", lambda: show_about(self), "F1"))
+
+        tb = self.addToolBar("Main")
+        tb.setObjectName("main-toolbar")
+        tb.setMovable(False)
+        for act in (self.audit_action, self.cancel_action):
+            tb.addAction(act)
+        tb.addSeparator()
+        tb.addAction(self._action("Export…", lambda: self.export_dialog(None)))
+        tb.addAction(self.review_mode_action)
+        tb.addAction(self._action("Settings", self.open_settings))
+
+    def _build_review_shortcuts(self) -> None:
+        self.review_shortcuts: list[QShortcut] = []
+        keys = {"S": lambda: self.review_current("supported"), "N": lambda: self.review_current("not_supported"),
+                "U": lambda: self.review_current("unsure"), "J": lambda: self.step_pair(1),
+                "K": lambda: self.step_pair(-1), "Right": lambda: self.step_pair(1),
+                "Left": lambda: self.step_pair(-1)}
+        for key, fn in keys.items():
+            sc = QShortcut(QKeySequence(key), self)
+            sc.activated.connect(fn)
+            sc.setEnabled(False)
+            self.review_shortcuts.append(sc)
+
+    # ------------------------------------------------------------------------ database
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"SourceCheckup — {self.db_path.name}" + (f" — run {self.run_id}" if self.run_id else ""))
+
+    def open_database(self, path: str | Path) -> bool:
+        if self.worker is not None:
+            self._warn("A run is in progress", "Cancel or finish the running audit before switching databases.")
+            return False
+        try:
+            store = Store(path)
+        except StoreError as exc:
+            self._warn("Cannot open database", str(exc))
+            return False
+        self.store.close()
+        self.store = store
+        self.db_path = Path(path)
+        self.settings.add_recent("databases", str(self.db_path))
+        self.view = None
+        self.run_id = None
+        self._clear_results()
+        self._update_title()
+        self.refresh_runs()
+        return True
+
+    def open_database_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Open or create a database", str(self.db_path.parent),
+                                              "SourceCheckup database (*.db);;All files (*)",
+                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        if path:
+            self.open_database(path)
+
+    def _fill_recent_dbs(self) -> None:
+        self.recent_db_menu.clear()
+        for p in self.settings.recent("databases"):
+            self.recent_db_menu.addAction(p, lambda p=p: self.open_database(p))
+
+    def _fill_recent_runs(self) -> None:
+        self.recent_runs_menu.clear()
+        for entry in self.settings.recent("runs"):
+            db, _, rid = entry.rpartition("::")
+            self.recent_runs_menu.addAction(f"{rid} ({Path(db).name})", lambda db=db, rid=rid: self._open_recent(db, rid))
+
+    def _open_recent(self, db: str, rid: str) -> None:
+        if Path(db) != self.db_path and not self.open_database(db):
+            return
+        self.open_run(rid)
+
+    # ------------------------------------------------------------------------ runs
+    def refresh_runs(self) -> None:
+        self.reader.submit("runs", self.db_path, run_summaries, self.runs_model.set_rows,
+                           lambda msg: self._status(f"could not list runs: {msg}"))
+
+    def _selected_run_id(self) -> str | None:
+        idx = self.runs_table.currentIndex()
+        row = self.runs_model.row_at(idx.row()) if idx.isValid() else None
+        return row.id if row else self.run_id
+
+    def _open_selected_run(self) -> None:
+        rid = self._selected_run_id()
+        if rid:
+            self.open_run(rid)
+
+    def open_run(self, run_id: str) -> None:
+        """Show a stored run; the loading happens off the GUI thread and run_shown fires when on screen."""
+        if run_id != self.run_id:
+            self.response_pk = None
+        self.run_id = run_id
+        self.settings.add_recent("runs", f"{self.db_path}::{run_id}")
+        self._update_title()
+        self.reload_run()
+
+    def reload_run(self) -> None:
+        if not self.run_id:
+            return
+        with_overrides = self.metrics_bar.with_overrides.isChecked()
+        rid = self.run_id
+        self._dirty = False
+        self.reader.submit("run", self.db_path, lambda st: load_run_view(st, rid, with_overrides=with_overrides),
+                           self._on_run_loaded, lambda msg: self._warn("Cannot open run", msg))
+
+    def _on_run_loaded(self, view: RunView) -> None:
+        if view.data.run.id != self.run_id:
+            return
+        self.view = view
+        self.pairs = review_pairs(view)
+        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status)
+        keep = self.response_pk
+        self.responses_model.set_rows(view.summaries)
+        if view.summaries:
+            pks = [s.response_pk for s in view.summaries]
+            self.select_response(keep if keep in pks else pks[0])
+        else:
+            self._clear_details()
+        self.run_shown.emit(view.data.run.id)
+
+    def _resume_selected_run(self) -> None:
+        rid = self._selected_run_id()
+        if not rid:
+            return
+        run = self.store.get_run(rid)
+        if run.status == "completed":
+            self._status(f"run {rid} is already complete")
+            return
+        self.resume_run(rid)
+
+    # ------------------------------------------------------------------------ inputs
+    def open_file_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Open answers", "", "Answers (*.json *.jsonl *.ndjson *.csv *.tsv *.md *.markdown *.txt);;All files (*)")
+        if paths:
+            self.load_files(paths)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a folder of answers")
+        if path:
+            self.load_files([path])
+
+    def ask_csv_mapping(self, path: str | Path) -> CsvMapping | None:
+        dialog = CsvMappingDialog(path, self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.mapping()
+
+    def load_files(self, paths: list[str | Path]) -> IngestResult:
+        """Read answer files or folders into the pending batch (audited on the next Audit)."""
+        added = IngestResult()
+        names = []
+        for p in paths:
+            p = Path(p)
+            mapping = None
+            if p.is_file() and p.suffix.lower() in TABLE_EXTENSIONS:
+                mapping = self.ask_csv_mapping(p)
+                if mapping is None:
+                    continue
+            try:
+                part = load_path(p, mapping=mapping, question=self.question_edit.text().strip() or None,
+                                 model=self.model_edit.text().strip() or None)
+            except (IngestError, OSError) as exc:
+                self._warn("Cannot read the file", str(exc))
+                continue
+            added.extend(part)
+            names.append(p.name)
+        if names:
+            self.pending.extend(added)
+            self.pending_label = ", ".join(filter(None, [self.pending_label, *names]))
+            self._show_batch()
+            self.left_tabs.setCurrentIndex(0)
+        return added
+
+    def clear_batch(self) -> None:
+        self.pending = IngestResult()
+        self.pending_label = ""
+        self._show_batch()
+
+    def _show_batch(self) -> None:
+        n, k = len(self.pending.responses), len(self.pending.skipped)
+        if not n and not k:
+            self.batch_label.setText("No batch loaded: the pasted answer will be audited.")
+            return
+        text = f"Batch: {n} answers from {self.pending_label}"
+        if k:
+            text += f"; {k} skipped: " + "; ".join(f"{s.origin}: {s.problem}" for s in self.pending.skipped[:3])
+        self.batch_label.setText(text)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.load_files(paths)
+
+    def collect_inputs(self) -> tuple[IngestResult, str] | None:
+        if self.pending.responses or self.pending.skipped:
+            return self.pending, self.pending_label
+        text = self.paste_edit.toPlainText()
+        if not text.strip():
+            self._warn("Nothing to audit", "Paste an answer, or open a file or a folder of answers.")
+            return None
+        try:
+            result = load_text(text, question=self.question_edit.text().strip() or None,
+                               model=self.model_edit.text().strip() or None)
+        except IngestError as exc:
+            self._warn("Cannot read the pasted answer", str(exc))
+            return None
+        return result, "pasted answer"
+
+    # ------------------------------------------------------------------------ audit
+    def start_audit(self) -> bool:
+        if self.worker is not None:
+            return False
+        got = self.collect_inputs()
+        if got is None:
+            return False
+        result, label = got
+        if not result.responses:
+            self._warn("No answers found", "; ".join(f"{s.origin}: {s.problem}" for s in result.skipped) or
+                       "The input held no answers.")
+            return False
+        self._start_worker(AuditThread(self.db_path, self.settings.run_config(), responses=result.responses,
+                                       skipped=result.skipped, label=label, parent=self))
+        self.clear_batch()
+        return True
+
+    def resume_run(self, run_id: str) -> bool:
+        if self.worker is not None:
+            return False
+        run = self.store.get_run(run_id)
+        self.open_run(run.id)
+        self._start_worker(AuditThread(self.db_path, RunConfig.from_dict(run.config), resume_run=run.id, parent=self))
+        return True
+
+    def _start_worker(self, worker: AuditThread) -> None:
+        self.worker = worker
+        worker.progress.connect(self._on_progress)
+        worker.run_started.connect(self._on_run_started)
+        worker.done.connect(self._on_audit_done)
+        self.audit_btn.setEnabled(False)
+        self.audit_action.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.cancel_action.setEnabled(True)
+        self.progress_bar.setVisible(True)
+        self.progress_bar.setRange(0, 0)
+        self.progress_label.setText("Starting…")
+        self._run_started_at = time.monotonic()
+        self.live_timer.start()
+        worker.start()
+
+    def _on_run_started(self, run_id: str) -> None:
+        self.open_run(run_id)
+        self.refresh_runs()
+
+    def _on_progress(self, ev: ProgressEvent) -> None:
+        self._dirty = True
+        total = ev.pairs_total or ev.sources_total
+        done = ev.pairs_done if ev.pairs_total else ev.sources_done
+        if total:
+            self.progress_bar.setRange(0, total)
+            self.progress_bar.setValue(min(done, total))
+        elapsed = time.monotonic() - self._run_started_at
+        eta = ""
+        if ev.pairs_total and ev.pairs_done and ev.pairs_done < ev.pairs_total:
+            eta = f" · about {elapsed / ev.pairs_done * (ev.pairs_total - ev.pairs_done):.0f} s left"
+        self.progress_label.setText(
+            f"Responses {ev.responses_done}/{ev.responses_total} · sources fetched {ev.sources_done}/"
+            f"{ev.sources_total} · pairs judged {ev.pairs_done}/{ev.pairs_total} · fetch failures "
+            f"{ev.fetch_failures} · judge errors {ev.judge_errors} · {elapsed:.0f} s{eta}")
+
+    def _live_refresh(self) -> None:
+        if self._dirty and self.run_id and not self.reader.busy("run"):
+            self.reload_run()
+
+    def cancel_audit(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.cancel_btn.setEnabled(False)
+            self.cancel_action.setEnabled(False)
+            self.progress_label.setText("Cancelling: finishing the pairs in flight…")
+
+    def _on_audit_done(self, run_id: str, status: str, message: str) -> None:
+        worker = self.worker
+        self.worker = None
+        if worker is not None:
+            worker.wait(5000)
+            worker.deleteLater()
+        self.live_timer.stop()
+        self.audit_btn.setEnabled(True)
+        self.audit_action.setEnabled(True)
+        self.cancel_btn.setEnabled(False)
+        self.cancel_action.setEnabled(False)
+        self.progress_bar.setVisible(False)
+        hint = " It can be resumed from the Runs tab." if status in ("cancelled", "failed") else ""
+        self.progress_label.setText(f"Run {run_id} {status}" + (f": {message}" if message else "") + "." + hint)
+        self.audit_finished.emit(run_id, status)
+        if self._closing:
+            self.close()
+            return
+        if run_id:
+            self.run_id = run_id
+            self.reload_run()
+        self.refresh_runs()
+
+    # ------------------------------------------------------------------------ results
+    def _clear_results(self) -> None:
+        self.metrics_bar.clear()
+        self.responses_model.set_rows([])
+        self._clear_details()
+
+    def _clear_details(self) -> None:
+        self.answer_view.clear()
+        self.question_label.setText("")
+        self.sources_model.set_rows([])
+        from sourcecheckup.views import SupportMatrix
+
+        self.matrix_model.set_matrix(SupportMatrix([], [], {}))
+        self.sugg_model.set_rows([])
+        self.sugg_stack.setCurrentIndex(0)
+        self.source_viewer.clear()
+
+    def _redraw(self) -> None:
+        if self.view is not None:
+            self._on_run_loaded(self.view)
+
+    def select_response(self, response_pk: int) -> None:
+        for row, s in enumerate(self.responses_model.rows):
+            if s.response_pk == response_pk:
+                idx = self.responses_proxy.mapFromSource(self.responses_model.index(row, 0))
+                if idx.isValid():
+                    self.responses_table.setCurrentIndex(idx)
+                    self.responses_table.scrollTo(idx)
+                self.show_response(response_pk)
+                return
+
+    def _on_response_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        src = self.responses_proxy.mapToSource(current)
+        summary = self.responses_model.row_at(src.row())
+        if summary is not None and summary.response_pk != self.response_pk:
+            self.show_response(summary.response_pk)
+
+    def show_response(self, response_pk: int) -> None:
+        view = self.view
+        if view is None:
+            return
+        a = view.assessment(response_pk)
+        if a is None:
+            return
+        self.response_pk = response_pk
+        resp = next(r for r in view.data.responses if r.pk == response_pk).response
+        q = resp.question or "(no question given)"
+        self.question_label.setText(f"Question: {q}   ·   Model: {resp.model or 'unknown'}   ·   {resp.origin}")
+        self.answer_view.show_answer(resp.text, a.statements)
+        self.sources_model.set_rows(source_summaries(view, response_pk))
+        self.sources_table.resizeColumnToContents(0)
+        current = self.matrix_table.currentIndex()
+        keep = self.matrix_model.cell(current) if current.isValid() else None
+        self.matrix_model.set_matrix(support_matrix(view, response_pk))
+        if keep is not None:
+            idx = self.matrix_model.index_of(keep.statement_pk, keep.url)
+            if idx.isValid():
+                self.matrix_table.setCurrentIndex(idx)
+                self.show_cell(self.matrix_model.cell(idx))
+        self._load_suggestions()
+
+    def _select_statement_row(self, statement_pk: int) -> None:
+        for r, s in enumerate(self.matrix_model.matrix.statements):
+            if s.row.pk == statement_pk and self.matrix_model.columnCount():
+                self.matrix_table.setCurrentIndex(self.matrix_model.index(r, 0))
+                return
+
+    def open_source_in_browser(self, row: int) -> None:
+        s = self.sources_model.row_at(row)
+        if s is not None and s.url.lower().startswith(("http://", "https://")):
+            QDesktopServices.openUrl(QUrl(s.url))
+
+    def _on_matrix_clicked(self, index: QModelIndex) -> None:
+        cell = self.matrix_model.cell(index)
+        if cell is not None:
+            self.show_cell(cell)
+
+    def show_cell(self, cell: MatrixCell | None) -> None:
+        """The pair's verdicts, the quote, and the source text scrolled to the quote."""
+        view = self.view
+        if cell is None or view is None:
+            return
+        statement = next((s for s in self.matrix_model.matrix.statements if s.row.pk == cell.statement_pk), None)
+        st_text = statement.row.statement.text if statement else ""
+        mark, word = STATUS_MARK[statement.status] if statement else ("", "")
+        self.pair_statement.setText(f"Statement ({mark} {word}): {st_text}")
+        src_row = view.data.sources.get(cell.url)
+        title = src_row.source.title if src_row and src_row.source.title else ""
+        outcome = src_row.source.status.plain if src_row else "not fetched yet"
+        self.pair_source.setText(f"Source: {cell.url}\n{title} ({outcome})".strip())
+        lines = []
+        for v in cell.verdicts:
+            vm, vw = LABEL_MARK[v.verdict.label]
+            lines.append(f"{vm} {v.verdict.judge_id}: {vw} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
+        if cell.disagreement:
+            lines.append("≠ The judges disagree on this pair.")
+        if not cell.readable:
+            lines.append("⊘ The source could not be read, so this pair was not judged.")
+        elif not cell.verdicts:
+            lines.append("… Not judged yet.")
+        self.pair_verdicts.setText("\n".join(lines))
+        primary = cell.primary
+        quote = primary.verdict.quote if primary else ""
+        if quote:
+            found = {True: "found in the source", False: "NOT found in the source", None: "not checked"}[
+                primary.verdict.quote_found]  # type: ignore[union-attr]
+            self.pair_quote.setText(f"Quote ({found}): “{quote}”")
+        else:
+            self.pair_quote.setText("No quote offered.")
+        if cell.override is not None:
+            om, ow = LABEL_MARK[cell.override]
+            used = "counted" if view.with_overrides else "not counted (overrides hidden)"
+            self.pair_review.setText(f"{REVIEW_MARK} Reviewer override: {om} {ow}, {used}.")
+        else:
+            self.pair_review.setText("")
+        can_review = cell.readable and bool(statement and statement.row.statement.informative)
+        for b in self.review_buttons.values():
+            b.setEnabled(can_review)
+        self.source_viewer.show_source(src_row.source.text if src_row else "", quote)
+
+    def current_cell(self) -> MatrixCell | None:
+        return self.matrix_model.cell(self.matrix_table.currentIndex())
+
+    # ------------------------------------------------------------------------ review
+    def ask_reviewer(self, force: bool = False) -> str:
+        name = self.settings.reviewer
+        if name and not force:
+            return name
+        name, ok = QInputDialog.getText(self, "Reviewer", "Your name (stored with each of your labels):",
+                                        text=name)
+        if ok and name.strip():
+            self.settings.reviewer = name.strip()
+            return name.strip()
+        return self.settings.reviewer if not force else name
+
+    def review_current(self, label: str) -> bool:
+        """Store the reviewer's label on the selected pair; metrics reload with it."""
+        cell = self.current_cell()
+        if cell is None or not self.run_id or not cell.readable:
+            return False
+        reviewer = self.ask_reviewer()
+        if not reviewer:
+            return False
+        review.add_review(self.store, self.run_id, cell.statement_pk, cell.url, reviewer, label,
+                          self.reason_edit.text().strip())
+        self.reason_edit.clear()
+        self._status(f"Labelled {label.replace('_', ' ')} as {reviewer}")
+        if self.review_mode_action.isChecked():
+            self.step_pair(1)
+        self.reload_run()
+        return True
+
+    def toggle_review_mode(self) -> None:
+        on = self.review_mode_action.isChecked()
+        for sc in self.review_shortcuts:
+            sc.setEnabled(on)
+        if on:
+            self.ask_reviewer()
+            self.detail_tabs.setCurrentIndex(2)
+            self.matrix_table.setFocus()
+            if self.current_cell() is None:
+                self.step_pair(1)
+            self._status("Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous")
+        else:
+            self._status("Review mode off")
+
+    def step_pair(self, delta: int) -> None:
+        if not self.pairs:
+            return
+        cell = self.current_cell()
+        pos = -1
+        if cell is not None:
+            pos = next((i for i, p in enumerate(self.pairs)
+                        if p.statement_pk == cell.statement_pk and p.url == cell.url), -1)
+        if pos < 0:
+            nxt = 0 if delta > 0 else len(self.pairs) - 1
+        else:
+            nxt = max(0, min(len(self.pairs) - 1, pos + delta))
+        pair = self.pairs[nxt]
+        if pair.response_pk != self.response_pk:
+            self.select_response(pair.response_pk)
+        idx = self.matrix_model.index_of(pair.statement_pk, pair.url)
+        if idx.isValid():
+            self.detail_tabs.setCurrentIndex(2)
+            self.matrix_table.setCurrentIndex(idx)
+            self.matrix_table.scrollTo(idx)
+            self.show_cell(self.matrix_model.cell(idx))
+
+    # ------------------------------------------------------------------------ suggestions
+    def _load_suggestions(self) -> None:
+        if not self.run_id or self.response_pk is None:
+            return
+        self._suggestions = suggestions(self.store, self.run_id, self.response_pk)
+        with QSignalBlocker(self.sugg_table.selectionModel()):
+            self.sugg_model.set_rows(self._suggestions)
+        self.sugg_stack.setCurrentIndex(1 if self._suggestions else 0)
+        self.sugg_diff.clear()
+        self._show_revised()
+
+    def _show_suggestion(self, row: int) -> None:
+        g = self.sugg_model.row_at(row)
+        if g is None:
+            return
+        text = g.diff()
+        if g.quote:
+            text += f"\n\nSupporting quote: “{g.quote}”"
+        if g.verification:
+            text += f"\nVerification: {g.verification}"
+        self.sugg_diff.setPlainText(text)
+
+    def decide_current_suggestion(self, decision: str) -> None:
+        idx = self.sugg_table.currentIndex()
+        g = self.sugg_model.row_at(idx.row()) if idx.isValid() else None
+        if g is None:
+            return
+        reviewer = self.ask_reviewer()
+        decide_suggestion(self.store, g.pk, decision, reviewer or "anonymous")
+        row = idx.row()
+        self._load_suggestions()
+        self.sugg_table.setCurrentIndex(self.sugg_model.index(row, 0))
+        self._show_suggestion(row)
+
+    def _show_revised(self) -> None:
+        view = self.view
+        if view is None or self.response_pk is None:
+            return
+        a = view.assessment(self.response_pk)
+        resp = next(r for r in view.data.responses if r.pk == self.response_pk).response
+        self.revised_edit.setPlainText(revised_answer(resp.text, a.statements if a else [], self._suggestions))
+
+    def _save_revised(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save revised answer", "revised-answer.txt", "Text (*.txt)")
+        if path:
+            Path(path).write_text(self.revised_edit.toPlainText(), encoding="utf-8")
+
+    # ------------------------------------------------------------------------ export & settings
+    def export_run(self, path: str | Path, fmt: str | None = None) -> Path | None:
+        if not self.run_id:
+            self._warn("No run open", "Open or audit a run first.")
+            return None
+        overrides = review.overrides(self.store, self.run_id) if self.metrics_bar.with_overrides.isChecked() else None
+        out = write_report(self.store, self.run_id, path, fmt, overrides=overrides)
+        self._status(f"Report written to {out}")
+        return out
+
+    def export_dialog(self, fmt: str | None) -> None:
+        if not self.run_id:
+            self._warn("No run open", "Open or audit a run first.")
+            return
+        filters = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "html": "HTML (*.html)"}
+        chosen = filters[fmt] if fmt else ";;".join(filters.values())
+        path, _ = QFileDialog.getSaveFileName(self, "Export run", f"sourcecheckup-{self.run_id}.{fmt or 'html'}", chosen)
+        if path:
+            try:
+                self.export_run(path, fmt)
+            except (OSError, ValueError) as exc:
+                self._warn("Export failed", str(exc))
+
+    def open_settings(self) -> None:
+        SettingsDialog(self.settings, self).exec()
+
+    # ------------------------------------------------------------------------ closing
+    def confirm(self, title: str, text: str) -> bool:
+        answer = QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.worker is not None:
+            if not self._closing:
+                if not self.confirm("Audit running", "An audit is running. Stop it and close? Everything judged so "
+                                    "far is kept, and the run can be resumed later."):
+                    event.ignore()
+                    return
+                self._closing = True
+                self.cancel_audit()
+                # the engine stops between pairs; a judge that never returns must not keep the window open
+                QTimer.singleShot(15000, self._force_close)
+            event.ignore()
+            return
+        self.live_timer.stop()
+        self.reader.shutdown()
+        self.store.close()
+        event.accept()
+
+    def _force_close(self) -> None:
+        if self.worker is not None:
+            # the thread stays parented to the window until it ends; the window may go now
+            self.worker.done.disconnect()
+            self._abandoned = self.worker
+            self.worker = None
+            self.close()
+
+    # ------------------------------------------------------------------------ messages
+    def _status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    def _warn(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.open()   # non-blocking: a message never stalls the window (or a test)

@@ -82,7 +82,7 @@ def _open_store(args: argparse.Namespace):
         raise UsageError(str(exc)) from exc
 
 
-def _fetch_options(args: argparse.Namespace):
+def _fetch_options(args: argparse.Namespace, batch: bool = False):
     from .fetch import FetchOptions
 
     kw: dict[str, Any] = {}
@@ -103,22 +103,26 @@ def _fetch_options(args: argparse.Namespace):
         kw["timeout_s"] = float(args.timeout)
     if getattr(args, "fetch_concurrency", None):
         kw["total_concurrency"] = int(args.fetch_concurrency)
-    names = {f for f in FetchOptions.__dataclass_fields__}
-    for opt in ("browser", "use_archive", "archive_endpoint", "respect_robots"):
-        val = getattr(args, opt, None)
-        if val is not None and opt in names:
-            kw[opt] = val
-    if getattr(args, "no_archive", False) and "archive" in names:
-        kw["archive"] = False
+    # defaults a user expects of a professional tool; environment variables let CI and tests opt out
+    kw["browser"] = getattr(args, "browser", None) or os.environ.get("SOURCECHECKUP_BROWSER", "auto")
+    archive_env = os.environ.get("SOURCECHECKUP_ARCHIVE", "on").lower() not in ("off", "0", "no")
+    kw["archive_lookup"] = archive_env and not getattr(args, "no_archive", False)
+    kw["use_archive"] = bool(getattr(args, "use_archive", False))
+    if getattr(args, "archive_endpoint", None):
+        kw["archive_endpoint"] = args.archive_endpoint
+    robots = getattr(args, "robots", None)
+    kw["respect_robots"] = batch if robots is None else robots   # on by default for batch runs
+    if kw["use_archive"] and not kw["archive_lookup"]:
+        raise UsageError("--use-archive needs archive lookups; drop --no-archive")
     return FetchOptions(**kw)
 
 
-def _run_config(args: argparse.Namespace):
+def _run_config(args: argparse.Namespace, batch: bool = False):
     from .pipeline import RunConfig
 
     return RunConfig(judges=args.judge or ["builtin"], parser=args.parser, consensus=args.consensus,
-                     judge_concurrency=args.concurrency, fetch=_fetch_options(args), refetch=args.refetch,
-                     seed=args.seed)
+                     judge_concurrency=args.concurrency, fetch=_fetch_options(args, batch),
+                     refetch=args.refetch, seed=args.seed)
 
 
 def _check_judges(specs: Sequence[str]) -> None:
@@ -187,8 +191,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not args.inputs and not args.resume:
         raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
     for rep in args.report or []:
-        if Path(rep).suffix.lower() not in (".json", ".csv", ".html"):
-            raise UsageError(f"--report {rep}: use a .json, .csv or .html file name")
+        if Path(rep).suffix.lower() not in (".json", ".csv", ".html", ".pdf", ".xlsx"):
+            raise UsageError(f"--report {rep}: use a .json, .csv, .html, .pdf or .xlsx file name")
     store = _open_store(args)
     progress = ProgressPrinter(args.quiet)
     if args.resume:
@@ -202,10 +206,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         coro = audit.resume(run.id)
     else:
         _check_judges(args.judge or ["builtin"])
-        config = _run_config(args)
         loaded = _load_inputs(args)
         if not loaded.responses and not loaded.skipped:
             raise UsageError("no answers found in the input")
+        config = _run_config(args, batch=len(loaded.responses) > 1)
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
         coro = audit.start(loaded.responses, loaded.skipped, label)
@@ -311,20 +315,123 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report
+def _run_id(store: Any, run: str | None) -> str:
     from .store import StoreError
 
-    store = _open_store(args)
-    run_id = args.run or store.latest_run_id()
+    run_id = run or store.latest_run_id()
     if not run_id:
         raise UsageError(f"no runs in {store.path}")
     try:
-        run = store.get_run(run_id)
-        path = write_report(store, run.id, args.output, args.format)
-    except (StoreError, ValueError) as exc:
+        return store.get_run(run_id).id
+    except StoreError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .pdf import PdfError
+    from .report import FORMATS, write_report
+
+    store = _open_store(args)
+    run_id = _run_id(store, args.run)
+    fmt = (args.format or Path(args.output).suffix.lstrip(".") or "json").lower()
+    if fmt not in FORMATS:
+        raise UsageError(f"cannot tell the report format from '{args.output}': give --format "
+                         f"{'|'.join(FORMATS)} or a file name ending in one of them")
+    try:
+        path = write_report(store, run_id, args.output, fmt, group_by=args.group_by)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    except PdfError as exc:
+        _err(str(exc))
+        return EXIT_FAIL
     print(path)
+    return EXIT_OK
+
+
+def cmd_verify_report(args: argparse.Namespace) -> int:
+    from .report import verify_report
+    from .store import StoreError
+
+    path = Path(args.report)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not a JSON report ({exc}); write one with `sourcecheckup report RUN "
+                         "--format json -o REPORT.json`") from None
+    if args.db is None and isinstance(report, dict) and isinstance(report.get("run"), dict):
+        args.db = report["run"].get("database")
+    store = _open_store(args)
+    try:
+        diffs = verify_report(report, store)
+    except StoreError as exc:
+        _err(f"{exc}")
+        return EXIT_FAIL
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    run_id = report["run"]["id"]
+    if diffs:
+        print(f"MISMATCH: {len(diffs)} figure(s) in {path} differ from run {run_id} in {store.path}:")
+        for d in diffs:
+            print(f"  {d}")
+        return EXIT_FAIL
+    print(f"OK: every metric in {path} matches run {run_id} recomputed from {store.path}")
+    return EXIT_OK
+
+
+def cmd_review_sample(args: argparse.Namespace) -> int:
+    from .review_sample import SampleError, draw_sample, strata_counts, write_sample_csv
+
+    store = _open_store(args)
+    run_id = _run_id(store, args.run)
+    try:
+        pairs = draw_sample(store, run_id, args.n, stratify=args.stratify, seed=args.seed, name=args.name,
+                            blind=args.blind, allocation=args.allocation)
+    except SampleError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output == "-":
+        write_sample_csv(pairs, sys.stdout, blind=args.blind or None)
+    elif args.output:
+        write_sample_csv(pairs, args.output, blind=args.blind or None)
+    strata = ", ".join(f"{k} {v}" for k, v in strata_counts(pairs).items())
+    print(f"sample '{pairs[0].sample}' of run {run_id}: {len(pairs)} pairs ({strata})"
+          + (f"; written to {args.output}" if args.output and args.output != "-" else ""), file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_review_import(args: argparse.Namespace) -> int:
+    from .review_sample import SampleError, import_reviews_csv
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    store = _open_store(args)
+    try:
+        result = import_reviews_csv(store, path, args.reviewer)
+    except SampleError as exc:
+        raise UsageError(str(exc)) from None
+    for e in result.errors:
+        print(f"skipped: {e}", file=sys.stderr)
+    print(f"imported {result.imported} review(s) by {args.reviewer.strip()}; {result.unlabelled} row(s) without a "
+          f"label; {len(result.errors)} row(s) skipped" + (f" (sample {', '.join(result.samples)})" if result.samples else ""))
+    return EXIT_FAIL if result.errors and not result.imported else EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare_runs, format_comparison
+    from .store import Store, StoreError
+
+    store = _open_store(args)
+    try:
+        store_b = Store(args.db_b) if args.db_b else store
+        result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(format_comparison(result))
     return EXIT_OK
 
 
@@ -419,6 +526,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ns.report = [str(out), str(out.with_suffix(".json"))]
     ns.resume = None
     ns.refetch = False
+    ns.no_archive = True          # the demo never leaves this machine
+    ns.browser = "never"
     for attr, default in (("judge", ["builtin"]), ("parser", "builtin"), ("consensus", "first"),
                           ("concurrency", 8), ("seed", 0), ("question", None), ("model", None),
                           ("allow_host", None), ("timeout", None), ("fetch_concurrency", None),
@@ -464,12 +573,17 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")
     p.add_argument("--allow-host", action="append", metavar="HOST",
                    help="permit a private/loopback host (repeatable)")
-    p.add_argument("--browser", choices=["auto", "always", "never"], help="headless browser use")
+    p.add_argument("--browser", choices=["auto", "always", "never"],
+                   help="headless Chromium: auto (when a page needs JavaScript; default), always, never")
     p.add_argument("--no-archive", action="store_true", help="do not look dead links up in a web archive")
-    p.add_argument("--use-archive", action="store_true", default=None, help="read archived copies of dead links")
+    p.add_argument("--use-archive", action="store_true", help="read the archived copy of a dead link as its source")
+    p.add_argument("--archive-endpoint", metavar="URL", help="Wayback-compatible availability API")
+    p.add_argument("--robots", dest="robots", action="store_true", default=None,
+                   help="respect robots.txt (default for batch runs)")
+    p.add_argument("--no-robots", dest="robots", action="store_false", help="ignore robots.txt")
     p.add_argument("--refetch", action="store_true", help="fetch again even if cached")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--report", action="append", metavar="PATH", help="write a report (.json, .csv, .html)")
+    p.add_argument("--report", action="append", metavar="PATH", help="write a report (.json, .csv, .html, .pdf, .xlsx)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -502,11 +616,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true", help="do not shorten long statements")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("report", parents=[common], help="export a run's report")
+    p = sub.add_parser("report", parents=[common], help="export a run's report (HTML, PDF, JSON, CSV, xlsx)")
     p.add_argument("run", nargs="?", help="run id (default: the latest)")
     p.add_argument("-o", "--output", required=True, metavar="PATH")
-    p.add_argument("--format", choices=["json", "csv", "html"], help="default: from the file name")
+    p.add_argument("--format", choices=["html", "pdf", "json", "csv", "xlsx"], help="default: from the file name")
+    p.add_argument("--group-by", action="append", metavar="COLUMN",
+                   help="also break metrics down by this input column (default: columns with few values)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("verify-report", parents=[common],
+                       help="recompute a JSON report's metrics from the database and confirm they match")
+    p.add_argument("report", help="a report written with --format json")
+    p.set_defaults(func=cmd_verify_report)
+
+    p = sub.add_parser("review-sample", parents=[common], help="draw statement/source pairs for human review")
+    p.add_argument("run", nargs="?", help="run id (default: the latest)")
+    p.add_argument("--n", type=int, default=200, help="pairs to draw (default 200)")
+    p.add_argument("--stratify", default="label", choices=["label", "model", "none"],
+                   help="strata: the judge's label (default), the model, or none")
+    p.add_argument("--allocation", default="proportional", choices=["proportional", "equal"],
+                   help="pairs per stratum: proportional to its size (default) or equal")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--name", help="sample name (default: from the options, e.g. label-n200-seed1)")
+    p.add_argument("--blind", action="store_true", help="hide the judge's label from reviewers")
+    p.add_argument("-o", "--output", metavar="FILE.csv", help="write the reviewer sheet ('-' = stdout)")
+    p.set_defaults(func=cmd_review_sample)
+
+    p = sub.add_parser("review-import", parents=[common], help="import a labelled review sheet (CSV)")
+    p.add_argument("file", help="the CSV from review-sample with the 'label' column filled in")
+    p.add_argument("--reviewer", required=True, metavar="NAME", help="who labelled the sheet")
+    p.set_defaults(func=cmd_review_import)
+
+    p = sub.add_parser("compare", parents=[common], help="compare two runs: metrics, statements, sources")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--db-b", metavar="PATH", help="run B's database when it is another file")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("verify-pairs", parents=[common], help="run a judge on statement/source pairs (JSONL)")
     p.add_argument("pairs", help='JSONL: {"id", "statement", "source"} or {"id", "claim", "evidence"}')

@@ -91,8 +91,18 @@ def _m2_reviews_and_suggestions(db: sqlite_utils.Database) -> None:
     db["suggestions"].create_index(["run_id", "statement_pk"])
 
 
+def _m3_review_samples(db: sqlite_utils.Database) -> None:
+    # a named draw of pairs for human review (review-sample); labels land in `reviews` with the same name
+    db["review_samples"].create({
+        "pk": int, "run_id": str, "sample": str, "ord": int, "statement_pk": int, "url": str,
+        "stratum": str, "blind": int, "seed": int, "created_at": str,
+    }, pk="pk")
+    db["review_samples"].create_index(["run_id", "sample", "ord"], unique=True)
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions]
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
+                                                            _m3_review_samples]
 
 
 class StoreError(RuntimeError):

@@ -198,7 +198,7 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
         used = None
         if url in a.valid_urls and url not in a.undecided_urls:
             used = url not in a.unused_urls
-        out.append(SourceSummary(url, src.domain, src.title or "", src.status, outcome, src.reason,
+        out.append(SourceSummary(url, src.domain or domain_of(url), src.title or "", src.status, outcome, src.reason,
                                  tuple(src.flags), row.id, used))
     return out
 

@@ -6,5 +6,7 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+# subprocess runs of the CLI must never look dead links up on the public web archive
+os.environ["SOURCECHECKUP_ARCHIVE"] = "off"
 
 pytest_plugins = ["tests.support.site"]

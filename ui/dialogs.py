@@ -129,7 +129,7 @@ class SettingsDialog(QDialog):
             row = QHBoxLayout()
             row.addWidget(edit, 1)
             row.addWidget(status)
-            keys_form.addRow(provider.capitalize(), row)
+            keys_form.addRow({"openai": "OpenAI", "anthropic": "Anthropic"}.get(provider, provider), row)
             self.key_edits[provider] = edit
             self.key_status[provider] = status
         self._refresh_key_status()

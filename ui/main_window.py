@@ -74,6 +74,8 @@ class MainWindow(QMainWindow):
         self._dirty = False
         self._run_started_at = 0.0
         self._suggestions: list[SuggestionView] = []
+        self._last_load_s = 0.0
+        self._last_load_at = 0.0
 
         self.setWindowTitle("SourceCheckup")
         self.setAcceptDrops(True)
@@ -142,6 +144,7 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(runs)
         self.runs_model = RunsModel(self)
         self.runs_table = _table(self.runs_model)
+        self.runs_table.setColumnWidth(0, 130)
         self.runs_table.doubleClicked.connect(lambda idx: self.open_run(self.runs_model.rows[idx.row()].id))
         rl.addWidget(self.runs_table, 1)
         row = QHBoxLayout()
@@ -179,6 +182,9 @@ class MainWindow(QMainWindow):
         self.search_edit.textChanged.connect(self.responses_proxy.setFilterFixedString)
         self.responses_table = _table(self.responses_proxy)
         self.responses_table.setSortingEnabled(True)
+        self.responses_table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # input order
+        for col, width in enumerate((170, 130, 60, 80, 140, 110)):
+            self.responses_table.setColumnWidth(col, width)
         self.responses_table.selectionModel().currentRowChanged.connect(self._on_response_changed)
         tl.addWidget(self.responses_table)
         vsplit.addWidget(top)
@@ -204,6 +210,8 @@ class MainWindow(QMainWindow):
         sl = QVBoxLayout(src)
         self.sources_model = SourcesModel(self)
         self.sources_table = _table(self.sources_model)
+        for col, width in enumerate((30, 280, 150, 240, 170, 140)):
+            self.sources_table.setColumnWidth(col, width)
         self.sources_table.doubleClicked.connect(lambda idx: self.open_source_in_browser(idx.row()))
         sl.addWidget(self.sources_table, 1)
         b = QPushButton("Open in browser")
@@ -218,10 +226,10 @@ class MainWindow(QMainWindow):
         self.matrix_table.setModel(self.matrix_model)
         self.matrix_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.matrix_table.verticalHeader().setMaximumWidth(360)
+        self.matrix_table.verticalHeader().setMaximumWidth(230)
         self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix_table.verticalHeader().setDefaultSectionSize(24)
-        self.matrix_table.horizontalHeader().setDefaultSectionSize(150)
+        self.matrix_table.horizontalHeader().setDefaultSectionSize(120)
         self.matrix_table.clicked.connect(self._on_matrix_clicked)
         self.matrix_table.selectionModel().currentChanged.connect(lambda cur, _: self._on_matrix_clicked(cur))
         msplit.addWidget(self.matrix_table)
@@ -235,10 +243,10 @@ class MainWindow(QMainWindow):
         self.pair_review = plain_label()
         for w in (self.pair_statement, self.pair_source, self.pair_verdicts, self.pair_quote, self.pair_review):
             dl.addWidget(w)
-        rrow = QHBoxLayout()
         self.reason_edit = QLineEdit()
         self.reason_edit.setPlaceholderText("Reason for your label (optional)")
-        rrow.addWidget(self.reason_edit, 1)
+        dl.addWidget(self.reason_edit)
+        rrow = QHBoxLayout()
         self.review_buttons: dict[str, QPushButton] = {}
         for key, text in ((review.ReviewLabel.SUPPORTED.value, "✓ Supported (S)"),
                           (review.ReviewLabel.NOT_SUPPORTED.value, "✗ Not supported (N)"),
@@ -260,7 +268,7 @@ class MainWindow(QMainWindow):
         self.source_viewer = SourceViewer()
         dl.addWidget(self.source_viewer, 1)
         msplit.addWidget(detail)
-        msplit.setSizes([520, 520])
+        msplit.setSizes([560, 480])
         self.detail_tabs.addTab(msplit, "Support matrix")
 
         # suggestions (SourceCleanup)
@@ -467,12 +475,20 @@ class MainWindow(QMainWindow):
         with_overrides = self.metrics_bar.with_overrides.isChecked()
         rid = self.run_id
         self._dirty = False
-        self.reader.submit("run", self.db_path, lambda st: load_run_view(st, rid, with_overrides=with_overrides),
-                           self._on_run_loaded, lambda msg: self._warn("Cannot open run", msg))
+        started = time.monotonic()
+
+        def load(st: Store) -> RunView:
+            view = load_run_view(st, rid, with_overrides=with_overrides)
+            self._last_load_s = time.monotonic() - started
+            return view
+
+        self.reader.submit("run", self.db_path, load, self._on_run_loaded,
+                           lambda msg: self._warn("Cannot open run", msg))
 
     def _on_run_loaded(self, view: RunView) -> None:
         if view.data.run.id != self.run_id:
             return
+        self._last_load_at = time.monotonic()
         self.view = view
         self.pairs = review_pairs(view)
         self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status)
@@ -643,7 +659,9 @@ class MainWindow(QMainWindow):
             f"{ev.fetch_failures} · judge errors {ev.judge_errors} · {elapsed:.0f} s{eta}")
 
     def _live_refresh(self) -> None:
-        if self._dirty and self.run_id and not self.reader.busy("run"):
+        # a big run takes a while to load: refresh less often so the engine keeps the CPU
+        if self._dirty and self.run_id and not self.reader.busy("run") and \
+                time.monotonic() - self._last_load_at >= 4 * self._last_load_s:
             self.reload_run()
 
     def cancel_audit(self) -> None:
@@ -702,7 +720,9 @@ class MainWindow(QMainWindow):
             if s.response_pk == response_pk:
                 idx = self.responses_proxy.mapFromSource(self.responses_model.index(row, 0))
                 if idx.isValid():
-                    self.responses_table.setCurrentIndex(idx)
+                    with QSignalBlocker(self.responses_table.selectionModel()):
+                        self.responses_table.setCurrentIndex(idx)
+                    self.responses_table.viewport().update()
                     self.responses_table.scrollTo(idx)
                 self.show_response(response_pk)
                 return
@@ -728,7 +748,6 @@ class MainWindow(QMainWindow):
         self.question_label.setText(f"Question: {q}   ·   Model: {resp.model or 'unknown'}   ·   {resp.origin}")
         self.answer_view.show_answer(resp.text, a.statements)
         self.sources_model.set_rows(source_summaries(view, response_pk))
-        self.sources_table.resizeColumnToContents(0)
         current = self.matrix_table.currentIndex()
         keep = self.matrix_model.cell(current) if current.isValid() else None
         self.matrix_model.set_matrix(support_matrix(view, response_pk))

@@ -211,7 +211,7 @@ class MatrixModel(QAbstractTableModel):
         mark, word = STATUS_MARK[s.status]
         if role == Qt.ItemDataRole.DisplayRole:
             text = s.row.statement.text
-            short = text if len(text) <= 60 else text[:57] + "…"
+            short = text if len(text) <= 34 else text[:32] + "…"
             return f"{mark} S{section + 1}  {short}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return safe_tooltip(f"{word}: {s.row.statement.text}")

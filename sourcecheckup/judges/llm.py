@@ -72,6 +72,7 @@ class Schema:
     name: str
     json_schema: dict[str, Any]
     description: str
+    example: str | None = None     # the reply's shape, told to the model when it must repair a reply
 
 
 SINGLE = Schema("verdict", VERDICT_SCHEMA, "Record whether the source supports the statement.")
@@ -156,7 +157,7 @@ def parse_batch(text: str | None, count: int, payload: Mapping[str, Any] | None 
 
 
 def repair_instruction(problem: str, schema: Schema) -> str:
-    shape = ('{"label": "supported" | "not_supported", "quote": "...", "rationale": "..."}'
+    shape = schema.example or ('{"label": "supported" | "not_supported", "quote": "...", "rationale": "..."}'
              if schema is SINGLE else
              '{"verdicts": [{"index": 1, "label": "supported" | "not_supported", "quote": "...", '
              '"rationale": "..."}, ...]}')
@@ -757,3 +758,68 @@ def _split(total: int, n: int) -> list[int]:
     """Share a call's tokens among the verdicts it produced; the shares add up to the total."""
     base, rest = divmod(total, n)
     return [base + (1 if i < rest else 0) for i in range(n)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Other structured tasks on a judge's client (the LLM parser, SourceCleanup)
+
+
+@dataclass(frozen=True)
+class JsonAnswer:
+    """A structured reply to a task that is not a verdict, with what it cost."""
+
+    value: Any
+    model: str
+    tokens_in: int
+    tokens_out: int
+    repaired: bool = False
+
+
+class TaskError(RuntimeError):
+    """A task the model could not complete: the call failed, it refused, or the reply stayed unusable.
+
+    The message holds no secret; ``raw`` keeps the model's replies (redacted) for the run log.
+    """
+
+    def __init__(self, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw
+
+
+async def ask_json(judge: ApiJudge, system: str, user: str, schema: Schema,
+                   parse: Callable[[Mapping[str, Any]], Any], max_tokens: int = 1500) -> JsonAnswer:
+    """One structured request through ``judge``'s client: same retries, limits, usage and repair.
+
+    ``parse`` turns the reply object into the task's value and raises :class:`ReplyError` when
+    the object is not what was asked for; such a reply gets one repair attempt.
+    """
+    turns = judge._first_turns(user)
+    raws: list[str] = []
+    tokens_in = tokens_out = 0
+    for round_ in range(2):
+        try:
+            reply = await judge._call(system, turns, schema, max_tokens)
+        except JudgeCallError as exc:
+            raise TaskError(str(exc), judge._redact("\n".join(raws)) or None) from None
+        tokens_in += reply.tokens_in
+        tokens_out += reply.tokens_out
+        if reply.refusal is not None:
+            raise TaskError(judge._redact(f"the model refused: {reply.refusal}") or "the model refused",
+                            judge._redact(reply.text))
+        raws.append(reply.text or "")
+        try:
+            obj = reply.payload if reply.payload is not None else extract_json_object(reply.text or "")
+            value = parse(obj)
+        except ReplyError as exc:
+            problem = exc.problem
+            if reply.stop in ("length", "max_tokens"):
+                problem += " (the reply was cut off at the output limit; keep it short)"
+            if round_ == 0:
+                log.info("%s: unusable reply (%s); asking once for a repair", judge.id, problem)
+                turns = judge._repair_turns(turns, reply, problem, schema)
+                continue
+            raw = judge._redact("\n--- repair attempt ---\n".join(raws))
+            raise TaskError(judge._redact(f"unparsable reply after one repair attempt: {problem}") or "",
+                            raw) from None
+        return JsonAnswer(value, reply.model, tokens_in, tokens_out, repaired=bool(round_))
+    raise AssertionError("unreachable")  # pragma: no cover

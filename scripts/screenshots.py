@@ -1,0 +1,126 @@
+"""Screenshots of the desktop app's main screens on the bundled sample, for the README.
+
+Audits resources/samples (answers + the local source pack, offline, built-in judge) into a
+temporary database, opens the main window at 1280x800 and saves PNGs to docs/screenshots/.
+Run under a display, e.g.:
+
+    xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb .venv/bin/python scripts/screenshots.py
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+
+from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+
+from sourcecheckup.fetch import FetchOptions  # noqa: E402
+from sourcecheckup.ingest import load_path  # noqa: E402
+from sourcecheckup.models import StatementStatus  # noqa: E402
+from sourcecheckup.pipeline import Audit, RunConfig  # noqa: E402
+from sourcecheckup.report import resources_dir  # noqa: E402
+from sourcecheckup.store import Store  # noqa: E402
+from ui.app import application  # noqa: E402
+from ui.dialogs import SettingsDialog  # noqa: E402
+from ui.main_window import MainWindow  # noqa: E402
+from ui.settings import AppSettings  # noqa: E402
+
+
+def settle(ms: int = 300) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_for(signal, timeout_s: float = 60) -> None:
+    loop = QEventLoop()
+    signal.connect(lambda *a: loop.quit())
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+
+
+def save(widget: QWidget, out: Path, name: str) -> None:
+    settle()
+    path = out / f"{name}.png"
+    widget.grab().save(str(path))
+    print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+
+def audit_samples(db: Path, judge: str) -> str:
+    samples = resources_dir() / "samples"
+    loaded = load_path(samples / "answers")
+    config = RunConfig(judges=[judge], fetch=FetchOptions(sources_dir=samples / "sources"))
+    with Store(db) as store:
+        return asyncio.run(Audit(store, config).start(loaded.responses, loaded.skipped, "resources/samples/answers"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--output", default=str(ROOT / "docs" / "screenshots"))
+    ap.add_argument("--judge", default="builtin")
+    args = ap.parse_args()
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    app: QApplication = application()
+    tmp = Path(tempfile.mkdtemp(prefix="sc-shots-"))
+    db = tmp / "samples.db"
+    print(f"auditing the sample answers with the {args.judge} judge…")
+    run_id = audit_samples(db, args.judge)
+    settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+    settings.reviewer = "Dr A. Reviewer"
+    w = MainWindow(db, settings)
+    w.resize(1280, 800)
+    w.show()
+    w.open_run(run_id)
+    wait_for(w.run_shown)
+    view = w.view
+    assert view is not None
+    # show the answer with the most varied statuses: the screen that explains most
+    best = max(view.assessed, key=lambda a: (len({s.status for s in a.statements}), len(a.urls)))
+    w.select_response(best.response_pk)
+    w.paste_edit.setPlainText(view.data.responses[0].response.text)
+    w.detail_tabs.setCurrentIndex(0)
+    save(w, out, "01-answer")
+    w.detail_tabs.setCurrentIndex(1)
+    save(w, out, "02-sources")
+    # a supported cell, so the source viewer shows the highlighted quote
+    w.detail_tabs.setCurrentIndex(2)
+    target = None
+    for r, s in enumerate(w.matrix_model.matrix.statements):
+        for c, url in enumerate(w.matrix_model.matrix.urls):
+            cell = w.matrix_model.cell(w.matrix_model.index(r, c))
+            if s.status is StatementStatus.SUPPORTED and cell.primary and cell.primary.verdict.quote:
+                target = (r, c)
+                break
+        if target:
+            break
+    idx = w.matrix_model.index(*(target or (0, 0)))
+    w.matrix_table.setCurrentIndex(idx)
+    w.show_cell(w.matrix_model.cell(idx))
+    save(w, out, "03-support-matrix")
+    w.detail_tabs.setCurrentIndex(3)
+    save(w, out, "04-suggestions")
+    w.left_tabs.setCurrentIndex(1)
+    w.refresh_runs()
+    settle(800)
+    save(w, out, "05-runs")
+    dialog = SettingsDialog(settings, w)
+    dialog.show()
+    save(dialog, out, "06-settings")
+    dialog.close()
+    w.close()
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)   # skip PySide6's teardown at interpreter exit: the PNGs are written

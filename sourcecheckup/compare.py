@@ -1,0 +1,139 @@
+"""Two runs side by side: metric differences with bootstrap intervals, changed statements and sources.
+
+Statements are matched by response id and statement text (the same answer audited twice);
+sources by cited URL. The difference B - A of each metric gets a percentile interval from
+resampling both runs independently (seeded), so "no change" is a claim with a width.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .metrics import BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics
+from .store import RunData, Store
+
+METRICS = ("url_validity", "statement_support", "response_support", "unused_sources")
+
+
+@dataclass(frozen=True)
+class Difference:
+    metric: str
+    a: float | None
+    b: float | None
+    diff: float | None
+    ci95: tuple[float | None, float | None]
+    n_a: int
+    n_b: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "a": self.a, "b": self.b, "diff": self.diff, "ci95": list(self.ci95),
+                "n_a": self.n_a, "n_b": self.n_b}
+
+
+def metric_outcomes(data: RunData, assessed: Sequence[ResponseAssessment]) -> dict[str, list[bool]]:
+    """The 0/1 outcomes behind each metric, as :func:`metrics.compute_metrics` counts them."""
+    out: dict[str, list[bool]] = {m: [] for m in METRICS}
+    for r in assessed:
+        for url in r.urls:
+            src = data.sources.get(url)
+            out["url_validity"].append(bool(src and src.source.valid))
+        for s in r.statements:
+            if s.status.supported is not None:
+                out["statement_support"].append(s.status.supported)
+        if r.supported is not None:
+            out["response_support"].append(r.supported)
+        out["unused_sources"].extend([True] * len(r.unused_urls))
+        out["unused_sources"].extend([False] * (len(r.valid_urls) - len(r.unused_urls) - len(r.undecided_urls)))
+    return out
+
+
+def difference(a: Sequence[bool], b: Sequence[bool], metric: str = "", *, seed: int = 0,
+               resamples: int = BOOTSTRAP_RESAMPLES) -> Difference:
+    """B - A with a percentile bootstrap interval (each run resampled on its own)."""
+    if not a or not b:
+        va = sum(a) / len(a) if a else None
+        vb = sum(b) / len(b) if b else None
+        return Difference(metric, va, vb, None, (None, None), len(a), len(b))
+    xa = np.asarray(a, dtype=np.float64)
+    xb = np.asarray(b, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    da = xa[rng.integers(0, len(xa), size=(resamples, len(xa)))].mean(axis=1)
+    db = xb[rng.integers(0, len(xb), size=(resamples, len(xb)))].mean(axis=1)
+    lo, hi = np.percentile(db - da, [2.5, 97.5])
+    va, vb = float(xa.mean()), float(xb.mean())
+    return Difference(metric, va, vb, vb - va, (round(float(lo), 6), round(float(hi), 6)), len(xa), len(xb))
+
+
+def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | None = None,
+                 seed: int = 0) -> dict[str, Any]:
+    store_b = store_b or store_a
+    data_a, data_b = store_a.load_run(run_a), store_b.load_run(run_b)
+    as_a, as_b = assess_run(data_a), assess_run(data_b)
+    out_a, out_b = metric_outcomes(data_a, as_a), metric_outcomes(data_b, as_b)
+    diffs = [difference(out_a[m], out_b[m], m, seed=seed + i) for i, m in enumerate(METRICS)]
+
+    def statuses(assessed: Sequence[ResponseAssessment]) -> dict[tuple[str, str], tuple[str, bool | None]]:
+        found: dict[tuple[str, str], tuple[str, bool | None]] = {}
+        for r in assessed:
+            for s in r.statements:
+                found.setdefault((r.rid, s.row.statement.text), (s.status.value, s.status.supported))
+        return found
+
+    sa, sb = statuses(as_a), statuses(as_b)
+    changed_statements = [
+        {"response_id": rid, "statement": text, "status_a": sa[(rid, text)][0], "status_b": sb[(rid, text)][0],
+         "supported_a": sa[(rid, text)][1], "supported_b": sb[(rid, text)][1]}
+        for rid, text in sorted(set(sa) & set(sb)) if sa[(rid, text)][0] != sb[(rid, text)][0]]
+    changed_sources = []
+    for url in sorted(set(data_a.sources) & set(data_b.sources)):
+        a, b = data_a.sources[url].source, data_b.sources[url].source
+        if a.sha256 != b.sha256 or a.status is not b.status:
+            changed_sources.append({"url": url, "sha256_a": a.sha256, "sha256_b": b.sha256, "status_a": a.status.value,
+                                    "status_b": b.status.value, "fetched_at_a": a.fetched_at,
+                                    "fetched_at_b": b.fetched_at, "content_changed": a.sha256 != b.sha256})
+    return {
+        "run_a": {"id": data_a.run.id, "created_at": data_a.run.created_at, "judges": data_a.run.judges,
+                  "database": str(store_a.path)},
+        "run_b": {"id": data_b.run.id, "created_at": data_b.run.created_at, "judges": data_b.run.judges,
+                  "database": str(store_b.path)},
+        "metrics_a": compute_metrics(data_a, as_a).as_dict(),
+        "metrics_b": compute_metrics(data_b, as_b).as_dict(),
+        "differences": [d.as_dict() for d in diffs],
+        "statements_matched": len(set(sa) & set(sb)),
+        "statements_only_a": len(set(sa) - set(sb)),
+        "statements_only_b": len(set(sb) - set(sa)),
+        "changed_statements": changed_statements,
+        "sources_matched": len(set(data_a.sources) & set(data_b.sources)),
+        "changed_sources": changed_sources,
+    }
+
+
+def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
+    """The comparison as terminal text."""
+    names = {"url_validity": "source URL validity", "statement_support": "statement-level support",
+             "response_support": "response-level support", "unused_sources": "unused sources"}
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{100 * v:.1f}%"
+
+    lines = [f"A = run {c['run_a']['id']} ({c['run_a']['created_at'][:19]}), "
+             f"B = run {c['run_b']['id']} ({c['run_b']['created_at'][:19]})"]
+    lines.append(f"{'metric':<25} {'A':>7} {'B':>7} {'B - A':>8}  95% CI of the difference")
+    for d in c["differences"]:
+        diff = "n/a" if d["diff"] is None else f"{100 * d['diff']:+.1f}"
+        ci = "" if d["ci95"][0] is None else f"{100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f} points"
+        lines.append(f"{names[d['metric']]:<25} {pct(d['a']):>7} {pct(d['b']):>7} {diff:>8}  {ci}")
+    lines.append(f"\nstatements matched {c['statements_matched']} (only in A {c['statements_only_a']}, only in B "
+                 f"{c['statements_only_b']}); support changed for {len(c['changed_statements'])}")
+    for s in c["changed_statements"][:limit]:
+        text = s["statement"] if len(s["statement"]) <= 90 else s["statement"][:87] + "..."
+        lines.append(f"  {s['response_id']}: {s['status_a']} -> {s['status_b']}  {text}")
+    lines.append(f"sources matched {c['sources_matched']}; changed {len(c['changed_sources'])}")
+    for s in c["changed_sources"][:limit]:
+        what = "content changed" if s["content_changed"] else f"{s['status_a']} -> {s['status_b']}"
+        lines.append(f"  {s['url']}  ({what})")
+    if len(c["changed_statements"]) > limit or len(c["changed_sources"]) > limit:
+        lines.append(f"(first {limit} of each shown; --json prints everything)")
+    return "\n".join(lines)

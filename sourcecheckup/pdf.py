@@ -1,0 +1,133 @@
+"""PDF from the report's HTML: headless Chromium (Playwright ``page.pdf()``), else Qt's PDF writer.
+
+The report is self-contained, so the page runs with JavaScript disabled and every network
+request refused; page numbers come from Chromium's footer template and the table of
+contents (with links and a PDF outline) from the HTML headings.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+CHROMIUM_ENV = "SOURCECHECKUP_CHROMIUM"
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser",
+                       "/usr/bin/google-chrome")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--host-resolver-rules=MAP * ~NOTFOUND"]
+FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
+          'SourceCheckup report · page <span class="pageNumber"></span> of <span class="totalPages"></span></div>')
+PDF_TIMEOUT_MS = 120_000
+
+
+class PdfError(RuntimeError):
+    """No PDF engine could write the report."""
+
+
+@dataclass(frozen=True)
+class PdfResult:
+    engine: str                      # "chromium" | "qt"
+    problems: tuple[str, ...] = ()   # why a preferred engine was not used
+
+
+def find_chromium() -> str | None:
+    env = os.environ.get(CHROMIUM_ENV)
+    if env:
+        return env if Path(env).is_file() else None
+    for path in CHROMIUM_CANDIDATES:
+        if Path(path).is_file():
+            return path
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    return found
+
+
+def _in_thread(fn: Callable[[], None]) -> None:
+    """Run ``fn`` on a fresh thread: Playwright's sync API refuses a thread with a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        fn()
+        return
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed back to the caller's thread
+            errors.append(exc)
+
+    t = threading.Thread(target=target, name="sourcecheckup-pdf")
+    t.start()
+    t.join()
+    if errors:
+        raise errors[0]
+
+
+def pdf_with_chromium(html: str, path: Path, executable: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    def render() -> None:
+        with sync_playwright() as pw:  # Playwright gives the browser a fresh temporary profile
+            browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+            try:
+                context = browser.new_context(java_script_enabled=False, offline=True)
+                context.route("**/*", lambda route: route.abort())
+                page = context.new_page()
+                page.set_default_timeout(PDF_TIMEOUT_MS)
+                page.emulate_media(media="print")
+                page.set_content(html, wait_until="load")
+                page.pdf(path=str(path), format="A4", print_background=True, prefer_css_page_size=True,
+                         display_header_footer=True, header_template="<div></div>", footer_template=FOOTER,
+                         margin={"top": "16mm", "bottom": "18mm", "left": "13mm", "right": "13mm"},
+                         outline=True, tagged=True)
+            finally:
+                browser.close()
+
+    _in_thread(render)
+
+
+def pdf_with_qt(html: str, path: Path) -> None:
+    """Qt's rich-text engine: fewer CSS features (no SVG charts), but page numbers and the same text."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QMarginsF
+    from PySide6.QtGui import QGuiApplication, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+
+    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 - fonts need an application
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setPageMargins(QMarginsF(12, 12, 12, 16), QPageLayout.Unit.Millimeter)
+    writer.setTitle("SourceCheckup report")
+    doc = QTextDocument()
+    doc.setHtml(html)
+    doc.print_(writer)  # paginates and prints the page number at the foot of each page
+
+
+def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResult:
+    """Write ``html`` as a PDF with Chromium, else Qt; says which engine wrote it and why not the first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    if engine in ("auto", "chromium"):
+        exe = find_chromium()
+        if exe:
+            try:
+                pdf_with_chromium(html, path, exe)
+                return PdfResult("chromium")
+            except Exception as exc:
+                problems.append(f"Chromium ({exe}) failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        else:
+            problems.append(f"no Chromium found (looked for {', '.join(CHROMIUM_CANDIDATES)}; "
+                            f"set ${CHROMIUM_ENV} to its path)")
+    if engine in ("auto", "qt"):
+        try:
+            pdf_with_qt(html, path)
+            return PdfResult("qt", tuple(problems))
+        except Exception as exc:
+            problems.append(f"Qt PDF writer failed: {type(exc).__name__}: {exc}")
+    raise PdfError("could not write the PDF report: " + "; ".join(problems)
+                   + ". Install Chromium (apt-get install chromium) or PySide6, or export HTML and print it.")

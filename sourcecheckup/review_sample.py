@@ -1,0 +1,256 @@
+"""The study's validation for any audit: draw pairs for human review, export them, import the labels.
+
+A sample is a named, seeded draw of judged statement x source pairs, stratified by the
+judge's label (or the model), stored in ``review_samples`` so the same sample can be
+exported again and its labels traced. Reviewers label the CSV (supported / not_supported /
+unsure); ``import_reviews_csv`` stores each row as a review, skipping bad rows with a message
+naming the row.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence, TextIO
+
+from .judges.base import SourceText
+from .metrics import assess_run
+from .models import utcnow
+from .review import ReviewLabel, add_review
+from .store import Store
+
+STRATA = ("label", "model", "none")
+EXCERPT_CHARS = 1200
+CSV_COLUMNS = ["pair_id", "run_id", "sample", "response_id", "statement", "source_url", "source_title",
+               "source_excerpt", "judge_label", "label", "reason"]
+_LABEL_ALIASES = {"supported": "supported", "not_supported": "not_supported", "notsupported": "not_supported",
+                  "unsupported": "not_supported", "unsure": "unsure"}
+
+
+class SampleError(ValueError):
+    """A sample that cannot be drawn or found."""
+
+
+@dataclass(frozen=True)
+class SamplePair:
+    pair_id: int            # review_samples.pk: what a reviewer's CSV row refers to
+    run_id: str
+    sample: str
+    ord: int
+    statement_pk: int
+    url: str
+    stratum: str
+    blind: bool
+    response_id: str
+    statement: str
+    source_title: str
+    source_excerpt: str
+    judge_label: str | None
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int
+    unlabelled: int
+    errors: tuple[str, ...] = field(default_factory=tuple)
+    samples: tuple[str, ...] = ()
+
+
+def _allocate(sizes: dict[str, int], n: int, allocation: str) -> dict[str, int]:
+    """Pairs to draw per stratum: proportional (largest remainder) or equal, never more than a stratum has."""
+    total = sum(sizes.values())
+    n = min(n, total)
+    if allocation == "equal":
+        out = {k: 0 for k in sizes}
+        left = n
+        open_ = sorted(k for k in sizes if sizes[k] > 0)
+        while left > 0 and open_:
+            for k in list(open_):
+                if left == 0:
+                    break
+                out[k] += 1
+                left -= 1
+                if out[k] >= sizes[k]:
+                    open_.remove(k)
+        return out
+    exact = {k: n * v / total for k, v in sizes.items()} if total else {}
+    out = {k: int(v) for k, v in exact.items()}
+    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[: n - sum(out.values())]:
+        out[k] += 1
+    return out
+
+
+def draw_sample(store: Store, run_id: str, n: int, *, stratify: str = "label", seed: int = 0,
+                name: str | None = None, blind: bool = False, allocation: str = "proportional") -> list[SamplePair]:
+    """Draw (or, for an existing name with the same pairs, re-read) a review sample of a run's judged pairs."""
+    if n <= 0:
+        raise SampleError("--n must be at least 1")
+    if stratify not in STRATA:
+        raise SampleError(f"--stratify {stratify}: choose one of {', '.join(STRATA)}")
+    if allocation not in ("proportional", "equal"):
+        raise SampleError(f"allocation {allocation}: choose proportional or equal")
+    run = store.get_run(run_id)
+    name = name or f"{stratify}-n{n}-seed{seed}"
+    existing = sample_pairs(store, run.id, name)
+    if existing:
+        return existing
+    data = store.load_run(run.id)
+    candidates: list[tuple[int, str, str]] = []     # (statement_pk, url, stratum)
+    for r in assess_run(data):
+        for s in r.statements:
+            for url, label in s.pair_labels.items():
+                if label is None:
+                    continue                        # not judged yet
+                stratum = {"label": label.value, "model": r.model or "(none)", "none": "all"}[stratify]
+                candidates.append((s.row.pk, url, stratum))
+    if not candidates:
+        raise SampleError(f"run {run.id} has no judged pairs to review")
+    candidates.sort()
+    strata: dict[str, list[tuple[int, str, str]]] = {}
+    for c in candidates:
+        strata.setdefault(c[2], []).append(c)
+    quota = _allocate({k: len(v) for k, v in strata.items()}, n, allocation)
+    rng = random.Random(seed)
+    chosen: list[tuple[int, str, str]] = []
+    for key in sorted(strata):
+        chosen.extend(rng.sample(strata[key], quota.get(key, 0)))
+    rng.shuffle(chosen)   # reviewers should not see the pairs grouped by the judge's label
+    now = utcnow()
+    with store.db.conn:
+        store.db["review_samples"].insert_all([{
+            "run_id": run.id, "sample": name, "ord": i, "statement_pk": spk, "url": url, "stratum": stratum,
+            "blind": int(blind), "seed": seed, "created_at": now} for i, (spk, url, stratum) in enumerate(chosen)])
+    return sample_pairs(store, run.id, name)
+
+
+def list_samples(store: Store, run_id: str) -> list[dict[str, Any]]:
+    return list(store.db.query(
+        "SELECT sample, COUNT(*) AS pairs, MIN(created_at) AS created_at, MAX(blind) AS blind FROM review_samples "
+        "WHERE run_id = ? GROUP BY sample ORDER BY created_at", [run_id]))
+
+
+def sample_pairs(store: Store, run_id: str, name: str) -> list[SamplePair]:
+    rows = list(store.db.query(
+        "SELECT rs.*, st.text AS statement, r.rid AS response_id FROM review_samples rs "
+        "JOIN statements st ON st.pk = rs.statement_pk JOIN responses r ON r.pk = st.response_pk "
+        "WHERE rs.run_id = ? AND rs.sample = ? ORDER BY rs.ord", [run_id, name]))
+    if not rows:
+        return []
+    data = store.load_run(run_id)
+    labels: dict[tuple[int, str], str] = {}
+    for r in assess_run(data):
+        for s in r.statements:
+            for url, lab in s.pair_labels.items():
+                if lab is not None:
+                    labels[(s.row.pk, url)] = lab.value
+    quotes: dict[tuple[int, str], str] = {}
+    for spk, verdicts in data.verdicts.items():
+        for v in verdicts:
+            if v.verdict.quote and v.verdict.quote_found is not False:
+                quotes.setdefault((spk, v.url), v.verdict.quote)
+    texts: dict[str, SourceText] = {}
+    out = []
+    for row in rows:
+        src = data.sources.get(row["url"])
+        excerpt = quotes.get((row["statement_pk"], row["url"]), "")
+        if not excerpt and src is not None and src.source.text:
+            st = texts.get(row["url"]) or texts.setdefault(row["url"], SourceText.from_source(src.source))
+            from .evidence import rank_passages
+
+            best = rank_passages(row["statement"], st, k=1)
+            excerpt = st.passages[best[0][0]] if best else src.source.text
+        out.append(SamplePair(
+            pair_id=row["pk"], run_id=row["run_id"], sample=row["sample"], ord=row["ord"],
+            statement_pk=row["statement_pk"], url=row["url"], stratum=row["stratum"], blind=bool(row["blind"]),
+            response_id=row["response_id"], statement=row["statement"],
+            source_title=(src.source.title or "") if src else "", source_excerpt=excerpt[:EXCERPT_CHARS],
+            judge_label=labels.get((row["statement_pk"], row["url"]))))
+    return out
+
+
+def write_sample_csv(pairs: Sequence[SamplePair], out: str | Path | TextIO, *, blind: bool | None = None) -> None:
+    """The reviewer's sheet: one row per pair, an empty 'label' column to fill (judge label hidden when blind)."""
+    def rows(w: Any) -> None:
+        w.writerow(CSV_COLUMNS)
+        for p in pairs:
+            hide = p.blind if blind is None else blind
+            w.writerow([p.pair_id, p.run_id, p.sample, p.response_id, p.statement, p.url, p.source_title,
+                        p.source_excerpt, "" if hide else (p.judge_label or ""), "", ""])
+
+    if isinstance(out, (str, Path)):
+        with open(out, "w", encoding="utf-8", newline="") as fh:
+            rows(csv.writer(fh))
+    else:
+        rows(csv.writer(out))
+
+
+def _normalise_label(value: str) -> str | None:
+    key = value.strip().lower().replace("-", "_").replace(" ", "_")
+    return _LABEL_ALIASES.get(key) or _LABEL_ALIASES.get(key.replace("_", ""))
+
+
+def import_reviews_csv(store: Store, source: str | Path | TextIO, reviewer: str) -> ImportResult:
+    """Store each labelled row of a review CSV as ``reviewer``'s review; bad rows are skipped and named."""
+    reviewer = reviewer.strip()
+    if not reviewer:
+        raise SampleError("give the reviewer's name (--reviewer NAME)")
+    if isinstance(source, (str, Path)):
+        text = Path(source).read_text(encoding="utf-8-sig")
+        origin = Path(source).name
+    else:
+        text = source.read()
+        origin = "the CSV"
+    reader = csv.DictReader(io.StringIO(text))
+    fields = {f.strip().lower() for f in (reader.fieldnames or [])}
+    missing = [c for c in ("pair_id", "label") if c not in fields]
+    if missing:
+        raise SampleError(f"{origin} has no {' or '.join(missing)} column; export the sheet with "
+                          "`sourcecheckup review-sample RUN -o FILE.csv` and fill in the 'label' column")
+    imported = unlabelled = 0
+    errors: list[str] = []
+    samples: set[str] = set()
+    pending: list[tuple[str, int, str, ReviewLabel, str, bool, str]] = []
+    for raw in reader:
+        line = reader.line_num
+        row = {(k or "").strip().lower(): (v or "") for k, v in raw.items() if k is not None}
+        label_text = row.get("label", "").strip()
+        pid_text = row.get("pair_id", "").strip()
+        where = f"{origin} row {line}" + (f" (pair {pid_text})" if pid_text else "")
+        if not label_text:
+            unlabelled += 1
+            continue
+        if not pid_text.isdigit():
+            errors.append(f"{where}: pair_id '{pid_text[:40]}' is not a pair number from a review sample")
+            continue
+        found = store.db.execute("SELECT run_id, sample, statement_pk, url, blind FROM review_samples WHERE pk = ?",
+                                 [int(pid_text)]).fetchone()
+        if found is None:
+            errors.append(f"{where}: no pair {pid_text} in {store.path} (was the sheet drawn from another database?)")
+            continue
+        run_id, sample, spk, url, blind = found
+        if row.get("source_url", "").strip() and row["source_url"].strip() != url:
+            errors.append(f"{where}: source_url does not match pair {pid_text}'s source ({url[:80]}); "
+                          "the row was edited or comes from another database")
+            continue
+        if row.get("run_id", "").strip() and row["run_id"].strip() != run_id:
+            errors.append(f"{where}: run_id {row['run_id'].strip()[:40]} does not match pair {pid_text}'s run {run_id}")
+            continue
+        label = _normalise_label(label_text)
+        if label is None:
+            errors.append(f"{where}: label '{label_text[:40]}' is not one of supported, not_supported, unsure")
+            continue
+        pending.append((run_id, spk, url, ReviewLabel(label), row.get("reason", "").strip(), bool(blind), sample))
+    for run_id, spk, url, label, reason, blind, sample in pending:
+        add_review(store, run_id, spk, url, reviewer, label, reason, blind=blind, sample=sample)
+        imported += 1
+        samples.add(sample)
+    return ImportResult(imported, unlabelled, tuple(errors), tuple(sorted(samples)))
+
+
+def strata_counts(pairs: Iterable[SamplePair]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in pairs:
+        out[p.stratum] = out.get(p.stratum, 0) + 1
+    return dict(sorted(out.items()))

@@ -13,9 +13,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .fetch import FetchOptions, HttpFetcher, http_status_outcome, source_from_document, status_phrase
+from .fetch import (FetchOptions, HttpFetcher, BodyTooLarge, http_status_outcome, read_bounded, source_from_document,
+                    status_phrase)
 from .models import FetchStatus, Source, utcnow
-from .safety import HostNotFoundError, UnsafeUrlError, check_url
+from .safety import HostNotFoundError, UnsafeUrlError
 
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome",
                        "google-chrome-stable")
@@ -25,6 +26,10 @@ BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 TEST_RESOLVER_RULES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
 BLOCKED_RESOURCES = ("image", "media", "font")
 REDIRECT_CODES = (301, 302, 303, 307, 308)
+# set by our own client (encoding we can decode in bounded steps, length, connection handling)
+DROP_REQUEST_HEADERS = ("host", "content-length", "accept-encoding", "connection", "keep-alive",
+                        "transfer-encoding", "upgrade", "proxy-connection")
+DROP_RESPONSE_HEADERS = ("content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive")
 TEXT_READY_CHARS = 200
 
 
@@ -61,12 +66,37 @@ def find_chromium(explicit: str | None = None) -> str | None:
     return None
 
 
+FALLBACK_NOTE = "pages that need JavaScript will be read as plain HTML"
+
+
+def browser_status(executable: str | None = None) -> tuple[bool, str]:
+    """(available?, a plain sentence for the user) about the browser this machine would use.
+
+    Checks the Playwright package and the Chromium executable without starting anything.
+    """
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:
+        return False, ("the playwright Python package is not installed: install it with "
+                       f"'pip install playwright'; {FALLBACK_NOTE}")
+    exe = find_chromium(executable)
+    if exe is None:
+        wanted = executable or os.environ.get("SOURCECHECKUP_CHROMIUM") or CHROMIUM_CANDIDATES[0]
+        return False, (f"Chromium not found at {wanted}: install the 'chromium' package "
+                       f"(Debian/Ubuntu: apt-get install chromium) or set SOURCECHECKUP_CHROMIUM "
+                       f"to its path; {FALLBACK_NOTE}")
+    return True, f"Chromium at {exe} renders pages that need JavaScript"
+
+
 class BrowserPool:
     """One lazily launched Chromium with at most `pages` pages open at a time."""
 
     def __init__(self, options: FetchOptions, executable: str | None = None, extra_args: tuple[str, ...] = (),
-                 pages: int = 4, page_timeout_s: float | None = None) -> None:
+                 pages: int = 4, page_timeout_s: float | None = None, http: HttpFetcher | None = None) -> None:
         self.options = options
+        # every request of every page goes through this fetcher's client: checked, pinned, capped
+        self._own_http = http is None
+        self.http = http or HttpFetcher(options)
         self.executable = executable
         self.extra_args = tuple(extra_args)
         self.page_timeout_s = page_timeout_s or options.timeout_s
@@ -78,6 +108,7 @@ class BrowserPool:
         self._failure: str | None = None
         self._states: dict[Any, dict[str, Any]] = {}
         self.launches = 0
+        self.launch_s = 0.0   # how long the launch took (benchmarks subtract it from the ideal)
 
     async def _ensure(self) -> Any:
         async with self._lock:
@@ -85,14 +116,15 @@ class BrowserPool:
                 return self._context
             if self._failure:
                 raise BrowserUnavailable(self._failure)
+            available, message = browser_status(self.executable)
             exe = find_chromium(self.executable)
-            if exe is None:
-                self._failure = ("no Chromium found; install it (Debian: apt-get install chromium) "
-                                 "or set SOURCECHECKUP_CHROMIUM to its path")
+            if not available or exe is None:
+                self._failure = message
                 raise BrowserUnavailable(self._failure)
             try:
                 from playwright.async_api import async_playwright
 
+                launch_started = time.monotonic()
                 self._pw = await async_playwright().start()
                 self._browser = await self._pw.chromium.launch(
                     executable_path=exe, headless=True, args=[*BASE_ARGS, *self.extra_args],
@@ -102,6 +134,7 @@ class BrowserPool:
                     user_agent=self.options.user_agent, accept_downloads=False, service_workers="block",
                     java_script_enabled=True, ignore_https_errors=False)
                 await self._context.route("**/*", self._intercept)
+                self.launch_s = time.monotonic() - launch_started
             except Exception as exc:
                 self._failure = f"the browser could not be started ({type(exc).__name__}: {str(exc)[:200]})"
                 await self._shutdown()
@@ -109,7 +142,11 @@ class BrowserPool:
             return self._context
 
     async def _intercept(self, route: Any) -> None:
-        """Block media, refuse unsafe hops, and follow redirects ourselves so each hop is checked."""
+        """Block media; fetch every other request ourselves, through the HTTP fetcher's client.
+
+        So each hop passes the address rule, connects to the address that was checked (no DNS
+        rebinding between check and connect), and bodies keep the same byte cap as plain HTTP.
+        """
         request = route.request
         state: dict[str, Any] = {}
         try:
@@ -123,9 +160,12 @@ class BrowserPool:
             return
         url = request.url
         try:
+            headers = {k: v for k, v in (await request.all_headers()).items()
+                       if not k.startswith(":") and k.lower() not in DROP_REQUEST_HEADERS}
+            method, body = request.method, request.post_data_buffer
             for _ in range(self.options.max_redirects + 1):
                 try:
-                    await check_url(url, self.options.allow_hosts, self.options.connect_timeout_s)
+                    await self.http.check(url)
                 except (UnsafeUrlError, HostNotFoundError) as exc:
                     if main:
                         via = f" (redirected from {request.url})" if url != request.url else ""
@@ -133,27 +173,46 @@ class BrowserPool:
                         state["refused"] = (FetchStatus.DEAD if dead else FetchStatus.UNSAFE_URL, f"{exc}{via}", url)
                     await route.abort("blockedbyclient")
                     return
-                response = await route.fetch(url=url, max_redirects=0, timeout=self.page_timeout_s * 1000)
-                location = response.headers.get("location")
-                if response.status in REDIRECT_CODES and location:
+                status, got_headers, content = await self._fetch_one(method, url, headers, body)
+                location = got_headers.get("location")
+                if status in REDIRECT_CODES and location:
                     from urllib.parse import urljoin
 
                     url = urljoin(url, location)
+                    if status in (301, 302, 303) and method != "HEAD":
+                        method, body = "GET", None
                     continue
                 if main:
                     state["final_url"] = url
-                    state["status"] = response.status
-                    state["content_type"] = response.headers.get("content-type")
-                await route.fulfill(response=response)
+                    state["status"] = status
+                    state["content_type"] = got_headers.get("content-type")
+                await route.fulfill(status=status, headers=got_headers, body=content)
                 return
             if main:
                 state["refused"] = (FetchStatus.HTTP_ERROR, f"more than {self.options.max_redirects} redirects", url)
             await route.abort("failed")
+        except BodyTooLarge:
+            if main:
+                state["refused"] = (FetchStatus.TOO_LARGE,
+                                    f"the body is larger than the {self.options.max_bytes:,} byte limit", url)
+            await _abort(route)
         except Exception:
+            await _abort(route)
+
+    async def _fetch_one(self, method: str, url: str, headers: dict[str, str],
+                         body: bytes | None) -> tuple[int, dict[str, str], bytes]:
+        """One request without following redirects: status, headers for the browser, decoded body."""
+        client = self.http._client
+        request = client.build_request(method, url, headers=headers, content=body)
+        async with asyncio.timeout(self.page_timeout_s):
+            response = await client.send(request, stream=True)
             try:
-                await route.abort("failed")
-            except Exception:
-                pass
+                content = await read_bounded(response, self.options.max_bytes)
+            finally:
+                await response.aclose()
+        # the body is decoded here, so the browser must not decode it again
+        out = {k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS}
+        return response.status_code, out, content
 
     async def render(self, url: str) -> Rendered:
         """Load a page, let its scripts run, return the DOM; RenderError or TimeoutError on failure."""
@@ -209,6 +268,15 @@ class BrowserPool:
     async def aclose(self) -> None:
         async with self._lock:
             await self._shutdown()
+        if self._own_http:
+            await self.http.aclose()
+
+
+async def _abort(route: Any) -> None:
+    try:
+        await route.abort("failed")
+    except Exception:
+        pass
 
 
 class BrowserFetcher:
@@ -217,7 +285,7 @@ class BrowserFetcher:
     def __init__(self, http: HttpFetcher, options: FetchOptions, pool: BrowserPool | None = None) -> None:
         self.http = http
         self.options = options
-        self.pool = pool or BrowserPool(options, executable=options.browser_executable,
+        self.pool = pool or BrowserPool(options, executable=options.browser_executable, http=http,
                                         extra_args=options_browser_args(options), pages=options.browser_pages,
                                         page_timeout_s=options.browser_page_timeout_s)
 
@@ -272,8 +340,8 @@ class BrowserFetcher:
             return Source(url=url, status=status, reason=f"{reason} (in the browser)", http_status=code,
                           final_url=got.final_url, content_type=ctype, fetched_at=utcnow(), origin="browser",
                           elapsed_s=round(time.monotonic() - started, 4))
-        source = await asyncio.to_thread(
-            source_from_document, url, got.html.encode("utf-8"), "text/html; charset=utf-8",
+        source = await self.http.reader.read(
+            url, got.html.encode("utf-8"), "text/html; charset=utf-8",
             final_url=got.final_url, http_status=code, origin="browser",
             reason_ok=f"HTTP {code} {status_phrase(code)}, rendered in the browser", started=started,
             meta={"sha256_of": "rendered page"}, max_text_chars=self.options.max_text_chars)

@@ -122,7 +122,61 @@ def _run_config(args: argparse.Namespace, batch: bool = False):
 
     return RunConfig(judges=args.judge or ["builtin"], parser=args.parser, consensus=args.consensus,
                      judge_concurrency=args.concurrency, fetch=_fetch_options(args, batch),
-                     refetch=args.refetch, seed=args.seed)
+                     refetch=args.refetch, seed=args.seed, judge_options=_judge_options(args))
+
+
+def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Judge settings from --prompt, --full-source and --token-budget (checked here: exit 2 when bad)."""
+    from .prompts import PromptError, load_prompt
+
+    options: dict[str, Any] = {}
+    if getattr(args, "prompt", None):
+        try:
+            prompt = load_prompt(Path(args.prompt), required=("source", "statement"))
+        except PromptError as exc:
+            raise UsageError(f"--prompt: {exc}") from exc
+        options["prompt_path"] = str(prompt.path.resolve())
+    if getattr(args, "full_source", False):
+        options["full_source"] = True
+    budget = getattr(args, "token_budget", None)
+    if budget is not None:
+        if budget < 50:
+            raise UsageError("--token-budget must be at least 50 tokens")
+        options["token_budget"] = budget
+    return options
+
+
+def _construction_errors() -> tuple[type[Exception], ...]:
+    """Errors that mean a judge or parser cannot be built as named: bad usage (exit 2), not a crash."""
+    from .judges.base import JudgeSpecError
+    from .keys import MissingKeyError
+    from .parse import ParserSpecError
+    from .prompts import PromptError
+
+    return (MissingKeyError, JudgeSpecError, ParserSpecError, PromptError)
+
+
+def _check_buildable(config: Any) -> None:
+    """Build the run's judges and parser once, so a missing key or a bad model fails before the run."""
+    from .judges.base import make_judge
+    from .parse import make_parser
+
+    made: list[Any] = []
+
+    async def close() -> None:
+        for thing in made:
+            if hasattr(thing, "aclose"):
+                await thing.aclose()
+
+    try:
+        for spec in config.judges:
+            made.append(make_judge(spec, **config.judge_options))
+        if config.parser != "builtin":
+            made.append(make_parser(config.parser, **config.judge_options))
+    except _construction_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    finally:
+        asyncio.run(close())
 
 
 def _check_judges(specs: Sequence[str]) -> None:
@@ -202,6 +256,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from exc
         config = RunConfig.from_dict(run.config)
         _check_judges(config.judges)
+        _check_buildable(config)
         audit = Audit(store, config, progress=progress)
         coro = audit.resume(run.id)
     else:
@@ -210,6 +265,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if not loaded.responses and not loaded.skipped:
             raise UsageError("no answers found in the input")
         config = _run_config(args, batch=len(loaded.responses) > 1)
+        _check_buildable(config)
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
         coro = audit.start(loaded.responses, loaded.skipped, label)
@@ -219,6 +275,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _err(f"interrupted; resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
         return 130
     except Exception as exc:
+        if isinstance(exc, _construction_errors()):  # e.g. a local model that fails to load
+            _err(str(exc))
+            return EXIT_USAGE
         _err(f"the run could not complete: {type(exc).__name__}: {exc}")
         if audit.run_id:
             _err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
@@ -284,7 +343,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .report import build_report
 
     _print_headline(build_report(store, data.run.id, data=data))
-    print("legend: ✓ supported  ✗ not supported  ! judge error  · not judged  "
+    _print_usage(store, data.run.id)
+    print("legend: ✓ supported  ✗ not supported  ! judge error  · not judged  ≠ judges disagree  "
           "(source columns: S1, S2 ... as cited; ✗src = unreadable)")
     for r in assessed:
         if args.response and r.rid != args.response:
@@ -311,7 +371,102 @@ def cmd_show(args: argparse.Namespace) -> int:
             text = s.row.statement.text
             if len(text) > 90 and not args.full:
                 text = text[:87] + "..."
-            print("   " + " ".join(cells) + f"  {s.status.value:<19} {text}")
+            mark = "≠" if s.disagreement else " "
+            print("   " + " ".join(cells) + f" {mark}{s.status.value:<19} {text}")
+    return EXIT_OK
+
+
+def _print_usage(store: Any, run_id: str, out: Any = None) -> None:
+    """Tokens and estimated cost per judge, when any judge used tokens."""
+    from .judge_report import run_usage
+
+    for judge_id, u in run_usage(store, run_id).items():
+        if not (u["tokens_in"] or u["tokens_out"]):
+            continue
+        cost = ("cost unknown (model not in resources/prices.json)" if u["cost_usd"] is None
+                else f"estimated ${u['cost_usd']:.4f}")
+        print(f"  {judge_id}: {u['calls']} calls, {u['tokens_in']:,} tokens in, {u['tokens_out']:,} out, {cost}",
+              file=out or sys.stdout)
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from .cleanup import CleanupError, run_cleanup, set_decision, suggestions
+    from .pipeline import load_plugins
+
+    load_plugins()
+    store = _open_store(args)
+    run_id = _run_id(store, args.run)
+    if args.accept or args.reject:
+        who = args.by or os.environ.get("USER") or os.environ.get("USERNAME") or "cli"
+        try:
+            for pk in args.accept or []:
+                set_decision(store, pk, "accepted", who)
+            for pk in args.reject or []:
+                set_decision(store, pk, "rejected", who)
+        except CleanupError as exc:
+            raise UsageError(str(exc)) from exc
+        rows = suggestions(store, run_id)
+    else:
+        try:
+            rows = asyncio.run(run_cleanup(store, run_id, model_spec=args.model,
+                                           progress=ProgressPrinter(args.quiet)))
+        except CleanupError as exc:
+            raise UsageError(str(exc)) from exc
+        except Exception as exc:
+            if isinstance(exc, _construction_errors()):
+                raise UsageError(str(exc)) from exc
+            _err(f"cleanup could not complete: {type(exc).__name__}: {exc}")
+            return EXIT_FAIL
+    labels = {r[0]: f"{r[1]}/s{r[2] + 1}" for r in store.db.execute(
+        "SELECT s.pk, r.rid, s.ord FROM statements s JOIN responses r ON r.pk = s.response_pk "
+        "WHERE s.run_id = ?", [run_id]).fetchall()}
+    if not rows:
+        print(f"run {run_id}: no unsupported statement with a readable source, so no suggestions")
+        return EXIT_OK
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status.value] = counts.get(row.status.value, 0) + 1
+    print(f"run {run_id}: {len(rows)} suggestion(s): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    for row in rows:
+        print(f"\n#{row.pk} {labels.get(row.statement_pk, '?')} [{row.status.value}, {row.decision.value}] "
+              f"against {row.url}")
+        print(f"   - {row.original}")
+        print(f"   + {row.suggested}" if row.suggested else "   + (delete the statement)")
+        if row.quote:
+            print(f"     quote: \"{row.quote}\"")
+    print(f"\naccept or reject: sourcecheckup cleanup {run_id} --accept ID --reject ID; "
+          f"then: sourcecheckup revised {run_id} --response RESPONSE")
+    return EXIT_OK
+
+
+def cmd_revised(args: argparse.Namespace) -> int:
+    from .cleanup import CleanupError, revised_answer
+
+    store = _open_store(args)
+    run_id = _run_id(store, args.run)
+    try:
+        revised = revised_answer(store, run_id, args.response, accept_verified=args.accept_verified)
+    except CleanupError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps({"response": revised.response_id, "original": revised.original,
+                          "revised": revised.revised, "unplaced": revised.unplaced,
+                          "applied": [{"suggestion": a.suggestion_pk, "kind": a.kind.value,
+                                       "status": a.status.value, "start": a.start, "end": a.end,
+                                       "before": a.before, "after": a.after} for a in revised.applied]},
+                         indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(revised.revised)
+    if not revised.applied:
+        print(f"\n(no accepted suggestions for {revised.response_id}: accept some with "
+              f"`sourcecheckup cleanup {run_id} --accept ID`, or add --accept-verified)", file=sys.stderr)
+    else:
+        print(f"\n{len(revised.applied)} change(s):", file=sys.stderr)
+        for a in revised.applied:
+            print(f"  #{a.suggestion_pk} [{a.status.value}] - {a.before}\n{'':>{len(str(a.suggestion_pk)) + 4}}"
+                  f"[{a.kind.value}] + {a.after or '(removed)'}", file=sys.stderr)
+    for pk in revised.unplaced:
+        print(f"  #{pk} could not be placed: its statement has no position in the answer", file=sys.stderr)
     return EXIT_OK
 
 
@@ -468,13 +623,18 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     for rid, _, _, problem in records:
         if problem:
             print(f"warning: {problem}", file=sys.stderr)
-    judge = make_judge(args.judge)
+    try:
+        judge = make_judge(args.judge, **_judge_options(args))
+    except _construction_errors() as exc:
+        raise UsageError(str(exc)) from exc
     good = [(i, r) for i, r in enumerate(records) if r[3] is None]
     progress = ProgressPrinter(args.quiet)
 
     async def go() -> list[Any]:
         out: list[Any] = []
         try:
+            if asyncio.iscoroutinefunction(getattr(judge, "load", None)):
+                await judge.load()  # a broken local model fails before any pair
             for start in range(0, len(good), 64):
                 chunk = good[start:start + 64]
                 out.extend(await judge.verify_many([(r[1], SourceText.from_text(r[2])) for _, r in chunk]))
@@ -487,6 +647,8 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     try:
         verdicts = asyncio.run(go())
     except Exception as exc:
+        if isinstance(exc, _construction_errors()):
+            raise UsageError(str(exc)) from exc
         _err(f"judging failed: {type(exc).__name__}: {exc}")
         return EXIT_FAIL
     by_index = {i: v for (i, _), v in zip(good, verdicts)}
@@ -567,6 +729,7 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")
     p.add_argument("--consensus", default="first", choices=["first", "any", "all", "majority"],
                    help="how several judges combine (default: the first judge decides)")
+    _add_judge_settings(p)
     p.add_argument("--concurrency", type=int, default=8, help="judge calls at once (default 8)")
     p.add_argument("--fetch-concurrency", type=int, help="fetches at once (default 16)")
     p.add_argument("--timeout", type=float, help="seconds per source fetch (default 20)")
@@ -584,6 +747,17 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refetch", action="store_true", help="fetch again even if cached")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--report", action="append", metavar="PATH", help="write a report (.json, .csv, .html, .pdf, .xlsx)")
+
+
+def _add_judge_settings(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prompt", metavar="FILE",
+                   help="your own verifier prompt (a [system] and a [user] section with {{statement}} and "
+                        "{{source}}; see resources/prompts/verifier-v1.txt)")
+    p.add_argument("--full-source", action="store_true",
+                   help="send the whole source text to LLM judges when it fits the model's window "
+                        "(default: the best passages up to --token-budget)")
+    p.add_argument("--token-budget", type=int, metavar="N",
+                   help="evidence tokens per statement for LLM judges (default 1000)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -659,7 +833,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pairs", help='JSONL: {"id", "statement", "source"} or {"id", "claim", "evidence"}')
     p.add_argument("--judge", default="builtin", metavar="SPEC")
     p.add_argument("-o", "--output", metavar="PATH", help="output JSONL (default: stdout)")
+    _add_judge_settings(p)
     p.set_defaults(func=cmd_verify_pairs)
+
+    p = sub.add_parser("cleanup", parents=[common],
+                       help="SourceCleanup: suggest verified rewrites (or deletions) of unsupported statements")
+    p.add_argument("run", nargs="?", help="run id (default: the latest)")
+    p.add_argument("--model", metavar="SPEC",
+                   help="the LLM that writes rewrites (default: the run's first LLM judge), e.g. openai:gpt-4o")
+    p.add_argument("--accept", type=int, action="append", metavar="ID", help="accept suggestion ID (repeatable)")
+    p.add_argument("--reject", type=int, action="append", metavar="ID", help="reject suggestion ID (repeatable)")
+    p.add_argument("--by", metavar="NAME", help="who decides (default: your user name)")
+    p.set_defaults(func=cmd_cleanup)
+
+    p = sub.add_parser("revised", parents=[common], help="an answer with its accepted suggestions applied")
+    p.add_argument("run", nargs="?", help="run id (default: the latest)")
+    p.add_argument("--response", required=True, metavar="ID", help="the response id")
+    p.add_argument("--accept-verified", action="store_true",
+                   help="also apply every verified suggestion still pending (records no decision)")
+    p.add_argument("--json", action="store_true", help="print original, revised text and changes as JSON")
+    p.set_defaults(func=cmd_revised)
 
     p = sub.add_parser("demo", parents=[common], help="audit the bundled sample offline and write a report")
     p.add_argument("-o", "--output", metavar="PATH", help="HTML report path (default ./sourcecheckup-demo-report.html)")
@@ -668,6 +861,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gui", parents=[common], help="start the desktop app")
     p.add_argument("--run", help="open this run")
     p.set_defaults(func=cmd_gui)
+
+    from .cli_benchmark import add_commands as add_benchmark_commands
+
+    add_benchmark_commands(sub, common)
     return parser
 
 

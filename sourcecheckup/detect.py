@@ -32,6 +32,8 @@ class PatternFileError(Exception):
 class Rule:
     field: str
     regex: re.Pattern[str]
+    max_text_chars: int | None = None   # this rule only judges pages with at most this much main text
+    also: "Rule | None" = None          # a second condition that must hold too
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,10 @@ def _compile(path: Path, raw: object) -> Rule:
     if not isinstance(raw, dict) or raw.get("field") not in _FIELDS or not isinstance(raw.get("pattern"), str):
         raise PatternFileError(f"{path}: each rule needs \"field\" (one of {', '.join(_FIELDS)}) and \"pattern\"")
     try:
-        return Rule(raw["field"], re.compile(raw["pattern"], re.I | re.M))
+        limit = raw.get("max_text_chars")
+        also = _compile(path, raw["also"]) if raw.get("also") else None
+        return Rule(raw["field"], re.compile(raw["pattern"], re.I | re.M), int(limit) if limit is not None else None,
+                    also)
     except re.error as exc:
         raise PatternFileError(f"{path}: bad pattern {raw['pattern']!r}: {exc}") from None
 
@@ -93,9 +98,16 @@ def _snippet(text: str) -> str:
 
 
 def _match(rule: Rule, fields: dict[str, str]) -> str | None:
+    if rule.max_text_chars is not None and len(fields["text"]) > rule.max_text_chars:
+        return None
     m = rule.regex.search(fields[rule.field])
     if m is None:
         return None
+    if rule.also is not None:
+        also = _match(rule.also, fields)
+        if also is None:
+            return None
+        return f"{rule.field} matched '{_snippet(m.group(0))}' and {also}"
     return f"{rule.field} matched '{_snippet(m.group(0))}'"
 
 

@@ -11,16 +11,17 @@ import email.utils
 import http
 import random
 import time
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
-from urllib.parse import urljoin, urlsplit
+from typing import Any, Iterator, Protocol
+from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
 from . import extract as _extract
 from .models import FetchStatus, Source, sha256_bytes, utcnow
-from .safety import HostNotFoundError, UnsafeUrlError, check_url
+from .safety import AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, pinned_transport
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -34,6 +35,9 @@ WALL_CODES = (401, 403, 429, 503)   # error pages worth reading for a captcha or
 WALL_PEEK_BYTES = 256_000
 ROBOTS_AGENT = "SourceCheckup"
 ROBOTS_MAX_BYTES = 500_000
+# decompressed bytes produced per step: one compressed chunk can never balloon past this in memory
+DECODE_STEP_BYTES = 256_000
+DOI_HOSTS = ("doi.org", "dx.doi.org", "www.doi.org")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class FetchOptions:
     archive_endpoint: str | None = None  # Wayback-compatible availability API; None: archive.org
     use_archive: bool = False          # read the archived copy of a dead link as its source
     respect_robots: bool = False       # refuse URLs that the site's robots.txt disallows
+    doi_resolver: str | None = None    # where https://doi.org/<doi> is asked; None: doi.org itself
+    extract_workers: int = 0           # processes for text extraction; 0: threads in this process
 
 
 class Fetcher(Protocol):
@@ -165,18 +171,145 @@ def source_from_document(url: str, raw: bytes, content_type: str | None, *, fina
     return finish_text(source, max_text_chars)
 
 
+class BoundedDecoder:
+    """Content-Encoding decoding in bounded steps, so one small compressed chunk (a gzip bomb)
+    never expands in memory past DECODE_STEP_BYTES before the body cap is checked."""
+
+    def __init__(self, content_encoding: str | None) -> None:
+        names = [e.strip().lower() for e in (content_encoding or "").split(",")]
+        names = [n for n in names if n and n != "identity"]
+        if len(names) > 1:
+            raise ValueError(f"stacked content encodings ({', '.join(names)}) are not supported")
+        self.name = names[0] if names else ""
+        if self.name in ("gzip", "x-gzip"):
+            self._d: Any = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        elif self.name == "deflate":
+            self._d = zlib.decompressobj()
+        elif self.name:
+            raise ValueError(f"the server used content encoding {self.name!r}, which we did not ask for")
+        else:
+            self._d = None
+        self._started = False
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The decoded bytes of one received chunk, in pieces of at most DECODE_STEP_BYTES."""
+        if self._d is None:
+            if data:
+                yield data
+            return
+        if not self._started and data:
+            self._started = True
+            if self.name == "deflate":
+                try:   # "deflate" is meant to be zlib-wrapped; some servers send it raw
+                    zlib.decompressobj().decompress(data[:2])
+                except zlib.error:
+                    self._d = zlib.decompressobj(-zlib.MAX_WBITS)
+        out = b"x"
+        while data or len(out) == DECODE_STEP_BYTES:
+            out = self._d.decompress(data, DECODE_STEP_BYTES)
+            data = self._d.unconsumed_tail
+            if out:
+                yield out
+            elif not data:
+                break
+
+    def flush(self) -> bytes:
+        return self._d.flush() if self._d is not None else b""
+
+
+class BodyTooLarge(Exception):
+    """A body went past its byte cap while being read."""
+
+
+async def read_bounded(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+    """The decoded body, at most `limit` bytes: BodyTooLarge beyond it (or cut there with truncate).
+
+    Reads the raw stream and decodes it here, in bounded steps (see BoundedDecoder).
+    Raises ValueError for an encoding we cannot read and zlib.error for a broken stream.
+    """
+    decoder = BoundedDecoder(response.headers.get("content-encoding"))
+    body = bytearray()
+    async for chunk in response.aiter_raw():
+        for piece in decoder.feed(chunk):
+            body += piece
+            if len(body) > limit:
+                if truncate:
+                    return bytes(body[:limit])
+                raise BodyTooLarge()
+    body += decoder.flush()
+    if len(body) > limit:
+        if truncate:
+            return bytes(body[:limit])
+        raise BodyTooLarge()
+    return bytes(body)
+
+
+def doi_of(url: str) -> str | None:
+    """The DOI in a doi.org link ("10.1056/NEJMoa2034577"), or None."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if (parts.hostname or "").lower() in DOI_HOSTS and parts.path.startswith("/10."):
+        from urllib.parse import unquote
+
+        return unquote(parts.path[1:])
+    return None
+
+
+def _warm_worker() -> None:
+    import trafilatura  # noqa: F401  (imported once per worker, before the first page arrives)
+
+
+class DocumentReader:
+    """Runs source_from_document off the event loop: in threads, or in worker processes.
+
+    Extraction is CPU work (trafilatura, pypdf); under the GIL, threads serialise it, so a
+    large batch can use a few processes instead (FetchOptions.extract_workers).
+    """
+
+    def __init__(self, workers: int = 0) -> None:
+        self.workers = max(0, workers)
+        self._pool: Any = None
+        if self.workers:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn, not fork: this process has threads (asyncio, Playwright) that fork would copy half-way
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            for _ in range(self.workers):
+                self._pool.submit(_warm_worker)
+
+    async def read(self, *args: Any, **kwargs: Any) -> Source:
+        if self._pool is None:
+            return await asyncio.to_thread(source_from_document, *args, **kwargs)
+        import functools
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(source_from_document, *args, **kwargs))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
 class HttpFetcher:
     """Plain HTTP with httpx: safety check per hop, caps, retries, per-host limits."""
 
-    def __init__(self, options: FetchOptions = FetchOptions()) -> None:
+    def __init__(self, options: FetchOptions = FetchOptions(), resolver: Resolver | None = None) -> None:
         self.options = options
+        self.resolver = resolver   # None: the system's DNS
+        self.pins = AddressPins()
+        limits = httpx.Limits(max_connections=max(1, options.total_concurrency) * 2,
+                              max_keepalive_connections=max(1, options.total_concurrency))
         self._client = httpx.AsyncClient(
+            transport=pinned_transport(self.pins, limits=limits),
             follow_redirects=False,
             timeout=httpx.Timeout(options.timeout_s, connect=options.connect_timeout_s),
             headers={"User-Agent": options.user_agent, "Accept": ACCEPT,
                      "Accept-Language": "en-US,en;q=0.9", "Accept-Encoding": "gzip, deflate"},
-            limits=httpx.Limits(max_connections=max(1, options.total_concurrency) * 2,
-                                max_keepalive_connections=max(1, options.total_concurrency)),
+            limits=limits,
             trust_env=False,  # a proxy would make the per-hop address check meaningless
         )
         self._total = asyncio.Semaphore(max(1, options.total_concurrency))
@@ -185,9 +318,13 @@ class HttpFetcher:
         self._host_locks: dict[str, asyncio.Lock] = {}
         self._robots: dict[str, Any] = {}   # origin -> RobotFileParser or None (no usable robots.txt)
         self._robots_locks: dict[str, asyncio.Lock] = {}
+        self.reader = DocumentReader(options.extract_workers)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        try:
+            await self._client.aclose()
+        finally:
+            self.reader.close()
 
     async def __aenter__(self) -> "HttpFetcher":
         return self
@@ -213,6 +350,11 @@ class HttpFetcher:
                 await asyncio.sleep(wait)
             self._last_start[host] = time.monotonic()
 
+    async def check(self, url: str) -> None:
+        """Apply the address rule to a URL and pin the checked addresses for its connection."""
+        checked = await check_url(url, self.options.allow_hosts, self.options.connect_timeout_s, self.resolver)
+        self.pins.pin(checked)
+
     async def fetch_now(self, url: str) -> Source:
         """Fetch without waiting for a concurrency slot (the caller already holds one)."""
         started = time.monotonic()
@@ -233,8 +375,8 @@ class HttpFetcher:
             return self._failed(url, FetchStatus.ERROR, f"unexpected error: {type(exc).__name__}: {exc}", started)
         final_url, response_status, content_type, raw, meta = got
         try:
-            return await asyncio.to_thread(
-                source_from_document, url, raw, content_type, final_url=final_url, http_status=response_status,
+            return await self.reader.read(
+                url, raw, content_type, final_url=final_url, http_status=response_status,
                 origin="http", reason_ok=f"HTTP {response_status} {status_phrase(response_status)}",
                 started=started, meta=meta, max_text_chars=opts.max_text_chars, max_pdf_pages=opts.max_pdf_pages)
         except Exception as exc:
@@ -248,10 +390,13 @@ class HttpFetcher:
     async def _download(self, url: str, started: float) -> tuple[str, int, str | None, bytes, dict[str, Any]]:
         opts = self.options
         current = url
-        chain: list[str] = [url]
+        doi = doi_of(url)
+        if doi and opts.doi_resolver:
+            current = opts.doi_resolver.rstrip("/") + "/" + quote(doi, safe="/;:()")
+        chain: list[str] = [url] if current == url else [url, current]
         for _hop in range(opts.max_redirects + 1):
             try:
-                await check_url(current, opts.allow_hosts, opts.connect_timeout_s)
+                await self.check(current)
             except UnsafeUrlError as exc:
                 via = f" (redirected from {url})" if current != url else ""
                 raise _Failure(FetchStatus.UNSAFE_URL, f"{exc}{via}", final_url=current) from None
@@ -269,7 +414,10 @@ class HttpFetcher:
                     chain.append(nxt)
                     current = nxt
                     continue
-                return await self._read_final(current, response, chain, attempts, note)
+                got = await self._read_final(current, response, chain, attempts, note, doi)
+                if doi:
+                    got[4]["doi"] = doi
+                return got
             finally:
                 await response.aclose()
         raise _Failure(FetchStatus.HTTP_ERROR, f"more than {opts.max_redirects} redirects (last: {current})",
@@ -337,13 +485,15 @@ class HttpFetcher:
             if origin not in self._robots:
                 parser: RobotFileParser | None = None
                 try:
-                    await check_url(origin + "/robots.txt", self.options.allow_hosts, self.options.connect_timeout_s)
+                    await self.check(origin + "/robots.txt")
                     async with asyncio.timeout(min(5.0, self.options.timeout_s)):
-                        response = await self._client.get(origin + "/robots.txt")
-                    if response.status_code == 200 and len(response.content) <= ROBOTS_MAX_BYTES:
-                        parser = RobotFileParser()
-                        parser.parse(response.text.splitlines())
-                except (UnsafeUrlError, HostNotFoundError, httpx.HTTPError, TimeoutError):
+                        async with self._client.stream("GET", origin + "/robots.txt") as response:
+                            if response.status_code == 200:
+                                body = await read_bounded(response, ROBOTS_MAX_BYTES)
+                                parser = RobotFileParser()
+                                parser.parse(body.decode("utf-8", "replace").splitlines())
+                except (UnsafeUrlError, HostNotFoundError, httpx.HTTPError, TimeoutError, BodyTooLarge, ValueError,
+                        zlib.error):
                     parser = None   # no readable robots.txt: nothing is disallowed
                 self._robots[origin] = parser
         parser = self._robots[origin]
@@ -355,23 +505,20 @@ class HttpFetcher:
         """Read a little of an error page to tell a captcha or login wall from a plain refusal."""
         from .detect import block_reason
 
-        body = bytearray()
         try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) >= WALL_PEEK_BYTES:
-                    break
-        except (httpx.HTTPError, OSError):
-            pass
-        return await asyncio.to_thread(block_reason, bytes(body), response.headers.get("content-type"))
+            body = await read_bounded(response, WALL_PEEK_BYTES, truncate=True)
+        except (httpx.HTTPError, OSError, ValueError, zlib.error):
+            return None
+        return await asyncio.to_thread(block_reason, body, response.headers.get("content-type"))
 
     async def _read_final(self, final_url: str, response: httpx.Response, chain: list[str], attempts: int,
-                          note: str) -> tuple[str, int, str | None, bytes, dict[str, Any]]:
+                          note: str, doi: str | None = None) -> tuple[str, int, str | None, bytes, dict[str, Any]]:
         opts = self.options
         code = response.status_code
         content_type = response.headers.get("content-type")
         meta: dict[str, Any] = {}
-        for header, key in (("last-modified", "last_modified"), ("etag", "etag")):
+        # the headers that tell a later run whether the page changed
+        for header, key in (("content-type", "content_type"), ("last-modified", "last_modified"), ("etag", "etag")):
             if response.headers.get(header):
                 meta[key] = response.headers[header]
         if len(chain) > 1:
@@ -386,6 +533,8 @@ class HttpFetcher:
                 if wall:
                     status, reason = (FetchStatus.PAYWALLED if wall.startswith("login") else FetchStatus.BLOCKED,
                                       f"HTTP {code} {status_phrase(code)}: {wall}")
+            if doi and code in (404, 410) and len(chain) <= 2:
+                reason += f": the DOI {doi} is not registered"
             if note:
                 reason += f" ({note})"
             elif attempts > 1:
@@ -398,28 +547,28 @@ class HttpFetcher:
         if declared.isdigit() and int(declared) > opts.max_bytes:
             raise _Failure(FetchStatus.TOO_LARGE,
                            f"the server announced {_mb(int(declared))}, over the {_mb(opts.max_bytes)} limit", **fields)
-        body = bytearray()
         try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > opts.max_bytes:
-                    sent = response.num_bytes_downloaded
-                    encoding = response.headers.get("content-encoding", "").strip()
-                    if encoding and encoding != "identity" and sent * 20 < len(body):
-                        reason = (f"the body grew past the {_mb(opts.max_bytes)} limit after decompression "
-                                  f"from {_mb(sent)} sent ({encoding}): a decompression bomb")
-                    else:
-                        reason = f"the body is larger than the {_mb(opts.max_bytes)} limit"
-                    raise _Failure(FetchStatus.TOO_LARGE, reason, **fields)
+            body = await read_bounded(response, opts.max_bytes)
+        except BodyTooLarge:
+            sent = response.num_bytes_downloaded
+            encoding = response.headers.get("content-encoding", "").strip()
+            if encoding and encoding != "identity" and sent * 20 < opts.max_bytes:
+                reason = (f"the body grew past the {_mb(opts.max_bytes)} limit after decompression "
+                          f"from {_mb(sent)} sent ({encoding}): a decompression bomb")
+            else:
+                reason = f"the body is larger than the {_mb(opts.max_bytes)} limit"
+            raise _Failure(FetchStatus.TOO_LARGE, reason, **fields) from None
         except httpx.TimeoutException:
             raise _Failure(FetchStatus.TIMEOUT, f"the body did not arrive within {opts.timeout_s:g} s", **fields) from None
-        except httpx.DecodingError as exc:
+        except ValueError as exc:
+            raise _Failure(FetchStatus.HTTP_ERROR, f"the body could not be decoded: {exc}", **fields) from None
+        except zlib.error as exc:
             raise _Failure(FetchStatus.HTTP_ERROR, f"the body could not be decompressed ({_exc_text(exc)})",
                            **fields) from None
         except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
             raise _Failure(FetchStatus.HTTP_ERROR, f"the connection broke while reading ({_exc_text(exc)})",
                            **fields) from None
-        return final_url, code, content_type, bytes(body), meta
+        return final_url, code, content_type, body, meta
 
 
 def _host_of(url: str) -> str:

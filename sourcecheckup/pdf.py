@@ -23,6 +23,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
           'SourceCheckup report · page <span class="pageNumber"></span> of <span class="totalPages"></span></div>')
 PDF_TIMEOUT_MS = 120_000
+OUTLINE_MAX_HTML_CHARS = 1_000_000
 
 
 class PdfError(RuntimeError):
@@ -71,6 +72,10 @@ def _in_thread(fn: Callable[[], None]) -> None:
 def pdf_with_chromium(html: str, path: Path, executable: str) -> None:
     from playwright.sync_api import sync_playwright
 
+    # Chromium builds the PDF outline (bookmarks) from the tagged structure, which doubles the time of a
+    # long report; above the limit the PDF keeps the linked table of contents but has no bookmarks
+    outline = len(html) <= OUTLINE_MAX_HTML_CHARS
+
     def render() -> None:
         with sync_playwright() as pw:  # Playwright gives the browser a fresh temporary profile
             browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
@@ -84,7 +89,7 @@ def pdf_with_chromium(html: str, path: Path, executable: str) -> None:
                 page.pdf(path=str(path), format="A4", print_background=True, prefer_css_page_size=True,
                          display_header_footer=True, header_template="<div></div>", footer_template=FOOTER,
                          margin={"top": "16mm", "bottom": "18mm", "left": "13mm", "right": "13mm"},
-                         outline=True, tagged=True)
+                         outline=outline, tagged=outline)
             finally:
                 browser.close()
 

@@ -160,8 +160,13 @@ class Audit:
         try:
             judges = self._judges if self._judges is not None else [
                 make_judge(spec, **self.config.judge_options) for spec in self.config.judges]
-            parser = self._parser or make_parser(self.config.parser, **self.config.judge_options)
+            # the offline parser takes no judge options; an LLM parser uses the judges' (keys, base URL)
+            parser = self._parser or make_parser(self.config.parser, **(
+                {} if self.config.parser == "builtin" else self.config.judge_options))
             fetcher = self._fetcher or make_fetcher(self.config.fetch)
+            for judge in judges:  # a broken local model fails here, before any work is done
+                if asyncio.iscoroutinefunction(getattr(judge, "load", None)):
+                    await judge.load()  # type: ignore[attr-defined]
         except Exception as exc:
             self.store.set_run_status(run_id, "failed", str(exc))
             self._emit(EventKind.RUN_FINISHED, f"failed: {exc}")
@@ -190,6 +195,8 @@ class Audit:
             if owns_judges:
                 for j in judges:
                     await j.aclose()
+            if self._parser is None and hasattr(parser, "aclose"):
+                await parser.aclose()  # type: ignore[attr-defined]
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
 
     async def _process_all(self, rows: Sequence[ResponseRow], judges: Sequence[Judge], parser: Parser) -> None:
@@ -235,6 +242,10 @@ class Audit:
             except Exception as exc:
                 self.store.log(self.run_id, f"parser failed on {row.response.id}: {exc}", "error")
                 raise
+            take_warnings = getattr(parser, "take_warnings", None)  # e.g. an LLM parser that fell back
+            for warning in (take_warnings(row.response) if take_warnings else []):
+                self.store.log(self.run_id, warning, "warning")
+                self._emit(EventKind.WARNING, warning)
             statements = self.store.save_statements(self.run_id, row.pk, parsed)
             self._emit(EventKind.PARSED, row.response.id)
         informative = [s for s in statements if s.statement.informative]
@@ -333,11 +344,10 @@ class Audit:
             self._emit(EventKind.JUDGED)
 
     def _emit(self, kind: EventKind, message: str = "") -> None:
-        c = self.c
+        counts = dataclasses.asdict(self.c)
+        counts["pairs_total"] = max(self.c.pairs_total, self.c.pairs_done)
         try:
-            self.progress(ProgressEvent(kind, self.run_id, c.responses_total, c.responses_done,
-                                        c.sources_total, c.sources_done, max(c.pairs_total, c.pairs_done),
-                                        c.pairs_done, c.fetch_failures, c.judge_errors, message))
+            self.progress(ProgressEvent(kind, self.run_id, message=message, **counts))
         except Exception:  # a broken progress view must not break the run
             pass
 

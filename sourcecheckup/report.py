@@ -71,6 +71,9 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["by_group"] = {col: _grouped(data, assessed, _extra_key(responses_by_pk, col)) for col in columns}
     report["analytics"] = analyse_sources(data, assessed, seed=seed + 100)
     report["unsupported"] = _unsupported(store, data, assessed, responses_by_pk)
+    from .judge_report import disagreements, run_usage
+    report["disagreements"] = disagreements(data, assessed)
+    report["usage"] = run_usage(store, run.id)
     review = agreement_report(store, data, seed=seed + 200)
     if review["reviews"]:
         ov = review_overrides(store, run.id)

@@ -10,7 +10,7 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Awaitable, Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 ALLOWED_SCHEMES = ("http", "https")
@@ -28,11 +28,15 @@ class HostNotFoundError(Exception):
     """The host name does not resolve (a dead link, not a safety problem)."""
 
 
+# (host, port) -> every address of the host; raises HostNotFoundError. Tests pass a fake DNS.
+Resolver = Callable[[str, int], Awaitable[tuple[str, ...]]]
+
+
 @dataclass(frozen=True)
 class CheckedUrl:
     url: str
     host: str
-    addresses: tuple[str, ...]   # resolved addresses, empty for allowed hosts we did not resolve
+    addresses: tuple[str, ...]   # the checked addresses: the only ones the fetcher may connect to
 
 
 def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
@@ -117,23 +121,107 @@ def _is_literal(host: str) -> bool:
         return False
 
 
-async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float = 10.0) -> CheckedUrl:
+async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float = 10.0,
+                    resolver: Resolver | None = None) -> CheckedUrl:
     """Refuse non-web schemes and hosts that resolve to non-public addresses.
 
     Raises UnsafeUrlError (refused) or HostNotFoundError (does not resolve).
     A host named in allow_hosts (by name or by every one of its addresses) is let through.
+    The returned addresses are the ones to connect to: connecting to a fresh lookup instead
+    would let a hostile DNS server answer differently the second time (DNS rebinding).
     """
     scheme, host = split_checked(url)
-    if _host_allowed(host, (), allow_hosts):
-        return CheckedUrl(url, host, ())
     port = urlsplit(url).port or (443 if scheme == "https" else 80)
-    addresses = await resolve(host, port, timeout_s)
+    if _is_literal(host):
+        addresses: tuple[str, ...] = (str(ipaddress.ip_address(host)),)
+    elif resolver is not None:
+        try:
+            addresses = tuple(await asyncio.wait_for(resolver(host, port), timeout=timeout_s))
+        except (asyncio.TimeoutError, TimeoutError):
+            raise HostNotFoundError(f"could not resolve host {host} (lookup timed out)") from None
+        if not addresses:
+            raise HostNotFoundError(f"could not resolve host {host}")
+    else:
+        addresses = await resolve(host, port, timeout_s)
     if _host_allowed(host, addresses, allow_hosts):
         return CheckedUrl(url, host, addresses)
     literal = len(addresses) == 1 and _is_literal(host)
     for addr in addresses:
-        kind = address_kind(ipaddress.ip_address(addr))
+        try:
+            kind = address_kind(ipaddress.ip_address(addr))
+        except ValueError:
+            raise UnsafeUrlError(f"{host} resolves to {addr!r}, which is not an IP address") from None
         if kind:
             where = f"{host} is {kind}" if literal else f"{host} resolves to {addr}, {kind}"
             raise UnsafeUrlError(f"{where}; add --allow-host {host} to fetch it anyway")
     return CheckedUrl(url, host, addresses)
+
+
+class AddressPins:
+    """The checked addresses of each host: the only places a pinned connection may go.
+
+    check_url() resolves and checks; pin() records the result; PinnedBackend connects only to
+    a pinned address, so the address that passed the check is the address we talk to.
+    """
+
+    def __init__(self) -> None:
+        self._pins: dict[str, tuple[str, ...]] = {}
+
+    @staticmethod
+    def key(url_or_host: str) -> str:
+        """The host as httpx writes it on the wire (IDNA-encoded, lowercased, no brackets)."""
+        import httpx
+
+        if "://" in url_or_host:
+            return httpx.URL(url_or_host).raw_host.decode("ascii").lower().strip("[]")
+        return url_or_host.lower().strip("[]")
+
+    def pin(self, checked: CheckedUrl) -> None:
+        # replaced, not merged: every address ever stored here passed the check
+        self._pins[self.key(checked.url)] = checked.addresses
+
+    def get(self, host: str) -> tuple[str, ...]:
+        return self._pins.get(self.key(host), ())
+
+
+def pinned_transport(pins: AddressPins, **transport_options: object):
+    """An httpx transport whose TCP connections go only to pinned addresses.
+
+    TLS still uses the URL's host name for SNI and certificate checks (httpcore takes it from the
+    request's origin), so pinning the address does not weaken HTTPS.
+    """
+    import httpcore
+    import httpx
+
+    class PinnedBackend(httpcore.AsyncNetworkBackend):
+        def __init__(self) -> None:
+            self._inner = httpcore.AnyIOBackend()
+
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: object = None):
+            addresses = pins.get(host)
+            if not addresses:
+                raise httpcore.ConnectError(f"{host} has no checked address; refusing to connect")
+            last: Exception | None = None
+            for addr in addresses:
+                try:
+                    return await self._inner.connect_tcp(addr, port, timeout, local_address, socket_options)
+                except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                    last = exc
+            assert last is not None
+            raise last
+
+        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: object = None):
+            raise httpcore.ConnectError("unix sockets are never used for cited URLs")
+
+        async def sleep(self, seconds: float) -> None:
+            await self._inner.sleep(seconds)
+
+    transport = httpx.AsyncHTTPTransport(trust_env=False, **transport_options)  # type: ignore[arg-type]
+    pool = getattr(transport, "_pool", None)
+    if pool is None or not hasattr(pool, "_network_backend"):
+        # fail closed: an httpx without this hook would connect to a fresh DNS answer
+        raise RuntimeError("this httpx version cannot pin connections to checked addresses; "
+                           "install the httpx/httpcore versions named in pyproject.toml")
+    pool._network_backend = PinnedBackend()
+    return transport

@@ -100,9 +100,41 @@ def _m3_review_samples(db: sqlite_utils.Database) -> None:
     db["review_samples"].create_index(["run_id", "sample", "ord"], unique=True)
 
 
+def _m4_benchmarks(db: sqlite_utils.Database) -> None:
+    # the model-benchmark workflow: documents -> questions -> answers (K draws) -> one audit run
+    db["benchmarks"].create({
+        "id": str, "created_at": str, "finished_at": str, "status": str, "input": str, "config": str,
+        "run_id": str, "message": str,
+    }, pk="id")
+    db["bench_documents"].create({
+        "pk": int, "bench_id": str, "ord": int, "location": str, "source_id": int, "title": str,
+        "valid": int, "reason": str, "created_at": str,
+    }, pk="pk")
+    db["bench_documents"].create_index(["bench_id", "location"], unique=True)
+    db["bench_questions"].create({
+        "pk": int, "bench_id": str, "ord": int, "qid": str, "question": str, "reference_answer": str,
+        "question_source": str, "variant": str, "parent_qid": str, "document_pk": int, "document_url": str,
+        "generator": str, "prompt_version": str, "tokens_in": int, "tokens_out": int, "flags": str,
+        "dropped": int, "edited": int, "original_question": str, "created_at": str,
+    }, pk="pk")
+    db["bench_questions"].create_index(["bench_id", "qid"], unique=True)
+    db["bench_answers"].create({
+        "pk": int, "bench_id": str, "qid": str, "model": str, "draw": int, "status": str, "text": str,
+        "citations": str, "model_version": str, "prompt_version": str, "tokens_in": int, "tokens_out": int,
+        "attempts": int, "raw": str, "error": str, "flags": str, "in_run": int, "selected": int,
+        "created_at": str,
+    }, pk="pk")
+    db["bench_answers"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
+    db["bench_accuracy"].create({
+        "pk": int, "bench_id": str, "qid": str, "model": str, "draw": int, "label": str, "rationale": str,
+        "grader": str, "prompt_version": str, "tokens_in": int, "tokens_out": int, "created_at": str,
+    }, pk="pk")
+    db["bench_accuracy"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
-                                                            _m3_review_samples]
+                                                            _m3_review_samples, _m4_benchmarks]
 
 
 class StoreError(RuntimeError):

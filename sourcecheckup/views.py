@@ -1,10 +1,10 @@
-"""Read-only views of a stored run shaped for a results screen, and the suggestion decisions.
+"""Read-only views of a stored run shaped for a results screen.
 
 The desktop app is a view over these functions (they hold no Qt): which responses a run has
 and what is wrong with each, a response's sources in plain words, the support matrix with every
 judge's verdict and any reviewer override, the list of pairs a reviewer walks through, where a
-statement sits in its answer and a quote in its source, and SourceCleanup suggestions with the
-user's decision and the revised answer they give.
+statement sits in its answer and a quote in its source, and a suggestion's word diff.
+(Suggestions themselves, decisions and the revised answer live in sourcecheckup.cleanup.)
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
                       assess_run, compute_metrics, pair_label)
-from .models import FetchStatus, Label, StatementStatus, utcnow
+from .models import FetchStatus, Label, StatementStatus
 from .store import RunData, Store, VerdictRow
 
 # ----------------------------------------------------------------------------- run view
@@ -385,91 +385,20 @@ def table_columns(path: str | Path) -> list[str]:
 # ----------------------------------------------------------------------------- suggestions
 
 
-class Decision:
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-
-
-@dataclass(frozen=True)
-class SuggestionView:
-    pk: int
-    statement_pk: int
-    response_pk: int
-    url: str
-    kind: str                   # "rewrite" | "delete"
-    original: str
-    suggested: str
-    quote: str
-    status: str                 # the verification status the engine recorded
-    verification: str
-    decision: str | None
-    decided_by: str | None
-    decided_at: str | None
-
-    @property
-    def is_delete(self) -> bool:
-        return self.kind.lower() in ("delete", "remove", "drop") or not self.suggested.strip()
-
-    def diff(self) -> str:
-        """A word diff: [-removed-] {+added+}."""
-        if self.is_delete:
-            return f"[-{self.original}-]"
-        a, b = self.original.split(), self.suggested.split()
-        out = []
-        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-            if op == "equal":
-                out.append(" ".join(a[i1:i2]))
-            if op in ("delete", "replace"):
-                out.append("[-" + " ".join(a[i1:i2]) + "-]")
-            if op in ("insert", "replace"):
-                out.append("{+" + " ".join(b[j1:j2]) + "+}")
-        return " ".join(out)
-
-
-def suggestions(store: Store, run_id: str, response_pk: int | None = None) -> list[SuggestionView]:
-    sql = ("SELECT g.*, s.response_pk AS response_pk FROM suggestions g "
-           "JOIN statements s ON s.pk = g.statement_pk WHERE g.run_id = ?")
-    args: list[object] = [run_id]
-    if response_pk is not None:
-        sql += " AND s.response_pk = ?"
-        args.append(response_pk)
-    sql += " ORDER BY s.response_pk, s.ord, g.pk"
-    return [SuggestionView(r["pk"], r["statement_pk"], r["response_pk"], r["url"] or "", r["kind"] or "rewrite",
-                           r["original"] or "", r["suggested"] or "", r["quote"] or "", r["status"] or "",
-                           r["verification"] or "", r["decision"], r["decided_by"], r["decided_at"])
-            for r in store.db.query(sql, args)]
-
-
-def decide_suggestion(store: Store, pk: int, decision: str | None, decided_by: str) -> None:
-    """Record Accept / Reject (or None to undo) with who and when."""
-    if decision not in (Decision.ACCEPTED, Decision.REJECTED, None):
-        raise ValueError(f"unknown decision '{decision}': use accepted or rejected")
-    with store.db.conn:
-        store.db["suggestions"].update(pk, {"decision": decision, "decided_by": decided_by if decision else None,
-                                            "decided_at": utcnow() if decision else None})
-
-
-def revised_answer(text: str, statements: Sequence[StatementAssessment],
-                   chosen: Sequence[SuggestionView]) -> str:
-    """The answer with accepted rewrites applied and accepted deletions removed."""
-    accepted: dict[int, SuggestionView] = {}
-    for g in chosen:
-        if g.decision == Decision.ACCEPTED:
-            accepted.setdefault(g.statement_pk, g)
-    if not accepted:
-        return text
-    spans = [(a, b, s) for a, b, s in statement_spans(text, statements) if s.row.pk in accepted]
-    out = text
-    for start, end, s in sorted(spans, key=lambda t: t[0], reverse=True):
-        g = accepted[s.row.pk]
-        if g.is_delete:
-            # take the following whitespace with the deleted sentence
-            while end < len(out) and out[end] in " \t":
-                end += 1
-            out = out[:start] + out[end:]
-        else:
-            out = out[:start] + g.suggested.strip() + out[end:]
-    return out
+def word_diff(original: str, suggested: str) -> str:
+    """A SourceCleanup suggestion as a word diff: [-removed-] {+added+}; an empty rewrite deletes all."""
+    if not suggested.strip():
+        return f"[-{original}-]"
+    a, b = original.split(), suggested.split()
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(" ".join(a[i1:i2]))
+        if op in ("delete", "replace"):
+            out.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if op in ("insert", "replace"):
+            out.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(out)
 
 
 STATUS_WORDS: Mapping[StatementStatus, str] = {

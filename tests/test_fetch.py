@@ -212,3 +212,111 @@ async def test_make_fetcher_without_pack_is_plain_http(site):
     finally:
         await f.aclose()
     assert isinstance(f, HttpFetcher) and src.status is FetchStatus.OK
+
+
+async def test_connection_goes_to_the_address_the_safety_check_resolved(site):
+    """DNS rebinding: a hostile DNS answers a checked address first and another one later."""
+    port = site.rsplit(":", 1)[1]
+    asked: list[str] = []
+
+    async def hostile_dns(host: str, port: int) -> tuple[str, ...]:
+        asked.append(host)
+        # 127.0.0.9 has no server: a client that looked the name up again would fail to connect
+        return ("127.0.0.1",) if len(asked) == 1 else ("127.0.0.9",)
+
+    f = HttpFetcher(options(), resolver=hostile_dns)
+    try:
+        src = await f.fetch(f"http://journal.rebind.test:{port}/echo-host")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.OK and asked == ["journal.rebind.test"]
+    assert f"Host header: journal.rebind.test:{port}." in src.text   # the name, not the address, is sent
+
+
+async def test_every_redirect_hop_is_resolved_once_and_pinned(site):
+    port = site.rsplit(":", 1)[1]
+    asked: list[str] = []
+
+    async def dns(host: str, port: int) -> tuple[str, ...]:
+        asked.append(host)
+        return ("127.0.0.1",)
+
+    f = HttpFetcher(options(), resolver=dns)
+    try:
+        src = await f.fetch(f"http://pubs.rebind.test:{port}/redirect/chain/2")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.OK and src.final_url == f"http://pubs.rebind.test:{port}/article/hypertension"
+    assert asked == ["pubs.rebind.test"] * 3
+
+
+async def test_name_resolving_to_a_private_address_is_refused_before_connecting(site):
+    async def dns(host: str, port: int) -> tuple[str, ...]:
+        return ("10.1.2.3",)
+
+    f = HttpFetcher(options(), resolver=dns)
+    try:
+        src = await f.fetch("http://intranet.rebind.test/admin")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.UNSAFE_URL
+    assert src.reason.startswith("intranet.rebind.test resolves to 10.1.2.3, a private network address")
+
+
+async def test_pinned_transport_refuses_hosts_that_were_never_checked(site):
+    import httpx
+
+    from sourcecheckup.safety import AddressPins, pinned_transport
+
+    async with httpx.AsyncClient(transport=pinned_transport(AddressPins()), timeout=2.0) as client:
+        with pytest.raises(httpx.ConnectError, match="no checked address"):
+            await client.get(f"{site}/article/hypertension")
+
+
+def test_one_compressed_chunk_never_expands_past_the_decode_step():
+    import zlib
+
+    from sourcecheckup.fetch import DECODE_STEP_BYTES, BoundedDecoder
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = comp.compress(b"\0" * 20_000_000) + comp.flush()
+    assert len(bomb) < 65_536                       # fits in one network read
+    pieces = BoundedDecoder("gzip").feed(bomb)
+    sizes = [len(next(pieces)) for _ in range(5)]   # decoded lazily, piece by piece
+    assert sizes == [DECODE_STEP_BYTES] * 5
+    total = sum(sizes) + sum(len(p) for p in pieces)
+    assert total == 20_000_000
+
+
+def test_raw_deflate_and_unknown_encodings():
+    import zlib
+
+    from sourcecheckup.fetch import BoundedDecoder
+
+    raw = zlib.compressobj(6, zlib.DEFLATED, -15)
+    data = raw.compress(b"<p>metformin</p>" * 100) + raw.flush()
+    decoder = BoundedDecoder("deflate")
+    assert b"".join(decoder.feed(data)) + decoder.flush() == b"<p>metformin</p>" * 100
+    with pytest.raises(ValueError, match="'br'"):
+        BoundedDecoder("br")
+
+
+async def test_gzip_bomb_is_stopped_with_bounded_memory(site):
+    import tracemalloc
+
+    f = HttpFetcher(options(max_bytes=1_000_000))
+    tracemalloc.start()
+    try:
+        src = await f.fetch(f"{site}/gzip-bomb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        await f.aclose()
+    assert src.status is FetchStatus.TOO_LARGE and "decompression bomb" in src.reason
+    assert peak < 8_000_000    # the 40 MB body never sat in memory
+
+
+async def test_meta_keeps_the_headers_that_tell_a_later_run_what_changed(fetcher, site):
+    src = await fetcher.fetch(f"{site}/changing/headers-test")
+    assert src.meta["content_type"] == "text/html; charset=utf-8"
+    assert src.meta["last_modified"] == "Wed, 01 Oct 2025 10:00:00 GMT" and src.meta["etag"] == '"rev-1"'

@@ -89,4 +89,42 @@ async def test_missing_browser_falls_back_to_http_with_a_clear_reason(site):
             os.environ["SOURCECHECKUP_CHROMIUM"] = saved
         await f.aclose()
     assert src.origin == "http" and "browser_unavailable" in src.flags
-    assert "the page needs JavaScript but no browser is available: no Chromium found" in src.reason
+    assert "the page needs JavaScript but no browser is available: Chromium not found at /nonexistent/chromium: " \
+           "install the 'chromium' package" in src.reason
+    assert "pages that need JavaScript will be read as plain HTML" in src.reason
+
+
+def test_browser_status_says_what_is_missing_in_plain_words(monkeypatch):
+    from sourcecheckup import browser as b
+
+    assert b.browser_status() == (True, f"Chromium at {find_chromium()} renders pages that need JavaScript")
+    monkeypatch.delenv("SOURCECHECKUP_CHROMIUM", raising=False)
+    monkeypatch.setattr(b, "CHROMIUM_CANDIDATES", ("/usr/lib/chromium/chromium-missing",))
+    available, message = b.browser_status()
+    assert not available
+    assert message.startswith("Chromium not found at /usr/lib/chromium/chromium-missing: install the 'chromium' "
+                              "package")
+    assert message.endswith("pages that need JavaScript will be read as plain HTML")
+
+
+async def test_browser_requests_go_to_the_checked_address_with_byte_caps(site):
+    """The browser's requests are fetched by our pinned client: a rebinding DNS cannot redirect them."""
+    from sourcecheckup.fetch import HttpFetcher
+
+    port = site.rsplit(":", 1)[1]
+    asked: list[str] = []
+
+    async def hostile_dns(host: str, port: int) -> tuple[str, ...]:
+        asked.append(host)
+        return ("127.0.0.1",) if len(asked) <= 3 else ("127.0.0.9",)
+
+    opts = options(browser="always", max_bytes=1_000_000)
+    f = BrowserFetcher(HttpFetcher(opts, resolver=hostile_dns), opts)
+    try:
+        js = await f.fetch(f"http://news.rebind.test:{port}/app/article.html")
+        big = await f.fetch(f"{site}/large")
+    finally:
+        await f.aclose()
+    assert js.origin == "browser" and "Atorvastatin 80 mg lowers LDL cholesterol" in js.text
+    assert asked[:2] == ["news.rebind.test", "news.rebind.test"]   # the page, then its data request
+    assert big.status is FetchStatus.TOO_LARGE and big.origin == "http"   # the browser gave up; HTTP says why

@@ -79,3 +79,43 @@ def test_redirect_to_home_only_counts_for_deep_links():
 def test_pattern_files_load_in_order():
     names = [d.name for d in load_detectors()]
     assert names == ["captcha", "soft404", "login", "paywall", "abstract", "js_required"]
+
+
+async def test_pubmed_page_yields_the_abstract_labelled_abstract_only(fetcher, site):
+    src = await fetcher.fetch(f"{site}/pubmed/31535829/")
+    assert src.status is FetchStatus.ABSTRACT_ONLY and src.valid
+    assert src.reason == "abstract only: html matched '<meta name=\"ncbi_db\" content=\"pubmed\"'"
+    assert "hazard ratio, 0.74" in src.text and "Trial registration" in src.text
+    assert src.title.startswith("Dapagliflozin in Patients with Heart Failure")
+
+
+async def test_doi_resolves_through_redirects_to_a_publisher_landing_page(site):
+    f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=3.0, doi_resolver=f"{site}/doi/"))
+    try:
+        landing, full, missing = await asyncio.gather(
+            f.fetch("https://doi.org/10.5555/jnp.2023.0456"), f.fetch("https://doi.org/10.5555/ihh.2020.0007"),
+            f.fetch("https://doi.org/10.5555/no.such.article"))
+    finally:
+        await f.aclose()
+    assert landing.url == "https://doi.org/10.5555/jnp.2023.0456"       # the citation as written
+    assert landing.final_url == f"{site}/journal/jnp/doi/10.5555/jnp.2023.0456"
+    assert landing.meta["redirects"][:2] == ["https://doi.org/10.5555/jnp.2023.0456", f"{site}/doi/10.5555/jnp.2023.0456"]
+    assert landing.status is FetchStatus.ABSTRACT_ONLY and landing.meta["doi"] == "10.5555/jnp.2023.0456"
+    assert landing.reason == "abstract only: html matched '>Access through your institution<'"
+    assert "hazard ratio 0.72" in landing.text
+    assert full.status is FetchStatus.OK and full.final_url == f"{site}/article/hfe-hemochromatosis"
+    assert len(full.meta["redirects"]) == 4
+    assert missing.status is FetchStatus.DEAD
+    assert missing.reason == "HTTP 404 Not Found: the DOI 10.5555/no.such.article is not registered"
+
+
+async def test_short_abstract_page_with_scholarly_metadata_is_abstract_only(fetcher, site):
+    src = await fetcher.fetch(f"{site}/journal/short-abstract.html")
+    assert src.status is FetchStatus.ABSTRACT_ONLY and "below 45 µg/L" in src.text
+    assert src.reason == "abstract only: html matched '<meta name=\"citation_title\"' and text matched 'Abstract'"
+
+
+async def test_full_text_article_with_scholarly_metadata_stays_ok(fetcher, site):
+    src = await fetcher.fetch(f"{site}/article/hfe-hemochromatosis")
+    assert '<meta name="citation_title"' in src.raw.decode()
+    assert (src.status, src.reason) == (FetchStatus.OK, "HTTP 200 OK")

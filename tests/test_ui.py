@@ -290,7 +290,7 @@ def test_suggestions_pane_accept_applies_rewrite_and_delete_to_revised_answer(qt
              "original": stmts[1]["text"], "suggested": "The DASH diet can lower blood pressure.",
              "quote": "DASH", "status": "verified", "created_at": "2026-01-01T00:00:00+00:00"},
             {"run_id": run_id, "statement_pk": stmts[2]["pk"], "url": "https://example.org/page/0", "kind": "delete",
-             "original": stmts[2]["text"], "suggested": "", "quote": "", "status": "verified",
+             "original": stmts[2]["text"], "suggested": "", "quote": "", "status": "delete",
              "created_at": "2026-01-01T00:00:00+00:00"}])
     w.show_response(w.response_pk)
     assert w.sugg_stack.currentIndex() == 1 and w.sugg_model.rowCount() == 2

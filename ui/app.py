@@ -15,6 +15,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="sourcecheckup gui", description="The SourceCheckup desktop app.")
     p.add_argument("--db", metavar="PATH", help="SQLite database (default: the one chosen in Settings)")
     p.add_argument("--run", metavar="ID", help="open this run")
+    p.add_argument("--quit-after", type=float, metavar="SECONDS", help=argparse.SUPPRESS)  # smoke tests of builds
     return p.parse_args(list(argv) if argv is not None else None)
 
 
@@ -41,6 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_plugins()
     window = MainWindow(args.db)
     window.show()
+    if args.quit_after is not None:
+        from PySide6.QtCore import QTimer
+
+        print(f"SourceCheckup window shown ({window.width()}x{window.height()}, database {window.db_path})",
+              flush=True)
+        QTimer.singleShot(int(args.quit_after * 1000), window.close)
     if args.run:
         try:
             window.open_run(window.store.get_run(args.run).id)

@@ -23,9 +23,10 @@ from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_pat
 from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.report import write_report
 from sourcecheckup.store import Store, StoreError
-from sourcecheckup.views import (Decision, MatrixCell, PairRef, RunView, SuggestionView, decide_suggestion,
-                                 load_run_view, review_pairs, revised_answer, run_summaries, source_summaries,
-                                 suggestions, support_matrix)
+from sourcecheckup import cleanup
+from sourcecheckup.cleanup import Decision, SuggestionRow
+from sourcecheckup.views import (MatrixCell, PairRef, RunView, load_run_view, review_pairs, run_summaries,
+                                 source_summaries, support_matrix, word_diff)
 
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
@@ -73,7 +74,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._dirty = False
         self._run_started_at = 0.0
-        self._suggestions: list[SuggestionView] = []
+        self._suggestions: list[SuggestionRow] = []
         self._last_load_s = 0.0
         self._last_load_at = 0.0
 
@@ -226,10 +227,11 @@ class MainWindow(QMainWindow):
         self.matrix_table.setModel(self.matrix_model)
         self.matrix_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.matrix_table.verticalHeader().setMaximumWidth(230)
+        self.matrix_table.verticalHeader().setMaximumWidth(210)
         self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix_table.verticalHeader().setDefaultSectionSize(24)
-        self.matrix_table.horizontalHeader().setDefaultSectionSize(120)
+        self.matrix_table.horizontalHeader().setDefaultSectionSize(112)
+        self.matrix_table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.matrix_table.clicked.connect(self._on_matrix_clicked)
         self.matrix_table.selectionModel().currentChanged.connect(lambda cur, _: self._on_matrix_clicked(cur))
         msplit.addWidget(self.matrix_table)
@@ -248,10 +250,11 @@ class MainWindow(QMainWindow):
         dl.addWidget(self.reason_edit)
         rrow = QHBoxLayout()
         self.review_buttons: dict[str, QPushButton] = {}
-        for key, text in ((review.ReviewLabel.SUPPORTED.value, "✓ Supported (S)"),
-                          (review.ReviewLabel.NOT_SUPPORTED.value, "✗ Not supported (N)"),
-                          (review.ReviewLabel.UNSURE.value, "? Unsure (U)")):
+        for key, text, tip in ((review.ReviewLabel.SUPPORTED.value, "✓ Supported", "S in review mode"),
+                               (review.ReviewLabel.NOT_SUPPORTED.value, "✗ Not supported", "N in review mode"),
+                               (review.ReviewLabel.UNSURE.value, "? Unsure", "U in review mode")):
             btn = QPushButton(text)
+            btn.setToolTip(f"Override the verdict: {text[2:].lower()} ({tip})")
             btn.setEnabled(False)
             btn.clicked.connect(lambda _=False, k=key: self.review_current(k))
             rrow.addWidget(btn)
@@ -259,16 +262,18 @@ class MainWindow(QMainWindow):
         prev_btn = QPushButton("◀")
         prev_btn.setToolTip("Previous pair (K)")
         prev_btn.clicked.connect(lambda: self.step_pair(-1))
+        prev_btn.setMaximumWidth(36)
         next_btn = QPushButton("▶")
         next_btn.setToolTip("Next pair (J)")
         next_btn.clicked.connect(lambda: self.step_pair(1))
+        next_btn.setMaximumWidth(36)
         rrow.addWidget(prev_btn)
         rrow.addWidget(next_btn)
         dl.addLayout(rrow)
         self.source_viewer = SourceViewer()
         dl.addWidget(self.source_viewer, 1)
         msplit.addWidget(detail)
-        msplit.setSizes([560, 480])
+        msplit.setSizes([560, 420])
         self.detail_tabs.addTab(msplit, "Support matrix")
 
         # suggestions (SourceCleanup)
@@ -312,7 +317,7 @@ class MainWindow(QMainWindow):
         self.detail_tabs.addTab(self.sugg_stack, "Suggestions")
 
         splitter.addWidget(right)
-        splitter.setSizes([340, 940])
+        splitter.setSizes([300, 980])
         splitter.setStretchFactor(1, 1)
 
         # status bar: progress of a run
@@ -889,7 +894,7 @@ class MainWindow(QMainWindow):
     def _load_suggestions(self) -> None:
         if not self.run_id or self.response_pk is None:
             return
-        self._suggestions = suggestions(self.store, self.run_id, self.response_pk)
+        self._suggestions = cleanup.suggestions(self.store, self.run_id, self.response_pk)
         with QSignalBlocker(self.sugg_table.selectionModel()):
             self.sugg_model.set_rows(self._suggestions)
         self.sugg_stack.setCurrentIndex(1 if self._suggestions else 0)
@@ -900,20 +905,19 @@ class MainWindow(QMainWindow):
         g = self.sugg_model.row_at(row)
         if g is None:
             return
-        text = g.diff()
+        text = word_diff(g.original, g.suggested)
         if g.quote:
             text += f"\n\nSupporting quote: “{g.quote}”"
-        if g.verification:
-            text += f"\nVerification: {g.verification}"
+        text += f"\nVerification: {g.status.value.replace('_', ' ')}"
         self.sugg_diff.setPlainText(text)
 
-    def decide_current_suggestion(self, decision: str) -> None:
+    def decide_current_suggestion(self, decision: Decision | str) -> None:
         idx = self.sugg_table.currentIndex()
         g = self.sugg_model.row_at(idx.row()) if idx.isValid() else None
         if g is None:
             return
         reviewer = self.ask_reviewer()
-        decide_suggestion(self.store, g.pk, decision, reviewer or "anonymous")
+        cleanup.set_decision(self.store, g.pk, decision, reviewer or "anonymous")
         row = idx.row()
         self._load_suggestions()
         self.sugg_table.setCurrentIndex(self.sugg_model.index(row, 0))
@@ -923,9 +927,12 @@ class MainWindow(QMainWindow):
         view = self.view
         if view is None or self.response_pk is None:
             return
-        a = view.assessment(self.response_pk)
         resp = next(r for r in view.data.responses if r.pk == self.response_pk).response
-        self.revised_edit.setPlainText(revised_answer(resp.text, a.statements if a else [], self._suggestions))
+        try:
+            revised = cleanup.revised_answer(self.store, view.data.run.id, resp.id).revised
+        except cleanup.CleanupError as exc:
+            revised = f"{resp.text}\n\n[{exc}]"
+        self.revised_edit.setPlainText(revised)
 
     def _save_revised(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save revised answer", "revised-answer.txt", "Text (*.txt)")

@@ -10,8 +10,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QFont
 
 from sourcecheckup.models import Label
-from sourcecheckup.views import (MatrixCell, ResponseSummary, RunSummary, SourceSummary, SuggestionView,
-                                 SupportMatrix)
+from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
+from sourcecheckup.views import MatrixCell, ResponseSummary, RunSummary, SourceSummary, SupportMatrix
 
 from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK, label_tint, safe_tooltip, tint
 
@@ -151,12 +151,16 @@ class RunsModel(_RowModel[RunSummary]):
     )
 
 
-class SuggestionsModel(_RowModel[SuggestionView]):
+_VERIFICATION_WORDS = {"verified": "✓ verified by the judge", "failed_verification": "✗ judge: still unsupported",
+                       "verification_error": "⚠ could not be verified", "delete": "– delete recommended"}
+
+
+class SuggestionsModel(_RowModel[SuggestionRow]):
     columns = (
         ("Statement", lambda g: g.original),
-        ("Suggestion", lambda g: "delete the statement" if g.is_delete else g.suggested),
-        ("Verification", lambda g: g.status or "–"),
-        ("Decision", lambda g: {"accepted": "✓ accepted", "rejected": "✗ rejected"}.get(g.decision or "", "open")),
+        ("Suggestion", lambda g: "delete the statement" if g.kind is SuggestionKind.DELETE else g.suggested),
+        ("Verification", lambda g: _VERIFICATION_WORDS.get(g.status.value, g.status.value)),
+        ("Decision", lambda g: {"accepted": "✓ accepted", "rejected": "✗ rejected"}.get(g.decision.value, "open")),
     )
 
 
@@ -201,7 +205,8 @@ class MatrixModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 from sourcecheckup.views import domain_of
 
-                return f"[{section + 1}] {domain_of(url) or url[:30]}"
+                name = domain_of(url) or url
+                return f"[{section + 1}] {name if len(name) <= 14 else name[:13] + '…'}"
             if role == Qt.ItemDataRole.ToolTipRole:
                 return safe_tooltip(url)
             return None

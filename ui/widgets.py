@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
                                QToolTip, QWidget)
@@ -164,11 +164,18 @@ class SourceViewer(QPlainTextEdit):
         fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
         sel.format = fmt
         self.setExtraSelections([sel])
+        self._center_quote()
+        # the layout of a freshly set text settles on the next turn of the event loop: centre again then
+        QTimer.singleShot(0, self._center_quote)
+        return True
+
+    def _center_quote(self) -> None:
+        if self.quote_span is None:
+            return
         caret = QTextCursor(self.document())
-        caret.setPosition(start)
+        caret.setPosition(self.quote_span[0])
         self.setTextCursor(caret)
         self.centerCursor()
-        return True
 
     def highlighted_text(self) -> str:
         sels = self.extraSelections()

@@ -22,6 +22,12 @@ SLOW_S = 4.0                   # longer than any test's fetch timeout, short eno
 LARGE_BYTES = 3_000_000        # tests set max_bytes below this
 # the fake web archive knows these paths (any host): path -> snapshot timestamp
 ARCHIVED = {"/retired/metformin-guidance": "20190315083000", "/status/404": "20200102030405"}
+# the fake DOI resolver (/doi/<doi>, like https://doi.org/<doi>): DOI -> where the publisher lives
+DOIS = {"10.5555/jnp.2023.0456": "/journal/jnp/doi/10.5555/jnp.2023.0456",
+        "10.5555/ihh.2020.0007": "/journal/ihh/doi/10.5555/ihh.2020.0007"}
+# publisher paths the DOIs land on -> fixture files (the second hops once more, like real publishers)
+PUBLISHER = {"/journal/jnp/doi/10.5555/jnp.2023.0456": "journal/sglt2-landing.html",
+             "/journal/ihh/doi/10.5555/ihh.2020.0007": "/article/hfe-hemochromatosis"}
 ENDLESS_CAP_BYTES = 50_000_000  # the "endless" body stops here so a broken client cannot hang a test
 
 _TYPES = {".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8", ".pdf": "application/pdf",
@@ -284,6 +290,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"User-agent: *\nDisallow: /private-area/\n", "text/plain")
         elif path.startswith("/private-area/"):
             self._static("article/hypertension.html")
+        elif path.startswith("/doi/"):
+            target = DOIS.get(path[len("/doi/"):])
+            if target:
+                self._redirect(target, 302)
+            else:
+                self._page(404, "DOI Not Found", f"DOI {path[len('/doi/'):]} could not be found.")
+        elif path in PUBLISHER:
+            target = PUBLISHER[path]
+            if target.startswith("/"):
+                self._redirect(target, 301)
+            else:
+                self._static(target)
+        elif path.startswith("/changing/"):
+            # a page revised on every visit: each fetch reads other bytes
+            page = (SITE_DIR / "article/hypertension.html").read_bytes()
+            note = f"<p>Revision {hits}: the editors reviewed this page again.</p></main>".encode()
+            self._send(200, page.replace(b"</main>", note, 1),
+                       headers={"Last-Modified": f"Wed, 0{min(hits, 9)} Oct 2025 10:00:00 GMT",
+                                "ETag": f'"rev-{hits}"'})
+        elif path == "/echo-host":
+            self._page(200, "Echo", f"Host header: {self.headers.get('Host', '')}. " * 20)
         elif path == "/empty":
             self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")
         elif not self._static(path):
@@ -294,8 +321,8 @@ class _SiteServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, latency_s: float) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, latency_s: float, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__((host, port), _Handler)
         self.latency_s = latency_s
         self.hits: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -304,9 +331,11 @@ class _SiteServer(ThreadingHTTPServer):
         return  # clients that hang up early (timeouts, caps) are expected here
 
 
-def start_site(latency_s: float = 0.0) -> tuple[str, Callable[[], None]]:
-    """Start the fixture site on a random port; returns (base URL, stop)."""
-    server = _SiteServer(latency_s)
+def start_site(latency_s: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> tuple[str, Callable[[], None]]:
+    """Start the fixture site on a random port of a loopback address; returns (base URL, stop)."""
+    if not host.startswith("127."):
+        raise ValueError(f"the fixture site only listens on loopback addresses, not {host}")
+    server = _SiteServer(latency_s, host, port)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               name="fixture-site", daemon=True)
     thread.start()
@@ -328,12 +357,18 @@ def site() -> Iterator[str]:
     stop()
 
 
-if __name__ == "__main__":   # python -m tests.support.site [latency_s]: serve until stdin closes
+if __name__ == "__main__":
+    # python -m tests.support.site [latency_s] [hosts]: serve on 127.0.0.1 .. 127.0.0.<hosts>,
+    # one base URL per line, until stdin closes
     import sys
 
-    url, stop_site = start_site(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
-    print(url, flush=True)
+    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    n_hosts = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    started = [start_site(latency, f"127.0.0.{i}") for i in range(1, max(1, min(n_hosts, 250)) + 1)]
+    for url, _ in started:
+        print(url, flush=True)
     try:
         sys.stdin.read()
     finally:
-        stop_site()
+        for _, stop_site in started:
+            stop_site()

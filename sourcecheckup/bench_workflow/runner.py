@@ -1,0 +1,445 @@
+"""A model benchmark from start to end: documents -> questions -> answers -> one audit run.
+
+``await Benchmark(store, settings).start(read_bench_input(path))`` runs every step;
+``.resume(bench_id)`` does only what is missing (documents not stored, documents without
+questions, answers not made or whose call failed, grades, the audit's unjudged pairs).
+Answers of every model go through the normal :class:`~sourcecheckup.pipeline.Audit` into one
+run, with ``Response.model`` = the model spec and ``Response.extra`` carrying
+``question_source``, ``variant`` and ``draw``.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Mapping, Sequence
+
+from ..events import ProgressEvent
+from ..fetch import FetchOptions, Fetcher, make_fetcher
+from ..ingest import IngestError, parse_answer_record
+from ..judges.base import Judge
+from ..metrics import assess_run
+from ..models import Response, SkippedRecord
+from ..pipeline import Audit, RunConfig
+from ..store import Store
+from .chat import CallOptions, ChatModel, ModelCallError, make_model
+from .documents import BenchInput, load_document
+from .records import AnswerStatus, Answer, Question, answer_record
+from .steps import (Prompts, ReplyError, answer_question, check_variants, generate_questions,
+                    grade_accuracy, make_variant)
+from .storage import BenchStore
+
+STAGES_BEFORE_ANSWERS = "questions"
+
+
+class BenchStage(str, Enum):
+    DOCUMENTS = "documents"
+    QUESTIONS = "questions"
+    ANSWERS = "answers"
+    ACCURACY = "accuracy"
+    AUDIT = "audit"
+    SELECTION = "selection"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class BenchEvent:
+    stage: BenchStage
+    done: int = 0
+    total: int = 0
+    message: str = ""
+    warning: bool = False
+    audit: ProgressEvent | None = None     # the audit's own event during the AUDIT stage
+
+
+BenchProgress = Callable[[BenchEvent], None]
+
+
+@dataclass
+class BenchSettings:
+    """Everything that decides a benchmark's results; stored with it (never an API key)."""
+
+    models: list[str] = field(default_factory=list)
+    judges: list[str] = field(default_factory=lambda: ["builtin"])
+    question_model: str | None = None        # writes questions and variants
+    accuracy_model: str | None = None        # grades accuracy; default: the question model
+    per_doc: int = 1
+    variants: list[str] = field(default_factory=list)
+    best_of: int = 1
+    accuracy: bool = False
+    temperature: float | None = None         # None: the provider's default
+    seed: int | None = None                  # draw k is sent seed + k
+    max_tokens: int = 1024
+    structured: bool = True                  # JSON schema / forced tool; the prompt asks for JSON anyway
+    concurrency: int = 8                     # calls in flight per model
+    judge_concurrency: int = 8
+    parser: str = "builtin"
+    model_options: dict[str, Any] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)   # overrides: name -> prompt file
+    fetch: FetchOptions = field(default_factory=FetchOptions)
+    max_doc_tokens: int = 12_000
+    metrics_seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.variants = list(check_variants(list(self.variants)))
+        if self.best_of < 1 or self.per_doc < 1 or self.concurrency < 1:
+            raise ValueError("best_of, per_doc and concurrency must be at least 1")
+
+    @property
+    def writer(self) -> str | None:
+        return self.question_model or (self.models[0] if self.models else None)
+
+    @property
+    def grader(self) -> str | None:
+        return self.accuracy_model or self.writer
+
+    def call_options(self) -> CallOptions:
+        return CallOptions(temperature=self.temperature, seed=self.seed, max_tokens=self.max_tokens,
+                           structured=self.structured)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = RunConfig(fetch=self.fetch).to_dict()["fetch"]
+        out = dataclasses.asdict(self)
+        out["fetch"] = d
+        out["model_options"] = {k: v for k, v in self.model_options.items() if "key" not in k.lower()}
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "BenchSettings":
+        fetch = RunConfig.from_dict({"fetch": d.get("fetch") or {}}).fetch
+        known = {f.name for f in dataclasses.fields(cls)} - {"fetch"}
+        return cls(fetch=fetch, **{k: v for k, v in d.items() if k in known})
+
+
+class Benchmark:
+    """One benchmark over a store. Models, judges and the fetcher may be passed in (tests, the
+    app); otherwise they are built from the settings and closed at the end."""
+
+    def __init__(self, store: Store, settings: BenchSettings | None = None, *,
+                 progress: BenchProgress | None = None, models: Mapping[str, ChatModel] | None = None,
+                 judges: Sequence[Judge] | None = None, fetcher: Fetcher | None = None,
+                 cancel: asyncio.Event | None = None) -> None:
+        self.store = store
+        self.bench = BenchStore(store)
+        self.settings = settings
+        self.progress = progress or (lambda e: None)
+        self._models: dict[str, ChatModel] = dict(models or {})
+        self._owned: list[ChatModel] = []
+        self._judges = list(judges) if judges is not None else None
+        self._fetcher = fetcher
+        self.cancel = cancel or asyncio.Event()
+        self.bench_id = ""
+        self.problems: list[str] = []
+
+    # -- entry points --------------------------------------------------------------------
+    def create(self, bench_input: BenchInput) -> str:
+        assert self.settings is not None, "give settings to create a benchmark"
+        config = self.settings.to_dict()
+        config["locations"] = list(bench_input.locations)
+        self.bench_id = self.bench.create(input=bench_input.label, config=config)
+        if bench_input.questions:
+            self.bench.add_questions(self.bench_id, bench_input.questions)
+        return self.bench_id
+
+    async def start(self, bench_input: BenchInput, *, stop_after: str | None = None) -> str:
+        self.create(bench_input)
+        await self.execute(self.bench_id, stop_after=stop_after)
+        return self.bench_id
+
+    async def resume(self, bench_id: str, *, stop_after: str | None = None) -> str:
+        row = self.bench.get(bench_id)
+        if self.settings is None:
+            self.settings = BenchSettings.from_dict(row.config)
+        await self.execute(row.id, stop_after=stop_after)
+        return row.id
+
+    def update_settings(self, bench_id: str, settings: BenchSettings) -> None:
+        """Change models, judges or options of a benchmark whose audit has not started."""
+        row = self.bench.get(bench_id)
+        if row.run_id:
+            raise ValueError(f"benchmark {row.id} already has its audit run {row.run_id}; start a new "
+                             "benchmark to change models or judges")
+        config = settings.to_dict()
+        config["locations"] = row.config.get("locations", [])
+        with self.store.db.conn:
+            self.store.db["benchmarks"].update(row.id, {"config": json.dumps(config, sort_keys=True)})
+        self.settings = settings
+
+    # -- the run -------------------------------------------------------------------------
+    async def execute(self, bench_id: str, *, stop_after: str | None = None) -> None:
+        self.bench_id = bench_id
+        s = self.settings
+        assert s is not None
+        row = self.bench.get(bench_id)
+        prompts = Prompts.load(s.prompts)
+        self.bench.set_status(bench_id, "running")
+        owns_fetcher = self._fetcher is None
+        fetcher = self._fetcher or make_fetcher(s.fetch)
+        status, message = "completed", ""
+        try:
+            await self._documents(row.config.get("locations", []), fetcher)
+            await self._questions(prompts)
+            if stop_after == STAGES_BEFORE_ANSWERS:
+                status, message = "questions_ready", "questions written; review them, then resume"
+                return
+            if not s.models:
+                raise ValueError("no models to benchmark: give at least one model spec")
+            await self._answers(prompts)
+            if self.cancel.is_set():
+                status, message = "cancelled", "cancelled by the user"
+                return
+            await self._audit(fetcher)
+            if self.cancel.is_set():
+                status, message = "cancelled", "cancelled by the user"
+                return
+            self._select_best()
+            self._emit(BenchStage.FINISHED, message="; ".join(self.problems[:3]))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status, message = "cancelled", "interrupted"
+            raise
+        except Exception as exc:
+            status, message = "failed", f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            if self.problems and status == "completed":
+                message = f"{len(self.problems)} problem(s): " + "; ".join(self.problems[:5])
+            self.bench.set_status(bench_id, status, message)
+            if owns_fetcher:
+                await fetcher.aclose()
+            for m in self._owned:
+                await m.aclose()
+            self._owned.clear()
+
+    def model(self, spec: str) -> ChatModel:
+        got = self._models.get(spec)
+        if got is None:
+            assert self.settings is not None
+            options = {"concurrency": self.settings.concurrency, **self.settings.model_options}
+            got = make_model(spec, **options)
+            self._models[spec] = got
+            self._owned.append(got)
+        return got
+
+    def _emit(self, stage: BenchStage, done: int = 0, total: int = 0, message: str = "",
+              warning: bool = False, audit: ProgressEvent | None = None) -> None:
+        try:
+            self.progress(BenchEvent(stage, done, total, message, warning, audit))
+        except Exception:  # a broken progress view must not break the benchmark
+            pass
+
+    def _problem(self, stage: BenchStage, message: str) -> None:
+        self.problems.append(message)
+        self._emit(stage, message=message, warning=True)
+
+    # -- 1. documents --------------------------------------------------------------------
+    async def _documents(self, locations: Sequence[str], fetcher: Fetcher) -> None:
+        have = {d.location for d in self.bench.documents(self.bench_id)}
+        todo = [(i, loc) for i, loc in enumerate(locations) if loc not in have]
+        done = len(locations) - len(todo)
+        self._emit(BenchStage.DOCUMENTS, done, len(locations))
+
+        async def one(i: int, loc: str) -> None:
+            nonlocal done
+            source = await load_document(loc, fetcher)
+            doc = self.bench.add_document(self.bench_id, i, loc, source)
+            done += 1
+            if not doc.valid:
+                self._problem(BenchStage.DOCUMENTS, f"document {loc} could not be read: {doc.reason}")
+            self._emit(BenchStage.DOCUMENTS, done, len(locations), loc)
+
+        await asyncio.gather(*(one(i, loc) for i, loc in todo))
+
+    # -- 2. questions --------------------------------------------------------------------
+    async def _questions(self, prompts: Prompts) -> None:
+        s = self.settings
+        assert s is not None
+        stored = self.bench.questions(self.bench_id, include_dropped=True)
+        with_questions = {q.document_pk for q in stored if q.variant == "original"}
+        docs = [d for d in self.bench.documents(self.bench_id) if d.valid and d.pk not in with_questions]
+        options = s.call_options()
+        if docs and not s.writer:
+            raise ValueError("documents need a question model (question_model) to write questions")
+        total, done = len(docs), 0
+        self._emit(BenchStage.QUESTIONS, 0, total)
+
+        async def from_doc(doc: Any) -> None:
+            nonlocal done
+            try:
+                questions = await generate_questions(self.model(s.writer or ""), prompts, doc, s.per_doc,
+                                                     qid_prefix=f"d{doc.ord + 1}", options=options,
+                                                     max_doc_tokens=s.max_doc_tokens)
+            except (ReplyError, ModelCallError) as exc:
+                self._problem(BenchStage.QUESTIONS, f"no question from {doc.location}: {exc}")
+                return
+            finally:
+                done += 1
+            self.bench.add_questions(self.bench_id, questions)
+            self._emit(BenchStage.QUESTIONS, done, total, doc.location)
+
+        await asyncio.gather(*(from_doc(d) for d in docs))
+        if s.variants:
+            await self._variants(prompts, options)
+
+    async def _variants(self, prompts: Prompts, options: CallOptions) -> None:
+        s = self.settings
+        assert s is not None
+        stored = self.bench.questions(self.bench_id, include_dropped=True)
+        have = {q.qid for q in stored}
+        todo = [(q, v) for q in stored if q.variant == "original" and not q.dropped
+                for v in s.variants if f"{q.qid}-{v}" not in have]
+
+        async def one(q: Question, v: str) -> None:
+            try:
+                model = self.model(s.writer) if v != "demographic" and s.writer else None
+                variant = await make_variant(model, prompts, q, v, options=options, seed=s.seed or 0)
+            except (ReplyError, ModelCallError, ValueError) as exc:
+                self._problem(BenchStage.QUESTIONS, f"no {v} variant of {q.qid}: {exc}")
+                return
+            self.bench.add_questions(self.bench_id, [variant])
+
+        await asyncio.gather(*(one(q, v) for q, v in todo))
+
+    # -- 3. answers (and 5. accuracy as each answer arrives) -------------------------------
+    async def _answers(self, prompts: Prompts) -> None:
+        s = self.settings
+        assert s is not None
+        questions = self.bench.questions(self.bench_id)
+        by_qid = {q.qid: q for q in questions}
+        existing = {(a.qid, a.model, a.draw): a for a in self.bench.answers(self.bench_id)}
+        graded = {(g.qid, g.model, g.draw) for g in self.bench.grades(self.bench_id)
+                  if g.label.value != "error"}
+        todo = [(q, m, k) for m in s.models for q in questions for k in range(s.best_of)
+                if (q.qid, m, k) not in existing or existing[(q.qid, m, k)].status is AnswerStatus.ERROR]
+        total = len(todo) + sum(1 for key, a in existing.items() if a.status is not AnswerStatus.ERROR)
+        done = total - len(todo)
+        self._emit(BenchStage.ANSWERS, done, total)
+        options = s.call_options()
+
+        async def grade(answer: Answer) -> None:
+            q = by_qid.get(answer.qid)
+            if not (s.accuracy and q and q.reference_answer and answer.status.audited and answer.text.strip()):
+                return
+            if not s.grader:
+                return
+            g = await grade_accuracy(self.model(s.grader), prompts, q, answer, options=CallOptions(
+                temperature=0.0, seed=s.seed, max_tokens=400, structured=s.structured))
+            self.bench.save_grade(self.bench_id, g)
+
+        slots = {m: asyncio.Semaphore(s.concurrency) for m in s.models}
+
+        async def one(q: Question, spec: str, draw: int) -> None:
+            nonlocal done
+            async with slots[spec]:
+                if self.cancel.is_set():
+                    return   # what is not answered yet is answered on resume
+                answer = await answer_question(self.model(spec), prompts, q, draw=draw, options=options)
+                self.bench.save_answer(self.bench_id, answer)
+            done += 1
+            if answer.status is AnswerStatus.ERROR:
+                self._problem(BenchStage.ANSWERS, f"{spec} could not answer {q.qid}: {answer.error}")
+            self._emit(BenchStage.ANSWERS, done, total, f"{spec} {q.qid}")
+            await grade(answer)
+
+        regrade = [a for key, a in existing.items() if key not in graded and a.qid in by_qid
+                   and a.status is not AnswerStatus.ERROR]
+        await asyncio.gather(*(one(q, m, k) for q, m, k in todo), *(grade(a) for a in regrade))
+
+    # -- 4. audit ----------------------------------------------------------------------------
+    def _responses(self, answers: Sequence[Answer], questions: Mapping[str, Question]
+                   ) -> tuple[list[Response], list[SkippedRecord]]:
+        responses: list[Response] = []
+        skipped: list[SkippedRecord] = []
+        origin = f"benchmark {self.bench_id}"
+        for a in answers:
+            if a.status is AnswerStatus.ERROR:
+                continue   # a failed call is retried on resume, not audited
+            record = answer_record(a, questions[a.qid])
+            record["benchmark"] = self.bench_id
+            if not a.text.strip():
+                skipped.append(SkippedRecord(f"{origin}: {a.rid}", f"{a.model} gave no answer: {a.error or a.status.value}"))
+                continue
+            try:
+                responses.append(parse_answer_record(record, f"{origin}: {a.rid}", a.rid))
+            except IngestError as exc:
+                skipped.append(SkippedRecord(f"{origin}: {a.rid}", str(exc)))
+        return responses, skipped
+
+    async def _audit(self, fetcher: Fetcher) -> None:
+        s = self.settings
+        assert s is not None
+        row = self.bench.get(self.bench_id)
+        questions = {q.qid: q for q in self.bench.questions(self.bench_id)}
+        answers = [a for a in self.bench.answers(self.bench_id) if a.qid in questions and a.model in s.models
+                   and a.draw < s.best_of]
+        config = RunConfig(judges=list(s.judges), parser=s.parser, judge_concurrency=s.judge_concurrency,
+                           fetch=s.fetch, seed=s.metrics_seed)
+
+        def forward(ev: ProgressEvent) -> None:
+            self._emit(BenchStage.AUDIT, ev.pairs_done, ev.pairs_total, ev.message, audit=ev)
+
+        audit = Audit(self.store, config, progress=forward, fetcher=fetcher, judges=self._judges,
+                      cancel=self.cancel)
+        run_id = row.run_id
+        if run_id is None:
+            responses, skipped = self._responses(answers, questions)
+            run_id = audit.create(responses, skipped, input_label=f"benchmark {self.bench_id}: {row.input}")
+            self.bench.set_run(self.bench_id, run_id)
+        else:
+            # answers made on resume (calls that failed before) join the same run
+            in_run = {r.response.id for r in self.store.responses(run_id)}
+            in_run |= {sk.origin.rsplit(": ", 1)[-1] for sk in self.store.skipped(run_id)}
+            responses, skipped = self._responses([a for a in answers if a.rid not in in_run], questions)
+            if responses or skipped:
+                self.store.add_responses(run_id, responses, skipped)
+        self.bench.mark_in_run(self.bench_id, [(a.qid, a.model, a.draw) for a in answers
+                                               if a.status is not AnswerStatus.ERROR])
+        await audit.execute(run_id)
+
+    # -- 6. best-of-K --------------------------------------------------------------------------
+    def _select_best(self) -> None:
+        row = self.bench.get(self.bench_id)
+        if not row.run_id:
+            return
+        support = answer_support(self.store, row.run_id)
+        best: dict[tuple[str, str], tuple[float, int]] = {}
+        for a in self.bench.answers(self.bench_id):
+            score = support.get(a.rid)
+            value = -1.0 if score is None else score
+            key = (a.qid, a.model)
+            if key not in best or value > best[key][0] or (value == best[key][0] and a.draw < best[key][1]):
+                best[key] = (value, a.draw)
+        self.bench.set_selected(self.bench_id, [(q, m, d) for (q, m), (_, d) in best.items()])
+        self._emit(BenchStage.SELECTION, len(best), len(best))
+
+
+def answer_support(store: Store, run_id: str) -> dict[str, float | None]:
+    """Response id -> the share of its decided claims that a cited source supports (None: none decided)."""
+    data = store.load_run(run_id)
+    out: dict[str, float | None] = {}
+    for r in assess_run(data):
+        decided = [s.status.supported for s in r.statements
+                   if s.row.statement.informative and s.status.supported is not None]
+        out[r.rid] = (sum(1 for d in decided if d) / len(decided)) if decided else None
+    return out
+
+
+async def answer_all(models: Mapping[str, ChatModel], questions: Sequence[Question], *, draws: int = 1,
+                     options: CallOptions = CallOptions(), prompts: Prompts | None = None,
+                     progress: BenchProgress | None = None) -> list[Answer]:
+    """Answers without a database (the ``answer`` command): every model x question x draw."""
+    prompts = prompts or Prompts.load()
+    total = len(models) * len(questions) * draws
+    done = 0
+
+    async def one(spec: str, q: Question, k: int) -> Answer:
+        nonlocal done
+        a = await answer_question(models[spec], prompts, q, draw=k, options=options)
+        done += 1
+        if progress:
+            progress(BenchEvent(BenchStage.ANSWERS, done, total, f"{spec} {q.qid}",
+                                warning=a.status is AnswerStatus.ERROR))
+        return a
+
+    return list(await asyncio.gather(*(one(m, q, k) for m in models for q in questions for k in range(draws))))

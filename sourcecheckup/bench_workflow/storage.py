@@ -1,0 +1,242 @@
+"""The benchmark's rows in the SourceCheckup database (tables made by store migration 4).
+
+Every generated question, answer and grade is committed when it is made, so a benchmark
+interrupted at any step resumes with only what is missing.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..models import Source, utcnow
+from ..store import Store, StoreError
+from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question)
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _uj(text: str | None, default: Any) -> Any:
+    return json.loads(text) if text else default
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    id: str
+    created_at: str
+    finished_at: str | None
+    status: str
+    input: str
+    config: dict[str, Any]
+    run_id: str | None
+    message: str
+
+
+class BenchStore:
+    """Benchmark rows over an open :class:`~sourcecheckup.store.Store` (same thread rules)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    # -- benchmarks --------------------------------------------------------------------
+    def create(self, *, input: str, config: dict[str, Any], bench_id: str | None = None) -> str:
+        bench_id = bench_id or f"bench-{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
+        with self.db.conn:
+            self.db["benchmarks"].insert({"id": bench_id, "created_at": utcnow(), "finished_at": None,
+                                          "status": "created", "input": input, "config": _j(config),
+                                          "run_id": None, "message": ""})
+        return bench_id
+
+    def get(self, bench_id: str) -> BenchRow:
+        rows = list(self.db.query("SELECT * FROM benchmarks WHERE id = ?", [bench_id]))
+        if not rows:
+            rows = list(self.db.query("SELECT * FROM benchmarks WHERE id LIKE ? ORDER BY created_at DESC",
+                                      [f"%{bench_id}%"]))
+            if len(rows) != 1:
+                hint = "" if not rows else f" (matches {', '.join(r['id'] for r in rows[:5])})"
+                raise StoreError(f"no benchmark '{bench_id}' in {self.store.path}{hint}")
+        r = rows[0]
+        return BenchRow(r["id"], r["created_at"], r["finished_at"], r["status"], r["input"] or "",
+                        _uj(r["config"], {}), r["run_id"], r["message"] or "")
+
+    def list(self) -> list[BenchRow]:
+        return [self.get(r["id"]) for r in self.db.query("SELECT id FROM benchmarks ORDER BY created_at DESC")]
+
+    def set_status(self, bench_id: str, status: str, message: str = "") -> None:
+        finished = utcnow() if status in ("completed", "failed", "cancelled") else None
+        with self.db.conn:
+            self.db["benchmarks"].update(bench_id, {"status": status, "message": message,
+                                                    "finished_at": finished})
+
+    def set_run(self, bench_id: str, run_id: str) -> None:
+        with self.db.conn:
+            self.db["benchmarks"].update(bench_id, {"run_id": run_id})
+
+    # -- documents ---------------------------------------------------------------------
+    def add_document(self, bench_id: str, ord: int, location: str, source: Source) -> Document:
+        source_id = self.store.add_source(source)
+        with self.db.conn:
+            self.db["bench_documents"].insert({
+                "bench_id": bench_id, "ord": ord, "location": location, "source_id": source_id,
+                "title": source.title, "valid": int(source.valid),
+                "reason": "" if source.valid else (source.reason or source.status.plain), "created_at": utcnow(),
+            }, replace=True)
+        return next(d for d in self.documents(bench_id) if d.location == location)
+
+    def documents(self, bench_id: str) -> list[Document]:
+        out = []
+        for r in self.db.query("SELECT d.*, s.text AS text FROM bench_documents d LEFT JOIN sources s "
+                               "ON s.id = d.source_id WHERE d.bench_id = ? ORDER BY d.ord", [bench_id]):
+            out.append(Document(pk=r["pk"], ord=r["ord"], location=r["location"], source_id=r["source_id"],
+                                title=r["title"], text=r["text"] or "", valid=bool(r["valid"]),
+                                reason=r["reason"] or ""))
+        return out
+
+    # -- questions ---------------------------------------------------------------------
+    def add_questions(self, bench_id: str, questions: Iterable[Question]) -> None:
+        start = self.db.execute("SELECT COALESCE(MAX(ord), -1) + 1 FROM bench_questions WHERE bench_id = ?",
+                                [bench_id]).fetchone()[0]
+        with self.db.conn:
+            for i, q in enumerate(questions):
+                self.db.conn.execute(
+                    "INSERT OR IGNORE INTO bench_questions (bench_id, ord, qid, question, reference_answer, "
+                    "question_source, variant, parent_qid, document_pk, document_url, generator, prompt_version, "
+                    "tokens_in, tokens_out, flags, dropped, edited, original_question, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [bench_id, start + i, q.qid, q.question, q.reference_answer, q.question_source, q.variant,
+                     q.parent_qid, q.document_pk, q.document_url, q.generator, q.prompt_version, q.tokens_in,
+                     q.tokens_out, _j(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow()])
+
+    def questions(self, bench_id: str, *, include_dropped: bool = False) -> list[Question]:
+        sql = "SELECT * FROM bench_questions WHERE bench_id = ?" + ("" if include_dropped else " AND dropped = 0")
+        return [self._question(r) for r in self.db.query(sql + " ORDER BY ord", [bench_id])]
+
+    @staticmethod
+    def _question(r: dict[str, Any]) -> Question:
+        return Question(qid=r["qid"], question=r["question"], reference_answer=r["reference_answer"] or "",
+                        question_source=r["question_source"], variant=r["variant"], parent_qid=r["parent_qid"],
+                        document_pk=r["document_pk"], document_url=r["document_url"], generator=r["generator"] or "",
+                        prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,
+                        tokens_out=r["tokens_out"] or 0, flags=tuple(_uj(r["flags"], [])),
+                        dropped=bool(r["dropped"]), edited=bool(r["edited"]))
+
+    def _require_question(self, bench_id: str, qid: str) -> None:
+        if not self.db.execute("SELECT 1 FROM bench_questions WHERE bench_id = ? AND qid = ?",
+                               [bench_id, qid]).fetchone():
+            raise StoreError(f"no question '{qid}' in benchmark {bench_id}")
+
+    def _answered(self, bench_id: str, qid: str) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM bench_answers WHERE bench_id = ? AND qid = ? AND status != ?",
+                                    [bench_id, qid, AnswerStatus.ERROR.value]).fetchone())
+
+    def edit_question(self, bench_id: str, qid: str, *, question: str | None = None,
+                      reference_answer: str | None = None) -> Question:
+        """Change a question before it is answered (the generated text is kept as the original)."""
+        self._require_question(bench_id, qid)
+        if self._answered(bench_id, qid):
+            raise StoreError(f"question '{qid}' already has answers; edit questions before answering "
+                             "(or start a new benchmark from the edited questions file)")
+        changes: dict[str, Any] = {"edited": 1}
+        if question is not None:
+            if not question.strip():
+                raise ValueError("a question cannot be empty; drop it instead")
+            changes["question"] = question.strip()
+        if reference_answer is not None:
+            changes["reference_answer"] = reference_answer.strip()
+        with self.db.conn:
+            self.db.conn.execute(
+                "UPDATE bench_questions SET " + ", ".join(f"{k} = ?" for k in changes)
+                + " WHERE bench_id = ? AND qid = ?", [*changes.values(), bench_id, qid])
+        return next(q for q in self.questions(bench_id, include_dropped=True) if q.qid == qid)
+
+    def set_dropped(self, bench_id: str, qid: str, dropped: bool = True) -> None:
+        """Drop a question (it is not answered or audited) or bring it back."""
+        self._require_question(bench_id, qid)
+        with self.db.conn:
+            self.db.conn.execute("UPDATE bench_questions SET dropped = ? WHERE bench_id = ? AND qid = ?",
+                                 [int(dropped), bench_id, qid])
+
+    def apply_review(self, bench_id: str, reviewed: Sequence[Question]) -> dict[str, int]:
+        """Apply a reviewed questions file: changed text is an edit, ``drop`` or a deleted line
+        drops, a new id is added. Returns counts of each."""
+        stored = {q.qid: q for q in self.questions(bench_id, include_dropped=True)}
+        given = {q.qid: q for q in reviewed}
+        counts = {"edited": 0, "dropped": 0, "restored": 0, "added": 0}
+        for qid, q in stored.items():
+            new = given.get(qid)
+            if new is None or new.dropped:
+                if not q.dropped:
+                    self.set_dropped(bench_id, qid, True)
+                    counts["dropped"] += 1
+                continue
+            if q.dropped:
+                self.set_dropped(bench_id, qid, False)
+                counts["restored"] += 1
+            if new.question != q.question or new.reference_answer != q.reference_answer:
+                self.edit_question(bench_id, qid, question=new.question, reference_answer=new.reference_answer)
+                counts["edited"] += 1
+        added = [q for qid, q in given.items() if qid not in stored and not q.dropped]
+        self.add_questions(bench_id, added)
+        counts["added"] = len(added)
+        return counts
+
+    # -- answers -----------------------------------------------------------------------
+    def save_answer(self, bench_id: str, a: Answer) -> None:
+        with self.db.conn:
+            self.db.conn.execute(
+                "INSERT OR REPLACE INTO bench_answers (bench_id, qid, model, draw, status, text, citations, "
+                "model_version, prompt_version, tokens_in, tokens_out, attempts, raw, error, flags, in_run, "
+                "selected, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)",
+                [bench_id, a.qid, a.model, a.draw, a.status.value, a.text, _j(list(a.citations)), a.model_version,
+                 a.prompt_version, a.tokens_in, a.tokens_out, a.attempts, a.raw, a.error, _j(list(a.flags)),
+                 utcnow()])
+
+    def answers(self, bench_id: str) -> list[Answer]:
+        return [self._answer(r) for r in self.db.query(
+            "SELECT * FROM bench_answers WHERE bench_id = ? ORDER BY pk", [bench_id])]
+
+    @staticmethod
+    def _answer(r: dict[str, Any]) -> Answer:
+        return Answer(qid=r["qid"], model=r["model"], draw=r["draw"], status=AnswerStatus(r["status"]),
+                      text=r["text"] or "", citations=tuple(_uj(r["citations"], [])),
+                      model_version=r["model_version"] or "", prompt_version=r["prompt_version"] or "",
+                      tokens_in=r["tokens_in"] or 0, tokens_out=r["tokens_out"] or 0, attempts=r["attempts"] or 0,
+                      raw=r["raw"], error=r["error"] or "", flags=tuple(_uj(r["flags"], [])))
+
+    def answer_flags(self, bench_id: str) -> dict[tuple[str, str, int], tuple[bool, bool]]:
+        """(qid, model, draw) -> (in the audit run, selected by best-of-K)."""
+        return {(r[0], r[1], r[2]): (bool(r[3]), bool(r[4])) for r in self.db.execute(
+            "SELECT qid, model, draw, in_run, selected FROM bench_answers WHERE bench_id = ?", [bench_id])}
+
+    def mark_in_run(self, bench_id: str, keys: Iterable[tuple[str, str, int]]) -> None:
+        with self.db.conn:
+            self.db.conn.executemany(
+                "UPDATE bench_answers SET in_run = 1 WHERE bench_id = ? AND qid = ? AND model = ? AND draw = ?",
+                [(bench_id, *k) for k in keys])
+
+    def set_selected(self, bench_id: str, keys: Iterable[tuple[str, str, int]]) -> None:
+        with self.db.conn:
+            self.db.conn.execute("UPDATE bench_answers SET selected = 0 WHERE bench_id = ?", [bench_id])
+            self.db.conn.executemany(
+                "UPDATE bench_answers SET selected = 1 WHERE bench_id = ? AND qid = ? AND model = ? AND draw = ?",
+                [(bench_id, *k) for k in keys])
+
+    # -- accuracy ----------------------------------------------------------------------
+    def save_grade(self, bench_id: str, g: AccuracyGrade) -> None:
+        with self.db.conn:
+            self.db.conn.execute(
+                "INSERT OR REPLACE INTO bench_accuracy (bench_id, qid, model, draw, label, rationale, grader, "
+                "prompt_version, tokens_in, tokens_out, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [bench_id, g.qid, g.model, g.draw, g.label.value, g.rationale, g.grader, g.prompt_version,
+                 g.tokens_in, g.tokens_out, utcnow()])
+
+    def grades(self, bench_id: str) -> list[AccuracyGrade]:
+        return [AccuracyGrade(qid=r["qid"], model=r["model"], draw=r["draw"], label=AccuracyLabel(r["label"]),
+                              rationale=r["rationale"] or "", grader=r["grader"] or "",
+                              prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,
+                              tokens_out=r["tokens_out"] or 0)
+                for r in self.db.query("SELECT * FROM bench_accuracy WHERE bench_id = ? ORDER BY pk", [bench_id])]

@@ -1,0 +1,304 @@
+"""The benchmark subcommands: ``questions``, ``answer`` and ``benchmark``.
+
+    sourcecheckup questions DOCS --model SPEC -o questions.jsonl [--per-doc N] [--variants lay,terse]
+    sourcecheckup answer questions.jsonl --model SPEC [--model SPEC ...] -o answers.jsonl
+    sourcecheckup benchmark DOCS --models SPEC,SPEC --judge SPEC [--best-of K] [--accuracy]
+    sourcecheckup benchmark --resume BENCH [--questions reviewed.jsonl]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAIL = 0, 1
+
+
+def _split_list(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+class BenchPrinter:
+    """Stage lines on stderr; during the audit the audit's own progress bar."""
+
+    def __init__(self, quiet: bool) -> None:
+        from .cli import ProgressPrinter
+
+        self.quiet = quiet
+        self.audit = ProgressPrinter(quiet)
+        self._last: dict[str, float] = {}
+
+    def __call__(self, ev: Any) -> None:
+        if self.quiet:
+            return
+        if ev.audit is not None:
+            self.audit(ev.audit)
+            return
+        if ev.warning:
+            print(f"warning: {ev.message}", file=sys.stderr)
+            return
+        now = time.monotonic()
+        last = self._last.get(ev.stage.value, 0.0)
+        if ev.total and ev.done < ev.total and now - last < 2.0 and ev.done:
+            return
+        self._last[ev.stage.value] = now
+        if ev.total or ev.stage.value == "finished":
+            print(f"{ev.stage.value}: {ev.done}/{ev.total}" if ev.total else ev.stage.value, file=sys.stderr)
+
+
+def _model_specs(specs: list[str]) -> list[str]:
+    from .bench_workflow import is_model_spec
+    from .cli import UsageError
+
+    for spec in specs:
+        if not is_model_spec(spec):
+            raise UsageError(f"'{spec}' is not a model that can write answers: use openai:MODEL, "
+                             "anthropic:MODEL or openai-compatible:URL#MODEL")
+    return specs
+
+
+def _settings(args: argparse.Namespace, models: list[str], *, question_model: str | None):
+    from .bench_workflow import BenchSettings
+    from .cli import UsageError, _fetch_options
+
+    try:
+        return BenchSettings(
+            models=models, judges=getattr(args, "judge", None) or ["builtin"], question_model=question_model,
+            accuracy_model=getattr(args, "accuracy_model", None), per_doc=getattr(args, "per_doc", 1),
+            variants=_split_list(getattr(args, "variants", None)), best_of=getattr(args, "best_of", 1),
+            accuracy=bool(getattr(args, "accuracy", False)), temperature=args.temperature, seed=args.seed,
+            max_tokens=args.max_tokens, structured=not args.no_structured, concurrency=args.model_concurrency,
+            judge_concurrency=getattr(args, "concurrency", 8), parser=getattr(args, "parser", "builtin"),
+            fetch=_fetch_options(args, batch=True))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _read_input(path: str):
+    from .bench_workflow import DocumentsError, read_bench_input
+    from .cli import UsageError
+
+    try:
+        return read_bench_input(path)
+    except DocumentsError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _run(coro_factory: Any, store: Any, bench: Any) -> int | None:
+    from .cli import _err
+
+    try:
+        asyncio.run(coro_factory())
+    except KeyboardInterrupt:
+        if bench.bench_id:
+            _err(f"interrupted; resume with: sourcecheckup benchmark --resume {bench.bench_id} --db {store.path}")
+        return 130
+    except Exception as exc:
+        _err(f"the benchmark could not complete: {type(exc).__name__}: {exc}")
+        if bench.bench_id:
+            _err(f"resume with: sourcecheckup benchmark --resume {bench.bench_id} --db {store.path}")
+        return EXIT_FAIL
+    return None
+
+
+# ----------------------------------------------------------------------------- commands
+
+def cmd_questions(args: argparse.Namespace) -> int:
+    from .bench_workflow import Benchmark, BenchStore, write_questions
+    from .cli import _open_store
+
+    _model_specs([args.model])
+    bench_input = _read_input(args.docs)
+    settings = _settings(args, [], question_model=args.model)
+    store = _open_store(args)
+    bench = Benchmark(store, settings, progress=BenchPrinter(args.quiet))
+    code = _run(lambda: bench.start(bench_input, stop_after="questions"), store, bench)
+    if code is not None:
+        return code
+    questions = BenchStore(store).questions(bench.bench_id, include_dropped=True)
+    n = write_questions(args.output, questions)
+    if not args.quiet:
+        print(f"{n} questions written to {args.output} (benchmark {bench.bench_id}); review them, then:\n"
+              f"  sourcecheckup answer {args.output} --model SPEC -o answers.jsonl\n"
+              f"  or: sourcecheckup benchmark --resume {bench.bench_id} --questions {args.output} "
+              f"--models SPEC,SPEC --judge SPEC --db {store.path}", file=sys.stderr)
+    for problem in bench.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return EXIT_OK if n else EXIT_FAIL
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    from .bench_workflow import (AnswerStatus, QuestionFileError, answer_all, make_model, read_questions,
+                                 write_answers)
+    from .bench_workflow.runner import BenchSettings
+    from .cli import UsageError, _err
+
+    specs = _model_specs(_split_list(args.model))
+    if not specs:
+        raise UsageError("give at least one --model SPEC")
+    try:
+        questions = [q for q in read_questions(args.questions) if not q.dropped]
+    except (QuestionFileError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from exc
+    if not questions:
+        raise UsageError(f"{args.questions}: no questions to answer (all dropped?)")
+    options = BenchSettings(temperature=args.temperature, seed=args.seed, max_tokens=args.max_tokens,
+                            structured=not args.no_structured).call_options()
+    printer = BenchPrinter(args.quiet)
+
+    async def go() -> list[Any]:
+        models = {s: make_model(s, concurrency=args.model_concurrency) for s in specs}
+        try:
+            return await answer_all(models, questions, draws=args.draws, options=options, progress=printer)
+        finally:
+            for m in models.values():
+                await m.aclose()
+
+    try:
+        answers = asyncio.run(go())
+    except Exception as exc:
+        _err(f"answering failed: {type(exc).__name__}: {exc}")
+        return EXIT_FAIL
+    written = write_answers(args.output, answers, {q.qid: q for q in questions})
+    counts: dict[str, int] = {}
+    for a in answers:
+        counts[a.status.value] = counts.get(a.status.value, 0) + 1
+    if not args.quiet:
+        print(f"{written} answers written to {args.output} ("
+              + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "); audit them with:\n"
+              f"  sourcecheckup audit {args.output} --judge SPEC", file=sys.stderr)
+    failed = sum(1 for a in answers if a.status is AnswerStatus.ERROR)
+    for a in answers:
+        if a.status is AnswerStatus.ERROR:
+            print(f"warning: {a.model} could not answer {a.qid}: {a.error}", file=sys.stderr)
+    return EXIT_OK if written or not failed else EXIT_FAIL
+
+
+def cmd_benchmark(args: argparse.Namespace) -> int:
+    from .bench_workflow import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
+                                 format_results, read_questions)
+    from .cli import UsageError, _check_judges, _open_store
+    from .pipeline import load_plugins
+    from .store import StoreError
+
+    load_plugins()
+    if not args.docs and not args.resume:
+        raise UsageError("give DOCS (URL list, folder, CSV or questions JSONL) or --resume BENCH")
+    models = _model_specs(_split_list(args.models))
+    store = _open_store(args)
+    printer = BenchPrinter(args.quiet)
+    if args.resume:
+        bs = BenchStore(store)
+        try:
+            row = bs.get(args.resume)
+        except StoreError as exc:
+            raise UsageError(str(exc)) from exc
+        bench = Benchmark(store, progress=printer)
+        stored = BenchSettings.from_dict(row.config)
+        changed = args.models or args.judge or args.best_of != 1 or args.accuracy
+        if changed:
+            settings = _settings(args, models or stored.models, question_model=args.question_model
+                                 or stored.question_model)
+            if not args.judge:
+                settings.judges = stored.judges
+            try:
+                bench.update_settings(row.id, settings)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from exc
+        if args.questions:
+            try:
+                counts = bs.apply_review(row.id, read_questions(args.questions))
+            except (QuestionFileError, FileNotFoundError, StoreError, ValueError) as exc:
+                raise UsageError(str(exc)) from exc
+            if not args.quiet:
+                print("review applied: " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
+        _check_judges((bench.settings or stored).judges)
+        code = _run(lambda: bench.resume(row.id), store, bench)
+    else:
+        if not models:
+            raise UsageError("give the models to benchmark: --models SPEC,SPEC")
+        _check_judges(args.judge or ["builtin"])
+        bench_input = _read_input(args.docs)
+        settings = _settings(args, models, question_model=args.question_model)
+        if bench_input.locations and args.question_model is None:
+            settings.question_model = models[0]
+        bench = Benchmark(store, settings, progress=printer)
+        code = _run(lambda: bench.start(bench_input), store, bench)
+    if code is not None:
+        return code
+    results = benchmark_results(store, bench.bench_id)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results.as_dict(), indent=2), encoding="utf-8")
+    for problem in bench.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    print(format_results(results))
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- parser
+
+def _add_generation_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the provider's)")
+    p.add_argument("--seed", type=int, help="sampling seed where the API has one (draw k uses seed + k)")
+    p.add_argument("--max-tokens", type=int, default=1024, help="output token limit per reply (default 1024)")
+    p.add_argument("--no-structured", action="store_true",
+                   help="do not ask the API for structured output; rely on the prompt's JSON instruction")
+    p.add_argument("--model-concurrency", type=int, default=8, help="calls in flight per model (default 8)")
+
+
+def _add_fetch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-host", action="append", metavar="HOST", help="permit a private/loopback host")
+    p.add_argument("--timeout", type=float, help="seconds per fetch (default 20)")
+    p.add_argument("--browser", choices=["auto", "always", "never"], help="headless Chromium use")
+    p.add_argument("--no-archive", action="store_true", help="do not look dead links up in a web archive")
+    p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")
+
+
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("questions", parents=[common],
+                       help="write questions from reference documents (JSONL to review and edit)")
+    p.add_argument("docs", help="URL list (one a line), folder or file of documents, or a questions CSV")
+    p.add_argument("--model", required=True, metavar="SPEC", help="the model that writes the questions")
+    p.add_argument("-o", "--output", required=True, metavar="PATH", help="questions JSONL")
+    p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
+    p.add_argument("--variants", action="append", metavar="LIST",
+                   help="also write variants: lay,demographic,comorbidities,rephrase,terse")
+    _add_generation_options(p)
+    _add_fetch_options(p)
+    p.set_defaults(func=cmd_questions)
+
+    p = sub.add_parser("answer", parents=[common], help="answer a questions JSONL with one or more models")
+    p.add_argument("questions", help="questions JSONL (from `sourcecheckup questions`, edited or not)")
+    p.add_argument("--model", action="append", required=True, metavar="SPEC", help="repeat for several models")
+    p.add_argument("-o", "--output", required=True, metavar="PATH", help="answers JSONL (auditable as is)")
+    p.add_argument("--draws", type=int, default=1, help="answers per question and model (default 1)")
+    _add_generation_options(p)
+    p.set_defaults(func=cmd_answer)
+
+    p = sub.add_parser("benchmark", parents=[common],
+                       help="documents -> questions -> answers of several models -> one audit run")
+    p.add_argument("docs", nargs="?", help="URL list, folder of documents, questions CSV or questions JSONL")
+    p.add_argument("--models", action="append", metavar="SPEC,SPEC", help="the models to compare")
+    p.add_argument("--judge", action="append", metavar="SPEC", help="judge spec (default builtin); repeatable")
+    p.add_argument("--question-model", metavar="SPEC", help="writes questions (default: the first model)")
+    p.add_argument("--accuracy-model", metavar="SPEC", help="grades accuracy (default: the question model)")
+    p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
+    p.add_argument("--variants", action="append", metavar="LIST",
+                   help="question variants: lay,demographic,comorbidities,rephrase,terse")
+    p.add_argument("--best-of", type=int, default=1, metavar="K", help="draw K answers, keep the best supported")
+    p.add_argument("--accuracy", action="store_true", help="grade answers against the document's own answer")
+    p.add_argument("--resume", metavar="BENCH", help="continue a benchmark: only missing steps are done")
+    p.add_argument("--questions", metavar="JSONL", help="with --resume: apply a reviewed questions file")
+    p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")
+    p.add_argument("--concurrency", type=int, default=8, help="judge calls at once (default 8)")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    _add_generation_options(p)
+    _add_fetch_options(p)
+    p.set_defaults(func=cmd_benchmark)

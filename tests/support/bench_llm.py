@@ -1,0 +1,108 @@
+"""A scripted "model" for benchmark tests: plays questioner, perturber, answerer and grader.
+
+It reads which prompt it was sent (from the system text) and answers in the requested JSON,
+citing pages of the local fixture site so the audit has something real to fetch and judge.
+Use ``responder(site_base)`` as a FakeLLMServer responder; script faults on top of it.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Callable
+
+from tests.support.fake_llm import RecordedRequest, Scripted
+
+# page -> (question, short answer, a sentence copied from the page, a sentence the page does not support)
+TOPICS = {
+    "metformin-lactic-acidosis": (
+        "Below which eGFR is metformin contraindicated in adults with type 2 diabetes?",
+        "An eGFR below 30 mL/min/1.73 m².",
+        "Metformin is contraindicated in patients with an eGFR below 30 mL/min/1.73 m².",
+        "Metformin doubles the risk of pancreatitis in elderly patients."),
+    "hfe-hemochromatosis": (
+        "What proportion of male HFE C282Y homozygotes develop iron-overload-related disease?",
+        "28.4% of male C282Y homozygotes.",
+        "Documented iron-overload-related disease was present in 28.4% of male C282Y homozygotes.",
+        "Hemochromatosis is cured by a single course of chelation therapy."),
+    "hypertension": (
+        "What blood pressure threshold defines hypertension under the ACC/AHA guideline?",
+        "130/80 mm Hg or higher.",
+        "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher.",
+        "Hypertension is usually caused by drinking too much coffee."),
+}
+KEYWORDS = {"metformin": "metformin-lactic-acidosis", "egfr": "metformin-lactic-acidosis",
+            "c282y": "hfe-hemochromatosis", "iron": "hfe-hemochromatosis",
+            "blood pressure": "hypertension", "hypertension": "hypertension", "bp": "hypertension"}
+
+
+def topic_of(text: str) -> str:
+    low = text.lower()
+    for word, page in KEYWORDS.items():
+        if re.search(rf"\b{re.escape(word)}\b", low):
+            return page
+    return "hypertension"
+
+
+def answer_json(base: str, page: str, *, supported: bool = True, extra_claim: bool = False) -> str:
+    _, _, good, bad = TOPICS[page]
+    text = good if supported else bad
+    if extra_claim:
+        text += " " + bad
+    return json.dumps({"response": text, "citations": [f"{base}/article/{page}"]})
+
+
+def responder(base: str, behaviours: dict[str, str] | None = None) -> Callable[[RecordedRequest], Scripted]:
+    """Answers every prompt of the workflow. ``behaviours`` maps a model name to how it answers:
+
+    - ``unsupported``: valid JSON citing a page that does not support the claim;
+    - ``flaky``: a malformed reply the first time it sees a question, valid JSON the second;
+    - ``text``: prose with the URL written in it, never JSON;
+    - ``nocite``: valid JSON, no citations and no URL in the text;
+    - ``empty``: an empty reply, always;
+    - ``alternate``: supported when the request's seed is odd, unsupported when even.
+    """
+    behaviours = behaviours or {}
+    seen: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+
+    def respond(request: RecordedRequest) -> Scripted:
+        text = request.all_text
+        user = request.user_text
+        if "You write examination questions" in text:
+            page = next((p for p in TOPICS if f"/article/{p}" in user or TOPICS[p][2][:40] in user),
+                        topic_of(user))
+            q, a, _, _ = TOPICS[page]
+            count = int(m.group(1)) if (m := re.search(r"Write (\d+) distinct", user)) else 1
+            return Scripted(json.dumps({"questions": [
+                {"question": q if i == 0 else f"{q} (part {i + 1})", "answer": a} for i in range(count)]}))
+        if "You rewrite medical questions" in text:
+            original = user.split("Original question:", 1)[-1].split("Reply with", 1)[0].strip()
+            style = re.search(r"Style: (\w+)", user)
+            return Scripted(json.dumps({"question": f"[{style.group(1) if style else 'x'}] {original}"}))
+        if "You grade an answer" in text:
+            reference = user.split("Reference answer:", 1)[-1].split("Answer to grade:", 1)[0]
+            answer = user.split("Answer to grade:", 1)[-1]
+            number = re.search(r"\d[\d./]*", reference)
+            label = "exact_match" if number and number.group(0).rstrip(".") in answer else "missing"
+            return Scripted(json.dumps({"label": label, "rationale": "Compared with the reference."}))
+        model = str(request.body.get("model", ""))
+        page = topic_of(user)
+        how = behaviours.get(model, "good")
+        if how == "flaky":
+            with lock:
+                first = (model, user) not in seen
+                seen.add((model, user))
+            if first:
+                return Scripted('{"response": "Metformin is contraindicated, "citations": [')
+        if how == "text":
+            return Scripted(f"{TOPICS[page][2][:-1]} ({base}/article/{page}).")
+        if how == "nocite":
+            return Scripted(json.dumps({"response": TOPICS[page][2], "citations": []}))
+        if how == "empty":
+            return Scripted("")
+        if how == "alternate":
+            return Scripted(answer_json(base, page, supported=int(request.body.get("seed", 0)) % 2 == 1))
+        return Scripted(answer_json(base, page, supported=how != "unsupported"))
+
+    return respond

@@ -1,0 +1,53 @@
+"""Comparing two audits of the same answers: metric differences, changed statements and sources."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sourcecheckup.compare import compare_runs, difference
+from sourcecheckup.models import FetchStatus, Label, Source, sha256_bytes, utcnow
+from sourcecheckup.store import Store
+from tests.support.synth_run import synthesize_run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_difference_interval_brackets_the_difference_and_is_seeded():
+    a, b = [True] * 50 + [False] * 50, [True] * 80 + [False] * 20
+    d = difference(a, b, "x", seed=4)
+    assert d.diff == pytest.approx(0.3) and d.ci95[0] < 0.3 < d.ci95[1] and d.ci95[0] > 0.1
+    assert d == difference(a, b, "x", seed=4)
+    assert difference([], b).diff is None
+
+
+def test_compare_finds_a_changed_statement_and_a_changed_source(tmp_path):
+    store = Store(tmp_path / "c.db")
+    run_a = synthesize_run(store, responses=4, statements=2, sources=2)
+    run_b = synthesize_run(store, responses=4, statements=2, sources=2)
+    # in B, page 1 was rewritten and no longer supports r1's second statement
+    url = "https://example.org/page/1"
+    text = "A rewritten page."
+    sid = store.add_source(Source(url=url, status=FetchStatus.OK, text=text, sha256=sha256_bytes(text.encode()),
+                                  fetched_at=utcnow()))
+    store.link_run_source(run_b, url, sid)
+    spk = store.db.execute("SELECT st.pk FROM statements st JOIN responses r ON r.pk = st.response_pk "
+                           "WHERE r.run_id = ? AND r.rid = 'r1' AND st.ord = 1", [run_b]).fetchone()[0]
+    with store.db.conn:
+        store.db.execute("UPDATE verdicts SET label = ? WHERE run_id = ? AND statement_pk = ? AND url = ?",
+                         [Label.NOT_SUPPORTED.value, run_b, spk, url])
+    result = compare_runs(store, run_a, run_b)
+    assert result["statements_matched"] == 8
+    changed = result["changed_statements"]
+    assert [(c["response_id"], c["status_a"], c["status_b"]) for c in changed] == [("r1", "supported", "not_supported")]
+    assert [s["url"] for s in result["changed_sources"]] == [url] and result["changed_sources"][0]["content_changed"]
+    diff = {d["metric"]: d for d in result["differences"]}["statement_support"]
+    assert diff["a"] == 1.0 and diff["b"] == pytest.approx(7 / 8) and diff["diff"] == pytest.approx(-1 / 8)
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "compare", run_a, run_b, "--db", str(store.path)],
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "supported -> not_supported" in p.stdout and url in p.stdout and "-12.5" in p.stdout

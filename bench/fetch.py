@@ -9,7 +9,8 @@ The ideal for the configured limits:
   http    = URLs x latency / effective concurrency, where effective = min(total, per_host x hosts)
             (+ 2 x latency: the last JavaScript page can only be rendered after its HTTP read)
   browser = latency (the first HTTP read that shows a page needs JavaScript) + measured launch
-            + ceil(js / pages) x 2 x latency (each rendered page loads the page and its data)
+            + ceil(js / pages) x latency (a rendered page gets its HTML from the plain HTTP read
+            and asks the site only for its data)
   ideal   = max(http, browser): browser pages render while plain HTTP fetches go on.
 
 Run: .venv/bin/python bench/fetch.py [--urls 200] [--js 20] [--latency 0.1] [--concurrency 16]
@@ -54,6 +55,14 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _rss_bytes(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -64,8 +73,8 @@ def _rss_bytes(pid: int) -> int:
     return 0
 
 
-class MemorySampler:
-    """Peak resident memory of this process and its children, sampled every 50 ms."""
+class ProcessSampler:
+    """Peak resident memory and CPU time of this process and its children, sampled every 50 ms."""
 
     def __init__(self) -> None:
         try:
@@ -78,6 +87,7 @@ class MemorySampler:
             self.how = ("/proc: Python + child processes (Chromium, extraction workers)"
                         if Path("/proc/self/status").exists() else "Python only (no psutil, no /proc)")
         self.peak = 0
+        self.cpu: dict[int, float] = {}   # pid -> CPU seconds seen (children that exit keep their last figure)
         self._task: asyncio.Task[None] | None = None
 
     def sample(self) -> None:
@@ -87,11 +97,16 @@ class MemorySampler:
             for p in procs:
                 try:
                     total += p.memory_info().rss
+                    times = p.cpu_times()
+                    self.cpu[p.pid] = times.user + times.system
                 except Exception:
                     pass
         elif Path("/proc/self/status").exists():
             me = os.getpid()
-            total = sum(_rss_bytes(p) for p in [me, *_descendants(me)])
+            pids = [me, *_descendants(me)]
+            total = sum(_rss_bytes(p) for p in pids)
+            for p in pids:
+                self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_s(p))
         else:
             total = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         self.peak = max(self.peak, total)
@@ -143,7 +158,10 @@ async def run(args: argparse.Namespace) -> int:
                            browser=browser, browser_pages=args.pages, browser_args=(resolver_rules,),
                            timeout_s=20.0, extract_workers=args.extract_workers)
     fetcher = make_fetcher(options)
-    memory = MemorySampler()
+    memory = ProcessSampler()
+    memory.sample()
+    cpu_before = dict(memory.cpu)
+    load_before = os.getloadavg()[0]
     memory.start()
     started = time.monotonic()
     try:
@@ -151,6 +169,7 @@ async def run(args: argparse.Namespace) -> int:
     finally:
         wall = time.monotonic() - started
         await memory.stop()
+        load_after = os.getloadavg()[0]
         pool = fetcher.pool if isinstance(fetcher, BrowserFetcher) else None
         await fetcher.aclose()
         stop()
@@ -159,7 +178,7 @@ async def run(args: argparse.Namespace) -> int:
     effective = min(args.concurrency, args.per_host * len(hosts))
     js = args.js if browser == "auto" else 0
     http_ideal = args.urls * args.latency / effective + (2 * args.latency if js else 0.0)
-    browser_ideal = (args.latency + launch_s + math.ceil(js / max(1, args.pages)) * 2 * args.latency) if js else 0.0
+    browser_ideal = (args.latency + launch_s + math.ceil(js / max(1, args.pages)) * args.latency) if js else 0.0
     ideal = max(http_ideal, browser_ideal)
     outcomes = Counter(f"{s.status.value}/{s.origin}" for s in sources)
     print(f"urls={args.urls} js={args.js} latency={args.latency * 1000:.0f}ms hosts={len(hosts)} "
@@ -170,7 +189,12 @@ async def run(args: argparse.Namespace) -> int:
     print(f"outcomes: {dict(sorted(outcomes.items()))}")
     print(f"wall={wall:.2f}s ideal={ideal:.2f}s (http {http_ideal:.2f}s, browser {browser_ideal:.2f}s "
           f"incl. launch {launch_s:.2f}s) ratio={wall / ideal:.2f}")
+    me = os.getpid()
+    cpu_self = memory.cpu.get(me, 0.0) - cpu_before.get(me, 0.0)
+    cpu_children = sum(v - cpu_before.get(p, 0.0) for p, v in memory.cpu.items() if p != me)
     print(f"browser launches={launches}")
+    print(f"cpu: fetcher {cpu_self:.2f}s + children {cpu_children:.2f}s on {os.cpu_count()} cores; "
+          f"load average {load_before:.1f} before, {load_after:.1f} after (the machine is shared)")
     print(f"peak memory={memory.peak / 2**20:.0f} MB ({memory.how}); "
           f"peak_rss_python={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     bad = [s for s in sources if s.status.value != "ok" or not s.text]

@@ -30,7 +30,7 @@ COUNTRY_NOTE = ("Country is read from the top-level domain; .com, .org, .gov, .e
 
 @lru_cache(maxsize=1)
 def _tld_table() -> tuple[frozenset[str], Mapping[str, str]]:
-    from .report import resources_dir
+    from .resources import resources_dir
 
     data = json.loads((resources_dir() / "analytics" / "tld_countries.json").read_text(encoding="utf-8"))
     return frozenset(data["us_generic"]), dict(data["country_codes"])

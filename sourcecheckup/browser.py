@@ -163,6 +163,13 @@ class BrowserPool:
             headers = {k: v for k, v in (await request.all_headers()).items()
                        if not k.startswith(":") and k.lower() not in DROP_REQUEST_HEADERS}
             method, body = request.method, request.post_data_buffer
+            prefetched = state.pop("prefetched", None) if main else None
+            if prefetched is not None and prefetched[0] == url:
+                # the document plain HTTP just read: served again, not fetched a second time
+                _, ctype, content = prefetched
+                state.update(final_url=url, status=200, content_type=ctype)
+                await route.fulfill(status=200, headers={"content-type": ctype}, body=content)
+                return
             for _ in range(self.options.max_redirects + 1):
                 try:
                     await self.http.check(url)
@@ -214,12 +221,18 @@ class BrowserPool:
         out = {k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS}
         return response.status_code, out, content
 
-    async def render(self, url: str) -> Rendered:
-        """Load a page, let its scripts run, return the DOM; RenderError or TimeoutError on failure."""
+    async def render(self, url: str, prefetched: tuple[str, bytes] | None = None) -> Rendered:
+        """Load a page, let its scripts run, return the DOM; RenderError or TimeoutError on failure.
+
+        prefetched: (content type, body) of the page as plain HTTP read it with status 200, so the
+        browser does not ask the site for it again; the page's own requests still go out.
+        """
         context = await self._ensure()
         async with self._slots:
             page = await context.new_page()
             state: dict[str, Any] = {}
+            if prefetched is not None:
+                state["prefetched"] = (url, *prefetched)
             self._states[page] = state
             try:
                 async with asyncio.timeout(self.page_timeout_s):
@@ -245,7 +258,7 @@ class BrowserPool:
         try:   # scripts that build the article: wait for text, but never past the cap
             await page.wait_for_function(
                 f"document.body && document.body.innerText.length > {TEXT_READY_CHARS}",
-                timeout=min(3000, left_ms), polling=100)
+                timeout=min(3000, left_ms), polling=50)
         except Exception:
             pass
         html = await page.content()
@@ -315,7 +328,10 @@ class BrowserFetcher:
         """The rendered Source, or the HTTP result annotated with why the browser did not help."""
         started = time.monotonic()
         try:
-            got = await self.pool.render(url)
+            target, prefetched = url, None
+            if first is not None and first.http_status == 200 and first.raw and first.final_url:
+                target, prefetched = first.final_url, (first.content_type or "text/html", first.raw)
+            got = await self.pool.render(target, prefetched)
         except BrowserUnavailable as exc:
             need = "the page needs JavaScript but " if first is not None else ""
             return await self._fallback(url, first, f"{need}no browser is available: {exc}", "browser_unavailable")
@@ -344,7 +360,9 @@ class BrowserFetcher:
             url, got.html.encode("utf-8"), "text/html; charset=utf-8",
             final_url=got.final_url, http_status=code, origin="browser",
             reason_ok=f"HTTP {code} {status_phrase(code)}, rendered in the browser", started=started,
-            meta={"sha256_of": "rendered page"}, max_text_chars=self.options.max_text_chars)
+            meta={"sha256_of": "rendered page",
+                  **({"redirects": first.meta["redirects"]} if first is not None and "redirects" in first.meta else {})},
+            max_text_chars=self.options.max_text_chars)
         if first is not None and not source.text.strip():
             return await self._fallback(url, first, "the browser found no main text either", "browser_no_text")
         return source

@@ -670,7 +670,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
 
 
 def samples_dir() -> Path:
-    from .report import resources_dir
+    from .resources import resources_dir
 
     return resources_dir() / "samples"
 

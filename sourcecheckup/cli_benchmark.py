@@ -244,6 +244,21 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- parser
 
+def _usage_errors_exit_2(command: Any) -> Any:
+    """Report bad usage here: under ``python -m sourcecheckup.cli`` the running module is
+    ``__main__``, whose UsageError is not the class these commands import from ``.cli``."""
+    def run(args: argparse.Namespace) -> int:
+        from .cli import EXIT_USAGE, UsageError, _err
+
+        try:
+            return int(command(args))
+        except UsageError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+
+    return run
+
+
 def _add_generation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the provider's)")
     p.add_argument("--seed", type=int, help="sampling seed where the API has one (draw k uses seed + k)")
@@ -272,7 +287,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="also write variants: lay,demographic,comorbidities,rephrase,terse")
     _add_generation_options(p)
     _add_fetch_options(p)
-    p.set_defaults(func=cmd_questions)
+    p.set_defaults(func=_usage_errors_exit_2(cmd_questions))
 
     p = sub.add_parser("answer", parents=[common], help="answer a questions JSONL with one or more models")
     p.add_argument("questions", help="questions JSONL (from `sourcecheckup questions`, edited or not)")
@@ -280,7 +295,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="answers JSONL (auditable as is)")
     p.add_argument("--draws", type=int, default=1, help="answers per question and model (default 1)")
     _add_generation_options(p)
-    p.set_defaults(func=cmd_answer)
+    p.set_defaults(func=_usage_errors_exit_2(cmd_answer))
 
     p = sub.add_parser("benchmark", parents=[common],
                        help="documents -> questions -> answers of several models -> one audit run")
@@ -301,4 +316,4 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     _add_generation_options(p)
     _add_fetch_options(p)
-    p.set_defaults(func=cmd_benchmark)
+    p.set_defaults(func=_usage_errors_exit_2(cmd_benchmark))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .prompts import resources_dir
+from .resources import resources_dir
 
 FLAG = "possible_injection"
 _SNIPPET_CHARS = 80

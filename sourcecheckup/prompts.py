@@ -7,11 +7,11 @@ so an edited prompt can never pass for the original one in a stored verdict.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from .resources import resources_dir
 
 DEFAULT_VERIFIER = "verifier-v1"
 DEFAULT_BATCH_VERIFIER = "verifier-batch-v1"
@@ -22,17 +22,6 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 class PromptError(ValueError):
     """A prompt file that cannot be used (missing, no sections, missing placeholders)."""
-
-
-def resources_dir() -> Path:
-    """Where ``resources/`` lives: $SOURCECHECKUP_RESOURCES, a frozen app's bundle, or the repo."""
-    env = os.environ.get("SOURCECHECKUP_RESOURCES")
-    if env:
-        return Path(env)
-    bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        return Path(bundle) / "resources"
-    return Path(__file__).resolve().parents[1] / "resources"
 
 
 def prompts_dir() -> Path:

@@ -17,22 +17,16 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from . import __version__
+from .resources import resources_dir
 from .metrics import Consensus, ResponseAssessment, assess_run, compute_metrics, metrics_by
 from .models import utcnow
 from .store import RunData, Store
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 FORMATS = ("json", "csv", "html", "pdf", "xlsx")
 METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
                 "response_support": "Response-level support", "unused_sources": "Unused sources"}
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
 HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
-
-
-def resources_dir() -> Path:
-    """resources/ beside the package (source checkout) or inside it (installed/frozen)."""
-    inside = Path(__file__).resolve().parent / "resources"
-    return inside if inside.is_dir() else RESOURCES
 
 
 # ----------------------------------------------------------------------------- the JSON report

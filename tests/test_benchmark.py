@@ -181,7 +181,7 @@ async def test_audit_interrupted_midway_resumes_the_same_run(tmp_path, docs, ser
     bs = BenchStore(store)
     run_id = bs.get(bench_id).run_id
     assert bs.get(bench_id).status == "cancelled" and run_id
-    await Benchmark(store, models=models, judges=[KeywordJudge()]).resume(bench_id)
+    await Benchmark(store, models=models, judges=[KeywordJudge(0.01)]).resume(bench_id)
     assert bs.get(bench_id).run_id == run_id and bs.get(bench_id).status == "completed"
     rows = store.db.execute("SELECT statement_pk, url, COUNT(*) FROM verdicts WHERE run_id = ? "
                             "GROUP BY statement_pk, url", [run_id]).fetchall()

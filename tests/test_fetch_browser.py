@@ -128,3 +128,17 @@ async def test_browser_requests_go_to_the_checked_address_with_byte_caps(site):
     assert js.origin == "browser" and "Atorvastatin 80 mg lowers LDL cholesterol" in js.text
     assert asked[:2] == ["news.rebind.test", "news.rebind.test"]   # the page, then its data request
     assert big.status is FetchStatus.TOO_LARGE and big.origin == "http"   # the browser gave up; HTTP says why
+
+
+async def test_auto_mode_does_not_ask_the_site_twice_for_the_page(site):
+    import httpx
+
+    f = make_fetcher(options())
+    try:
+        src = await f.fetch(f"{site}/app/article.html?id=asked-once")
+    finally:
+        await f.aclose()
+    assert src.origin == "browser" and "Atorvastatin 80 mg" in src.text
+    async with httpx.AsyncClient() as client:
+        hits = (await client.get(f"{site}/_hits", params={"path": "/app/article.html?id=asked-once"})).json()
+    assert hits == {"hits": 1}   # plain HTTP read it; the browser was handed the same bytes

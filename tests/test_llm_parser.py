@@ -128,3 +128,26 @@ async def test_parser_failure_from_refusal_falls_back(server):
         assert "refused" in parser.take_warnings(response)[0]
     finally:
         await parser.aclose()
+
+
+def test_without_a_sentence_copy_the_statement_words_place_it():
+    response = Response(id="m", text="Metformin is the first-line drug for type 2 diabetes [1]. "
+                                     "It lowers HbA1c by about 1% [2].",
+                        citations=("https://a.example/1", "https://b.example/2"))
+    aligned = align([ParsedStatement("Metformin is the first-line drug for type 2 diabetes.",
+                                     StatementCategory.INFORMATIVE),
+                     ParsedStatement("Metformin lowers HbA1c by about 1%.", StatementCategory.INFORMATIVE)],
+                    BuiltinParser().parse_sync(response))
+    assert [s.cited for s in aligned.statements] == [(0,), (1,)] and aligned.notes == []
+
+
+async def test_anthropic_parser_reads_the_forced_tool_call():
+    with FakeLLMServer("anthropic", api_key=KEY) as srv:
+        srv.script(GOOD_REPLY)
+        parser = make_parser("anthropic:claude-haiku-4-5", api_key=KEY, base_url=srv.base_url)
+        try:
+            statements = await parser.parse(_response())
+        finally:
+            await parser.aclose()
+        assert len(statements) == 5 and statements[3].cited == (1,)
+        assert srv.requests[0].body["tool_choice"] == {"type": "tool", "name": "record_statements"}

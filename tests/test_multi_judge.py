@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.cli import main
+from sourcecheckup.judges.base import BaseJudge, register
+from sourcecheckup.judges.local import LocalModelError
 from sourcecheckup.metrics import assess_run
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.prompts import prompts_dir
@@ -152,9 +154,19 @@ def test_missing_key_bad_local_model_and_bad_prompt_are_usage_errors(tmp_path, s
     pairs.write_text(json.dumps({"id": "p1", "statement": DEFINED, "source": HYP_QUOTE}) + "\n")
     code, _, err = _run(capsys, "verify-pairs", str(pairs), "--judge", "openai:gpt-4o")
     assert code == 2 and "no API key for openai" in err
-    broken = tmp_path / "broken-model"
-    broken.mkdir()
-    (broken / "config.json").write_text(json.dumps({"model_type": "bert", "id2label": {"0": "not", "1": "supported"},
-                                                    "label2id": {"not": 0, "supported": 1}}))
-    code, _, err = _run(capsys, "verify-pairs", str(pairs), "--judge", f"local:{broken}")
-    assert code == 2 and "Traceback" not in err, err
+    # a judge whose model cannot load fails when the run starts, before any fetch or pair
+    code, _, err = _run(capsys, "audit", str(answer), "--db", db, "--judge", "brokenload")
+    assert code == 2 and "weights are corrupt" in err and "Traceback" not in err
+    failed = Store(db).list_runs()[0]
+    assert failed.status == "failed" and "weights are corrupt" in failed.message
+    assert Store(db).load_run(failed.id).sources == {}
+
+
+class BrokenLoadJudge(BaseJudge):
+    id = "brokenload"
+
+    async def load(self) -> None:
+        raise LocalModelError("could not load local model 'brokenload': the weights are corrupt")
+
+
+register("brokenload", lambda arg, **options: BrokenLoadJudge())

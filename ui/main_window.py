@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLay
 
 from sourcecheckup import review
 from sourcecheckup.events import ProgressEvent
+from sourcecheckup.judge_report import run_usage
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
 from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.report import write_report
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         self._run_started_at = 0.0
         self._suggestions: list[SuggestionRow] = []
         self._last_load_s = 0.0
+        self.usage: dict[str, dict] = {}
         self._last_load_at = 0.0
 
         self.setWindowTitle("SourceCheckup")
@@ -482,13 +484,18 @@ class MainWindow(QMainWindow):
         self._dirty = False
         started = time.monotonic()
 
-        def load(st: Store) -> RunView:
+        def load(st: Store) -> tuple[RunView, dict]:
             view = load_run_view(st, rid, with_overrides=with_overrides)
+            usage = run_usage(st, rid)
             self._last_load_s = time.monotonic() - started
-            return view
+            return view, usage
 
-        self.reader.submit("run", self.db_path, load, self._on_run_loaded,
+        self.reader.submit("run", self.db_path, load, self._on_loaded,
                            lambda msg: self._warn("Cannot open run", msg))
+
+    def _on_loaded(self, result: tuple[RunView, dict]) -> None:
+        view, self.usage = result
+        self._on_run_loaded(view)
 
     def _on_run_loaded(self, view: RunView) -> None:
         if view.data.run.id != self.run_id:
@@ -496,7 +503,7 @@ class MainWindow(QMainWindow):
         self._last_load_at = time.monotonic()
         self.view = view
         self.pairs = review_pairs(view)
-        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status)
+        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text())
         keep = self.response_pk
         self.responses_model.set_rows(view.summaries)
         if view.summaries:
@@ -658,10 +665,24 @@ class MainWindow(QMainWindow):
         eta = ""
         if ev.pairs_total and ev.pairs_done and ev.pairs_done < ev.pairs_total:
             eta = f" · about {elapsed / ev.pairs_done * (ev.pairs_total - ev.pairs_done):.0f} s left"
+            cost = self.cost_so_far()
+            if cost:   # extrapolated from the pairs judged so far
+                eta += f" · est. cost ${cost / ev.pairs_done * ev.pairs_total:.2f}"
         self.progress_label.setText(
             f"Responses {ev.responses_done}/{ev.responses_total} · sources fetched {ev.sources_done}/"
             f"{ev.sources_total} · pairs judged {ev.pairs_done}/{ev.pairs_total} · fetch failures "
             f"{ev.fetch_failures} · judge errors {ev.judge_errors} · {elapsed:.0f} s{eta}")
+
+    def cost_so_far(self) -> float | None:
+        """USD spent by the run's judges so far (engine estimate); None when a model has no price."""
+        costs = [u.get("cost_usd") for u in self.usage.values()]
+        return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+
+    def cost_text(self) -> str:
+        cost = self.cost_so_far()
+        if cost is None:
+            return "cost unknown (a model is not in prices.json)"
+        return "no API cost" if cost == 0 else f"judge cost ${cost:.4f}"
 
     def _live_refresh(self) -> None:
         # a big run takes a while to load: refresh less often so the engine keeps the CPU

@@ -219,11 +219,12 @@ class MetricsBar(QWidget):
             label.setText("–")
         self.counts.setText("No run open")
 
-    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str) -> None:
+    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "") -> None:
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():
             label.setText(metric_text(names[key], getattr(metrics, key)))
         c = metrics.counts
-        self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses\n{c.get('judge_errors', 0)} judge "
-                            f"errors · {c.get('fetch_failures', 0)} fetch failures · {n_overrides} overrides")
+        self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses · {n_overrides} overrides\n"
+                            f"{c.get('judge_errors', 0)} judge errors · {c.get('fetch_failures', 0)} fetch failures"
+                            + (f"\n{cost}" if cost else ""))

@@ -10,15 +10,12 @@ cost estimates. Specs are the judges': ``openai:MODEL``, ``anthropic:MODEL``,
 from __future__ import annotations
 
 import contextvars
-import json
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..judges.anthropic_api import AnthropicJudge
 from ..judges.base import JudgeSpecError, split_spec
 from ..judges.llm import (ApiJudge, ApiJudgeSettings, JudgeCallError, Reply, Schema, UsageReport,
                           settings_from_options)
-from ..judges.openai_api import NO_KEY, OpenAIJudge
 from ..keys import get_api_key
 
 MODEL_KINDS = ("openai", "openai-compatible", "anthropic")
@@ -86,64 +83,16 @@ class _Completing:
                           refusal=self._redact(reply.refusal), stop=reply.stop)
 
 
-class OpenAIChat(_Completing, OpenAIJudge):
-    def _params(self, system: str, turns: list[Any], schema: Schema | None, max_tokens: int) -> dict[str, Any]:
-        options = _CALL.get(CallOptions())
-        if schema is None:
-            schema = Schema("reply", {"type": "object"}, "")
-        params = super()._params(system, turns, schema, max_tokens)
-        params.pop("seed", None)
-        params.pop("temperature", None)
-        if options.temperature is not None and "temperature" not in self._unsupported:
-            params["temperature"] = options.temperature
-        if options.seed is not None and "seed" not in self._unsupported:
-            params["seed"] = options.seed
-        if not options.structured or schema.name == "reply":
-            params.pop("response_format", None)
-        return params
-
-
-class AnthropicChat(_Completing, AnthropicJudge):
-    async def _send(self, system: str, turns: list[Any], schema: Schema | None, max_tokens: int) -> Reply:
-        options = _CALL.get(CallOptions())
-        kwargs: dict[str, Any] = {}
-        name = self.tool_name(schema) if schema is not None else ""
-        structured = schema is not None and options.structured
-        if structured:
-            assert schema is not None
-            kwargs["tools"] = [{"name": name, "description": schema.description,
-                                "input_schema": schema.json_schema}]
-            kwargs["tool_choice"] = {"type": "tool", "name": name}
-        if options.temperature is not None and "temperature" not in self._unsupported:
-            # this SDK no longer names the field; models that still take it read it from the body
-            kwargs["extra_body"] = {"temperature": options.temperature}
-        response = await self.client.messages.create(model=self.settings.model, max_tokens=max_tokens,
-                                                     system=system, messages=turns, **kwargs)
-        usage = response.usage
-        tokens_in = tokens_out = 0
-        if usage is not None:
-            tokens_in = ((usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
-                         + (getattr(usage, "cache_read_input_tokens", 0) or 0))
-            tokens_out = usage.output_tokens or 0
-        texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
-        model = response.model or self.settings.model
-        if response.stop_reason == "refusal":
-            return Reply(text="\n".join(texts) or None, payload=None, model=model, tokens_in=tokens_in,
-                         tokens_out=tokens_out, refusal=" ".join(texts) or "stop_reason=refusal",
-                         stop=response.stop_reason)
-        tool = next((b for b in response.content
-                     if structured and getattr(b, "type", None) == "tool_use" and b.name == name), None)
-        if tool is not None and isinstance(tool.input, dict):
-            return Reply(text=json.dumps(tool.input, ensure_ascii=False), payload=tool.input, model=model,
-                         tokens_in=tokens_in, tokens_out=tokens_out, stop=response.stop_reason)
-        return Reply(text="\n".join(texts) or None, payload=None, model=model, tokens_in=tokens_in,
-                     tokens_out=tokens_out, stop=response.stop_reason)
-
-
 def make_model(spec: str, **options: Any) -> ApiJudge:
     """A model that writes text, from a spec string; ``options`` are the API judges' settings
     (``api_key``, ``base_url``, ``timeout_s``, ``max_retries``, ``concurrency``, ``rpm``, ...)."""
     kind, arg = split_spec(spec)
+    # each SDK takes seconds to import: only the one a spec names is loaded
+    if kind == "anthropic":
+        from .chat_anthropic import AnthropicChat
+    elif kind in ("openai", "openai-compatible"):
+        from ..judges.openai_api import NO_KEY
+        from .chat_openai import OpenAIChat
     if kind == "openai":
         settings, api_key = settings_from_options(arg, options)
         return OpenAIChat(settings, api_key or get_api_key("openai"), f"openai:{settings.model}")
@@ -171,5 +120,5 @@ def is_model_spec(spec: str) -> bool:
         return False
 
 
-__all__ = ["AnthropicChat", "ApiJudgeSettings", "CallOptions", "ChatModel", "Completion", "MODEL_KINDS",
-           "ModelCallError", "OpenAIChat", "is_model_spec", "make_model"]
+__all__ = ["ApiJudgeSettings", "CallOptions", "ChatModel", "Completion", "MODEL_KINDS",
+           "ModelCallError", "is_model_spec", "make_model"]

@@ -29,8 +29,8 @@ from ..evidence import approx_tokens, quote_in_source, select_passages
 from ..injection import FLAG as INJECTION_FLAG
 from ..injection import detect_injection
 from ..models import Label, Verdict
-from ..prompts import (DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt,
-                       resources_dir)
+from ..prompts import DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt
+from ..resources import resources_dir
 from .base import BaseJudge, JudgeSpecError, SourceText
 
 log = logging.getLogger("sourcecheckup.judges")

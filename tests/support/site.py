@@ -309,6 +309,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, page.replace(b"</main>", note, 1),
                        headers={"Last-Modified": f"Wed, 0{min(hits, 9)} Oct 2025 10:00:00 GMT",
                                 "ETag": f'"rev-{hits}"'})
+        elif path == "/_hits":   # how often a path (with its query) was requested
+            with server.lock:
+                count = server.hits.get(query.get("path", [""])[0], 0)
+            self._send(200, json.dumps({"hits": count}).encode(), "application/json")
         elif path == "/echo-host":
             self._page(200, "Echo", f"Host header: {self.headers.get('Host', '')}. " * 20)
         elif path == "/empty":

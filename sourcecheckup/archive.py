@@ -13,9 +13,11 @@ from typing import Any
 
 import httpx
 
-from .fetch import Fetcher, FetchOptions
+import zlib
+
+from .fetch import BodyTooLarge, Fetcher, FetchOptions, read_bounded
 from .models import FetchStatus, Source
-from .safety import HostNotFoundError, UnsafeUrlError, check_url
+from .safety import AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, pinned_transport
 
 DEFAULT_ARCHIVE_ENDPOINT = "https://archive.org/wayback/available"
 LOOKUP_TIMEOUT_S = 10.0
@@ -55,28 +57,34 @@ def parse_availability(data: Any) -> Snapshot | None:
 
 
 async def lookup(client: httpx.AsyncClient, endpoint: str, url: str, allow_hosts: tuple[str, ...] = (),
-                 timeout_s: float = LOOKUP_TIMEOUT_S) -> Snapshot | None:
-    """Ask the archive for the snapshot nearest to now; ArchiveLookupError when that fails."""
+                 timeout_s: float = LOOKUP_TIMEOUT_S, pins: AddressPins | None = None,
+                 resolver: Resolver | None = None) -> Snapshot | None:
+    """Ask the archive for the snapshot nearest to now; ArchiveLookupError when that fails.
+
+    With pins (the client's transport from pinned_transport), the checked address is pinned.
+    """
     try:
-        await check_url(endpoint, allow_hosts, timeout_s)
+        checked = await check_url(endpoint, allow_hosts, timeout_s, resolver)
     except (UnsafeUrlError, HostNotFoundError) as exc:
         raise ArchiveLookupError(f"archive endpoint refused: {exc}") from None
+    if pins is not None:
+        pins.pin(checked)
     try:
         async with asyncio.timeout(timeout_s):
             async with client.stream("GET", endpoint, params={"url": url}) as response:
                 if response.status_code != 200:
                     raise ArchiveLookupError(f"the archive answered HTTP {response.status_code}")
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_ANSWER_BYTES:
-                        raise ArchiveLookupError("the archive's answer is too large")
+                body = await read_bounded(response, MAX_ANSWER_BYTES)
+    except BodyTooLarge:
+        raise ArchiveLookupError("the archive's answer is too large") from None
+    except (ValueError, zlib.error) as exc:
+        raise ArchiveLookupError(f"the archive's answer could not be decoded ({exc})") from None
     except TimeoutError:
         raise ArchiveLookupError(f"the archive did not answer within {timeout_s:g} s") from None
     except httpx.HTTPError as exc:
         raise ArchiveLookupError(f"the archive could not be reached ({type(exc).__name__})") from None
     try:
-        return parse_availability(json.loads(bytes(body)))
+        return parse_availability(json.loads(body))
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ArchiveLookupError("the archive's answer is not JSON") from None
 
@@ -84,13 +92,17 @@ async def lookup(client: httpx.AsyncClient, endpoint: str, url: str, allow_hosts
 class ArchiveFetcher:
     """Wraps a fetcher; dead or unreachable sources get an archive lookup (and optionally its copy)."""
 
-    def __init__(self, inner: Fetcher, options: FetchOptions) -> None:
+    def __init__(self, inner: Fetcher, options: FetchOptions, resolver: Resolver | None = None) -> None:
         self.inner = inner
         self.options = options
         self.endpoint = options.archive_endpoint or DEFAULT_ARCHIVE_ENDPOINT
+        self.resolver = resolver
+        self._pins = AddressPins()
         self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False,
+                                         transport=pinned_transport(self._pins),
                                          timeout=httpx.Timeout(LOOKUP_TIMEOUT_S),
-                                         headers={"User-Agent": options.user_agent, "Accept": "application/json"})
+                                         headers={"User-Agent": options.user_agent, "Accept": "application/json",
+                                                  "Accept-Encoding": "gzip, deflate"})
 
     async def fetch(self, url: str) -> Source:
         live = await self.inner.fetch(url)
@@ -98,7 +110,7 @@ class ArchiveFetcher:
             return live
         try:
             snap = await lookup(self._client, self.endpoint, url, self.options.allow_hosts,
-                                min(LOOKUP_TIMEOUT_S, self.options.timeout_s))
+                                min(LOOKUP_TIMEOUT_S, self.options.timeout_s), self._pins, self.resolver)
         except ArchiveLookupError as exc:
             return replace(live, meta={**live.meta, "archive": {"error": str(exc)}})
         if snap is None:

@@ -310,8 +310,9 @@ class _Handler(BaseHTTPRequestHandler):
                        headers={"Last-Modified": f"Wed, 0{min(hits, 9)} Oct 2025 10:00:00 GMT",
                                 "ETag": f'"rev-{hits}"'})
         elif path == "/_hits":   # how often a path (with its query) was requested
-            with server.lock:
-                count = server.hits.get(query.get("path", [""])[0], 0)
+            site: _SiteServer = self.server  # type: ignore[assignment]
+            with site.lock:
+                count = site.hits.get(query.get("path", [""])[0], 0)
             self._send(200, json.dumps({"hits": count}).encode(), "application/json")
         elif path == "/echo-host":
             self._page(200, "Echo", f"Host header: {self.headers.get('Host', '')}. " * 20)

@@ -1,0 +1,125 @@
+"""Benchmark-workflow throughput: 100 questions x 3 models, every step, at a fixed fake latency.
+
+100 reference pages of the local fixture site are fetched; a fake OpenAI-compatible server
+(every reply after LATENCY) writes one question per page and three models answer each one
+with two claims citing two pages; the keyword judge takes LATENCY per pair. The ideal wall
+time for the configured concurrency is
+
+    question calls x LATENCY / C  +  answer calls per model x LATENCY / C  (models run in parallel)
+    +  judged pairs x LATENCY / J
+
+with C calls in flight per model and J judge calls in flight. Prints the wall time, each
+stage's share and the ratio to the ideal (target <= 1.25).
+
+    .venv/bin/python bench/benchmark.py [--questions 100] [--models 3] [--latency 0.05]
+                                        [--concurrency 16] [--judge-concurrency 16]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
+                                          benchmark_results, format_results, make_model, read_bench_input)
+from sourcecheckup.fetch import FetchOptions  # noqa: E402
+from sourcecheckup.store import Store  # noqa: E402
+from tests.support.bench_llm import TOPICS, responder  # noqa: E402
+from tests.support.fake_judge import KeywordJudge  # noqa: E402
+from tests.support.fake_llm import FakeLLMServer, RecordedRequest, Scripted  # noqa: E402
+
+PAGES = list(TOPICS)
+
+
+def two_claim_responder(base: str):
+    """The workflow responder, except that answers make two claims citing two pages."""
+    inner = responder(base)
+
+    def respond(request: RecordedRequest) -> Scripted:
+        if "You are a medical expert answering" not in request.all_text:
+            return inner(request)
+        first = PAGES[len(request.user_text) % 3]
+        second = PAGES[(len(request.user_text) + 1) % 3]
+        return Scripted(json.dumps({"response": f"{TOPICS[first][2]} {TOPICS[second][2]}",
+                                    "citations": [f"{base}/article/{first}", f"{base}/article/{second}"]}))
+
+    return respond
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--models", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=0.05, help="seconds per LLM call and per judged pair")
+    ap.add_argument("--concurrency", type=int, default=16, help="LLM calls in flight per model")
+    ap.add_argument("--judge-concurrency", type=int, default=16)
+    a = ap.parse_args()
+
+    from tests.support.site import start_site
+
+    base, stop_site = start_site()
+    stage_end: dict[str, float] = {}
+
+    def progress(ev) -> None:
+        stage_end[ev.stage.value] = time.perf_counter()
+
+    try:
+        with FakeLLMServer("openai", latency_s=a.latency, responder=two_claim_responder(base)) as llm, \
+                tempfile.TemporaryDirectory() as tmp:
+            docs = Path(tmp) / "documents.txt"
+            docs.write_text("\n".join(f"{base}/article/{PAGES[i % 3]}?copy={i}" for i in range(a.questions)))
+            specs = [f"openai-compatible:{llm.base_url}#model-{i + 1}" for i in range(a.models)]
+            models = {s: make_model(s, concurrency=a.concurrency, timeout_s=30) for s in specs}
+            settings = BenchSettings(models=specs, judges=[f"keyword:{a.latency:g}"], question_model=specs[0],
+                                     concurrency=a.concurrency, judge_concurrency=a.judge_concurrency,
+                                     fetch=FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=30))
+            store = Store(Path(tmp) / "bench.db")
+            bench = Benchmark(store, settings, models=models, judges=[KeywordJudge(a.latency)], progress=progress)
+            t0 = time.perf_counter()
+            bench_id = asyncio.run(bench.start(read_bench_input(docs)))
+            wall = time.perf_counter() - t0
+            bs = BenchStore(store)
+            run_id = bs.get(bench_id).run_id
+            pairs = store.db.execute("SELECT COUNT(*) FROM verdicts WHERE run_id = ?", [run_id]).fetchone()[0]
+            n_questions = len(bs.questions(bench_id))
+            n_answers = len(bs.answers(bench_id))
+            calls = len(llm.requests)
+            table = format_results(benchmark_results(store, bench_id))
+    finally:
+        stop_site()
+
+    question_calls = calls - n_answers
+    per_model = n_answers / a.models
+    ideal_q = question_calls * a.latency / a.concurrency
+    ideal_a = per_model * a.latency / a.concurrency
+    ideal_j = pairs * a.latency / a.judge_concurrency
+    ideal = ideal_q + ideal_a + ideal_j
+    print(table)
+    print()
+    print(f"benchmark: {n_questions} questions x {a.models} models = {n_answers} answers; {calls} LLM calls "
+          f"({question_calls} question, {n_answers} answer), {pairs} judged pairs")
+    print(f"  latency {a.latency * 1000:.0f} ms per LLM call and per pair; {a.concurrency} calls in flight per "
+          f"model, judge concurrency {a.judge_concurrency}")
+    marks = [("documents", BenchStage.DOCUMENTS), ("questions", BenchStage.QUESTIONS),
+             ("answers", BenchStage.ANSWERS), ("audit", BenchStage.AUDIT)]
+    previous = t0
+    for label, stage in marks:
+        end = stage_end.get(stage.value)
+        if end is not None:
+            print(f"  {label:<10} done at {end - t0:6.2f} s  (stage {end - previous:5.2f} s)")
+            previous = end
+    print(f"  wall time        {wall:8.2f} s")
+    print(f"  ideal            {ideal:8.2f} s  (questions {ideal_q:.2f} + answers {ideal_a:.2f} "
+          f"+ judging {ideal_j:.2f})")
+    print(f"  ratio to ideal   {wall / ideal:8.3f}  (target <= 1.25)")
+
+
+if __name__ == "__main__":
+    main()

@@ -79,7 +79,8 @@ def main() -> None:
             models = {s: make_model(s, concurrency=a.concurrency, timeout_s=30) for s in specs}
             settings = BenchSettings(models=specs, judges=[f"keyword:{a.latency:g}"], question_model=specs[0],
                                      concurrency=a.concurrency, judge_concurrency=a.judge_concurrency,
-                                     fetch=FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=30))
+                                     fetch=FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=30,
+                                                        per_host=16))  # one local host stands in for many sites
             store = Store(Path(tmp) / "bench.db")
             bench = Benchmark(store, settings, models=models, judges=[KeywordJudge(a.latency)], progress=progress)
             t0 = time.perf_counter()
@@ -119,6 +120,10 @@ def main() -> None:
     print(f"  ideal            {ideal:8.2f} s  (questions {ideal_q:.2f} + answers {ideal_a:.2f} "
           f"+ judging {ideal_j:.2f})")
     print(f"  ratio to ideal   {wall / ideal:8.3f}  (target <= 1.25)")
+    docs_done = stage_end.get(BenchStage.DOCUMENTS.value)
+    if docs_done is not None:
+        # reading 100 pages (HTTP + text extraction) is CPU work the latency ideal does not count
+        print(f"  ratio without document reading {(wall - (docs_done - t0)) / (ideal - ideal_q):6.3f}")
 
 
 if __name__ == "__main__":

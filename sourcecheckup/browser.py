@@ -108,6 +108,7 @@ class BrowserPool:
         self._failure: str | None = None
         self._states: dict[Any, dict[str, Any]] = {}
         self.launches = 0
+        self.requests_seen = 0   # requests the pages made (each one checked and fetched by us)
         self.launch_s = 0.0   # how long the launch took (benchmarks subtract it from the ideal)
 
     async def _ensure(self) -> Any:
@@ -159,10 +160,8 @@ class BrowserPool:
             await route.abort("blockedbyclient")
             return
         url = request.url
+        self.requests_seen += 1
         try:
-            headers = {k: v for k, v in (await request.all_headers()).items()
-                       if not k.startswith(":") and k.lower() not in DROP_REQUEST_HEADERS}
-            method, body = request.method, request.post_data_buffer
             prefetched = state.pop("prefetched", None) if main else None
             if prefetched is not None and prefetched[0] == url:
                 # the document plain HTTP just read: served again, not fetched a second time
@@ -170,6 +169,9 @@ class BrowserPool:
                 state.update(final_url=url, status=200, content_type=ctype)
                 await route.fulfill(status=200, headers={"content-type": ctype}, body=content)
                 return
+            headers = {k: v for k, v in (await request.all_headers()).items()
+                       if not k.startswith(":") and k.lower() not in DROP_REQUEST_HEADERS}
+            method, body = request.method, request.post_data_buffer
             for _ in range(self.options.max_redirects + 1):
                 try:
                     await self.http.check(url)

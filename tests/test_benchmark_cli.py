@@ -21,7 +21,7 @@ def sc(*args: str, anthropic: FakeLLMServer | None = None, timeout: float = 60) 
            "SOURCECHECKUP_BROWSER": "never", "SOURCECHECKUP_ARCHIVE": "off", "HF_HUB_OFFLINE": "1"}
     if anthropic is not None:   # the anthropic SDK reads both from the environment
         env.update(ANTHROPIC_BASE_URL=anthropic.base_url, ANTHROPIC_API_KEY=KEY)
-    return subprocess.run([sys.executable, "-m", "sourcecheckup.cli", *args], cwd=ROOT, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=timeout)
 
 

@@ -19,7 +19,7 @@ SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or 
 def sc(*args: str, env: dict | None = None, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
     e = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
          "HF_HUB_OFFLINE": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "sourcecheckup.cli", *args], cwd=ROOT, env=e, text=True,
+    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=e, text=True,
                           capture_output=True, timeout=timeout, **kw)
 
 
@@ -130,7 +130,7 @@ def test_sigkill_mid_run_then_resume_has_every_pair_once_and_the_same_metrics(tm
     args = ["audit", str(answers), "--judge", "keyword:0.05", "--concurrency", "2", "--db", str(db),
             "--allow-host", "127.0.0.1", "-q"]
     e = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup.cli", *args], cwd=ROOT, env=e,
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=e,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while _count(db) < 20 and time.monotonic() < deadline and proc.poll() is None:

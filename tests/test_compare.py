@@ -46,7 +46,7 @@ def test_compare_finds_a_changed_statement_and_a_changed_source(tmp_path):
     assert [s["url"] for s in result["changed_sources"]] == [url] and result["changed_sources"][0]["content_changed"]
     diff = {d["metric"]: d for d in result["differences"]}["statement_support"]
     assert diff["a"] == 1.0 and diff["b"] == pytest.approx(7 / 8) and diff["diff"] == pytest.approx(-1 / 8)
-    p = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "compare", run_a, run_b, "--db", str(store.path)],
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "compare", run_a, run_b, "--db", str(store.path)],
                        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 0, p.stderr

@@ -320,3 +320,76 @@ async def test_meta_keeps_the_headers_that_tell_a_later_run_what_changed(fetcher
     src = await fetcher.fetch(f"{site}/changing/headers-test")
     assert src.meta["content_type"] == "text/html; charset=utf-8"
     assert src.meta["last_modified"] == "Wed, 01 Oct 2025 10:00:00 GMT" and src.meta["etag"] == '"rev-1"'
+
+
+@pytest.mark.skipif(__import__("shutil").which("openssl") is None, reason="openssl is needed to make a test certificate")
+async def test_pinned_https_keeps_the_host_name_for_sni_and_certificate_checks(tmp_path):
+    import ssl
+    import subprocess
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import httpx
+
+    from sourcecheckup.safety import AddressPins, CheckedUrl, pinned_transport
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=secure.rebind.test", "-addext", "subjectAltName=DNS:secure.rebind.test"],
+                   check=True, capture_output=True, timeout=30)
+    names: list[str | None] = []
+
+    class Hello(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = f"hello {self.headers['Host']}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)
+    server.socket = server_ctx.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    port = server.server_address[1]
+    pins = AddressPins()
+    good, wrong = f"https://secure.rebind.test:{port}/", f"https://other.rebind.test:{port}/"
+    for url in (good, wrong):
+        pins.pin(CheckedUrl(url, urlsplit_host(url), ("127.0.0.1",)))
+    try:
+        async with httpx.AsyncClient(transport=pinned_transport(pins, verify=ssl.create_default_context(cafile=cert)),
+                                     timeout=5.0) as client:
+            response = await client.get(good)
+            assert (response.status_code, response.text) == (200, f"hello secure.rebind.test:{port}")
+            assert names == ["secure.rebind.test"]
+            with pytest.raises(httpx.ConnectError, match="Hostname mismatch"):
+                await client.get(wrong)   # pinned to the same address, but the certificate is not for it
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def urlsplit_host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or ""
+
+
+async def test_extraction_in_worker_processes_gives_the_same_sources(site):
+    threads, workers = HttpFetcher(options()), HttpFetcher(options(extract_workers=1))
+    try:
+        urls = [f"{site}/article/metformin-lactic-acidosis", f"{site}/docs/diabetes-guideline.pdf",
+                f"{site}/pages/paywall-teaser.html"]
+        a = await asyncio.gather(*(threads.fetch(u) for u in urls))
+        b = await asyncio.gather(*(workers.fetch(u) for u in urls))
+    finally:
+        await threads.aclose()
+        await workers.aclose()
+    for x, y in zip(a, b):
+        assert (x.status, x.reason, x.title, x.text, x.sha256) == (y.status, y.reason, y.title, y.text, y.sha256)
+    assert b[0].status is FetchStatus.OK and b[2].status is FetchStatus.PAYWALLED

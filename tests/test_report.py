@@ -125,13 +125,13 @@ def test_verify_report_confirms_and_names_a_tampered_figure(audited, tmp_path):
     path = write_report(store, run_id, tmp_path / "r.json")
     assert verify_report(json.loads(path.read_text()), store) == []
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    ok = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "verify-report", str(path), "--db", str(store.path)],
+    ok = subprocess.run([sys.executable, "-m", "sourcecheckup", "verify-report", str(path), "--db", str(store.path)],
                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "OK" in ok.stdout, ok.stderr
     report = json.loads(path.read_text())
     report["metrics"]["statement_support"]["k"] += 1
     (tmp_path / "bad.json").write_text(json.dumps(report))
-    bad = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "verify-report", str(tmp_path / "bad.json"),
+    bad = subprocess.run([sys.executable, "-m", "sourcecheckup", "verify-report", str(tmp_path / "bad.json"),
                           "--db", str(store.path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1
     assert "metrics.statement_support.k" in bad.stdout
@@ -142,7 +142,7 @@ def test_report_command_writes_each_format(audited, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for fmt in ("html", "json", "csv", "xlsx"):
         out = tmp_path / f"r.{fmt}"
-        p = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "report", run_id, "--db", str(store.path),
+        p = subprocess.run([sys.executable, "-m", "sourcecheckup", "report", run_id, "--db", str(store.path),
                             "--format", fmt, "-o", str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=60)
         assert p.returncode == 0, p.stderr

@@ -54,7 +54,7 @@ def test_review_csv_round_trip_through_the_cli_names_bad_rows(run, tmp_path):
     store, run_id = run
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     sheet = tmp_path / "sample.csv"
-    p = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "review-sample", run_id, "--n", "6", "--seed", "1",
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "review-sample", run_id, "--n", "6", "--seed", "1",
                         "--blind", "--db", str(store.path), "-o", str(sheet)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -71,7 +71,7 @@ def test_review_csv_round_trip_through_the_cli_names_bad_rows(run, tmp_path):
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    p = subprocess.run([sys.executable, "-m", "sourcecheckup.cli", "review-import", str(sheet), "--reviewer", "dr b",
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "review-import", str(sheet), "--reviewer", "dr b",
                         "--db", str(store.path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "imported 3 review(s)" in p.stdout and "1 row(s) without a label" in p.stdout

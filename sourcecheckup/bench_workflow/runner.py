@@ -26,7 +26,7 @@ from ..pipeline import Audit, RunConfig
 from ..store import Store
 from .chat import CallOptions, ChatModel, ModelCallError, make_model
 from .documents import BenchInput, load_document
-from .records import AnswerStatus, Answer, Question, answer_record
+from .records import Answer, AnswerStatus, Document, Question, answer_record
 from .steps import (Prompts, ReplyError, answer_question, check_variants, generate_questions,
                     grade_accuracy, make_variant)
 from .storage import BenchStore
@@ -179,8 +179,7 @@ class Benchmark:
         fetcher = self._fetcher or make_fetcher(s.fetch)
         status, message = "completed", ""
         try:
-            await self._documents(row.config.get("locations", []), fetcher)
-            await self._questions(prompts)
+            await self._documents_and_questions(row.config.get("locations", []), fetcher, prompts)
             if stop_after == STAGES_BEFORE_ANSWERS:
                 status, message = "questions_ready", "questions written; review them, then resume"
                 return
@@ -233,39 +232,25 @@ class Benchmark:
         self.problems.append(message)
         self._emit(stage, message=message, warning=True)
 
-    # -- 1. documents --------------------------------------------------------------------
-    async def _documents(self, locations: Sequence[str], fetcher: Fetcher) -> None:
-        have = {d.location for d in self.bench.documents(self.bench_id)}
-        todo = [(i, loc) for i, loc in enumerate(locations) if loc not in have]
-        done = len(locations) - len(todo)
-        self._emit(BenchStage.DOCUMENTS, done, len(locations))
-
-        async def one(i: int, loc: str) -> None:
-            nonlocal done
-            source = await load_document(loc, fetcher)
-            doc = self.bench.add_document(self.bench_id, i, loc, source)
-            done += 1
-            if not doc.valid:
-                self._problem(BenchStage.DOCUMENTS, f"document {loc} could not be read: {doc.reason}")
-            self._emit(BenchStage.DOCUMENTS, done, len(locations), loc)
-
-        await asyncio.gather(*(one(i, loc) for i, loc in todo))
-
-    # -- 2. questions --------------------------------------------------------------------
-    async def _questions(self, prompts: Prompts) -> None:
+    # -- 1. documents and 2. questions (each document's questions as soon as it is read) ----
+    async def _documents_and_questions(self, locations: Sequence[str], fetcher: Fetcher, prompts: Prompts) -> None:
         s = self.settings
         assert s is not None
-        stored = self.bench.questions(self.bench_id, include_dropped=True)
-        with_questions = {q.document_pk for q in stored if q.variant == "original"}
-        docs = [d for d in self.bench.documents(self.bench_id) if d.valid and d.pk not in with_questions]
-        options = s.call_options()
-        if docs and not s.writer:
+        stored_docs = self.bench.documents(self.bench_id)
+        have = {d.location for d in stored_docs}
+        with_questions = {q.document_pk for q in self.bench.questions(self.bench_id, include_dropped=True)
+                          if q.variant == "original"}
+        to_fetch = [(i, loc) for i, loc in enumerate(locations) if loc not in have]
+        to_ask = [d for d in stored_docs if d.valid and d.pk not in with_questions]
+        if (to_fetch or to_ask) and not s.writer:
             raise ValueError("documents need a question model (question_model) to write questions")
-        total, done = len(docs), 0
-        self._emit(BenchStage.QUESTIONS, 0, total)
+        fetched, asked = len(locations) - len(to_fetch), 0
+        ask_total = len(to_ask) + len(to_fetch)
+        self._emit(BenchStage.DOCUMENTS, fetched, len(locations))
+        options = s.call_options()
 
-        async def from_doc(doc: Any) -> None:
-            nonlocal done
+        async def ask(doc: Document) -> None:
+            nonlocal asked
             try:
                 questions = await generate_questions(self.model(s.writer or ""), prompts, doc, s.per_doc,
                                                      qid_prefix=f"d{doc.ord + 1}", options=options,
@@ -274,11 +259,23 @@ class Benchmark:
                 self._problem(BenchStage.QUESTIONS, f"no question from {doc.location}: {exc}")
                 return
             finally:
-                done += 1
+                asked += 1
             self.bench.add_questions(self.bench_id, questions)
-            self._emit(BenchStage.QUESTIONS, done, total, doc.location)
+            self._emit(BenchStage.QUESTIONS, asked, ask_total, doc.location)
 
-        await asyncio.gather(*(from_doc(d) for d in docs))
+        async def fetch_then_ask(i: int, loc: str) -> None:
+            nonlocal fetched, asked
+            source = await load_document(loc, fetcher)
+            doc = self.bench.add_document(self.bench_id, i, loc, source)
+            fetched += 1
+            self._emit(BenchStage.DOCUMENTS, fetched, len(locations), loc)
+            if not doc.valid:
+                asked += 1
+                self._problem(BenchStage.DOCUMENTS, f"document {loc} could not be read: {doc.reason}")
+                return
+            await ask(doc)
+
+        await asyncio.gather(*(fetch_then_ask(i, loc) for i, loc in to_fetch), *(ask(d) for d in to_ask))
         if s.variants:
             await self._variants(prompts, options)
 

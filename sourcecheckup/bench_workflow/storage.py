@@ -79,13 +79,14 @@ class BenchStore:
     # -- documents ---------------------------------------------------------------------
     def add_document(self, bench_id: str, ord: int, location: str, source: Source) -> Document:
         source_id = self.store.add_source(source)
+        reason = "" if source.valid else (source.reason or source.status.plain)
         with self.db.conn:
-            self.db["bench_documents"].insert({
-                "bench_id": bench_id, "ord": ord, "location": location, "source_id": source_id,
-                "title": source.title, "valid": int(source.valid),
-                "reason": "" if source.valid else (source.reason or source.status.plain), "created_at": utcnow(),
-            }, replace=True)
-        return next(d for d in self.documents(bench_id) if d.location == location)
+            cur = self.db.conn.execute(
+                "INSERT OR REPLACE INTO bench_documents (bench_id, ord, location, source_id, title, valid, reason, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [bench_id, ord, location, source_id, source.title, int(source.valid), reason, utcnow()])
+        return Document(pk=int(cur.lastrowid or 0), ord=ord, location=location, source_id=source_id,
+                        title=source.title, text=source.text, valid=source.valid, reason=reason)
 
     def documents(self, bench_id: str) -> list[Document]:
         out = []

@@ -13,7 +13,6 @@ so every API judge follows the same rules:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import random
@@ -31,6 +30,7 @@ from ..injection import detect_injection
 from ..models import Label, Verdict
 from ..prompts import DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt
 from ..resources import resources_dir
+from ..retry_after import parse_retry_after
 from .base import BaseJudge, JudgeSpecError, SourceText
 
 log = logging.getLogger("sourcecheckup.judges")
@@ -256,18 +256,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None, now: float | None = N
             return max(0.0, float(ms) / 1000.0)
     except ValueError:
         pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return parse_retry_after(headers.get("retry-after"), now)
 
 
 _PARAM_REJECTED = re.compile(r"unsupported|not supported|does not support|deprecated|unrecognized|"

@@ -112,6 +112,18 @@ def main() -> int:
     w.refresh_runs()
     settle(800)
     save(w, out, "05-runs")
+    # the same screen with the system's dark scheme (Fusion follows it)
+    hints = app.styleHints()
+    if hasattr(hints, "setColorScheme"):
+        from PySide6.QtCore import Qt
+
+        w.left_tabs.setCurrentIndex(0)
+        hints.setColorScheme(Qt.ColorScheme.Dark)
+        settle(500)
+        w.detail_tabs.setCurrentIndex(0)
+        save(w, out, "07-dark-answer")
+        hints.setColorScheme(Qt.ColorScheme.Light)
+        settle(500)
     dialog = SettingsDialog(settings, w)
     dialog.show()
     save(dialog, out, "06-settings")

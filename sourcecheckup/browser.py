@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .fetch import (FetchOptions, HttpFetcher, BodyTooLarge, http_status_outcome, read_bounded, source_from_document,
-                    status_phrase)
+from .fetch import BodyTooLarge, FetchOptions, HttpFetcher, http_status_outcome, read_bounded, status_phrase
 from .models import FetchStatus, Source, utcnow
 from .safety import HostNotFoundError, UnsafeUrlError
 
@@ -74,9 +73,9 @@ def browser_status(executable: str | None = None) -> tuple[bool, str]:
 
     Checks the Playwright package and the Chromium executable without starting anything.
     """
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
         return False, ("the playwright Python package is not installed: install it with "
                        f"'pip install playwright'; {FALLBACK_NOTE}")
     exe = find_chromium(executable)
@@ -211,7 +210,7 @@ class BrowserPool:
     async def _fetch_one(self, method: str, url: str, headers: dict[str, str],
                          body: bytes | None) -> tuple[int, dict[str, str], bytes]:
         """One request without following redirects: status, headers for the browser, decoded body."""
-        client = self.http._client
+        client = self.http.client
         request = client.build_request(method, url, headers=headers, content=body)
         async with asyncio.timeout(self.page_timeout_s):
             response = await client.send(request, stream=True)

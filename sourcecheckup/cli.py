@@ -110,6 +110,8 @@ def _fetch_options(args: argparse.Namespace, batch: bool = False):
     kw["use_archive"] = bool(getattr(args, "use_archive", False))
     if getattr(args, "archive_endpoint", None):
         kw["archive_endpoint"] = args.archive_endpoint
+    if getattr(args, "doi_resolver", None):
+        kw["doi_resolver"] = args.doi_resolver
     robots = getattr(args, "robots", None)
     kw["respect_robots"] = batch if robots is None else robots   # on by default for batch runs
     if kw["use_archive"] and not kw["archive_lookup"]:
@@ -269,6 +271,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
         coro = audit.start(loaded.responses, loaded.skipped, label)
+    if config.fetch.browser != "never" and not args.quiet:
+        from .browser import browser_status
+
+        ok, message = browser_status(config.fetch.browser_executable)
+        if not ok:
+            print(f"warning: {message}", file=sys.stderr)
     try:
         run_id = asyncio.run(coro)
     except KeyboardInterrupt:
@@ -741,6 +749,7 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-archive", action="store_true", help="do not look dead links up in a web archive")
     p.add_argument("--use-archive", action="store_true", help="read the archived copy of a dead link as its source")
     p.add_argument("--archive-endpoint", metavar="URL", help="Wayback-compatible availability API")
+    p.add_argument("--doi-resolver", metavar="URL", help="resolve DOIs here instead of https://doi.org")
     p.add_argument("--robots", dest="robots", action="store_true", default=None,
                    help="respect robots.txt (default for batch runs)")
     p.add_argument("--no-robots", dest="robots", action="store_false", help="ignore robots.txt")

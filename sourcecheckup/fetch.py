@@ -7,7 +7,6 @@ safety rule (sourcecheckup.safety) is applied to every hop before connecting.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import http
 import random
 import time
@@ -21,6 +20,7 @@ import httpx
 
 from . import extract as _extract
 from .models import FetchStatus, Source, sha256_bytes, utcnow
+from .retry_after import parse_retry_after
 from .safety import AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, pinned_transport
 
 DEFAULT_USER_AGENT = (
@@ -114,20 +114,7 @@ def _mb(n: int) -> str:
 
 def retry_after_s(value: str | None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    return parse_retry_after(value)
 
 
 def finish_text(source: Source, max_chars: int) -> Source:
@@ -349,6 +336,11 @@ class HttpFetcher:
             if wait > 0:
                 await asyncio.sleep(wait)
             self._last_start[host] = time.monotonic()
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The pinned client (only pinned addresses are reachable: call check(url) first)."""
+        return self._client
 
     async def check(self, url: str) -> None:
         """Apply the address rule to a URL and pin the checked addresses for its connection."""

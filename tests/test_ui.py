@@ -373,3 +373,20 @@ def test_hovering_a_statement_lists_the_sources_that_support_it(qtbot, window):
     assert w.answer_view.statement_at(start + 1) is first
     text = w.answer_view.hover_text(first)
     assert "Supported by:" in text and "https://example.org/page/0" in text
+
+
+def test_storing_an_api_key_without_a_keyring_says_to_use_the_environment_variable(qtbot, settings, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from ui.dialogs import SettingsDialog
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text, *a: shown.append(text))
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.key_edits["openai"].setText("sk-test-not-a-real-key")
+    dialog.concurrency.setValue(3)
+    dialog.save()
+    assert settings.concurrency == 3
+    assert shown and "OPENAI_API_KEY" in shown[0]
+    assert "sk-test" not in shown[0]

@@ -5,7 +5,8 @@ import argparse
 import sys
 from typing import Sequence
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from .settings import APP, ORG
@@ -29,7 +30,50 @@ def application() -> QApplication:
     if app is None:
         app = QApplication([sys.argv[0] if sys.argv else "sourcecheckup"])
         app.setStyle("Fusion")
+        follow_color_scheme(app)
     return app  # type: ignore[return-value]
+
+
+def dark_palette() -> QPalette:
+    p = QPalette()
+    base, window, text = QColor("#1e1f22"), QColor("#2b2d30"), QColor("#e6e6e6")
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+        p.setColor(group, QPalette.ColorRole.Window, window)
+        p.setColor(group, QPalette.ColorRole.WindowText, text)
+        p.setColor(group, QPalette.ColorRole.Base, base)
+        p.setColor(group, QPalette.ColorRole.AlternateBase, QColor("#26282b"))
+        p.setColor(group, QPalette.ColorRole.Text, text)
+        p.setColor(group, QPalette.ColorRole.Button, window)
+        p.setColor(group, QPalette.ColorRole.ButtonText, text)
+        p.setColor(group, QPalette.ColorRole.ToolTipBase, window)
+        p.setColor(group, QPalette.ColorRole.ToolTipText, text)
+        p.setColor(group, QPalette.ColorRole.Highlight, QColor("#2f65ca"))
+        p.setColor(group, QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
+        p.setColor(group, QPalette.ColorRole.PlaceholderText, QColor("#8c8c8c"))
+        p.setColor(group, QPalette.ColorRole.Link, QColor("#7fb0ff"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#777777"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#777777"))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#777777"))
+    return p
+
+
+def follow_color_scheme(app: QApplication) -> None:
+    """Light or dark as the system says. Where the platform gives no dark palette (plain X11, some
+    Linux desktops), Fusion gets one of ours; a switch back restores the style's own palette."""
+    hints = app.styleHints()
+
+    def apply(*_: object) -> None:
+        dark = getattr(hints, "colorScheme", lambda: Qt.ColorScheme.Unknown)() == Qt.ColorScheme.Dark
+        is_dark_now = app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        if dark and not is_dark_now:
+            app.setPalette(dark_palette())
+        elif not dark and is_dark_now and getattr(app, "_sc_dark_applied", False):
+            app.setPalette(app.style().standardPalette())
+        app._sc_dark_applied = dark  # type: ignore[attr-defined]
+
+    if hasattr(hints, "colorSchemeChanged"):
+        hints.colorSchemeChanged.connect(apply)
+    apply()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -172,6 +172,11 @@ class SettingsDialog(QDialog):
                 keys.set_api_key(provider, key)
             except RuntimeError as exc:
                 problems.append(str(exc))
+            else:
+                # a "null" keyring backend accepts a key and keeps nothing: check it is really there
+                if keys.key_source(provider) != "keyring":
+                    problems.append(f"the keyring did not keep the {provider} key; set "
+                                    f"{keys.ENV_VARS[provider]} in the environment instead")
             edit.clear()
         s.sync()
         if problems:

@@ -28,7 +28,7 @@ from sourcecheckup.models import StatementStatus  # noqa: E402
 from sourcecheckup.pipeline import Audit, RunConfig  # noqa: E402
 from sourcecheckup.report import resources_dir  # noqa: E402
 from sourcecheckup.store import Store  # noqa: E402
-from ui.app import application  # noqa: E402
+from ui.app import application, dark_palette  # noqa: E402
 from ui.dialogs import SettingsDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.settings import AppSettings  # noqa: E402
@@ -112,18 +112,16 @@ def main() -> int:
     w.refresh_runs()
     settle(800)
     save(w, out, "05-runs")
-    # the same screen with the system's dark scheme (Fusion follows it)
-    hints = app.styleHints()
-    if hasattr(hints, "setColorScheme"):
-        from PySide6.QtCore import Qt
-
-        w.left_tabs.setCurrentIndex(0)
-        hints.setColorScheme(Qt.ColorScheme.Dark)
-        settle(500)
-        w.detail_tabs.setCurrentIndex(0)
-        save(w, out, "07-dark-answer")
-        hints.setColorScheme(Qt.ColorScheme.Light)
-        settle(500)
+    # the same screen in the dark palette the app uses when the system is dark (Xvfb has no system scheme)
+    light = app.palette()
+    app.setPalette(dark_palette())
+    w.left_tabs.setCurrentIndex(0)
+    w.detail_tabs.setCurrentIndex(2)
+    w._redraw()
+    w.show_cell(w.matrix_model.cell(w.matrix_table.currentIndex()))
+    save(w, out, "07-dark-support-matrix")
+    app.setPalette(light)
+    w._redraw()
     dialog = SettingsDialog(settings, w)
     dialog.show()
     save(dialog, out, "06-settings")

@@ -215,6 +215,15 @@ def _load_inputs(args: argparse.Namespace):
     return result
 
 
+def _load_plugins() -> None:
+    from .pipeline import load_plugins
+
+    try:
+        load_plugins()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def _print_headline(report: dict[str, Any], out: Any = None) -> None:
     out = out or sys.stdout
     m = report["metrics"]
@@ -240,10 +249,10 @@ def _print_headline(report: dict[str, Any], out: Any = None) -> None:
 # ----------------------------------------------------------------------------- commands
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .pipeline import Audit, RunConfig, load_plugins
+    from .pipeline import Audit, RunConfig
     from .report import build_report, write_report
 
-    load_plugins()
+    _load_plugins()
     if not args.inputs and not args.resume:
         raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
     for rep in args.report or []:
@@ -399,9 +408,8 @@ def _print_usage(store: Any, run_id: str, out: Any = None) -> None:
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from .cleanup import CleanupError, run_cleanup, set_decision, suggestions
-    from .pipeline import load_plugins
 
-    load_plugins()
+    _load_plugins()
     store = _open_store(args)
     run_id = _run_id(store, args.run)
     if args.accept or args.reject:
@@ -600,10 +608,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:
     from .judges.base import SourceText, make_judge
-    from .pipeline import load_plugins
     from .evidence import quote_in_source
 
-    load_plugins()
+    _load_plugins()
     _check_judges([args.judge])
     path = Path(args.pairs)
     if not path.is_file():

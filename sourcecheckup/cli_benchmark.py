@@ -185,10 +185,10 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from .bench_workflow import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
                                  format_results, read_questions)
     from .cli import UsageError, _check_judges, _open_store
-    from .pipeline import load_plugins
+    from .cli import _load_plugins
     from .store import StoreError
 
-    load_plugins()
+    _load_plugins()
     if not args.docs and not args.resume:
         raise UsageError("give DOCS (URL list, folder, CSV or questions JSONL) or --resume BENCH")
     models = _model_specs(_split_list(args.models))

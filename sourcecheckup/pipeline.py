@@ -33,7 +33,10 @@ def load_plugins() -> list[str]:
     """Import the modules named in $SOURCECHECKUP_PLUGINS (comma-separated); they register judges."""
     loaded = []
     for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(","))):
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ImportError(f"${PLUGINS_ENV} names '{name}', which cannot be imported: {exc}") from exc
         loaded.append(name)
     return loaded
 

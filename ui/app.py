@@ -37,7 +37,7 @@ def application() -> QApplication:
 def dark_palette() -> QPalette:
     p = QPalette()
     base, window, text = QColor("#1e1f22"), QColor("#2b2d30"), QColor("#e6e6e6")
-    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive, QPalette.ColorGroup.Disabled):
         p.setColor(group, QPalette.ColorRole.Window, window)
         p.setColor(group, QPalette.ColorRole.WindowText, text)
         p.setColor(group, QPalette.ColorRole.Base, base)

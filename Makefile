@@ -3,7 +3,7 @@ PY := .venv/bin/python
 SC := .venv/bin/sourcecheckup
 DEMO_DB ?= $(CURDIR)/demo.db
 
-.PHONY: setup demo test bench screenshots clean
+.PHONY: setup demo gui test bench screenshots clean
 
 setup:
 	bash scripts/setup.sh
@@ -21,7 +21,16 @@ test: setup
 
 bench: setup
 	$(PY) bench/pipeline.py
+	$(PY) bench/fetch.py
+	$(PY) bench/judges.py
+	$(PY) bench/local_judge.py
+	$(PY) bench/report.py
+	$(PY) bench/benchmark.py
+	QT_QPA_PLATFORM=offscreen $(PY) bench/ui_responsiveness.py
 	$(PY) bench/judge_accuracy.py
+
+screenshots: setup
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py
 
 clean:
 	rm -rf .venv build dist demo.db* sourcecheckup-demo-report.*

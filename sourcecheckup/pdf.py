@@ -32,7 +32,7 @@ class PdfError(RuntimeError):
 
 @dataclass(frozen=True)
 class PdfResult:
-    engine: str                      # "chromium" | "qt"
+    engine: str                      # "chromium" | a registered writer ("qt")
     problems: tuple[str, ...] = ()   # why a preferred engine was not used
 
 
@@ -96,24 +96,17 @@ def pdf_with_chromium(html: str, path: Path, executable: str) -> None:
     _in_thread(render)
 
 
-def pdf_with_qt(html: str, path: Path) -> None:
-    """Qt's rich-text engine: fewer CSS features (no SVG charts), but page numbers and the same text."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QMarginsF
-    from PySide6.QtGui import QGuiApplication, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+# Other PDF writers (the desktop app registers Qt's) are tried when Chromium is missing or fails.
+# The engine itself imports no Qt: the app's ui.pdf_qt module registers its writer on import.
+FALLBACK_WRITERS: dict[str, Callable[[str, Path], None]] = {}
 
-    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 - fonts need an application
-    writer = QPdfWriter(str(path))
-    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
-    writer.setPageMargins(QMarginsF(12, 12, 12, 16), QPageLayout.Unit.Millimeter)
-    writer.setTitle("SourceCheckup report")
-    doc = QTextDocument()
-    doc.setHtml(html)
-    doc.print_(writer)  # paginates and prints the page number at the foot of each page
+
+def register_pdf_writer(name: str, writer: Callable[[str, Path], None]) -> None:
+    FALLBACK_WRITERS[name] = writer
 
 
 def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResult:
-    """Write ``html`` as a PDF with Chromium, else Qt; says which engine wrote it and why not the first."""
+    """Write ``html`` as a PDF with Chromium, else a registered writer; says which wrote it and why."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
@@ -128,11 +121,14 @@ def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResu
         else:
             problems.append(f"no Chromium found (looked for {', '.join(CHROMIUM_CANDIDATES)}; "
                             f"set ${CHROMIUM_ENV} to its path)")
-    if engine in ("auto", "qt"):
+    for name, writer in FALLBACK_WRITERS.items():
+        if engine not in ("auto", name):
+            continue
         try:
-            pdf_with_qt(html, path)
-            return PdfResult("qt", tuple(problems))
+            writer(html, path)
+            return PdfResult(name, tuple(problems))
         except Exception as exc:
-            problems.append(f"Qt PDF writer failed: {type(exc).__name__}: {exc}")
+            problems.append(f"{name} PDF writer failed: {type(exc).__name__}: {exc}")
     raise PdfError("could not write the PDF report: " + "; ".join(problems)
-                   + ". Install Chromium (apt-get install chromium) or PySide6, or export HTML and print it.")
+                   + ". Install Chromium (apt-get install chromium), export from the desktop app, "
+                     "or export HTML and print it.")

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
                       assess_run, compute_metrics, pair_label)
-from .models import FetchStatus, Label, StatementStatus
+from .models import FetchStatus, Label, Source, StatementStatus
 from .store import RunData, Store, VerdictRow
 
 # ----------------------------------------------------------------------------- run view
@@ -172,11 +172,18 @@ class SourceSummary:
     source_id: int | None
     used: bool | None              # supports a statement; None while undecided or unreadable
 
+    notes: tuple[str, ...] = ()    # "changed since 2026-01-05", "archived copy of 2019-03-15", "DOI 10.x/y"
+
     @property
     def flag_text(self) -> str:
         words = {"possible_injection": "possible injection", "changed": "changed since last audit",
-                 "truncated": "truncated", "quote_not_found": "quote not found"}
+                 "truncated": "truncated", "quote_not_found": "quote not found",
+                 "archived": "read from an archived copy", "archived_copy_exists": "archived copy exists"}
         return ", ".join(words.get(f, f.replace("_", " ")) for f in self.flags)
+
+    @property
+    def note_text(self) -> str:
+        return " · ".join(self.notes)
 
 
 def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
@@ -199,8 +206,34 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
         if url in a.valid_urls and url not in a.undecided_urls:
             used = url not in a.unused_urls
         out.append(SourceSummary(url, src.domain or domain_of(url), src.title or "", src.status, outcome, src.reason,
-                                 tuple(src.flags), row.id, used))
+                                 tuple(src.flags), row.id, used, source_notes(src)))
     return out
+
+
+def _day(value: object) -> str:
+    text = str(value or "")
+    return text[:10] if len(text) >= 10 and text[4:5] == "-" else text
+
+
+def source_notes(src: Source) -> tuple[str, ...]:
+    """What a reader should know about a source beyond its outcome, in plain words: a page that
+    changed since an earlier audit, an archived copy read (or available) instead of a dead page,
+    the DOI it was reached through."""
+    meta = src.meta if isinstance(src.meta, Mapping) else {}
+    notes = []
+    if "changed" in src.flags:
+        since = _day(meta.get("changed_since"))
+        notes.append(f"changed since {since}" if since else "changed since an earlier audit")
+    arch = meta.get("archive")
+    arch_date = _day(arch.get("date") or arch.get("timestamp")) if isinstance(arch, Mapping) else ""
+    if src.origin == "archive":
+        notes.append(f"archived copy of {arch_date}" if arch_date else "archived copy")
+    elif arch_date and isinstance(arch, Mapping) and arch.get("snapshot_url"):
+        notes.append(f"archived copy of {arch_date} exists")
+    doi = meta.get("doi")
+    if isinstance(doi, str) and doi.strip():
+        notes.append(f"DOI {doi.strip()}")
+    return tuple(notes)
 
 
 def domain_of(url: str) -> str:
@@ -409,3 +442,245 @@ STATUS_WORDS: Mapping[StatementStatus, str] = {
     StatementStatus.NOT_A_CLAIM: "not a claim",
     StatementStatus.PENDING: "pending",
 }
+
+
+# ----------------------------------------------------------------------------- shared formatting
+
+
+def pct_ci(value: float | None, ci95: Sequence[float | None] = (None, None), *, signed: bool = False) -> str:
+    """"82.0% (95% CI 70–90)" for a proportion, "+4.0 points (95% CI -2.0 to +9.5)" for a difference."""
+    if value is None:
+        return "n/a"
+    lo, hi = (list(ci95) + [None, None])[:2]
+    if signed:
+        ci = "" if lo is None or hi is None else f" (95% CI {100 * lo:+.1f} to {100 * hi:+.1f})"
+        return f"{100 * value:+.1f} points{ci}"
+    ci = "" if lo is None or hi is None else f" (95% CI {100 * lo:.0f}–{100 * hi:.0f})"
+    return f"{100 * value:.1f}%{ci}"
+
+
+def metric_pct(m: object) -> str:
+    """A :class:`~sourcecheckup.metrics.Metric` (or None) as :func:`pct_ci` text with k/n."""
+    if m is None or getattr(m, "value", None) is None:
+        return "n/a"
+    return f"{pct_ci(m.value, m.ci95)} · {m.k}/{m.n}"  # type: ignore[attr-defined]
+
+
+# ----------------------------------------------------------------------------- benchmark
+
+
+@dataclass(frozen=True)
+class BenchModelRow:
+    """One model's line of a benchmark's results table (the study's per-model table)."""
+
+    model: str
+    name: str                  # short display name
+    answers: int               # answers audited
+    answer_status: str         # "ok 3, recovered 1"
+    url_validity: str
+    statement_support: str
+    response_support: str
+    accuracy: str              # "n/a" when accuracy was not graded
+    best_of: str               # "K=2: 50.0% -> 100.0% (+50.0 points)", "" without best-of-K
+    tokens: str
+    cost: str
+    statement_support_value: float | None = None
+
+
+def bench_model_rows(results: object) -> list[BenchModelRow]:
+    """:class:`~sourcecheckup.bench_workflow.BenchResults` shaped as table rows (plain text)."""
+    from .bench_workflow.records import AnswerStatus
+    from .bench_workflow.results import short_name
+
+    out = []
+    for name, r in results.models.items():  # type: ignore[attr-defined]
+        m = r.metrics
+        answered = sum(v for k, v in r.answer_status.items() if AnswerStatus(k).audited)
+        best = ""
+        if r.best_of is not None:
+            b = r.best_of
+
+            def f(v: float | None) -> str:
+                return "n/a" if v is None else f"{100 * v:.1f}%"
+
+            gain = "n/a" if b.gain is None else f"{100 * b.gain:+.1f} points"
+            best = f"K={b.k}: {f(b.first_draw_support)} → {f(b.selected_support)} ({gain})"
+        acc = metric_pct(r.accuracy) if r.accuracy is not None else "not graded"
+        if r.accuracy_labels:
+            acc += " · " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.accuracy_labels.items())
+        out.append(BenchModelRow(
+            model=name, name=short_name(name), answers=answered,
+            answer_status=", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.answer_status.items()),
+            url_validity=metric_pct(m.url_validity if m else None),
+            statement_support=metric_pct(m.statement_support if m else None),
+            response_support=metric_pct(m.response_support if m else None),
+            accuracy=acc, best_of=best, tokens=f"{r.tokens_in:,} in / {r.tokens_out:,} out",
+            cost="unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}",
+            statement_support_value=m.statement_support.value if m else None))
+    return out
+
+
+def bench_summary(results: object) -> str:
+    b = results.bench  # type: ignore[attr-defined]
+    text = (f"Benchmark {b.id} ({b.status}): {results.documents} documents, "  # type: ignore[attr-defined]
+            f"{results.questions} questions, audit run {b.run_id or '–'}")  # type: ignore[attr-defined]
+    return text + (f". {b.message}" if b.message else "")
+
+
+# ----------------------------------------------------------------------------- run comparison
+
+METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
+                "response_support": "Response-level support", "unused_sources": "Unused sources"}
+
+
+@dataclass(frozen=True)
+class MetricDifference:
+    metric: str
+    a: str
+    b: str
+    diff: str            # "+4.0 points (95% CI ...)" or "n/a"
+    diff_value: float | None
+
+
+@dataclass(frozen=True)
+class ChangedStatement:
+    response_id: str
+    statement: str
+    status_a: str
+    status_b: str
+    supported_a: bool | None
+    supported_b: bool | None
+
+
+@dataclass(frozen=True)
+class ChangedSource:
+    url: str
+    change: str          # "content changed", "dead link → full text"
+    fetched_a: str
+    fetched_b: str
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    run_a: str
+    run_b: str
+    summary: str
+    differences: list[MetricDifference]
+    statements: list[ChangedStatement]
+    sources: list[ChangedSource]
+
+
+def _status_words(value: str) -> str:
+    try:
+        return STATUS_WORDS[StatementStatus(value)]
+    except ValueError:
+        return value.replace("_", " ")
+
+
+def _outcome_words(value: str) -> str:
+    try:
+        return FetchStatus(value).plain
+    except ValueError:
+        return value.replace("_", " ")
+
+
+def comparison_view(c: Mapping[str, object]) -> ComparisonView:
+    """The dict of :func:`sourcecheckup.compare.compare_runs` shaped for a comparison screen."""
+    diffs = []
+    for d in c["differences"]:  # type: ignore[union-attr]
+        a = "n/a" if d["a"] is None else f"{100 * d['a']:.1f}% (n={d['n_a']})"
+        b = "n/a" if d["b"] is None else f"{100 * d['b']:.1f}% (n={d['n_b']})"
+        diffs.append(MetricDifference(METRIC_NAMES.get(d["metric"], d["metric"]), a, b,
+                                      pct_ci(d["diff"], d["ci95"], signed=True), d["diff"]))
+    statements = [ChangedStatement(s["response_id"], s["statement"], _status_words(s["status_a"]),
+                                   _status_words(s["status_b"]), s["supported_a"], s["supported_b"])
+                  for s in c["changed_statements"]]  # type: ignore[union-attr]
+    sources = [ChangedSource(s["url"], "content changed" + ("" if s["status_a"] == s["status_b"] else
+                             f"; {_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}")
+                             if s["content_changed"] else
+                             f"{_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}",
+                             _day(s["fetched_at_a"]), _day(s["fetched_at_b"]))
+               for s in c["changed_sources"]]  # type: ignore[union-attr]
+    ra, rb = c["run_a"], c["run_b"]
+    summary = (f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
+               f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "  # type: ignore[index]
+               f"{c['statements_matched']} statements matched (only in A {c['statements_only_a']}, only in B "
+               f"{c['statements_only_b']}); support changed for {len(statements)}. {c['sources_matched']} sources "
+               f"matched; {len(sources)} changed.")
+    return ComparisonView(str(ra["id"]), str(rb["id"]), summary, diffs, statements, sources)  # type: ignore[index]
+
+
+# ----------------------------------------------------------------------------- review samples & agreement
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    rater_a: str
+    rater_b: str
+    kind: str
+    n: int
+    agreement: str
+    kappa: str
+
+
+def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
+    """The comparisons of :func:`sourcecheckup.agreement.agreement_report` as plain-text rows."""
+    out = []
+    for c in report.get("comparisons", []):  # type: ignore[union-attr]
+        ag, ka = c["agreement"], c["kappa"]
+        kappa = "n/a" if ka["value"] is None else f"{ka['value']:.2f}"
+        if ka["value"] is not None and ka["ci95"][0] is not None:
+            kappa += f" (95% CI {ka['ci95'][0]:.2f} to {ka['ci95'][1]:.2f})"
+        out.append(AgreementRow(c["rater_a"], c["rater_b"], c["kind"].replace("-", " vs "), c["n"],
+                                pct_ci(ag["value"], ag["ci95"]), kappa))
+    return out
+
+
+def agreement_summary(report: Mapping[str, object]) -> str:
+    return (f"{report['pairs_reviewed']} pairs reviewed by {len(report['reviewers'])} reviewer(s) "  # type: ignore[arg-type]
+            f"({report['reviews']} labels, {report['unsure']} unsure); majority on {report['pairs_with_majority']}; "
+            f"{len(report['overturned'])} judge verdicts overturned.")  # type: ignore[arg-type]
+
+
+def sample_labels(store: Store, run_id: str, sample: str, reviewer: str) -> dict[tuple[int, str], str]:
+    """(statement_pk, url) -> the reviewer's latest label given within the named review sample."""
+    from .review import reviews
+
+    out: dict[tuple[int, str], str] = {}
+    for r in reviews(store, run_id, latest_only=False):
+        if r.sample == sample and r.reviewer == reviewer:
+            out[(r.statement_pk, r.url)] = r.label.value
+    return out
+
+
+@dataclass(frozen=True)
+class SampleReview:
+    """A review sample ready to label: its pairs, each source's text, and for each pair the passage
+    that best matches the statement (BM25, the judge's verdict plays no part: safe in blind mode)."""
+
+    run_id: str
+    name: str
+    pairs: list  # list[review_sample.SamplePair]
+    texts: dict[str, str]
+    passages: dict[int, str]      # pair_id -> best passage
+
+
+def load_sample_review(store: Store, run_id: str, name: str) -> SampleReview:
+    from .evidence import rank_passages
+    from .judges.base import SourceText
+    from .review_sample import sample_pairs
+
+    pairs = sample_pairs(store, run_id, name)
+    data = store.load_run(run_id)
+    texts = {p.url: data.sources[p.url].source.text for p in pairs if p.url in data.sources}
+    prepared: dict[str, SourceText] = {}
+    passages: dict[int, str] = {}
+    for p in pairs:
+        text = texts.get(p.url, "")
+        if not text:
+            continue
+        st = prepared.get(p.url) or prepared.setdefault(p.url, SourceText.from_text(text, p.url))
+        best = rank_passages(p.statement, st, k=1)
+        if best:
+            passages[p.pair_id] = st.passages[best[0][0]]
+    return SampleReview(run_id, name, pairs, texts, passages)

@@ -152,6 +152,7 @@ def test_report_command_writes_each_format(audited, tmp_path):
 def test_pdf_falls_back_to_qt_when_chromium_is_missing(audited, tmp_path, monkeypatch):
     from pypdf import PdfReader
 
+    import ui.pdf_qt  # noqa: F401 - the desktop app's Qt writer registers itself
     from sourcecheckup.pdf import html_to_pdf
 
     store, run_id = audited

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QWidget)
 
 from sourcecheckup import __version__, keys
+from sourcecheckup.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.views import table_columns
 
@@ -96,6 +97,12 @@ class SettingsDialog(QDialog):
         self.browser.addItems(list(BROWSER_MODES))
         self.browser.setCurrentText(settings.browser)
         form.addRow("Headless browser", self.browser)
+        available, sentence = browser_status()
+        self.browser_available = available
+        self.browser_status = plain_label(("✓ " if available else "⚠ No browser available: ") + sentence + ".")
+        self.browser_status.setToolTip("Pages that build their text with JavaScript need the headless browser; "
+                                       "without one they are read as plain HTML, which may give little text.")
+        form.addRow("", self.browser_status)
         self.archive = QCheckBox("Look dead links up in a web archive")
         self.archive.setChecked(settings.use_archive)
         form.addRow("", self.archive)

@@ -34,6 +34,9 @@ from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, Sou
 from .settings import AppSettings
 from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK
 from .widgets import AnswerView, MetricsBar, SourceViewer, plain_label
+from .benchmark_page import BenchmarkPage
+from .compare_page import ComparePage
+from .sample_page import SamplePage
 from .worker import AuditThread, StoreReader
 
 TABLE_EXTENSIONS = (".csv", ".tsv")
@@ -58,6 +61,7 @@ def _table(model: object, *, stretch_last: bool = True) -> QTableView:
 class MainWindow(QMainWindow):
     run_shown = Signal(str)          # a run's results are on screen (after each load)
     audit_finished = Signal(str, str)  # run id, status
+    export_finished = Signal(str, str)  # path written ("" on failure), error message
 
     def __init__(self, db_path: str | Path | None = None, settings: AppSettings | None = None) -> None:
         super().__init__()
@@ -98,8 +102,11 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------ layout
     def _build_ui(self) -> None:
+        self.pages = QTabWidget()
+        self.pages.setDocumentMode(True)
+        self.setCentralWidget(self.pages)
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.setCentralWidget(splitter)
+        self.pages.addTab(splitter, "Results")
 
         # left: input and runs
         self.left_tabs = QTabWidget()
@@ -213,7 +220,7 @@ class MainWindow(QMainWindow):
         sl = QVBoxLayout(src)
         self.sources_model = SourcesModel(self)
         self.sources_table = _table(self.sources_model)
-        for col, width in enumerate((30, 280, 150, 240, 170, 140)):
+        for col, width in enumerate((30, 250, 130, 200, 150, 190, 120, 150)):
             self.sources_table.setColumnWidth(col, width)
         self.sources_table.doubleClicked.connect(lambda idx: self.open_source_in_browser(idx.row()))
         sl.addWidget(self.sources_table, 1)
@@ -322,6 +329,14 @@ class MainWindow(QMainWindow):
         splitter.setSizes([300, 980])
         splitter.setStretchFactor(1, 1)
 
+        self.benchmark_page = BenchmarkPage(self)
+        self.pages.addTab(self.benchmark_page, "Benchmark")
+        self.compare_page = ComparePage(self)
+        self.pages.addTab(self.compare_page, "Compare runs")
+        self.sample_page = SamplePage(self)
+        self.pages.addTab(self.sample_page, "Review sample")
+        self.pages.currentChanged.connect(self._on_page_changed)
+
         # status bar: progress of a run
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(260)
@@ -329,6 +344,14 @@ class MainWindow(QMainWindow):
         self.progress_label = plain_label(selectable=False)
         self.statusBar().addPermanentWidget(self.progress_label, 1)
         self.statusBar().addPermanentWidget(self.progress_bar)
+        # a report being written (PDF takes seconds): a busy bar of its own, apart from the run's progress
+        self.export_label = plain_label(selectable=False)
+        self.export_bar = QProgressBar()
+        self.export_bar.setRange(0, 0)
+        self.export_bar.setMaximumWidth(120)
+        self.export_bar.setVisible(False)
+        self.statusBar().addPermanentWidget(self.export_label)
+        self.statusBar().addPermanentWidget(self.export_bar)
 
     def _action(self, text: str, slot: Callable[[], object], shortcut: str | QKeySequence.StandardKey | None = None,
                 *, checkable: bool = False) -> QAction:
@@ -352,9 +375,11 @@ class MainWindow(QMainWindow):
         self.recent_runs_menu.aboutToShow.connect(self._fill_recent_runs)
         m.addSeparator()
         ex = m.addMenu("&Export run")
-        ex.addAction(self._action("JSON…", lambda: self.export_dialog("json"), "Ctrl+E"))
+        ex.addAction(self._action("HTML report…", lambda: self.export_dialog("html"), "Ctrl+E"))
+        ex.addAction(self._action("PDF report…", lambda: self.export_dialog("pdf"), "Ctrl+Shift+E"))
+        ex.addAction(self._action("Excel workbook (xlsx)…", lambda: self.export_dialog("xlsx")))
+        ex.addAction(self._action("JSON…", lambda: self.export_dialog("json")))
         ex.addAction(self._action("CSV…", lambda: self.export_dialog("csv")))
-        ex.addAction(self._action("HTML…", lambda: self.export_dialog("html")))
         m.addSeparator()
         m.addAction(self._action("Settings…", self.open_settings, QKeySequence.StandardKey.Preferences))
         m.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
@@ -366,8 +391,13 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(False)
         m.addAction(self.cancel_action)
         m.addAction(self._action("&Resume selected run", self._resume_selected_run, "Ctrl+Shift+R"))
-        m.addAction(self._action("Show &runs", lambda: self.left_tabs.setCurrentIndex(1), "Ctrl+2"))
-        m.addAction(self._action("Show &input", lambda: self.left_tabs.setCurrentIndex(0), "Ctrl+1"))
+        m.addAction(self._action("Show &runs", lambda: self._show_left(1), "Ctrl+2"))
+        m.addAction(self._action("Show &input", lambda: self._show_left(0), "Ctrl+1"))
+        m.addSeparator()
+        m.addAction(self._action("&Benchmark models…", lambda: self.pages.setCurrentWidget(self.benchmark_page),
+                                 "Ctrl+B"))
+        m.addAction(self._action("C&ompare runs…", lambda: self.pages.setCurrentWidget(self.compare_page),
+                                 "Ctrl+Shift+C"))
 
         m = bar.addMenu("&Review")
         self.review_mode_action = self._action("&Keyboard review mode", self.toggle_review_mode, "Ctrl+R",
@@ -378,6 +408,8 @@ class MainWindow(QMainWindow):
         self.overrides_action = self._action("Metrics &with overrides", lambda: self.metrics_bar.with_overrides.toggle(),
                                              "Ctrl+Shift+V")
         m.addAction(self.overrides_action)
+        m.addAction(self._action("Review &sample…", lambda: self.pages.setCurrentWidget(self.sample_page),
+                                 "Ctrl+Shift+S"))
         m.addAction(self._action("Change reviewer name…", lambda: self.ask_reviewer(force=True)))
 
         m = bar.addMenu("&Help")
@@ -410,7 +442,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"SourceCheckup — {self.db_path.name}" + (f" — run {self.run_id}" if self.run_id else ""))
 
     def open_database(self, path: str | Path) -> bool:
-        if self.worker is not None:
+        if self.worker is not None or self.benchmark_page.worker is not None:
             self._warn("A run is in progress", "Cancel or finish the running audit before switching databases.")
             return False
         try:
@@ -427,6 +459,7 @@ class MainWindow(QMainWindow):
         self._clear_results()
         self._update_title()
         self.refresh_runs()
+        self._on_page_changed(self.pages.currentIndex())
         return True
 
     def open_database_dialog(self) -> None:
@@ -454,8 +487,30 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------ runs
     def refresh_runs(self) -> None:
-        self.reader.submit("runs", self.db_path, run_summaries, self.runs_model.set_rows,
+        self.reader.submit("runs", self.db_path, run_summaries, self._on_runs_listed,
                            lambda msg: self._status(f"could not list runs: {msg}"))
+
+    def _on_runs_listed(self, runs: list) -> None:
+        self.runs_model.set_rows(runs)
+        self.compare_page.set_runs(runs)
+
+    def _show_left(self, index: int) -> None:
+        self.pages.setCurrentIndex(0)
+        self.left_tabs.setCurrentIndex(index)
+
+    def show_run(self, run_id: str) -> None:
+        """Switch to the Results page and show a run (the Benchmark page's audit run, say)."""
+        self.pages.setCurrentIndex(0)
+        self.open_run(run_id)
+
+    def _on_page_changed(self, index: int) -> None:
+        page = self.pages.widget(index)
+        if page is self.sample_page:
+            self.sample_page.refresh()
+        elif page is self.benchmark_page:
+            self.benchmark_page.refresh_benches()
+        elif page is self.compare_page:
+            self.refresh_runs()
 
     def _selected_run_id(self) -> str | None:
         idx = self.runs_table.currentIndex()
@@ -511,6 +566,9 @@ class MainWindow(QMainWindow):
             self.select_response(keep if keep in pks else pks[0])
         else:
             self._clear_details()
+        if self.pages.currentWidget() is self.sample_page and (
+                self.sample_page.sample is None or self.sample_page.sample.run_id != view.data.run.id):
+            self.sample_page.refresh()
         self.run_shown.emit(view.data.run.id)
 
     def _resume_selected_run(self) -> None:
@@ -564,7 +622,7 @@ class MainWindow(QMainWindow):
             self.pending.extend(added)
             self.pending_label = ", ".join(filter(None, [self.pending_label, *names]))
             self._show_batch()
-            self.left_tabs.setCurrentIndex(0)
+            self._show_left(0)
         return added
 
     def clear_batch(self) -> None:
@@ -859,7 +917,10 @@ class MainWindow(QMainWindow):
         return self.settings.reviewer if not force else name
 
     def review_current(self, label: str) -> bool:
-        """Store the reviewer's label on the selected pair; metrics reload with it."""
+        """Store the reviewer's label on the selected pair; metrics reload with it. On the Review
+        sample page the label goes to that page's current pair, within its sample."""
+        if self.pages.currentWidget() is self.sample_page:
+            return self.sample_page.label_current(label)
         cell = self.current_cell()
         if cell is None or not self.run_id or not cell.readable:
             return False
@@ -879,7 +940,12 @@ class MainWindow(QMainWindow):
         on = self.review_mode_action.isChecked()
         for sc in self.review_shortcuts:
             sc.setEnabled(on)
-        if on:
+        if on and self.pages.currentWidget() is self.sample_page:
+            self.ask_reviewer()
+            self.sample_page.focus_pairs()
+            self._status("Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous")
+        elif on:
+            self.pages.setCurrentIndex(0)
             self.ask_reviewer()
             self.detail_tabs.setCurrentIndex(2)
             self.matrix_table.setFocus()
@@ -890,6 +956,9 @@ class MainWindow(QMainWindow):
             self._status("Review mode off")
 
     def step_pair(self, delta: int) -> None:
+        if self.pages.currentWidget() is self.sample_page:
+            self.sample_page.step(delta)
+            return
         if not self.pairs:
             return
         cell = self.current_cell()
@@ -970,18 +1039,55 @@ class MainWindow(QMainWindow):
         self._status(f"Report written to {out}")
         return out
 
+    def export_run_async(self, path: str | Path, fmt: str | None = None) -> bool:
+        """Write the report off the GUI thread (a PDF takes seconds) with a busy indicator;
+        export_finished(path, error) fires when it is done."""
+        if not self.run_id:
+            self._warn("No run open", "Open or audit a run first.")
+            return False
+        if self.reader.busy("export"):
+            self._status("A report is still being written")
+            return False
+        rid, with_overrides = self.run_id, self.metrics_bar.with_overrides.isChecked()
+        target = Path(path)
+
+        def work(st: Store) -> str:
+            overrides = review.overrides(st, rid) if with_overrides else None
+            return str(write_report(st, rid, target, fmt, overrides=overrides))
+
+        kind = (fmt or target.suffix.lstrip(".") or "json").upper()
+        self.export_bar.setVisible(True)
+        self.export_label.setText(f"Writing the {kind} report…")
+        self.reader.submit("export", self.db_path, work, self._on_exported, self._on_export_failed)
+        return True
+
+    def _on_exported(self, path: str) -> None:
+        self.export_bar.setVisible(False)
+        self.export_label.setText("")
+        self._status(f"Report written to {path}")
+        self.export_finished.emit(path, "")
+
+    def _on_export_failed(self, message: str) -> None:
+        self.export_bar.setVisible(False)
+        self.export_label.setText("")
+        self._warn("Export failed", message)
+        self.export_finished.emit("", message)
+
     def export_dialog(self, fmt: str | None) -> None:
         if not self.run_id:
             self._warn("No run open", "Open or audit a run first.")
             return
-        filters = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "html": "HTML (*.html)"}
+        filters = {"html": "HTML report (*.html)", "pdf": "PDF report (*.pdf)", "xlsx": "Excel workbook (*.xlsx)",
+                   "json": "JSON (*.json)", "csv": "CSV (*.csv)"}
         chosen = filters[fmt] if fmt else ";;".join(filters.values())
-        path, _ = QFileDialog.getSaveFileName(self, "Export run", f"sourcecheckup-{self.run_id}.{fmt or 'html'}", chosen)
+        path, picked = QFileDialog.getSaveFileName(self, "Export run", f"sourcecheckup-{self.run_id}.{fmt or 'html'}",
+                                                   chosen)
         if path:
-            try:
-                self.export_run(path, fmt)
-            except (OSError, ValueError) as exc:
-                self._warn("Export failed", str(exc))
+            if fmt is None:
+                fmt = next((k for k, v in filters.items() if v == picked), None)
+                if Path(path).suffix.lstrip(".").lower() in filters:
+                    fmt = Path(path).suffix.lstrip(".").lower()
+            self.export_run_async(path, fmt)
 
     def open_settings(self) -> None:
         SettingsDialog(self.settings, self).exec()
@@ -993,6 +1099,13 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.benchmark_page.worker is not None:
+            if not self._closing and not self.confirm(
+                    "Benchmark running", "A benchmark step is running. Stop it and close? Everything made so "
+                    "far is kept, and the benchmark can be resumed later."):
+                event.ignore()
+                return
+            self.benchmark_page.shutdown()
         if self.worker is not None:
             if not self._closing:
                 if not self.confirm("Audit running", "An audit is running. Stop it and close? Everything judged so "

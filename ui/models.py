@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont
 
 from sourcecheckup.models import Label
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
-from sourcecheckup.views import MatrixCell, ResponseSummary, RunSummary, SourceSummary, SupportMatrix
+from sourcecheckup.bench_workflow import Question
+from sourcecheckup.review_sample import SamplePair
+from sourcecheckup.views import (AgreementRow, BenchModelRow, ChangedSource, ChangedStatement, MatrixCell,
+                                 MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix)
 
 from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK, label_tint, safe_tooltip, tint
 
@@ -117,8 +120,10 @@ class SourcesModel(_RowModel[SourceSummary]):
         ("Domain", lambda s: s.domain),
         ("Title", lambda s: s.title),
         ("Outcome", lambda s: s.outcome),
+        ("Notes", lambda s: s.note_text),
         ("Used", lambda s: {True: "✓ supports a claim", False: "✗ supports none", None: "–"}[s.used]),
         ("Flags", lambda s: ("⚠ " + s.flag_text) if s.flags else ""),
+        ("Reason", lambda s: s.reason),
     )
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -263,6 +268,172 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignCenter)
         return None
+
+
+# ----------------------------------------------------------------------------- benchmark
+
+
+class QuestionsModel(_RowModel[Question]):
+    """A benchmark's questions; the question text and reference answer can be edited and a question
+    dropped (the "Use" check) while ``editable``. Every change goes through ``editor`` (an engine
+    call made by the page), which returns the question as stored, or None when it refused."""
+
+    QUESTION, REFERENCE, USE = 2, 3, 5
+    columns = (
+        ("Id", lambda q: q.qid),
+        ("Variant", lambda q: q.variant),
+        ("Question", lambda q: q.question),
+        ("Reference answer", lambda q: q.reference_answer),
+        ("Document", lambda q: q.document_url or ""),
+        ("Use", lambda q: "✗ dropped" if q.dropped else ("✎ edited" if q.edited else "✓ use")),
+    )
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.editable = False
+        self.editor: Callable[[Question, str, Any], Question | None] | None = None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        base = super().flags(index)
+        if not index.isValid() or not self.editable:
+            return base
+        if index.column() in (self.QUESTION, self.REFERENCE):
+            return base | Qt.ItemFlag.ItemIsEditable
+        if index.column() == self.USE:
+            return base | Qt.ItemFlag.ItemIsUserCheckable
+        return base
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        q = self.rows[index.row()]
+        if role == Qt.ItemDataRole.EditRole and index.column() in (self.QUESTION, self.REFERENCE):
+            return q.question if index.column() == self.QUESTION else q.reference_answer
+        if role == Qt.ItemDataRole.CheckStateRole and index.column() == self.USE:
+            return Qt.CheckState.Unchecked if q.dropped else Qt.CheckState.Checked
+        if role == Qt.ItemDataRole.FontRole and q.dropped:
+            font = QFont()
+            font.setStrikeOut(True)
+            return font
+        return super().data(index, role)
+
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or not self.editable or self.editor is None:
+            return False
+        q = self.rows[index.row()]
+        if role == Qt.ItemDataRole.EditRole and index.column() == self.QUESTION:
+            if str(value).strip() == q.question:
+                return False
+            new = self.editor(q, "question", str(value))
+        elif role == Qt.ItemDataRole.EditRole and index.column() == self.REFERENCE:
+            if str(value).strip() == q.reference_answer:
+                return False
+            new = self.editor(q, "reference_answer", str(value))
+        elif role == Qt.ItemDataRole.CheckStateRole and index.column() == self.USE:
+            checked = Qt.CheckState(value) == Qt.CheckState.Checked if not isinstance(value, bool) else value
+            new = self.editor(q, "dropped", not checked)
+        else:
+            return False
+        if new is None:
+            return False
+        self.rows[index.row()] = new
+        self.dataChanged.emit(self.index(index.row(), 0), self.index(index.row(), self.columnCount() - 1))
+        return True
+
+    def extra(self, item: Question, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole and item.dropped:
+            return QColor("#888888")
+        return None
+
+
+class BenchResultsModel(_RowModel[BenchModelRow]):
+    columns = (
+        ("Model", lambda r: r.name),
+        ("Answers", lambda r: r.answers),
+        ("URL validity", lambda r: r.url_validity),
+        ("Statement support", lambda r: r.statement_support),
+        ("Response support", lambda r: r.response_support),
+        ("Accuracy", lambda r: r.accuracy),
+        ("Best-of-K gain", lambda r: r.best_of or "–"),
+        ("Answer outcomes", lambda r: r.answer_status),
+        ("Tokens", lambda r: r.tokens),
+        ("Cost", lambda r: r.cost),
+    )
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if index.isValid() and index.column() == 0 and role == Qt.ItemDataRole.ToolTipRole:
+            return safe_tooltip(self.rows[index.row()].model)
+        return super().data(index, role)
+
+
+# ----------------------------------------------------------------------------- comparison, review
+
+
+class DifferencesModel(_RowModel[MetricDifference]):
+    columns = (("Metric", lambda d: d.metric), ("Run A", lambda d: d.a), ("Run B", lambda d: d.b),
+               ("B − A", lambda d: d.diff))
+
+
+class ChangedStatementsModel(_RowModel[ChangedStatement]):
+    columns = (
+        ("Response", lambda s: s.response_id),
+        ("Statement", lambda s: s.statement),
+        ("In run A", lambda s: _support_word(s.supported_a, s.status_a)),
+        ("In run B", lambda s: _support_word(s.supported_b, s.status_b)),
+    )
+
+    def extra(self, item: ChangedStatement, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.BackgroundRole and column in (2, 3):
+            sup = item.supported_a if column == 2 else item.supported_b
+            return tint({True: "supported", False: "not_supported", None: "pending"}[sup])
+        return None
+
+
+def _support_word(supported: bool | None, words: str) -> str:
+    return {True: "✓ ", False: "✗ ", None: "– "}[supported] + words
+
+
+class ChangedSourcesModel(_RowModel[ChangedSource]):
+    columns = (("URL", lambda s: s.url), ("What changed", lambda s: s.change),
+               ("Read in A", lambda s: s.fetched_a), ("Read in B", lambda s: s.fetched_b))
+
+
+class AgreementModel(_RowModel[AgreementRow]):
+    columns = (("Rater", lambda r: r.rater_a), ("Compared with", lambda r: r.rater_b), ("Kind", lambda r: r.kind),
+               ("Pairs", lambda r: r.n), ("Agreement", lambda r: r.agreement), ("Cohen's kappa", lambda r: r.kappa))
+
+
+class SamplePairsModel(_RowModel[SamplePair]):
+    """The pairs of a review sample with the reviewer's labels; the judge's label only when not blind."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.blind = True
+        self.labels: dict[tuple[int, str], str] = {}
+
+    @property
+    def columns(self) -> Sequence[tuple[str, Callable[[Any], Any]]]:  # type: ignore[override]
+        return (
+            ("#", lambda p: p.ord + 1),
+            ("Statement", lambda p: p.statement),
+            ("Source", lambda p: p.source_title or p.url),
+            ("Your label", lambda p: _REVIEW_WORDS.get(self.labels.get((p.statement_pk, p.url), ""), "… to do")),
+            ("Judge", lambda p: "hidden (blind)" if self.blind else
+             _REVIEW_WORDS.get(p.judge_label or "", "–")),
+        )
+
+    def set_labels(self, labels: dict[tuple[int, str], str]) -> None:
+        self.labels = dict(labels)
+        if self.rows:
+            self.dataChanged.emit(self.index(0, 3), self.index(len(self.rows) - 1, 4))
+
+    def set_blind(self, blind: bool) -> None:
+        self.blind = blind
+        if self.rows:
+            self.dataChanged.emit(self.index(0, 4), self.index(len(self.rows) - 1, 4))
+
+
+_REVIEW_WORDS = {"supported": "✓ supported", "not_supported": "✗ not supported", "unsure": "? unsure"}
 
 
 class SortFilterProxy(QSortFilterProxyModel):

@@ -1,7 +1,7 @@
 """Engine work off the GUI thread.
 
-AuditThread runs one audit (new or resumed) in a QThread with its own asyncio loop and its
-own Store connection; progress events come back through a queued signal, at most every
+AuditThread runs one audit (new or resumed), BenchmarkThread one benchmark step, each in a
+QThread with its own asyncio loop and its own Store connection; progress events come back through a queued signal, at most every
 PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
 Cancel sets the run's asyncio.Event from the GUI thread through loop.call_soon_threadsafe;
 the engine stops between pairs and records the run as cancelled, so it can be resumed.
@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
+from sourcecheckup.bench_workflow import BenchEvent, BenchInput, Benchmark, BenchSettings
 from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig
@@ -29,30 +30,24 @@ _ALWAYS = {EventKind.RUN_STARTED, EventKind.RUN_FINISHED, EventKind.WARNING, Eve
            EventKind.RESPONSE_DONE}
 
 
-class AuditThread(QThread):
-    """One audit run. Signals: progress(ProgressEvent), run_started(run_id), done(run_id, status, message)."""
+class _EngineThread(QThread):
+    """A QThread with its own asyncio loop and Store connection for one engine coroutine.
 
-    progress = Signal(object)
-    run_started = Signal(str)
+    Subclasses implement ``_work(store, cancel) -> (status, message)``. cancel() may be called
+    from the GUI thread at any time, also before the loop exists; ``done(id, status, message)``
+    is emitted once at the end, whatever happened.
+    """
+
     done = Signal(str, str, str)
 
-    def __init__(self, db_path: str | Path, config: RunConfig, *, responses: Sequence[Response] = (),
-                 skipped: Sequence[SkippedRecord] = (), label: str = "", resume_run: str | None = None,
-                 parent: QObject | None = None) -> None:
+    def __init__(self, db_path: str | Path, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.db_path = str(db_path)
-        self.config = config
-        self.responses = list(responses)
-        self.skipped = list(skipped)
-        self.label = label
-        self.resume_run = resume_run
-        self.run_id = resume_run or ""
+        self.result_id = ""
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cancel: asyncio.Event | None = None
         self._cancel_requested = False
-        self._last_emit = 0.0
-        self._announced = False
 
     # -- called from the GUI thread -------------------------------------------------------
     def cancel(self) -> None:
@@ -73,7 +68,7 @@ class AuditThread(QThread):
             asyncio.set_event_loop(loop)
             store = Store(self.db_path)
             try:
-                status, message = loop.run_until_complete(self._audit(loop, store))
+                status, message = loop.run_until_complete(self._start(loop, store))
             finally:
                 store.close()
         except Exception as exc:  # reported to the window, never raised into Qt
@@ -85,15 +80,45 @@ class AuditThread(QThread):
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
-            self.done.emit(self.run_id, status, message)
+            self.done.emit(self.result_id, status, message)
 
-    async def _audit(self, loop: asyncio.AbstractEventLoop, store: Store) -> tuple[str, str]:
+    async def _start(self, loop: asyncio.AbstractEventLoop, store: Store) -> tuple[str, str]:
         with self._lock:
             self._loop = loop
             self._cancel = asyncio.Event()
             if self._cancel_requested:
                 self._cancel.set()
-        audit = Audit(store, self.config, progress=self._on_event, cancel=self._cancel)
+        return await self._work(store, self._cancel)
+
+    async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        raise NotImplementedError
+
+
+class AuditThread(_EngineThread):
+    """One audit run. Signals: progress(ProgressEvent), run_started(run_id), done(run_id, status, message)."""
+
+    progress = Signal(object)
+    run_started = Signal(str)
+
+    def __init__(self, db_path: str | Path, config: RunConfig, *, responses: Sequence[Response] = (),
+                 skipped: Sequence[SkippedRecord] = (), label: str = "", resume_run: str | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(db_path, parent)
+        self.config = config
+        self.responses = list(responses)
+        self.skipped = list(skipped)
+        self.label = label
+        self.resume_run = resume_run
+        self.result_id = resume_run or ""
+        self._last_emit = 0.0
+        self._announced = False
+
+    @property
+    def run_id(self) -> str:
+        return self.result_id
+
+    async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        audit = Audit(store, self.config, progress=self._on_event, cancel=cancel)
         try:
             if self.resume_run:
                 run_id = await audit.resume(self.resume_run)
@@ -102,14 +127,14 @@ class AuditThread(QThread):
                 self._announce(run_id)
                 await audit.execute(run_id)
         except Exception as exc:
-            self.run_id = audit.run_id or self.run_id
+            self.result_id = audit.run_id or self.result_id
             return "failed", f"{type(exc).__name__}: {exc}"
-        self.run_id = run_id
+        self.result_id = run_id
         run = store.get_run(run_id)
         return run.status, run.message
 
     def _announce(self, run_id: str) -> None:
-        self.run_id = run_id
+        self.result_id = run_id
         if not self._announced:
             self._announced = True
             self.run_started.emit(run_id)
@@ -119,6 +144,64 @@ class AuditThread(QThread):
             self._announce(event.run_id)
         now = time.monotonic()
         if event.kind in _ALWAYS or now - self._last_emit >= PROGRESS_INTERVAL_S:
+            self._last_emit = now
+            self.progress.emit(event)
+
+
+class BenchmarkThread(_EngineThread):
+    """One benchmark step: a new benchmark up to its questions (``stop_after="questions"``), or the
+    rest of a stored one (answers, accuracy, audit, best-of-K) with ``resume_bench``.
+
+    Signals: progress(BenchEvent), bench_started(bench_id), done(bench_id, status, message).
+    Settings given with ``resume_bench`` replace the stored ones while the audit has not started
+    (models and judges may be chosen after the questions were reviewed).
+    """
+
+    progress = Signal(object)
+    bench_started = Signal(str)
+
+    def __init__(self, db_path: str | Path, settings: BenchSettings | None, *,
+                 bench_input: BenchInput | None = None, resume_bench: str | None = None,
+                 stop_after: str | None = None, parent: QObject | None = None) -> None:
+        super().__init__(db_path, parent)
+        if (bench_input is None) == (resume_bench is None):
+            raise ValueError("give either bench_input (a new benchmark) or resume_bench")
+        self.settings = settings
+        self.bench_input = bench_input
+        self.resume_bench = resume_bench
+        self.stop_after = stop_after
+        self.result_id = resume_bench or ""
+        self._last_emit = 0.0
+
+    @property
+    def bench_id(self) -> str:
+        return self.result_id
+
+    async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        bench = Benchmark(store, self.settings, progress=self._on_event, cancel=cancel)
+        try:
+            if self.resume_bench:
+                row = bench.bench.get(self.resume_bench)
+                self.result_id = row.id
+                if self.settings is not None and row.run_id is None:
+                    bench.update_settings(row.id, self.settings)
+                self.bench_started.emit(row.id)
+                await bench.resume(row.id, stop_after=self.stop_after)
+            else:
+                assert self.bench_input is not None
+                self.result_id = bench.create(self.bench_input)
+                self.bench_started.emit(self.result_id)
+                await bench.execute(self.result_id, stop_after=self.stop_after)
+        except Exception as exc:
+            self.result_id = bench.bench_id or self.result_id
+            return "failed", f"{type(exc).__name__}: {exc}"
+        row = bench.bench.get(self.result_id)
+        return row.status, row.message
+
+    def _on_event(self, event: BenchEvent) -> None:
+        now = time.monotonic()
+        always = event.warning or event.audit is None or event.done == event.total
+        if always or now - self._last_emit >= PROGRESS_INTERVAL_S:
             self._last_emit = now
             self.progress.emit(event)
 

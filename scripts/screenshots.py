@@ -2,6 +2,9 @@
 
 Audits resources/samples (answers + the local source pack, offline, built-in judge) into a
 temporary database, opens the main window at 1280x800 and saves PNGs to docs/screenshots/.
+The Compare page compares that run with a second audit in which one cited page was revised;
+the Benchmark page runs a small benchmark against the test suite's local fixture site and
+scripted fake OpenAI-compatible models (tests/support), so it needs no network either.
 Run under a display, e.g.:
 
     xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb .venv/bin/python scripts/screenshots.py
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -19,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
-from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from sourcecheckup.fetch import FetchOptions  # noqa: E402
@@ -54,12 +58,62 @@ def save(widget: QWidget, out: Path, name: str) -> None:
     print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
 
-def audit_samples(db: Path, judge: str) -> str:
+def audit_samples(db: Path, judge: str, sources: Path | None = None, label: str = "resources/samples/answers") -> str:
     samples = resources_dir() / "samples"
     loaded = load_path(samples / "answers")
-    config = RunConfig(judges=[judge], fetch=FetchOptions(sources_dir=samples / "sources"))
+    # a revised pack must be read again, not taken from the sources cached by the first audit
+    config = RunConfig(judges=[judge], fetch=FetchOptions(sources_dir=sources or samples / "sources"),
+                       refetch=sources is not None)
     with Store(db) as store:
-        return asyncio.run(Audit(store, config).start(loaded.responses, loaded.skipped, "resources/samples/answers"))
+        return asyncio.run(Audit(store, config).start(loaded.responses, loaded.skipped, label))
+
+
+def revised_sources(tmp: Path) -> Path:
+    """The sample source pack with one page revised: the HFE abstract no longer gives the 28.4% figure."""
+    pack = tmp / "sources-revised"
+    shutil.copytree(resources_dir() / "samples" / "sources", pack)
+    page = pack / "pages" / "pubmed-18199861-hfe.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("28.4%", "a minority"), encoding="utf-8")
+    return pack
+
+
+def benchmark_screens(w: MainWindow, tmp: Path, out: Path, judge: str) -> None:
+    """Drive the Benchmark page as a user would: generate, edit one question, drop one, answer and audit."""
+    from tests.support.bench_llm import TOPICS, responder
+    from tests.support.fake_llm import FakeLLMServer
+    from tests.support.site import start_site
+    from ui.models import QuestionsModel
+
+    site, stop_site = start_site()
+    try:
+        with FakeLLMServer("openai", responder=responder(site, {"wrong": "unsupported", "prose": "text"})) as llm:
+            docs = tmp / "reference-pages.txt"
+            docs.write_text("\n".join(f"{site}/article/{p}" for p in TOPICS) + "\n")
+            page = w.benchmark_page
+            w.settings.allow_hosts = ["127.0.0.1"]      # the fixture site and the fake models are local
+            w.pages.setCurrentWidget(page)
+            page.docs_edit.setText(str(docs))
+            page.models_edit.setPlainText("\n".join(f"openai-compatible:{llm.base_url}#{m}"
+                                                     for m in ("good", "wrong", "prose")))
+            page.judge_edit.setText(judge)
+            page.accuracy.setChecked(True)
+            page.per_doc.setValue(2)
+            page.generate_questions()
+            wait_for(page.questions_shown, 120)
+            settle(300)
+            if not page.questions_model.rows:
+                raise SystemExit(f"no questions were generated: {page.progress_label.text()}")
+            m = page.questions_model
+            m.setData(m.index(0, QuestionsModel.QUESTION), m.rows[0].question + " Answer for an adult outpatient.")
+            m.setData(m.index(3, QuestionsModel.USE), 0, Qt.ItemDataRole.CheckStateRole)
+            page.questions_table.resizeRowsToContents()
+            save(w, out, "08-benchmark-questions")
+            page.answer_and_audit()
+            wait_for(page.results_shown, 300)
+            settle(800)
+            save(w, out, "09-benchmark-results")
+    finally:
+        stop_site()
 
 
 def main() -> int:
@@ -74,6 +128,8 @@ def main() -> int:
     db = tmp / "samples.db"
     print(f"auditing the sample answers with the {args.judge} judge…")
     run_id = audit_samples(db, args.judge)
+    print("auditing them again against a revised source pack (for the Compare page)…")
+    audit_samples(db, args.judge, revised_sources(tmp), "resources/samples/answers (one page revised)")
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
     settings.reviewer = "Dr A. Reviewer"
     w = MainWindow(db, settings)
@@ -126,6 +182,23 @@ def main() -> int:
     dialog.show()
     save(dialog, out, "06-settings")
     dialog.close()
+    w.pages.setCurrentWidget(w.compare_page)
+    settle(800)
+    w.compare_page.compare_btn.click()
+    wait_for(w.compare_page.compared)
+    save(w, out, "10-compare")
+    w.open_run(run_id)
+    wait_for(w.run_shown)
+    w.pages.setCurrentWidget(w.sample_page)
+    w.sample_page.n_spin.setValue(20)
+    w.sample_page.draw()
+    wait_for(w.sample_page.sample_shown)
+    for label in ("supported", "not_supported", "supported"):
+        w.sample_page.label_current(label)
+    settle(1500)
+    save(w, out, "11-review-sample")
+    print("running a small benchmark against local fake models…")
+    benchmark_screens(w, tmp, out, args.judge)
     w.close()
     return 0
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .models import FetchStatus, Source
+from .resources import resources_dir
 
-PATTERN_DIR = Path(__file__).resolve().parent.parent / "resources" / "patterns"
+PATTERN_DIR = resources_dir() / "patterns"
 # checked in this order: the first detector that matches decides
 ORDER = ("captcha", "soft404", "login", "paywall", "abstract", "js_required")
 _OUTCOMES = {"blocked": FetchStatus.BLOCKED, "dead": FetchStatus.DEAD, "paywalled": FetchStatus.PAYWALLED,

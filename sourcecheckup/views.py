@@ -459,10 +459,15 @@ def pct_ci(value: float | None, ci95: Sequence[float | None] = (None, None), *, 
     return f"{100 * value:.1f}%{ci}"
 
 
-def metric_pct(m: object) -> str:
-    """A :class:`~sourcecheckup.metrics.Metric` (or None) as :func:`pct_ci` text with k/n."""
+def metric_pct(m: object, *, compact: bool = False) -> str:
+    """A :class:`~sourcecheckup.metrics.Metric` (or None) as :func:`pct_ci` text with k/n;
+    ``compact``: "60.0% (20–100)" for a table whose header says the bracket is the 95% CI."""
     if m is None or getattr(m, "value", None) is None:
         return "n/a"
+    if compact:
+        lo, hi = m.ci95  # type: ignore[attr-defined]
+        ci = "" if lo is None or hi is None else f" ({100 * lo:.0f}–{100 * hi:.0f})"
+        return f"{100 * m.value:.1f}%{ci}"  # type: ignore[attr-defined]
     return f"{pct_ci(m.value, m.ci95)} · {m.k}/{m.n}"  # type: ignore[attr-defined]
 
 
@@ -480,7 +485,8 @@ class BenchModelRow:
     url_validity: str
     statement_support: str
     response_support: str
-    accuracy: str              # "n/a" when accuracy was not graded
+    accuracy: str              # "not graded" when accuracy was not graded
+    accuracy_labels: str       # "exact match 3, missing 2"
     best_of: str               # "K=2: 50.0% -> 100.0% (+50.0 points)", "" without best-of-K
     tokens: str
     cost: str
@@ -504,17 +510,17 @@ def bench_model_rows(results: object) -> list[BenchModelRow]:
                 return "n/a" if v is None else f"{100 * v:.1f}%"
 
             gain = "n/a" if b.gain is None else f"{100 * b.gain:+.1f} points"
-            best = f"K={b.k}: {f(b.first_draw_support)} → {f(b.selected_support)} ({gain})"
-        acc = metric_pct(r.accuracy) if r.accuracy is not None else "not graded"
-        if r.accuracy_labels:
-            acc += " · " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.accuracy_labels.items())
+            best = f"{gain} (K={b.k}: {f(b.first_draw_support)} → {f(b.selected_support)})"
+        acc = metric_pct(r.accuracy, compact=True) if r.accuracy is not None else "not graded"
         out.append(BenchModelRow(
             model=name, name=short_name(name), answers=answered,
             answer_status=", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.answer_status.items()),
-            url_validity=metric_pct(m.url_validity if m else None),
-            statement_support=metric_pct(m.statement_support if m else None),
-            response_support=metric_pct(m.response_support if m else None),
-            accuracy=acc, best_of=best, tokens=f"{r.tokens_in:,} in / {r.tokens_out:,} out",
+            url_validity=metric_pct(m.url_validity if m else None, compact=True),
+            statement_support=metric_pct(m.statement_support if m else None, compact=True),
+            response_support=metric_pct(m.response_support if m else None, compact=True),
+            accuracy=acc, accuracy_labels=", ".join(f"{k.replace('_', ' ')} {v}"
+                                                    for k, v in r.accuracy_labels.items()),
+            best_of=best, tokens=f"{r.tokens_in:,} in / {r.tokens_out:,} out",
             cost="unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}",
             statement_support_value=m.statement_support.value if m else None))
     return out

@@ -64,8 +64,8 @@ def test_supported_medical_statement_is_supported_with_a_verbatim_quote(judge: B
     assert 0.0 <= v.score <= 1.0 and v.score >= judge.threshold
     assert "28.4%" in v.quote
     assert v.quote_found is True and quote_in_source(v.quote, HFE_SOURCE)
-    assert v.judge_id == "builtin" and v.prompt_version == "builtin-1"
-    assert v.model_version == "builtin-1/all-MiniLM-L6-v2"
+    assert v.judge_id == "builtin" and v.prompt_version == "builtin-2"
+    assert v.model_version == "builtin-2/all-MiniLM-L6-v2"
     assert v.rationale.startswith("Best passage shares") and v.rationale.endswith(".")
 
 
@@ -154,6 +154,18 @@ def test_lexical_mode_works_without_the_embedding_model(lexical_judge: BuiltinJu
         ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
         ("Iron-overload disease develops in 45.7% of male C282Y homozygotes.", source),
     ])
-    assert right.model_version == "builtin-1/lexical"
+    assert right.model_version == "builtin-2/lexical"
     assert right.label is Label.SUPPORTED and wrong.label is Label.NOT_SUPPORTED
     assert right.quote_found is True
+
+
+def test_a_dose_the_source_does_not_give_is_not_supported(judge):
+    page = SourceText.from_text(
+        "How much paracetamol can adults take? The usual dose is one or two 500mg tablets up to 4 times "
+        "in 24 hours. Do not take more than 8 tablets (4g) in 24 hours. Always leave at least 4 hours "
+        "between doses.")
+    wrong, right = judge.score_pairs([
+        ("Adults can take up to 8 g of paracetamol in 24 hours.", page),
+        ("Adults should not take more than 4g of paracetamol in 24 hours.", page)])
+    assert wrong.label is Label.NOT_SUPPORTED and "8 g" in wrong.rationale
+    assert right.label is Label.SUPPORTED

@@ -6,7 +6,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import json
 from pathlib import Path
 
 import pytest
@@ -103,8 +102,8 @@ def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_m
     assert not any(dropped_text in t for t in asked)            # the dropped question was never asked
     row = page.results_model.rows[0]
     assert row.model == model and row.answers == 2
-    shown = page.results_model.data(page.results_model.index(0, 3))
-    assert shown.startswith("100.0%") and "95% CI" in shown    # the good model's statements are supported
+    assert page.results_model.headerData(3, Qt.Orientation.Horizontal) == "Statement support"
+    assert page.results_model.data(page.results_model.index(0, 3)) == "100.0% (100–100)"   # all supported
     assert page.results_model.data(page.results_model.index(0, 5)) == "not graded"
     assert "2 questions" in page.results_label.text()
     assert not m.editable                                        # answered: questions are frozen

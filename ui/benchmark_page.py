@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
-                               QHBoxLayout, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
+                               QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox,
                                QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from sourcecheckup.bench_workflow import (VARIANTS, BenchEvent, BenchSettings, BenchStage, BenchStore,
@@ -96,6 +96,7 @@ class BenchmarkPage(QWidget):
         self.models_edit.setPlaceholderText("one model spec a line:\nopenai:gpt-4o\nanthropic:claude-sonnet-4-5\n"
                                             "openai-compatible:http://localhost:11434/v1#llama3.1")
         self.models_edit.setMaximumHeight(84)
+        self.models_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         ml.addRow("Models", self.models_edit)
         self.question_model_edit = QLineEdit()
         self.question_model_edit.setPlaceholderText("default: the first model")
@@ -110,20 +111,21 @@ class BenchmarkPage(QWidget):
         self.per_doc = QSpinBox()
         self.per_doc.setRange(1, 20)
         ol.addRow("Questions per document", self.per_doc)
-        vrow = QHBoxLayout()
+        vgrid = QGridLayout()
         self.variant_checks: dict[str, QCheckBox] = {}
-        for v in VARIANTS:
+        for i, v in enumerate(VARIANTS):
             cb = QCheckBox(v)
             cb.setToolTip(f"also ask a '{v}' rewording of each question")
             self.variant_checks[v] = cb
-            vrow.addWidget(cb)
-        vrow.addStretch(1)
-        ol.addRow("Variants", vrow)
+            vgrid.addWidget(cb, i // 2, i % 2)
+        ol.addRow("Variants", vgrid)
         self.best_of = QSpinBox()
         self.best_of.setRange(1, 10)
         self.best_of.setToolTip("draw K answers per question and keep the best supported one")
         ol.addRow("Best of K", self.best_of)
-        self.accuracy = QCheckBox("Grade accuracy against the document's answer")
+        self.accuracy = QCheckBox("Grade accuracy")
+        self.accuracy.setToolTip("grade each answer against the short answer taken from its document "
+                                 "(exact match / superset / missing), kept apart from citation support")
         ol.addRow("", self.accuracy)
         fl.addWidget(opts)
 
@@ -181,7 +183,7 @@ class BenchmarkPage(QWidget):
         self.questions_table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                                              | QAbstractItemView.EditTrigger.EditKeyPressed
                                              | QAbstractItemView.EditTrigger.AnyKeyPressed)
-        for col, width in enumerate((60, 90, 340, 180, 160, 90)):
+        for col, width in enumerate((50, 70, 310, 170, 110, 90)):
             self.questions_table.setColumnWidth(col, width)
         self.questions_table.horizontalHeader().setStretchLastSection(True)
         ql.addWidget(self.questions_table, 1)
@@ -198,12 +200,13 @@ class BenchmarkPage(QWidget):
         self.results_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results_table.setAlternatingRowColors(True)
         self.results_table.verticalHeader().setVisible(False)
-        for col, width in enumerate((180, 60, 190, 190, 190, 170, 220, 150, 150, 70)):
+        self.results_table.setWordWrap(False)
+        for col, width in enumerate((160, 60, 120, 130, 130, 120, 220, 190, 200, 150, 70)):
             self.results_table.setColumnWidth(col, width)
         rl.addWidget(self.results_table, 1)
-        rl.addWidget(plain_label("Citation metrics count each model's first draw of every question, with 95% "
-                                 "bootstrap intervals; accuracy is graded separately against the document's own "
-                                 "answer.", selectable=False))
+        rl.addWidget(plain_label("In brackets: the 95% bootstrap interval. Citation metrics count each model's "
+                                 "first draw of every question; accuracy is graded separately against the "
+                                 "document's own answer.", selectable=False))
         row = QHBoxLayout()
         self.open_run_btn = QPushButton("Open the audit run in Results")
         self.open_run_btn.setEnabled(False)
@@ -213,7 +216,8 @@ class BenchmarkPage(QWidget):
         rl.addLayout(row)
         right.addTab(rw, "Results")
         split.addWidget(right)
-        split.setSizes([420, 860])
+        form_box.setMaximumWidth(450)
+        split.setSizes([380, 900])
         split.setStretchFactor(1, 1)
 
     # ------------------------------------------------------------------------ inputs
@@ -276,7 +280,7 @@ class BenchmarkPage(QWidget):
             self.host._warn("No question writer", "Give at least one model (or a question writer) to write "
                             "questions from the documents.")
             return False
-        self._clear()
+        self.clear()
         self._start(BenchmarkThread(self.host.db_path, settings, bench_input=bench_input, stop_after="questions",
                                     parent=self))
         return True
@@ -322,7 +326,7 @@ class BenchmarkPage(QWidget):
         self.progress_bar.setVisible(busy)
         self.questions_model.editable = not busy and bool(self.bench_id) and not self.run_id
 
-    def _clear(self) -> None:
+    def clear(self) -> None:
         self.bench_id = None
         self.run_id = None
         self.questions_model.set_rows([])
@@ -358,6 +362,7 @@ class BenchmarkPage(QWidget):
         self.bench_id = bench_id or self.bench_id
         hint = ""
         if status == QUESTIONS_READY:
+            message = ""    # the engine's "review them, then resume" is said below in the app's words
             hint = " Review the questions: double-click to edit, untick Use to drop one; then Answer and audit."
         elif status in ("cancelled", "failed"):
             hint = " Answer and audit resumes it where it stopped."

@@ -55,18 +55,20 @@ class ComparePage(QWidget):
         self.summary = plain_label("Choose two runs of the same answers (say, before and after a guideline "
                                    "update) and press Compare.")
         layout.addWidget(self.summary)
-        split = QSplitter(Qt.Orientation.Vertical)
         self.diff_model = DifferencesModel(self)
         self.diff_table = _table(self.diff_model, (200, 150, 150))
-        self.diff_table.setMaximumHeight(150)
-        split.addWidget(self._titled("Metrics (B − A, with the 95% interval of the difference)", self.diff_table))
+        self.diff_table.verticalHeader().setDefaultSectionSize(24)
+        # four metrics: the table is exactly as tall as its rows, so none hides behind a scroll bar
+        self.diff_table.setFixedHeight(4 * 24 + self.diff_table.horizontalHeader().sizeHint().height() + 4)
+        layout.addWidget(self._titled("Metrics (B − A, with the 95% interval of the difference)", self.diff_table))
+        split = QSplitter(Qt.Orientation.Vertical)
         self.statements_model = ChangedStatementsModel(self)
         self.statements_table = _table(self.statements_model, (110, 620, 150))
         split.addWidget(self._titled("Statements whose support changed", self.statements_table))
         self.sources_model = ChangedSourcesModel(self)
         self.sources_table = _table(self.sources_model, (460, 280, 110))
         split.addWidget(self._titled("Sources whose content or outcome changed", self.sources_table))
-        split.setSizes([150, 300, 200])
+        split.setSizes([340, 200])
         layout.addWidget(split, 1)
 
     @staticmethod

@@ -7,8 +7,8 @@ from pathlib import Path
 import PySide6
 from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QSpinBox, QVBoxLayout,
-                               QWidget)
+                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QSpinBox,
+                               QVBoxLayout, QWidget)
 
 from sourcecheckup import __version__, keys
 from sourcecheckup.browser import browser_status
@@ -75,7 +75,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.settings = settings
         self.setWindowTitle("Settings")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(640)
         layout = QVBoxLayout(self)
         form = QFormLayout()
         layout.addLayout(form)
@@ -96,13 +96,18 @@ class SettingsDialog(QDialog):
         self.browser = QComboBox()
         self.browser.addItems(list(BROWSER_MODES))
         self.browser.setCurrentText(settings.browser)
-        form.addRow("Headless browser", self.browser)
         available, sentence = browser_status()
         self.browser_available = available
         self.browser_status = plain_label(("✓ " if available else "⚠ No browser available: ") + sentence + ".")
         self.browser_status.setToolTip("Pages that build their text with JavaScript need the headless browser; "
                                        "without one they are read as plain HTML, which may give little text.")
-        form.addRow("", self.browser_status)
+        # combo and sentence in one field: a wrapped label as a form row of its own gets a too-tall row
+        browser_box = QWidget()
+        bl = QVBoxLayout(browser_box)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.browser)
+        bl.addWidget(self.browser_status)
+        form.addRow("Headless browser", browser_box)
         self.archive = QCheckBox("Look dead links up in a web archive")
         self.archive.setChecked(settings.use_archive)
         form.addRow("", self.archive)

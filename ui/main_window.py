@@ -220,7 +220,7 @@ class MainWindow(QMainWindow):
         sl = QVBoxLayout(src)
         self.sources_model = SourcesModel(self)
         self.sources_table = _table(self.sources_model)
-        for col, width in enumerate((30, 250, 130, 200, 150, 190, 120, 150)):
+        for col, width in enumerate((30, 200, 100, 150, 130, 150, 120, 100)):
             self.sources_table.setColumnWidth(col, width)
         self.sources_table.doubleClicked.connect(lambda idx: self.open_source_in_browser(idx.row()))
         sl.addWidget(self.sources_table, 1)
@@ -457,6 +457,7 @@ class MainWindow(QMainWindow):
         self.view = None
         self.run_id = None
         self._clear_results()
+        self.benchmark_page.clear()
         self._update_title()
         self.refresh_runs()
         self._on_page_changed(self.pages.currentIndex())

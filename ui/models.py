@@ -284,7 +284,7 @@ class QuestionsModel(_RowModel[Question]):
         ("Variant", lambda q: q.variant),
         ("Question", lambda q: q.question),
         ("Reference answer", lambda q: q.reference_answer),
-        ("Document", lambda q: q.document_url or ""),
+        ("Document", lambda q: _document_name(q.document_url)),
         ("Use", lambda q: "✗ dropped" if q.dropped else ("✎ edited" if q.edited else "✓ use")),
     )
 
@@ -311,6 +311,8 @@ class QuestionsModel(_RowModel[Question]):
             return q.question if index.column() == self.QUESTION else q.reference_answer
         if role == Qt.ItemDataRole.CheckStateRole and index.column() == self.USE:
             return Qt.CheckState.Unchecked if q.dropped else Qt.CheckState.Checked
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 4:
+            return safe_tooltip(q.document_url) if q.document_url else None
         if role == Qt.ItemDataRole.FontRole and q.dropped:
             font = QFont()
             font.setStrikeOut(True)
@@ -346,6 +348,13 @@ class QuestionsModel(_RowModel[Question]):
         return None
 
 
+def _document_name(location: str | None) -> str:
+    """The last part of a document's URL or path ("hypertension", "guideline.pdf"); the tooltip has it all."""
+    if not location:
+        return ""
+    return location.rstrip("/").rsplit("/", 1)[-1] or location
+
+
 class BenchResultsModel(_RowModel[BenchModelRow]):
     columns = (
         ("Model", lambda r: r.name),
@@ -355,6 +364,7 @@ class BenchResultsModel(_RowModel[BenchModelRow]):
         ("Response support", lambda r: r.response_support),
         ("Accuracy", lambda r: r.accuracy),
         ("Best-of-K gain", lambda r: r.best_of or "–"),
+        ("Accuracy grades", lambda r: r.accuracy_labels or "–"),
         ("Answer outcomes", lambda r: r.answer_status),
         ("Tokens", lambda r: r.tokens),
         ("Cost", lambda r: r.cost),

@@ -72,8 +72,6 @@ class SamplePage(QWidget):
         b = QPushButton("Open sample")
         b.clicked.connect(lambda: self.open_sample(self.samples.currentData()) if self.samples.currentData() else None)
         row.addWidget(b)
-        row.addWidget(plain_label("Keyboard review mode (Ctrl+R): S supported · N not supported · U unsure · "
-                                  "J/→ next · K/← previous", selectable=False))
         layout.addLayout(row)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -86,7 +84,7 @@ class SamplePage(QWidget):
         self.pairs_table.setAlternatingRowColors(True)
         self.pairs_table.verticalHeader().setVisible(False)
         self.pairs_table.verticalHeader().setDefaultSectionSize(22)
-        for col, w in enumerate((36, 300, 160, 120)):
+        for col, w in enumerate((32, 250, 130, 115)):
             self.pairs_table.setColumnWidth(col, w)
         self.pairs_table.horizontalHeader().setStretchLastSection(True)
         self.pairs_table.selectionModel().currentRowChanged.connect(lambda cur, _: self._show_pair(cur.row()))
@@ -125,10 +123,12 @@ class SamplePage(QWidget):
         rrow.addWidget(prev_btn)
         rrow.addWidget(next_btn)
         dl.addLayout(rrow)
+        dl.addWidget(plain_label("Keyboard review mode (Ctrl+R): S · N · U to label, J/→ next, K/← previous.",
+                                 selectable=False))
         self.viewer = SourceViewer()
         dl.addWidget(self.viewer, 1)
         split.addWidget(detail)
-        split.setSizes([560, 660])
+        split.setSizes([640, 600])
         layout.addWidget(split, 1)
 
         self.agreement_label = plain_label("Agreement: no reviews yet.", selectable=False)

@@ -7,7 +7,7 @@ negation or a direction word ("increase" / "decrease") must not flip between the
 the statement's key terms must be present. A logistic regression over these features,
 trained on labelled health claims (scripts/train_builtin.py), gives the probability that
 the source supports the statement. Without the embedding model it still works on the
-lexical features alone and says so in ``model_version`` ("builtin-1/lexical").
+lexical features alone and says so in ``model_version`` ("builtin-2/lexical").
 """
 from __future__ import annotations
 
@@ -26,10 +26,11 @@ import numpy as np
 from .. import embeddings
 from ..evidence import quote_in_source, rank_passages, source_sentences
 from ..models import Label, Verdict
+from ..resources import resources_dir
 from .base import BaseJudge, JudgeSpecError, SourceText
 
 JUDGE_ID = "builtin"
-PROMPT_VERSION = "builtin-1"
+PROMPT_VERSION = "builtin-2"  # 2: a missing dose ("8 g") rules out support
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
 
@@ -51,7 +52,7 @@ def params_path() -> Path:
     override = os.environ.get("SOURCECHECKUP_BUILTIN_PARAMS")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "resources" / "judges" / "builtin.json"
+    return resources_dir() / "judges" / "builtin.json"
 
 
 # ---------------------------------------------------------------------------------------
@@ -108,6 +109,8 @@ _UNIT_ALIASES = {
     "min": "min", "mins": "min", "second": "s", "seconds": "s", "sec": "s", "times": "x",
     "fold": "x", "x": "x",
 }
+# amounts a clinician doses by: "8 g" must be in the evidence as 8 g, not as "8 tablets (4 g)"
+_DOSE_UNITS = frozenset({"mg", "g", "kg", "mcg", "ml", "l", "mmol", "iu", "mmhg"})
 _UNIT_RE = "|".join(sorted((re.escape(u) for u in _UNIT_ALIASES), key=len, reverse=True))
 # a number not glued to a name ("COVID-19", "IL-6", "SARS-CoV-2"), with an optional unit
 _NUMBER = re.compile(
@@ -177,7 +180,7 @@ def number_check(statement: str, evidence: str) -> tuple[list[str], list[str]]:
     wrong_unit: list[str] = []
     for q in wanted:
         same = [h for h in have if _same_number(q.value, h.value, q.text.replace(",", ""))]
-        if not same:
+        if not same or (q.unit in _DOSE_UNITS and not any(h.unit == q.unit for h in same)):
             missing.append(q.text)
         elif q.unit and all(h.unit and h.unit != q.unit for h in same):
             wrong_unit.append(q.text)
@@ -389,10 +392,12 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     if neg_s != neg_e:
         negation = "statement" if neg_s else "passage"
     veto = ""
-    precise = [q for q in missing_numbers if "." in q or "%" in q or "percent" in q.lower()]
+    precise = [q for q in missing_numbers if "." in q or "%" in q or "percent" in q.lower()
+               or any(x.unit in _DOSE_UNITS for x in quantities(q, words_too=False))]
     if precise:
         veto = f"the figure {precise[0]} does not appear in it"
-    elif cov_idf >= NEGATION_VETO_COVERAGE and _has_any(words(quote), _NEGATIONS) != neg_s:
+    # a negation flip only rules support out when the whole evidence, not just its closest sentence, flips
+    elif cov_idf >= NEGATION_VETO_COVERAGE and neg_e != neg_s and _has_any(words(quote), _NEGATIONS) != neg_s:
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
@@ -507,6 +512,7 @@ class BuiltinJudge(BaseJudge):
     id = JUDGE_ID
     prompt_version = PROMPT_VERSION
     concurrency = 2
+    per_source_batching = True   # the pipeline hands over all statements of a source at once: one embedding call
 
     def __init__(self, threshold: float | None = None, use_embeddings: bool | None = None,
                  params: BuiltinParams | None = None) -> None:

@@ -2,8 +2,10 @@
 
 Counts are per citation (one cited URL in one response), as the study counted them, so a
 domain cited by 40 answers weighs 40 times. Lists (dead links, changed and flagged sources)
-name each URL once. Country comes from the top-level domain only; generic TLDs (.com, .org,
+name each URL once. Country comes from the top-level domain; generic TLDs (.com, .org,
 .gov, .edu, .net, .info) are counted as the United States, as the study did without whois.
+With a whois lookup (off by default; see :mod:`whois`) the registrant country wins where
+whois answered, and each domain says which rule decided it.
 """
 from __future__ import annotations
 
@@ -11,11 +13,14 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .metrics import Metric, ResponseAssessment, proportion
 from .models import FetchStatus, Source
 from .store import RunData
+
+if TYPE_CHECKING:
+    from .whois import WhoisAnswer
 
 TOP_DOMAINS = 10
 DOMAIN_TYPES = ("gov", "org", "edu", "com", "other")
@@ -26,6 +31,10 @@ RATE_OUTCOMES = (FetchStatus.PAYWALLED, FetchStatus.ABSTRACT_ONLY, FetchStatus.D
 COUNTRY_NOTE = ("Country is read from the top-level domain; .com, .org, .gov, .edu, .net and .info are "
                 "counted as United States, as the SourceCheckup study did when whois gave no country. "
                 "Domains under other generic TLDs are 'unknown'.")
+WHOIS_COUNTRY_NOTE = ("Country by whois (registrant country) where it answered, else by top-level domain: "
+                      "whois gave a country for {answered} of {asked} domains asked (server {server}). "
+                      "For the rest, .com, .org, .gov, .edu, .net and .info are counted as United States, "
+                      "as the SourceCheckup study did; other generic TLDs are 'unknown'.")
 
 
 @lru_cache(maxsize=1)
@@ -62,6 +71,16 @@ def country_of(domain: str) -> str:
     if tld in us_generic:
         return "United States"
     return codes.get(tld, "unknown")
+
+
+def country_name(code: str) -> str:
+    """An ISO 3166 alpha-2 code as a country name where the TLD table knows it ('GB' -> 'United Kingdom'),
+    else the code itself, so the same country reads the same whichever rule decided it."""
+    _, codes = _tld_table()
+    low = code.lower()
+    if low == "us":
+        return "United States"
+    return codes.get(low) or codes.get("uk" if low == "gb" else low) or code.upper()
 
 
 def archive_info(source: Source) -> dict[str, Any] | None:
@@ -115,9 +134,31 @@ def _rate(cites: Sequence[Citation], outcome: FetchStatus, seed: int) -> dict[st
     return m.as_dict()
 
 
+def _countries_by_domain(domains: Sequence[str],
+                         lookup: Callable[[Sequence[str]], Mapping[str, "WhoisAnswer"]] | None
+                         ) -> dict[str, dict[str, Any]]:
+    """domain -> {country, rule ('whois' | 'tld'), ...}: whois where it answered, else the TLD rule."""
+    answers = lookup(domains) if lookup is not None else {}
+    out: dict[str, dict[str, Any]] = {}
+    for d in domains:
+        ans = answers.get(d)
+        if ans is not None and ans.country:
+            out[d] = {"domain": d, "country": country_name(ans.country), "rule": "whois", "code": ans.country,
+                      "whois_server": ans.server}
+        else:
+            row: dict[str, Any] = {"domain": d, "country": country_of(d), "rule": "tld"}
+            if ans is not None:
+                row["whois_problem"] = ans.problem
+            out[d] = row
+    return out
+
+
 def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None = None, *,
-                    seed: int = 0, top: int = TOP_DOMAINS) -> dict[str, Any]:
-    """The Sources section of the report as a JSON-ready dict."""
+                    seed: int = 0, top: int = TOP_DOMAINS,
+                    country_lookup: Callable[[Sequence[str]], Mapping[str, "WhoisAnswer"]] | None = None,
+                    whois_server: str | None = None) -> dict[str, Any]:
+    """The Sources section of the report as a JSON-ready dict. ``country_lookup`` (whois) is called once
+    with every cited domain; without it, country comes from the top-level domain alone."""
     cites = citations(data)
     models = sorted({c.model for c in cites})
     by_model: dict[str, Any] = {}
@@ -131,7 +172,15 @@ def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None
             "domain_types": _shares(Counter(domain_type(c.domain) for c in mine), DOMAIN_TYPES),
             "rates": {o.value: _rate(mine, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
         }
-    countries = Counter(country_of(c.domain) for c in cites)
+    by_domain = _countries_by_domain(sorted({c.domain for c in cites}), country_lookup)
+    countries = Counter(by_domain[c.domain]["country"] for c in cites)
+    if country_lookup is None:
+        country_note = COUNTRY_NOTE
+    else:
+        asked = sum(1 for v in by_domain.values() if v["rule"] == "whois" or "whois_problem" in v)
+        country_note = WHOIS_COUNTRY_NOTE.format(
+            answered=sum(1 for v in by_domain.values() if v["rule"] == "whois"), asked=asked,
+            server=whois_server or "default")
     all_domains = Counter(c.domain for c in cites)
 
     dead_archived = []
@@ -169,7 +218,9 @@ def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None
         "domain_types": _shares(Counter(domain_type(c.domain) for c in cites), DOMAIN_TYPES),
         "countries": [{"country": k, "count": v, "share": v / len(cites)}
                       for k, v in sorted(countries.items(), key=lambda kv: (-kv[1], kv[0]))],
-        "country_note": COUNTRY_NOTE,
+        "country_note": country_note,
+        "country_rule": "whois_then_tld" if country_lookup is not None else "tld",
+        "country_by_domain": list(by_domain.values()),
         "rates": {o.value: _rate(cites, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
         "dead_with_archive": dead_archived,
         "changed_sources": changed,

@@ -508,8 +508,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if fmt not in FORMATS:
         raise UsageError(f"cannot tell the report format from '{args.output}': give --format "
                          f"{'|'.join(FORMATS)} or a file name ending in one of them")
+    if args.whois_server and not args.whois:
+        raise UsageError("--whois-server is used only with --whois (whois lookups are off by default)")
     try:
-        path = write_report(store, run_id, args.output, fmt, group_by=args.group_by)
+        path = write_report(store, run_id, args.output, fmt, group_by=args.group_by,
+                            whois=args.whois, whois_server=args.whois_server)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except PdfError as exc:
@@ -713,7 +716,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if getattr(ns, attr, None) is None:
             setattr(ns, attr, default)
     if not args.quiet:
-        print(f"demo: auditing {len(list((samples / 'answers').iterdir()))} sample files offline "
+        print(f"demo: auditing the bundled sample answers ({len(list((samples / 'answers').iterdir()))} files) offline "
               f"with the built-in screening judge; database {args.db}", file=sys.stderr)
     code = cmd_audit(ns)
     if code == EXIT_OK:
@@ -812,6 +815,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["html", "pdf", "json", "csv", "xlsx"], help="default: from the file name")
     p.add_argument("--group-by", action="append", metavar="COLUMN",
                    help="also break metrics down by this input column (default: columns with few values)")
+    p.add_argument("--whois", action="store_true",
+                   help="ask whois for each cited domain's registrant country (at most 200 domains, 5 s each; "
+                        "off by default: country then comes from the top-level domain)")
+    p.add_argument("--whois-server", metavar="HOST:PORT",
+                   help="whois server to ask first (default whois.iana.org:43, which refers to the registry)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("verify-report", parents=[common],

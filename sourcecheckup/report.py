@@ -32,8 +32,11 @@ HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keep
 # ----------------------------------------------------------------------------- the JSON report
 
 def build_report(store: Store, run_id: str, *, data: RunData | None = None,
-                 overrides: Any = None, group_by: Sequence[str] | None = None) -> dict[str, Any]:
-    """The report as a dict: the stable JSON interface other tools read (keys are only ever added)."""
+                 overrides: Any = None, group_by: Sequence[str] | None = None,
+                 whois: bool = False, whois_server: str | None = None) -> dict[str, Any]:
+    """The report as a dict: the stable JSON interface other tools read (keys are only ever added).
+    ``whois``: ask whois (``whois_server``, default whois.iana.org:43) for each cited domain's registrant
+    country; off by default, when country comes from the top-level domain alone and nothing is sent."""
     from .agreement import agreement_report
     from .analytics import analyse_sources
     from .review import overrides as review_overrides
@@ -63,7 +66,17 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["by_model"] = _grouped(data, assessed, lambda r: r.model)
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
     report["by_group"] = {col: _grouped(data, assessed, _extra_key(responses_by_pk, col)) for col in columns}
-    report["analytics"] = analyse_sources(data, assessed, seed=seed + 100)
+    country_lookup = server = None
+    if whois:
+        from functools import partial
+
+        from .whois import DEFAULT_SERVER, split_server, whois_countries
+
+        server = whois_server or DEFAULT_SERVER
+        split_server(server)  # ValueError for a malformed server, before any lookup
+        country_lookup = partial(whois_countries, server=server)
+    report["analytics"] = analyse_sources(data, assessed, seed=seed + 100, country_lookup=country_lookup,
+                                          whois_server=server)
     report["unsupported"] = _unsupported(store, data, assessed, responses_by_pk)
     from .judge_report import disagreements, run_usage
     report["disagreements"] = disagreements(data, assessed)

@@ -27,6 +27,7 @@ class FakeWhois:
         self.reply = reply
         self.questions: list[str] = []
         self.connections = 0
+        self._handlers: set[asyncio.Task] = set()
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
         ready = threading.Event()
@@ -47,12 +48,14 @@ class FakeWhois:
             ready.set()
             async with server:
                 await self._stop.wait()
+            await asyncio.wait_for(asyncio.gather(*self._handlers, return_exceptions=True), 5)
 
         self._loop.run_until_complete(serve())
         self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self._handlers.add(asyncio.current_task())
         try:
             line = await asyncio.wait_for(reader.readline(), 5)
             question = line.decode().strip()

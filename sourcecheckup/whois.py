@@ -207,7 +207,7 @@ class WhoisClient:
     async def _lookup(self, name: str) -> WhoisAnswer:
         server = self.server
         try:
-            async with asyncio.timeout(None):
+            async with asyncio.timeout(self.timeout_s):
                 reply = await self._ask(server, name)
                 referral = parse_referral(reply)
                 if referral and referral.lower() != server.lower():

@@ -279,15 +279,19 @@ class Store:
         with self.db.conn:
             self.db["runs"].update(run_id, {"judges": _j(list(judge_ids))})
 
-    def get_run(self, run_id: str) -> RunRow:
-        rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
+    def find_by_id(self, table: str, ident: str, noun: str, listing: str = "") -> dict[str, Any]:
+        """The row whose id is ``ident``, or the one row whose id contains it (users type fragments)."""
+        rows = list(self.db.query(f"SELECT * FROM [{table}] WHERE id = ?", [ident]))
         if not rows:
-            rows = list(self.db.query("SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC",
-                                      [f"%{run_id}%"]))
+            rows = list(self.db.query(f"SELECT * FROM [{table}] WHERE id LIKE ? ORDER BY created_at DESC",
+                                      [f"%{ident}%"]))
             if len(rows) != 1:
                 hint = "" if not rows else f" (matches {', '.join(r['id'] for r in rows[:5])})"
-                raise StoreError(f"no run '{run_id}' in {self.path}{hint}; `sourcecheckup runs` lists them")
-        return self._run_row(rows[0])
+                raise StoreError(f"no {noun} '{ident}' in {self.path}{hint}{listing}")
+        return rows[0]
+
+    def get_run(self, run_id: str) -> RunRow:
+        return self._run_row(self.find_by_id("runs", run_id, "run", "; `sourcecheckup runs` lists them"))
 
     def latest_run_id(self) -> str | None:
         row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()

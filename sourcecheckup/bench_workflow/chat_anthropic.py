@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..judges.anthropic_api import AnthropicJudge
+from ..judges.anthropic_api import AnthropicJudge, usage_tokens
 from ..judges.llm import Reply, Schema
 from .chat import _CALL, CallOptions, _Completing
 
@@ -25,12 +25,7 @@ class AnthropicChat(_Completing, AnthropicJudge):
             kwargs["extra_body"] = {"temperature": options.temperature}
         response = await self.client.messages.create(model=self.settings.model, max_tokens=max_tokens,
                                                      system=system, messages=turns, **kwargs)
-        usage = response.usage
-        tokens_in = tokens_out = 0
-        if usage is not None:
-            tokens_in = ((usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
-                         + (getattr(usage, "cache_read_input_tokens", 0) or 0))
-            tokens_out = usage.output_tokens or 0
+        tokens_in, tokens_out = usage_tokens(response.usage)
         texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
         model = response.model or self.settings.model
         if response.stop_reason == "refusal":

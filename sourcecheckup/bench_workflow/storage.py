@@ -52,14 +52,7 @@ class BenchStore:
         return bench_id
 
     def get(self, bench_id: str) -> BenchRow:
-        rows = list(self.db.query("SELECT * FROM benchmarks WHERE id = ?", [bench_id]))
-        if not rows:
-            rows = list(self.db.query("SELECT * FROM benchmarks WHERE id LIKE ? ORDER BY created_at DESC",
-                                      [f"%{bench_id}%"]))
-            if len(rows) != 1:
-                hint = "" if not rows else f" (matches {', '.join(r['id'] for r in rows[:5])})"
-                raise StoreError(f"no benchmark '{bench_id}' in {self.store.path}{hint}")
-        r = rows[0]
+        r = self.store.find_by_id("benchmarks", bench_id, "benchmark")
         return BenchRow(r["id"], r["created_at"], r["finished_at"], r["status"], r["input"] or "",
                         _uj(r["config"], {}), r["run_id"], r["message"] or "")
 

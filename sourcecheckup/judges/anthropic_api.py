@@ -16,6 +16,15 @@ from ..keys import get_api_key
 from .llm import ApiJudge, ApiJudgeSettings, Reply, Schema, repair_instruction, settings_from_options
 
 
+def usage_tokens(usage: Any) -> tuple[int, int]:
+    """(input, output) tokens of a messages reply; cached prompt tokens count as input."""
+    if usage is None:
+        return 0, 0
+    tokens_in = ((usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
+                 + (getattr(usage, "cache_read_input_tokens", 0) or 0))
+    return tokens_in, usage.output_tokens or 0
+
+
 class AnthropicJudge(ApiJudge):
     provider = "anthropic"
     sdk = anthropic
@@ -39,12 +48,7 @@ class AnthropicJudge(ApiJudge):
             model=self.settings.model, max_tokens=max_tokens, system=system, messages=turns,
             tools=[{"name": name, "description": schema.description, "input_schema": schema.json_schema}],
             tool_choice={"type": "tool", "name": name}, extra_body=extra or None)
-        usage = response.usage
-        tokens_in = tokens_out = 0
-        if usage is not None:
-            tokens_in = ((usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
-                         + (getattr(usage, "cache_read_input_tokens", 0) or 0))
-            tokens_out = usage.output_tokens or 0
+        tokens_in, tokens_out = usage_tokens(response.usage)
         texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
         tool = next((b for b in response.content
                      if getattr(b, "type", None) == "tool_use" and b.name == name), None)

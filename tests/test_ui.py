@@ -6,48 +6,24 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import json
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel
 
-import tests.support.fake_judge  # noqa: F401  registers keyword:LATENCY
 from sourcecheckup import review
 from sourcecheckup.models import Label
 from sourcecheckup.store import Store
+from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 from ui.app import parse_args
 from ui.dialogs import CsvMappingDialog, about_text
 from ui.main_window import NO_SUGGESTIONS, MainWindow
-from ui.settings import AppSettings
 
 AUDIT_TIMEOUT_MS = 20_000
 
-
-@pytest.fixture
-def settings(tmp_path: Path) -> AppSettings:
-    s = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    s.judges = ["keyword:0"]
-    s.allow_hosts = ["127.0.0.1"]
-    s.concurrency = 4
-    s.reviewer = "Dr Tester"
-    return s
-
-
-@pytest.fixture
-def window(qtbot, tmp_path: Path, settings: AppSettings):
-    w = MainWindow(tmp_path / "audits.db", settings)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    if w.worker is not None:
-        w.worker.cancel()
-        w.worker.wait(10_000)
-    w.reader.wait(5000)
 
 
 def pasted_answer(site: str) -> str:

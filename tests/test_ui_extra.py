@@ -6,50 +6,25 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
-import tests.support.fake_judge  # noqa: F401  registers keyword:LATENCY
 from sourcecheckup import review
 from sourcecheckup.models import FetchStatus, Label, Source, sha256_bytes, utcnow
 from sourcecheckup.store import Store
 from sourcecheckup.views import source_notes
 from tests.support.bench_llm import TOPICS, responder
 from tests.support.fake_llm import FakeLLMServer
+from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 from ui.main_window import MainWindow
 from ui.models import QuestionsModel
-from ui.settings import AppSettings
 
 ANSWERING = "You are a medical expert answering"
 
-
-@pytest.fixture
-def settings(tmp_path: Path) -> AppSettings:
-    s = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    s.judges = ["keyword:0"]
-    s.allow_hosts = ["127.0.0.1"]
-    s.concurrency = 4
-    s.reviewer = "Dr Tester"
-    return s
-
-
-@pytest.fixture
-def window(qtbot, tmp_path: Path, settings: AppSettings):
-    w = MainWindow(tmp_path / "audits.db", settings)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.benchmark_page.shutdown(10_000)
-    if w.worker is not None:
-        w.worker.cancel()
-        w.worker.wait(10_000)
-    w.reader.wait(10_000)
 
 
 def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:

@@ -143,6 +143,7 @@ GENERIC_WORDS: frozenset[str] = frozenset("""
     whether particularly especially underlying existing pre-existing safe safely suitable course
     action way approach personal overall well-being wellbeing feel feeling unwell better tailored
     support monitor monitoring management manage managing worry worried sure unsure doubt instructions
+    act acting result results test tests testing genetic counsellor counselor counselling counseling
     label follow product products lifestyle diet exercise routine sorry unfortunately however please
     get go seek call need needs needed provide give offer answer recommend recommendation
     recommendations prescribe advise comment share discuss tell say replace qualified licensed

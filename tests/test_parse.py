@@ -419,3 +419,13 @@ def test_one_line_answer_without_punctuation_is_kept() -> None:
 def test_millisecond_unit_ends_a_sentence() -> None:
     assert texts(parse("Stop the drug if the QTc exceeds 500 ms. The risk of torsades rises.")) == [
         "Stop the drug if the QTc exceeds 500 ms.", "The risk of torsades rises."]
+
+
+@pytest.mark.parametrize("sentence,expected", [
+    ("Always consult your doctor or a genetic counsellor before acting on genetic test results.",
+     StatementCategory.DISCLAIMER),
+    ("Genetic testing for HFE C282Y is recommended for first-degree relatives.",
+     StatementCategory.INFORMATIVE),
+])
+def test_a_referral_about_your_own_test_results_is_a_disclaimer_not_a_claim(sentence, expected):
+    assert classify_sentence(sentence) is expected

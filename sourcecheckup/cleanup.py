@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -28,7 +27,7 @@ from .models import Label, Statement, StatementStatus, Verdict, utcnow
 from .parse import _GENERIC_MARKER_RE, _LINK_RE, _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
-from .store import Store
+from .store import Store, dump_json, load_json
 
 DEFAULT_CLEANUP_PROMPT = "cleanup-v1"
 LLM_KINDS = ("openai", "anthropic", "openai-compatible")
@@ -122,7 +121,7 @@ def _row(r: Mapping[str, Any]) -> SuggestionRow:
         pk=r["pk"], run_id=r["run_id"], statement_pk=r["statement_pk"], url=r["url"],
         kind=SuggestionKind(r["kind"]), original=r["original"] or "", suggested=r["suggested"] or "",
         quote=r["quote"] or "", status=SuggestionStatus(r["status"]), judge_id=r["judge_id"] or "",
-        verification=json.loads(r["verification"]) if r["verification"] else {},
+        verification=load_json(r["verification"], {}),
         decision=Decision(r["decision"] or "pending"), decided_by=r["decided_by"], decided_at=r["decided_at"],
         created_at=r["created_at"] or "")
 
@@ -165,7 +164,7 @@ def _store_suggestion(store: Store, run_id: str, statement_pk: int, url: str, ki
         store.db["suggestions"].insert({
             "run_id": run_id, "statement_pk": statement_pk, "url": url, "kind": kind.value,
             "original": original, "suggested": suggested, "quote": quote, "status": status.value,
-            "judge_id": judge_id, "verification": json.dumps(verification, ensure_ascii=False, sort_keys=True),
+            "judge_id": judge_id, "verification": dump_json(verification),
             "decision": Decision.PENDING.value, "decided_by": None, "decided_at": None, "created_at": utcnow()})
 
 

@@ -7,12 +7,11 @@
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from .metrics import Consensus, ResponseAssessment, assess_run
 from .models import Label
-from .store import RunData, Store
+from .store import RunData, Store, load_json
 
 
 def disagreements(data: RunData, assessed: Sequence[ResponseAssessment] | None = None) -> list[dict[str, Any]]:
@@ -67,7 +66,7 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     if "suggestions" in store.db.table_names():
         for judge_id, verification in store.db.execute(
                 "SELECT judge_id, verification FROM suggestions WHERE run_id = ?", [run.id]).fetchall():
-            writer = (json.loads(verification) if verification else {}).get("writer") or {}
+            writer = load_json(verification, {}).get("writer") or {}
             if not writer:
                 continue
             slot = acc.setdefault(f"{judge_id} (cleanup)", {}).setdefault(

@@ -11,7 +11,7 @@ import os
 import secrets
 import sqlite3
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -204,11 +204,13 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-def _j(value: Any) -> str:
+def dump_json(value: Any) -> str:
+    """How JSON columns are written: stable key order, text kept as written."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _uj(text: str | None, default: Any) -> Any:
+def load_json(text: str | None, default: Any) -> Any:
+    """A JSON column, or ``default`` when it is empty."""
     if not text:
         return default
     return json.loads(text)
@@ -265,7 +267,7 @@ class Store:
         with self.db.conn:
             self.db["runs"].insert({
                 "id": run_id, "created_at": utcnow(), "finished_at": None, "status": "running",
-                "input": input, "config": _j(config), "judges": _j(list(judges)), "parser": parser,
+                "input": input, "config": dump_json(config), "judges": dump_json(list(judges)), "parser": parser,
                 "app_version": app_version, "n_records": 0, "n_skipped": 0, "message": "",
             })
         return run_id
@@ -277,7 +279,7 @@ class Store:
 
     def set_run_judges(self, run_id: str, judge_ids: Sequence[str]) -> None:
         with self.db.conn:
-            self.db["runs"].update(run_id, {"judges": _j(list(judge_ids))})
+            self.db["runs"].update(run_id, {"judges": dump_json(list(judge_ids))})
 
     def find_by_id(self, table: str, ident: str, noun: str, listing: str = "") -> dict[str, Any]:
         """The row whose id is ``ident``, or the one row whose id contains it (users type fragments)."""
@@ -303,8 +305,8 @@ class Store:
     @staticmethod
     def _run_row(r: dict[str, Any]) -> RunRow:
         return RunRow(id=r["id"], created_at=r["created_at"], finished_at=r["finished_at"],
-                      status=r["status"], input=r["input"] or "", config=_uj(r["config"], {}),
-                      judges=_uj(r["judges"], []), parser=r["parser"] or "",
+                      status=r["status"], input=r["input"] or "", config=load_json(r["config"], {}),
+                      judges=load_json(r["judges"], []), parser=r["parser"] or "",
                       app_version=r["app_version"] or "", n_records=r["n_records"] or 0,
                       n_skipped=r["n_skipped"] or 0, message=r["message"] or "")
 
@@ -323,8 +325,8 @@ class Store:
         with self.db.conn:
             self.db["responses"].insert_all(({
                 "run_id": run_id, "ord": start + i, "rid": r.id, "question": r.question, "model": r.model,
-                "text": r.text, "citations": _j(list(r.citations)), "markers": _j(dict(r.markers)),
-                "origin": r.origin, "extra": _j(dict(r.extra)), "parsed": 0, "done": 0,
+                "text": r.text, "citations": dump_json(list(r.citations)), "markers": dump_json(dict(r.markers)),
+                "origin": r.origin, "extra": dump_json(dict(r.extra)), "parsed": 0, "done": 0,
             } for i, r in enumerate(responses)), batch_size=500)
             self.db["skipped"].insert_all(({"run_id": run_id, "origin": s.origin, "problem": s.problem}
                                            for s in skipped), batch_size=500)
@@ -337,9 +339,9 @@ class Store:
 
     @staticmethod
     def _response_row(r: dict[str, Any]) -> ResponseRow:
-        resp = Response(id=r["rid"], text=r["text"], citations=tuple(_uj(r["citations"], [])),
+        resp = Response(id=r["rid"], text=r["text"], citations=tuple(load_json(r["citations"], [])),
                         question=r["question"], model=r["model"], origin=r["origin"] or "",
-                        markers=_uj(r["markers"], {}), extra=_uj(r["extra"], {}))
+                        markers=load_json(r["markers"], {}), extra=load_json(r["extra"], {}))
         return ResponseRow(pk=r["pk"], run_id=r["run_id"], ord=r["ord"], response=resp,
                            parsed=bool(r["parsed"]), done=bool(r["done"]))
 
@@ -361,7 +363,7 @@ class Store:
             for s in statements:
                 self.db["statements"].insert({
                     "response_pk": response_pk, "run_id": run_id, "ord": s.index, "text": s.text,
-                    "category": s.category.value, "cited": _j(list(s.cited)), "start": s.start, "end": s.end,
+                    "category": s.category.value, "cited": dump_json(list(s.cited)), "start": s.start, "end": s.end,
                 })
             self.db["responses"].update(response_pk, {"parsed": 1})
         return self.statements_for(response_pk)
@@ -373,7 +375,7 @@ class Store:
     @staticmethod
     def _statement_row(r: dict[str, Any]) -> StatementRow:
         st = Statement(index=r["ord"], text=r["text"], category=StatementCategory(r["category"]),
-                       cited=tuple(_uj(r["cited"], [])), start=r["start"], end=r["end"])
+                       cited=tuple(load_json(r["cited"], [])), start=r["start"], end=r["end"])
         return StatementRow(pk=r["pk"], response_pk=r["response_pk"], statement=st)
 
     # -- sources ---------------------------------------------------------------------
@@ -396,8 +398,8 @@ class Store:
                 "http_status": source.http_status, "final_url": source.final_url,
                 "content_type": source.content_type, "title": source.title, "text": source.text,
                 "sha256": source.sha256, "fetched_at": source.fetched_at or utcnow(),
-                "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": _j(flags),
-                "meta": _j(meta), "raw": stored_raw,
+                "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": dump_json(flags),
+                "meta": dump_json(meta), "raw": stored_raw,
             })
         return int(row.last_pk)
 
@@ -419,7 +421,7 @@ class Store:
                      http_status=r["http_status"], final_url=r["final_url"], content_type=r["content_type"],
                      title=r["title"], text=r["text"] or "", sha256=r["sha256"], fetched_at=r["fetched_at"] or "",
                      elapsed_s=r["elapsed_s"] or 0.0, origin=r["origin"] or "http",
-                     flags=tuple(_uj(r["flags"], [])), meta=_uj(r["meta"], {}))
+                     flags=tuple(load_json(r["flags"], [])), meta=load_json(r["meta"], {}))
         return SourceRow(id=r["id"], source=src)
 
     def link_run_source(self, run_id: str, url: str, source_id: int) -> None:
@@ -433,7 +435,7 @@ class Store:
 
     def update_source_flags(self, source_id: int, flags: Iterable[str]) -> None:
         with self.db.conn:
-            self.db["sources"].update(source_id, {"flags": _j(sorted(set(flags)))})
+            self.db["sources"].update(source_id, {"flags": dump_json(sorted(set(flags)))})
 
     # -- verdicts ----------------------------------------------------------------------
     def save_verdict(self, run_id: str, statement_pk: int, url: str, source_id: int | None,
@@ -448,7 +450,7 @@ class Store:
                  verdict.rationale, verdict.quote,
                  None if verdict.quote_found is None else int(verdict.quote_found),
                  verdict.prompt_version, verdict.model_version, verdict.raw, verdict.tokens_in,
-                 verdict.tokens_out, _j(list(verdict.flags)), utcnow()])
+                 verdict.tokens_out, dump_json(list(verdict.flags)), utcnow()])
 
     def judged_keys(self, run_id: str) -> set[tuple[int, str, str]]:
         """(statement_pk, url, judge_id) of every pair already judged in this run."""
@@ -461,7 +463,7 @@ class Store:
                     quote=r["quote"] or "", quote_found=None if r["quote_found"] is None else bool(r["quote_found"]),
                     judge_id=r["judge_id"], prompt_version=r["prompt_version"] or "",
                     model_version=r["model_version"] or "", raw=r["raw"], tokens_in=r["tokens_in"],
-                    tokens_out=r["tokens_out"], flags=tuple(_uj(r["flags"], [])))
+                    tokens_out=r["tokens_out"], flags=tuple(load_json(r["flags"], [])))
         return VerdictRow(pk=r["pk"], statement_pk=r["statement_pk"], url=r["url"], source_id=r["source_id"],
                           verdict=v, created_at=r["created_at"])
 

@@ -5,22 +5,13 @@ interrupted at any step resumes with only what is missing.
 """
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..models import Source, utcnow
-from ..store import Store, StoreError
+from ..store import Store, StoreError, dump_json, load_json
 from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question)
-
-
-def _j(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _uj(text: str | None, default: Any) -> Any:
-    return json.loads(text) if text else default
 
 
 @dataclass(frozen=True)
@@ -47,14 +38,14 @@ class BenchStore:
         bench_id = bench_id or f"bench-{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
         with self.db.conn:
             self.db["benchmarks"].insert({"id": bench_id, "created_at": utcnow(), "finished_at": None,
-                                          "status": "created", "input": input, "config": _j(config),
+                                          "status": "created", "input": input, "config": dump_json(config),
                                           "run_id": None, "message": ""})
         return bench_id
 
     def get(self, bench_id: str) -> BenchRow:
         r = self.store.find_by_id("benchmarks", bench_id, "benchmark")
         return BenchRow(r["id"], r["created_at"], r["finished_at"], r["status"], r["input"] or "",
-                        _uj(r["config"], {}), r["run_id"], r["message"] or "")
+                        load_json(r["config"], {}), r["run_id"], r["message"] or "")
 
     def list(self) -> list[BenchRow]:
         return [self.get(r["id"]) for r in self.db.query("SELECT id FROM benchmarks ORDER BY created_at DESC")]
@@ -103,7 +94,7 @@ class BenchStore:
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [bench_id, start + i, q.qid, q.question, q.reference_answer, q.question_source, q.variant,
                      q.parent_qid, q.document_pk, q.document_url, q.generator, q.prompt_version, q.tokens_in,
-                     q.tokens_out, _j(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow()])
+                     q.tokens_out, dump_json(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow()])
 
     def questions(self, bench_id: str, *, include_dropped: bool = False) -> list[Question]:
         sql = "SELECT * FROM bench_questions WHERE bench_id = ?" + ("" if include_dropped else " AND dropped = 0")
@@ -115,7 +106,7 @@ class BenchStore:
                         question_source=r["question_source"], variant=r["variant"], parent_qid=r["parent_qid"],
                         document_pk=r["document_pk"], document_url=r["document_url"], generator=r["generator"] or "",
                         prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,
-                        tokens_out=r["tokens_out"] or 0, flags=tuple(_uj(r["flags"], [])),
+                        tokens_out=r["tokens_out"] or 0, flags=tuple(load_json(r["flags"], [])),
                         dropped=bool(r["dropped"]), edited=bool(r["edited"]))
 
     def _require_question(self, bench_id: str, qid: str) -> None:
@@ -185,8 +176,8 @@ class BenchStore:
                 "INSERT OR REPLACE INTO bench_answers (bench_id, qid, model, draw, status, text, citations, "
                 "model_version, prompt_version, tokens_in, tokens_out, attempts, raw, error, flags, in_run, "
                 "selected, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)",
-                [bench_id, a.qid, a.model, a.draw, a.status.value, a.text, _j(list(a.citations)), a.model_version,
-                 a.prompt_version, a.tokens_in, a.tokens_out, a.attempts, a.raw, a.error, _j(list(a.flags)),
+                [bench_id, a.qid, a.model, a.draw, a.status.value, a.text, dump_json(list(a.citations)), a.model_version,
+                 a.prompt_version, a.tokens_in, a.tokens_out, a.attempts, a.raw, a.error, dump_json(list(a.flags)),
                  utcnow()])
 
     def answers(self, bench_id: str) -> list[Answer]:
@@ -196,10 +187,10 @@ class BenchStore:
     @staticmethod
     def _answer(r: dict[str, Any]) -> Answer:
         return Answer(qid=r["qid"], model=r["model"], draw=r["draw"], status=AnswerStatus(r["status"]),
-                      text=r["text"] or "", citations=tuple(_uj(r["citations"], [])),
+                      text=r["text"] or "", citations=tuple(load_json(r["citations"], [])),
                       model_version=r["model_version"] or "", prompt_version=r["prompt_version"] or "",
                       tokens_in=r["tokens_in"] or 0, tokens_out=r["tokens_out"] or 0, attempts=r["attempts"] or 0,
-                      raw=r["raw"], error=r["error"] or "", flags=tuple(_uj(r["flags"], [])))
+                      raw=r["raw"], error=r["error"] or "", flags=tuple(load_json(r["flags"], [])))
 
     def answer_flags(self, bench_id: str) -> dict[tuple[str, str, int], tuple[bool, bool]]:
         """(qid, model, draw) -> (in the audit run, selected by best-of-K)."""

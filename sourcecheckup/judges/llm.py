@@ -87,6 +87,13 @@ class ReplyError(ValueError):
         self.problem = problem
 
 
+def reply_problem(exc: ReplyError, reply: "Reply") -> str:
+    """What was wrong with a reply, in words the repair request and the error row both use."""
+    if reply.stop in ("length", "max_tokens"):
+        return exc.problem + " (the reply was cut off at the output limit; keep it short)"
+    return exc.problem
+
+
 @dataclass(frozen=True)
 class ParsedVerdict:
     label: Label
@@ -657,9 +664,7 @@ class ApiJudge(BaseJudge):
                     flags.append("repaired")
                 break
             except ReplyError as exc:
-                problem = exc.problem
-                if reply.stop in ("length", "max_tokens"):
-                    problem += " (the reply was cut off at the output limit; keep it short)"
+                problem = reply_problem(exc, reply)
                 if round_ == 0:
                     log.info("%s: unusable reply (%s); asking once for a repair", self.id, problem)
                     turns = self._repair_turns(turns, reply, problem, schema)
@@ -800,9 +805,7 @@ async def ask_json(judge: ApiJudge, system: str, user: str, schema: Schema,
             obj = reply.payload if reply.payload is not None else extract_json_object(reply.text or "")
             value = parse(obj)
         except ReplyError as exc:
-            problem = exc.problem
-            if reply.stop in ("length", "max_tokens"):
-                problem += " (the reply was cut off at the output limit; keep it short)"
+            problem = reply_problem(exc, reply)
             if round_ == 0:
                 log.info("%s: unusable reply (%s); asking once for a repair", judge.id, problem)
                 turns = judge._repair_turns(turns, reply, problem, schema)

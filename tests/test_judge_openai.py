@@ -13,8 +13,8 @@ from sourcecheckup.judges.llm import (BATCH_SCHEMA, VERDICT_SCHEMA, RateLimiter,
                                       retry_after_seconds)
 from sourcecheckup.models import Label
 from sourcecheckup.prompts import PromptError
-from tests.support.fake_llm import (FakeLLMServer, bad_request, batch_verdicts, empty_body, malformed,
-                                    rate_limited, refusal, server_error, slow, truncated, verdict)
+from tests.support.fake_llm import (FakeLLMServer, bad_request, batch_verdicts, default_responder, empty_body,
+                                    malformed, rate_limited, refusal, server_error, slow, truncated, verdict)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "judges"
 KEY = "sk-test-4f9c2e7d1a8b6e3c5d0f"
@@ -229,14 +229,16 @@ async def test_rejected_temperature_is_dropped_and_every_verdict_says_so(server,
 async def test_batch_mode_judges_all_statements_of_a_source_in_one_call(server, judges, page):
     other = SourceText.from_text("Ferritin is a blood protein that stores iron.")
     judge = openai_judge(judges, server, batch=True)
-    server.script(batch_verdicts(("supported", "Women are often protected until menopause because "
-                                  "menstruation and pregnancy remove iron from the body."),
-                                 ("not_supported", ""), ("supported", "Invented sentence.")))
+    scripted = batch_verdicts(("supported", "Women are often protected until menopause because "
+                               "menstruation and pregnancy remove iron from the body."),
+                              ("not_supported", ""), ("supported", "Invented sentence."))
+    # the two calls run concurrently: answer by what is asked, not by arrival order
+    server.responder = lambda request: scripted if request.is_batch else default_responder(request)
     pairs = [("Menstruation protects women.", page), ("Ferritin stores iron.", other),
              ("Cure rates are 90%.", page), ("Venesection is weekly at first.", page)]
     verdicts = await judge.verify_many(pairs)
     assert len(server.requests) == 2
-    batch_request = server.requests[0].body
+    batch_request = next(r.body for r in server.requests if r.is_batch)
     assert batch_request["response_format"]["json_schema"]["schema"] == BATCH_SCHEMA
     assert [v.label for v in verdicts] == [Label.SUPPORTED, Label.SUPPORTED, Label.NOT_SUPPORTED,
                                            Label.SUPPORTED]

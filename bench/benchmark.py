@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,7 +55,25 @@ def two_claim_responder(base: str):
     return respond
 
 
+def serve(latency: float) -> None:
+    """The fixture site and the fake LLM server, in a process of their own (--serve): their request
+    handling must not share this process's interpreter lock with the engine being measured.
+    Prints both base URLs, serves until stdin closes, then prints how many LLM calls it answered."""
+    from tests.support.site import start_site
+
+    base, stop_site = start_site()
+    with FakeLLMServer("openai", latency_s=latency, responder=two_claim_responder(base)) as llm:
+        print(base, flush=True)
+        print(llm.base_url, flush=True)
+        sys.stdin.read()
+        print(len(llm.requests), flush=True)
+    stop_site()
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        serve(float(sys.argv[2]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=100)
     ap.add_argument("--models", type=int, default=3)
@@ -62,20 +82,20 @@ def main() -> None:
     ap.add_argument("--judge-concurrency", type=int, default=16)
     a = ap.parse_args()
 
-    from tests.support.site import start_site
-
-    base, stop_site = start_site()
+    servers = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(a.latency)],
+                               cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert servers.stdin is not None and servers.stdout is not None
+    base, llm_url = servers.stdout.readline().strip(), servers.stdout.readline().strip()
     stage_end: dict[str, float] = {}
 
     def progress(ev) -> None:
         stage_end[ev.stage.value] = time.perf_counter()
 
     try:
-        with FakeLLMServer("openai", latency_s=a.latency, responder=two_claim_responder(base)) as llm, \
-                tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp:
             docs = Path(tmp) / "documents.txt"
             docs.write_text("\n".join(f"{base}/article/{PAGES[i % 3]}?copy={i}" for i in range(a.questions)))
-            specs = [f"openai-compatible:{llm.base_url}#model-{i + 1}" for i in range(a.models)]
+            specs = [f"openai-compatible:{llm_url}#model-{i + 1}" for i in range(a.models)]
             models = {s: make_model(s, concurrency=a.concurrency, timeout_s=30) for s in specs}
             settings = BenchSettings(models=specs, judges=[f"keyword:{a.latency:g}"], question_model=specs[0],
                                      concurrency=a.concurrency, judge_concurrency=a.judge_concurrency,
@@ -84,17 +104,20 @@ def main() -> None:
             store = Store(Path(tmp) / "bench.db")
             bench = Benchmark(store, settings, models=models, judges=[KeywordJudge(a.latency)], progress=progress)
             t0 = time.perf_counter()
+            cpu0 = time.process_time()
             bench_id = asyncio.run(bench.start(read_bench_input(docs)))
             wall = time.perf_counter() - t0
+            cpu = time.process_time() - cpu0
             bs = BenchStore(store)
             run_id = bs.get(bench_id).run_id
             pairs = store.db.execute("SELECT COUNT(*) FROM verdicts WHERE run_id = ?", [run_id]).fetchone()[0]
             n_questions = len(bs.questions(bench_id))
             n_answers = len(bs.answers(bench_id))
-            calls = len(llm.requests)
             table = format_results(benchmark_results(store, bench_id))
     finally:
-        stop_site()
+        servers.stdin.close()
+        calls = int(servers.stdout.readline().strip() or 0)
+        servers.wait(timeout=10)
 
     question_calls = calls - n_answers
     per_model = n_answers / a.models
@@ -116,7 +139,7 @@ def main() -> None:
         if end is not None:
             print(f"  {label:<10} done at {end - t0:6.2f} s  (stage {end - previous:5.2f} s)")
             previous = end
-    print(f"  wall time        {wall:8.2f} s")
+    print(f"  wall time        {wall:8.2f} s  (CPU {cpu:.2f} s in this process, on {os.cpu_count()} cores)")
     print(f"  ideal            {ideal:8.2f} s  (questions {ideal_q:.2f} + answers {ideal_a:.2f} "
           f"+ judging {ideal_j:.2f})")
     print(f"  ratio to ideal   {wall / ideal:8.3f}  (target <= 1.25)")

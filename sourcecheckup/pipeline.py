@@ -120,6 +120,12 @@ class Audit:
         self._source_texts: dict[str, SourceText] = {}
         self._judged: set[tuple[int, str, str]] = set()
         self._run_sources: dict[str, int] = {}
+        # streaming input (open_input / add_responses / close_input): responses that arrive while
+        # the run goes on, as a benchmark's answers do; None in the queue ends one worker
+        self._streaming = False
+        self._workers = 0
+        self._queue: asyncio.Queue[ResponseRow | None] | None = None
+        self._urls: set[str] = set()
 
     # -- public entry points -----------------------------------------------------------
     def create(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
@@ -147,16 +153,52 @@ class Audit:
         await self.execute(run.id)
         return run.id
 
+    def open_input(self) -> None:
+        """Keep the next execute() going until close_input(): responses given to add_responses()
+        meanwhile are judged as they arrive (a benchmark audits answers while others are written)."""
+        self._streaming = True
+
+    def add_responses(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = ()) -> None:
+        """Add responses to the run; while the run executes they join its work at once.
+
+        Stored first, so a crash before they are judged leaves them for resume.
+        """
+        if not self.run_id:
+            raise ValueError("create() the run before adding responses to it")
+        rows = self.store.add_responses(self.run_id, responses, skipped)
+        for sk in skipped:
+            self.store.log(self.run_id, f"skipped {sk.origin}: {sk.problem}", "warning")
+            self._emit(EventKind.SKIPPED, f"{sk.origin}: {sk.problem}")
+        if self._queue is None:
+            return   # not executing yet: execute() reads them from the store
+        self._count_new(rows)
+        for row in rows:
+            self._queue.put_nowait(row)
+        self._emit(EventKind.INGESTED, f"{len(rows)} responses added")
+
+    def close_input(self) -> None:
+        """No more responses: execute() ends once those given are judged."""
+        self._streaming = False
+        if self._queue is not None:
+            for _ in range(self._workers):
+                self._queue.put_nowait(None)
+
+    def _count_new(self, rows: Sequence[ResponseRow]) -> None:
+        self.c.responses_total += len(rows)
+        self.c.responses_done += sum(1 for r in rows if r.done)
+        self._urls.update(u for r in rows for u in r.response.citations)
+        self.c.sources_total = len(self._urls)
+
     # -- the run -----------------------------------------------------------------------
     async def execute(self, run_id: str) -> None:
         self.run_id = run_id
         self.store.set_run_status(run_id, "running")
         rows = self.store.responses(run_id)
-        self.c = _Counters(responses_total=len(rows),
-                           responses_done=sum(1 for r in rows if r.done))
+        self.c = _Counters()
+        self._urls = set()
+        self._count_new(rows)
         self._judged = self.store.judged_keys(run_id)
         self._run_sources = self.store.run_source_ids(run_id)
-        self.c.sources_total = len({u for r in rows for u in r.response.citations})
         self._emit(EventKind.RUN_STARTED, f"{len(rows)} responses")
         owns_fetcher = self._fetcher is None
         owns_judges = self._judges is None
@@ -204,19 +246,23 @@ class Audit:
 
     async def _process_all(self, rows: Sequence[ResponseRow], judges: Sequence[Judge], parser: Parser) -> None:
         self._judge_sem = asyncio.Semaphore(max(1, self.config.judge_concurrency))
-        queue: asyncio.Queue[ResponseRow] = asyncio.Queue()
+        queue: asyncio.Queue[ResponseRow | None] = asyncio.Queue()
+        self._workers = self.max_active if self._streaming else min(self.max_active, max(1, len(rows)))
         for r in rows:
             queue.put_nowait(r)
+        self._queue = queue
+        if not self._streaming:
+            for _ in range(self._workers):
+                queue.put_nowait(None)
 
         async def worker() -> None:
             while not self.cancel.is_set():
-                try:
-                    row = queue.get_nowait()
-                except asyncio.QueueEmpty:
+                row = await queue.get()
+                if row is None:
                     return
                 await self._process_response(row, judges, parser)
 
-        workers = [asyncio.create_task(worker()) for _ in range(min(self.max_active, max(1, len(rows))))]
+        workers = [asyncio.create_task(worker()) for _ in range(self._workers)]
         cancel_wait = asyncio.create_task(self.cancel.wait())
         try:
             pending = set(workers)
@@ -232,6 +278,7 @@ class Audit:
                     await asyncio.gather(*pending, return_exceptions=True)
                     return
         finally:
+            self._queue = None   # responses added from now on wait in the store for a resume
             cancel_wait.cancel()
             for t in workers:
                 if not t.done():
@@ -347,7 +394,7 @@ class Audit:
             self._emit(EventKind.JUDGED)
 
     def _emit(self, kind: EventKind, message: str = "") -> None:
-        counts = dataclasses.asdict(self.c)
+        counts = vars(self.c).copy()   # flat ints: cheaper than dataclasses.asdict on every pair
         counts["pairs_total"] = max(self.c.pairs_total, self.c.pairs_done)
         try:
             self.progress(ProgressEvent(kind, self.run_id, message=message, **counts))

@@ -319,7 +319,8 @@ class Store:
 
     # -- responses & skipped ---------------------------------------------------------
     def add_responses(self, run_id: str, responses: Sequence[Response],
-                      skipped: Sequence[SkippedRecord] = ()) -> None:
+                      skipped: Sequence[SkippedRecord] = ()) -> list[ResponseRow]:
+        """Append responses (and skipped records) to a run; returns the stored rows of the responses."""
         start = self.db.execute("SELECT COALESCE(MAX(ord), -1) + 1 FROM responses WHERE run_id = ?",
                                 [run_id]).fetchone()[0]
         with self.db.conn:
@@ -332,6 +333,10 @@ class Store:
                                            for s in skipped), batch_size=500)
             self.db.execute("UPDATE runs SET n_records = n_records + ?, n_skipped = n_skipped + ? WHERE id = ?",
                             [len(responses) + len(skipped), len(skipped), run_id])
+        if not responses:
+            return []
+        return [self._response_row(r) for r in
+                self.db.query("SELECT * FROM responses WHERE run_id = ? AND ord >= ? ORDER BY ord", [run_id, start])]
 
     def responses(self, run_id: str) -> list[ResponseRow]:
         return [self._response_row(r) for r in

@@ -146,7 +146,10 @@ async def test_interrupted_benchmark_resumes_without_asking_any_model_twice(tmp_
     bs = BenchStore(store)
     assert bs.get(bench_id).status == "cancelled"
     made = len(bs.answers(bench_id))
-    assert 2 <= made < 6 and bs.get(bench_id).run_id is None
+    assert 2 <= made < 6
+    # answers are audited as they arrive: the run exists and holds the answers made so far
+    run_id = bs.get(bench_id).run_id
+    assert run_id is not None and 1 <= len(store.responses(run_id)) <= made
     asked_before = answer_requests(oa)
     generated_before = sum(1 for r in oa.requests if "You write examination questions" in r.all_text)
 
@@ -154,7 +157,8 @@ async def test_interrupted_benchmark_resumes_without_asking_any_model_twice(tmp_
     assert bs.get(bench_id).status == "completed"
     assert answer_requests(oa) - asked_before == 6 - made       # only the missing answers
     assert sum(1 for r in oa.requests if "You write examination questions" in r.all_text) == generated_before
-    data = store.load_run(bs.get(bench_id).run_id)
+    assert bs.get(bench_id).run_id == run_id
+    data = store.load_run(run_id)
     assert len(data.responses) == 6 and len({r.response.id for r in data.responses}) == 6
 
     # a third pass over a finished benchmark asks nothing and judges nothing again
@@ -187,6 +191,28 @@ async def test_audit_interrupted_midway_resumes_the_same_run(tmp_path, docs, ser
                             "GROUP BY statement_pk, url", [run_id]).fetchall()
     assert rows and all(n == 1 for _, _, n in rows)
     assert len(store.load_run(run_id).responses) == 6
+
+
+async def test_answers_are_audited_while_other_answers_are_still_being_written(tmp_path, docs, site):
+    order: list[str] = []
+
+    def track(ev):
+        if ev.stage is BenchStage.ANSWERS and ev.total:
+            order.append(f"answered {ev.done}/{ev.total}")
+        elif ev.stage is BenchStage.AUDIT and ev.audit is not None and ev.audit.kind.value == "judged":
+            order.append("judged")
+
+    # one call in flight per model and 50 ms a reply: three answers take a while to arrive
+    with FakeLLMServer("openai", latency_s=0.05, responder=responder(site, {"good": "good"})) as oa:
+        models = models_for([spec(oa, "good")])
+        store = Store(tmp_path / "overlap.db")
+        bench_id = await Benchmark(store, settings(models, concurrency=1), models=models,
+                                   judges=[KeywordJudge()], progress=track).start(read_bench_input(docs))
+    assert BenchStore(store).get(bench_id).status == "completed"
+    last_answer = max(i for i, e in enumerate(order) if e.startswith("answered"))
+    assert "judged" in order[:last_answer], order     # judging began before the last answer came
+    data = store.load_run(BenchStore(store).get(bench_id).run_id)
+    assert len(data.responses) == 3 and all(r.done for r in store.responses(data.run.id))
 
 
 async def test_best_of_k_keeps_the_best_supported_draw_and_reports_the_gain(tmp_path, docs, servers):

@@ -159,3 +159,49 @@ async def test_cancel_then_resume_judges_every_pair_exactly_once(tmp_path, site)
     other = Store(tmp_path / "b.db")
     straight = await Audit(other, _config(), judges=[KeywordJudge()]).start(responses)
     assert compute_metrics(other.load_run(straight)).as_dict() == resumed
+
+
+async def test_responses_added_while_the_run_executes_are_judged_once_each(tmp_path, site):
+    store = Store(tmp_path / "stream.db")
+    first, second, third = _responses(site)
+    events = []
+    audit = Audit(store, _config(), progress=events.append, judges=[KeywordJudge()])
+    run_id = audit.create([first], input_label="stream")
+    audit.open_input()
+    running = asyncio.create_task(audit.execute(run_id))
+    while not any(e.kind is EventKind.RESPONSE_DONE for e in events):
+        await asyncio.sleep(0.01)
+    audit.add_responses([second])   # arrives after the first response is finished
+    await asyncio.sleep(0.05)
+    assert not running.done()       # the input is still open
+    audit.add_responses([third])
+    audit.close_input()
+    await asyncio.wait_for(running, timeout=30)
+    data = store.load_run(run_id)
+    assert data.run.status == "completed" and [r.response.id for r in data.responses] == ["r1", "r2", "r3"]
+    assert all(r.done for r in store.responses(run_id))
+    # the same pairs as a run given all three at once, each judged exactly once
+    n_pairs = store.db.execute("SELECT COUNT(*) FROM verdicts WHERE run_id = ?", [run_id]).fetchone()[0]
+    distinct = store.db.execute("SELECT COUNT(DISTINCT statement_pk || url) FROM verdicts WHERE run_id = ?",
+                                [run_id]).fetchone()[0]
+    assert n_pairs == distinct == 2 * 2 + 2 * 1
+    assert events[-1].responses_total == 3 and events[-1].responses_done == 3
+    assert events[-1].sources_done == events[-1].sources_total == 5
+
+
+async def test_responses_added_after_a_cancel_wait_in_the_store_for_resume(tmp_path, site):
+    store = Store(tmp_path / "stream-cancel.db")
+    first, second, _ = _responses(site)
+    cancel = asyncio.Event()
+    audit = Audit(store, _config(), judges=[KeywordJudge()], cancel=cancel)
+    run_id = audit.create([first], input_label="stream")
+    audit.open_input()
+    running = asyncio.create_task(audit.execute(run_id))
+    await asyncio.sleep(0)
+    cancel.set()
+    await asyncio.wait_for(running, timeout=30)
+    audit.add_responses([second])
+    assert store.get_run(run_id).status == "cancelled"
+    await Audit(store, _config(), judges=[KeywordJudge()]).resume(run_id)
+    assert store.get_run(run_id).status == "completed"
+    assert all(r.done for r in store.responses(run_id)) and len(store.responses(run_id)) == 2

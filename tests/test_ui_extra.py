@@ -35,6 +35,23 @@ def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
 # ----------------------------------------------------------------------------- benchmark
 
 
+def test_benchmark_page_shows_answering_and_auditing_together_while_both_go_on(window):
+    from sourcecheckup.bench_workflow import BenchEvent, BenchStage
+    from sourcecheckup.events import EventKind, ProgressEvent
+
+    page = window.benchmark_page
+    page._on_progress(BenchEvent(BenchStage.ANSWERS, 12, 300))
+    audit = ProgressEvent(EventKind.JUDGED, "run", sources_done=5, sources_total=9, pairs_done=7, pairs_total=40)
+    page._on_progress(BenchEvent(BenchStage.AUDIT, 7, 40, audit=audit))
+    text = page.progress_label.text()
+    assert "Asking the models: 12/300" in text and "pairs judged 7/40" in text
+    assert page.progress_bar.maximum() == 300 and page.progress_bar.value() == 12   # the answers lead
+    page._on_progress(BenchEvent(BenchStage.ANSWERS, 300, 300))
+    page._on_progress(BenchEvent(BenchStage.AUDIT, 30, 60, audit=audit))
+    assert "Asking the models" not in page.progress_label.text()
+    assert page.progress_bar.maximum() == 60 and page.progress_bar.value() == 30
+
+
 def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_model_results(
         qtbot, window, site, tmp_path):
     w = window

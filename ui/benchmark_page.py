@@ -62,6 +62,7 @@ class BenchmarkPage(QWidget):
         self.bench_id: str | None = None
         self.run_id: str | None = None
         self._started = 0.0
+        self._answering = ""   # the latest "Asking the models: n/N" while answers are still coming in
         self._build()
         self._set_busy(False)
 
@@ -313,6 +314,7 @@ class BenchmarkPage(QWidget):
         worker.bench_started.connect(self._on_bench_started)
         worker.done.connect(self._on_done)
         self._started = time.monotonic()
+        self._answering = ""
         self.log.clear()
         self.progress_bar.setRange(0, 0)
         self.progress_label.setText("Starting…")
@@ -342,15 +344,20 @@ class BenchmarkPage(QWidget):
         if ev.warning:
             self.log.appendPlainText(f"⚠ {ev.message}")
             return
-        if ev.total:
-            self.progress_bar.setRange(0, ev.total)
-            self.progress_bar.setValue(min(ev.done, ev.total))
         words = STAGE_WORDS.get(ev.stage, ev.stage.value)
         text = f"{words}: {ev.done}/{ev.total}" if ev.total else words
         if ev.audit is not None:
             a = ev.audit
             text += (f" · sources fetched {a.sources_done}/{a.sources_total} · pairs judged {a.pairs_done}/"
                      f"{a.pairs_total} · fetch failures {a.fetch_failures} · judge errors {a.judge_errors}")
+        # answers are audited as they arrive: both lines stay in view until the answers are all in
+        if ev.stage is BenchStage.ANSWERS:
+            self._answering = text if ev.total and ev.done < ev.total else ""
+        if ev.stage is BenchStage.AUDIT and self._answering:
+            text = f"{self._answering}\n{text}"
+        elif ev.total:   # the bar follows the answers while they come in, then the audit
+            self.progress_bar.setRange(0, ev.total)
+            self.progress_bar.setValue(min(ev.done, ev.total))
         self.progress_label.setText(f"{text} · {time.monotonic() - self._started:.0f} s")
 
     def _on_done(self, bench_id: str, status: str, message: str) -> None:

@@ -185,11 +185,7 @@ class Benchmark:
                 return
             if not s.models:
                 raise ValueError("no models to benchmark: give at least one model spec")
-            await self._answers(prompts)
-            if self.cancel.is_set():
-                status, message = "cancelled", "cancelled by the user"
-                return
-            await self._audit(fetcher)
+            await self._answers_and_audit(prompts, fetcher)
             if self.cancel.is_set():
                 status, message = "cancelled", "cancelled by the user"
                 return
@@ -298,8 +294,43 @@ class Benchmark:
 
         await asyncio.gather(*(one(q, v) for q, v in todo))
 
+    # -- 3. answers and 4. audit, overlapped: each answer is audited as soon as it is made ----
+    async def _answers_and_audit(self, prompts: Prompts, fetcher: Fetcher) -> None:
+        audit = self._open_audit(fetcher)
+        questions = {q.qid: q for q in self.bench.questions(self.bench_id)}
+        s = self.settings
+        assert s is not None
+
+        def audit_answer(answer: Answer) -> None:
+            if answer.status is AnswerStatus.ERROR or answer.qid not in questions or answer.model not in s.models \
+                    or answer.draw >= s.best_of:
+                return   # a failed call is retried on resume, not audited
+            responses, skipped = self._responses([answer], questions)
+            audit.add_responses(responses, skipped)
+            self.bench.mark_in_run(self.bench_id, [(answer.qid, answer.model, answer.draw)])
+
+        audit.open_input()
+        auditing = asyncio.create_task(audit.execute(audit.run_id))
+        answering = asyncio.create_task(self._answers(prompts, on_answer=audit_answer))
+        try:
+            await asyncio.wait({auditing, answering}, return_when=asyncio.FIRST_COMPLETED)
+            if answering.done() and not answering.cancelled() and answering.exception() is None:
+                audit.close_input()
+                await auditing   # judges what is left, then ends
+                return
+            # answering failed, or the audit ended first (it failed, or the user cancelled): stop the other
+        finally:
+            audit.close_input()
+            for task in (answering, auditing):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(answering, auditing, return_exceptions=True)
+        for task in (auditing, answering):
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
     # -- 3. answers (and 5. accuracy as each answer arrives) -------------------------------
-    async def _answers(self, prompts: Prompts) -> None:
+    async def _answers(self, prompts: Prompts, on_answer: Callable[[Answer], None] | None = None) -> None:
         s = self.settings
         assert s is not None
         questions = self.bench.questions(self.bench_id)
@@ -333,6 +364,8 @@ class Benchmark:
                     return   # what is not answered yet is answered on resume
                 answer = await answer_question(self.model(spec), prompts, q, draw=draw, options=options)
                 self.bench.save_answer(self.bench_id, answer)
+                if on_answer is not None:
+                    on_answer(answer)
             done += 1
             if answer.status is AnswerStatus.ERROR:
                 self._problem(BenchStage.ANSWERS, f"{spec} could not answer {q.qid}: {answer.error}")
@@ -363,13 +396,15 @@ class Benchmark:
                 skipped.append(SkippedRecord(f"{origin}: {a.rid}", str(exc)))
         return responses, skipped
 
-    async def _audit(self, fetcher: Fetcher) -> None:
+    def _open_audit(self, fetcher: Fetcher) -> Audit:
+        """The benchmark's audit run, created on first use; answers that exist and are not in it yet
+        (made before a crash, or by an earlier version) are added to it now."""
         s = self.settings
         assert s is not None
         row = self.bench.get(self.bench_id)
         questions = {q.qid: q for q in self.bench.questions(self.bench_id)}
         answers = [a for a in self.bench.answers(self.bench_id) if a.qid in questions and a.model in s.models
-                   and a.draw < s.best_of]
+                   and a.draw < s.best_of and a.status is not AnswerStatus.ERROR]
         config = RunConfig(judges=list(s.judges), parser=s.parser, judge_concurrency=s.judge_concurrency,
                            fetch=s.fetch, seed=s.metrics_seed)
 
@@ -378,21 +413,20 @@ class Benchmark:
 
         audit = Audit(self.store, config, progress=forward, fetcher=fetcher, judges=self._judges,
                       cancel=self.cancel)
-        run_id = row.run_id
-        if run_id is None:
+        if row.run_id is None:
             responses, skipped = self._responses(answers, questions)
             run_id = audit.create(responses, skipped, input_label=f"benchmark {self.bench_id}: {row.input}")
             self.bench.set_run(self.bench_id, run_id)
         else:
-            # answers made on resume (calls that failed before) join the same run
-            in_run = {r.response.id for r in self.store.responses(run_id)}
-            in_run |= {sk.origin.rsplit(": ", 1)[-1] for sk in self.store.skipped(run_id)}
-            responses, skipped = self._responses([a for a in answers if a.rid not in in_run], questions)
+            audit.run_id = row.run_id
+            in_run = {r.response.id for r in self.store.responses(row.run_id)}
+            in_run |= {sk.origin.rsplit(": ", 1)[-1] for sk in self.store.skipped(row.run_id)}
+            answers = [a for a in answers if a.rid not in in_run]
+            responses, skipped = self._responses(answers, questions)
             if responses or skipped:
-                self.store.add_responses(run_id, responses, skipped)
-        self.bench.mark_in_run(self.bench_id, [(a.qid, a.model, a.draw) for a in answers
-                                               if a.status is not AnswerStatus.ERROR])
-        await audit.execute(run_id)
+                self.store.add_responses(row.run_id, responses, skipped)
+        self.bench.mark_in_run(self.bench_id, [(a.qid, a.model, a.draw) for a in answers])
+        return audit
 
     # -- 6. best-of-K --------------------------------------------------------------------------
     def _select_best(self) -> None:

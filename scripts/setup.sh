@@ -6,6 +6,8 @@ VENV="${VENV:-.venv}"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=""
 [ -x /usr/lib/chromium/chromium ] || need_apt="$need_apt chromium"
+# the headless shell renders pages with about half the CPU of the full browser; used when present
+[ -x /usr/lib/chromium/chromium-headless-shell ] || need_apt="$need_apt chromium-headless-shell"
 command -v xvfb-run >/dev/null 2>&1 || need_apt="$need_apt xvfb"
 for lib in libxcb-icccm4 libxcb-keysyms1 libxcb-xinerama0 libxcb-cursor0 libegl1 libgl1 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3; do
   dpkg -s "$lib" >/dev/null 2>&1 || need_apt="$need_apt $lib"

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-CHROMIUM_ENV = "SOURCECHECKUP_CHROMIUM"
-CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser",
-                       "/usr/bin/google-chrome")
+from .browser import CHROMIUM_CANDIDATES, CHROMIUM_ENV, find_chromium
+
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--host-resolver-rules=MAP * ~NOTFOUND"]
@@ -34,17 +32,6 @@ class PdfError(RuntimeError):
 class PdfResult:
     engine: str                      # "chromium" | a registered writer ("qt")
     problems: tuple[str, ...] = ()   # why a preferred engine was not used
-
-
-def find_chromium() -> str | None:
-    env = os.environ.get(CHROMIUM_ENV)
-    if env:
-        return env if Path(env).is_file() else None
-    for path in CHROMIUM_CANDIDATES:
-        if Path(path).is_file():
-            return path
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    return found
 
 
 def _in_thread(fn: Callable[[], None]) -> None:
@@ -119,8 +106,9 @@ def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResu
             except Exception as exc:
                 problems.append(f"Chromium ({exe}) failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
         else:
-            problems.append(f"no Chromium found (looked for {', '.join(CHROMIUM_CANDIDATES)}; "
-                            f"set ${CHROMIUM_ENV} to its path)")
+            named = os.environ.get(CHROMIUM_ENV)
+            looked = f"${CHROMIUM_ENV} names {named}" if named else f"looked for {', '.join(CHROMIUM_CANDIDATES)}"
+            problems.append(f"no Chromium found ({looked}; set ${CHROMIUM_ENV} to its path)")
     for name, writer in FALLBACK_WRITERS.items():
         if engine not in ("auto", name):
             continue

@@ -133,3 +133,13 @@ async def test_browser_requests_go_to_the_checked_address_with_byte_caps(site):
     assert asked[:2] == ["news.rebind.test", "news.rebind.test"]   # the page, then its data request
     assert big.status is FetchStatus.TOO_LARGE and big.origin == "http"   # the browser gave up; HTTP says why
 
+
+
+def test_a_named_browser_that_is_missing_is_not_replaced_by_another(monkeypatch):
+    from sourcecheckup import browser as b
+
+    assert b.find_chromium() is not None      # the machine has one (the module is skipped otherwise)
+    assert b.find_chromium("/nonexistent/chromium") is None
+    monkeypatch.setenv("SOURCECHECKUP_CHROMIUM", "/nonexistent/chromium")
+    assert b.find_chromium() is None
+    assert b.browser_status()[1].startswith("Chromium not found at /nonexistent/chromium")

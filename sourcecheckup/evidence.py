@@ -5,6 +5,7 @@ overlapping sentence windows; ranking is BM25 (rank-bm25) over lowercase word to
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Sequence
@@ -116,6 +117,13 @@ def normalise_for_match(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
+@functools.lru_cache(maxsize=32)
+def _normalised_source(text: str) -> str:
+    # each verdict's quote is checked against its source, by the judge and again by the pipeline:
+    # a source is normalised once, not once per pair (a str caches its hash, so a hit is cheap)
+    return normalise_for_match(text)
+
+
 def quote_in_source(quote: str, text: str) -> bool | None:
     """Whether an evidence quote occurs in the source text; None when there is no quote.
 
@@ -125,7 +133,7 @@ def quote_in_source(quote: str, text: str) -> bool | None:
     q = normalise_for_match(quote).strip(" \"'.…")
     if not q:
         return None
-    haystack = normalise_for_match(text)
+    haystack = _normalised_source(text)
     pieces = [p.strip(" \"'") for p in re.split(r"\s*(?:\.\.\.|…)\s*", q) if p.strip(" \"'")]
     pos = 0
     for piece in pieces:

@@ -9,6 +9,7 @@ import codecs
 import io
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -148,9 +149,35 @@ def meta_tags(html: str) -> dict[str, list[str]]:
 
 
 FAST_PASS_MIN_CHARS = 500
+_warm_lock = threading.Lock()
+_warmed = False
+
+
+def warm_up() -> None:
+    """Import trafilatura and load its public-suffix table, once per process.
+
+    Both take a while the first time, and threads extracting their first pages together
+    would otherwise each parse the table.
+    """
+    global _warmed
+    if _warmed:
+        return
+    with _warm_lock:
+        if _warmed:
+            return
+        import trafilatura  # noqa: F401
+
+        try:
+            from tld.utils import get_tld_names
+
+            get_tld_names()
+        except Exception:  # only a speed-up: trafilatura loads it itself when needed
+            pass
+        _warmed = True
 
 
 def extract_html(raw: bytes, content_type: str | None = None, url: str | None = None) -> Extracted:
+    warm_up()
     import trafilatura
 
     html, encoding = decode_text(raw, content_type, html=True)

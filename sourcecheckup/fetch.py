@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import http
 import random
+import threading
 import time
 import zlib
 from dataclasses import dataclass, replace
@@ -245,7 +246,7 @@ def doi_of(url: str) -> str | None:
 
 
 def _warm_worker() -> None:
-    import trafilatura  # noqa: F401  (imported once per worker, before the first page arrives)
+    _extract.warm_up()   # once per worker, before the first page arrives
 
 
 class DocumentReader:
@@ -258,6 +259,8 @@ class DocumentReader:
     def __init__(self, workers: int = 0) -> None:
         self.workers = max(0, workers)
         self._pool: Any = None
+        # the extractor's imports, ready by the time the first page arrives
+        threading.Thread(target=_extract.warm_up, name="extract-warm-up", daemon=True).start()
         if self.workers:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor

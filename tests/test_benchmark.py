@@ -3,6 +3,7 @@ the local fixture site as cited sources, a real SQLite file, the real audit pipe
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -201,9 +202,20 @@ async def test_answers_are_audited_while_other_answers_are_still_being_written(t
             order.append(f"answered {ev.done}/{ev.total}")
         elif ev.stage is BenchStage.AUDIT and ev.audit is not None and ev.audit.kind.value == "judged":
             order.append("judged")
+        elif ev.stage is BenchStage.QUESTIONS and ev.total:
+            order.append(f"question {ev.done}/{ev.total}")
+
+    inner = responder(site, {"good": "good"})
+
+    def slow_last_question(request):
+        # the question about one page takes a second to write: the others are answered meanwhile
+        reply = inner(request)
+        if "You write examination questions" in request.all_text and "C282Y" in request.all_text:
+            return dataclasses.replace(reply, delay_s=1.0)
+        return reply
 
     # one call in flight per model and 50 ms a reply: three answers take a while to arrive
-    with FakeLLMServer("openai", latency_s=0.05, responder=responder(site, {"good": "good"})) as oa:
+    with FakeLLMServer("openai", latency_s=0.05, responder=slow_last_question) as oa:
         models = models_for([spec(oa, "good")])
         store = Store(tmp_path / "overlap.db")
         bench_id = await Benchmark(store, settings(models, concurrency=1), models=models,
@@ -211,6 +223,9 @@ async def test_answers_are_audited_while_other_answers_are_still_being_written(t
     assert BenchStore(store).get(bench_id).status == "completed"
     last_answer = max(i for i, e in enumerate(order) if e.startswith("answered"))
     assert "judged" in order[:last_answer], order     # judging began before the last answer came
+    last_question = max(i for i, e in enumerate(order) if e.startswith("question"))
+    assert any(e.startswith("answered") for e in order[:last_question]), order   # and answering before
+    # the last question was written
     data = store.load_run(BenchStore(store).get(bench_id).run_id)
     assert len(data.responses) == 3 and all(r.done for r in store.responses(data.run.id))
 

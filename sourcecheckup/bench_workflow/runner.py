@@ -132,6 +132,8 @@ class Benchmark:
         self.cancel = cancel or asyncio.Event()
         self.bench_id = ""
         self.problems: list[str] = []
+        # questions as they are written, for answering that runs alongside (None ends the feed)
+        self._question_feed: asyncio.Queue[Question | None] | None = None
 
     # -- entry points --------------------------------------------------------------------
     def create(self, bench_input: BenchInput) -> str:
@@ -179,13 +181,14 @@ class Benchmark:
         fetcher = self._fetcher or make_fetcher(s.fetch)
         status, message = "completed", ""
         try:
-            await self._documents_and_questions(row.config.get("locations", []), fetcher, prompts)
+            locations = row.config.get("locations", [])
             if stop_after == STAGES_BEFORE_ANSWERS:
+                await self._documents_and_questions(locations, fetcher, prompts)
                 status, message = "questions_ready", "questions written; review them, then resume"
                 return
             if not s.models:
                 raise ValueError("no models to benchmark: give at least one model spec")
-            await self._answers_and_audit(prompts, fetcher)
+            await self._overlapped(locations, prompts, fetcher)
             if self.cancel.is_set():
                 status, message = "cancelled", "cancelled by the user"
                 return
@@ -256,12 +259,17 @@ class Benchmark:
                 return
             finally:
                 asked += 1
-            self.bench.add_questions(self.bench_id, questions)
+            self._add_questions(questions)
             self._emit(BenchStage.QUESTIONS, asked, ask_total, doc.location)
+
+        # documents take at most half the fetcher's slots: the audit's cited sources, fetched
+        # meanwhile through the same fetcher, must not queue behind a hundred reference pages
+        reading = asyncio.Semaphore(max(1, s.fetch.total_concurrency // 2))
 
         async def fetch_then_ask(i: int, loc: str) -> None:
             nonlocal fetched, asked
-            source = await load_document(loc, fetcher)
+            async with reading:
+                source = await load_document(loc, fetcher)
             doc = self.bench.add_document(self.bench_id, i, loc, source)
             fetched += 1
             self._emit(BenchStage.DOCUMENTS, fetched, len(locations), loc)
@@ -290,64 +298,84 @@ class Benchmark:
             except (ReplyError, ModelCallError, ValueError) as exc:
                 self._problem(BenchStage.QUESTIONS, f"no {v} variant of {q.qid}: {exc}")
                 return
-            self.bench.add_questions(self.bench_id, [variant])
+            self._add_questions([variant])
 
         await asyncio.gather(*(one(q, v) for q, v in todo))
 
-    # -- 3. answers and 4. audit, overlapped: each answer is audited as soon as it is made ----
-    async def _answers_and_audit(self, prompts: Prompts, fetcher: Fetcher) -> None:
-        audit = self._open_audit(fetcher)
-        questions = {q.qid: q for q in self.bench.questions(self.bench_id)}
+    def _add_questions(self, questions: Sequence[Question]) -> None:
+        self.bench.add_questions(self.bench_id, questions)
+        if self._question_feed is not None:
+            for q in questions:
+                self._question_feed.put_nowait(q)
+
+    # -- 2-4 overlapped: each question is answered as soon as it is written, each answer audited
+    # as soon as it is made ------------------------------------------------------------------
+    async def _overlapped(self, locations: Sequence[str], prompts: Prompts, fetcher: Fetcher) -> None:
         s = self.settings
         assert s is not None
+        audit = self._open_audit(fetcher)
+        feed: asyncio.Queue[Question | None] = asyncio.Queue()
+        for q in self.bench.questions(self.bench_id):   # written before (resume, imported, reviewed)
+            feed.put_nowait(q)
+        self._question_feed = feed
 
-        def audit_answer(answer: Answer) -> None:
-            if answer.status is AnswerStatus.ERROR or answer.qid not in questions or answer.model not in s.models \
-                    or answer.draw >= s.best_of:
+        async def write_questions() -> None:
+            try:
+                await self._documents_and_questions(locations, fetcher, prompts)
+            finally:
+                self._question_feed = None
+                feed.put_nowait(None)
+
+        def audit_answer(answer: Answer, question: Question) -> None:
+            if answer.status is AnswerStatus.ERROR or answer.model not in s.models or answer.draw >= s.best_of:
                 return   # a failed call is retried on resume, not audited
-            responses, skipped = self._responses([answer], questions)
+            responses, skipped = self._responses([answer], {question.qid: question})
             audit.add_responses(responses, skipped)
             self.bench.mark_in_run(self.bench_id, [(answer.qid, answer.model, answer.draw)])
 
         audit.open_input()
         auditing = asyncio.create_task(audit.execute(audit.run_id))
-        answering = asyncio.create_task(self._answers(prompts, on_answer=audit_answer))
+        feeding = [asyncio.create_task(write_questions()),
+                   asyncio.create_task(self._answers(prompts, feed, on_answer=audit_answer))]
+        tasks = [*feeding, auditing]
         try:
-            await asyncio.wait({auditing, answering}, return_when=asyncio.FIRST_COMPLETED)
-            if answering.done() and not answering.cancelled() and answering.exception() is None:
+            waiting = set(feeding)
+            while waiting:
+                done, _ = await asyncio.wait(waiting | {auditing}, return_when=asyncio.FIRST_COMPLETED)
+                if any(t.cancelled() or t.exception() is not None for t in done) or auditing in done:
+                    break   # a step failed, or the audit ended first (it failed, or the user cancelled)
+                waiting -= done
+            else:
                 audit.close_input()
                 await auditing   # judges what is left, then ends
                 return
-            # answering failed, or the audit ended first (it failed, or the user cancelled): stop the other
         finally:
+            self._question_feed = None
             audit.close_input()
-            for task in (answering, auditing):
+            for task in tasks:
                 if not task.done():
                     task.cancel()
-            await asyncio.gather(answering, auditing, return_exceptions=True)
-        for task in (auditing, answering):
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in (auditing, *feeding):
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
 
     # -- 3. answers (and 5. accuracy as each answer arrives) -------------------------------
-    async def _answers(self, prompts: Prompts, on_answer: Callable[[Answer], None] | None = None) -> None:
+    async def _answers(self, prompts: Prompts, feed: asyncio.Queue[Question | None],
+                       on_answer: Callable[[Answer, Question], None] | None = None) -> None:
+        """Answer every question the feed brings (until None) with every model and draw not yet
+        answered; answers whose call failed before are asked again."""
         s = self.settings
         assert s is not None
-        questions = self.bench.questions(self.bench_id)
-        by_qid = {q.qid: q for q in questions}
         existing = {(a.qid, a.model, a.draw): a for a in self.bench.answers(self.bench_id)}
         graded = {(g.qid, g.model, g.draw) for g in self.bench.grades(self.bench_id)
                   if g.label.value != "error"}
-        todo = [(q, m, k) for m in s.models for q in questions for k in range(s.best_of)
-                if (q.qid, m, k) not in existing or existing[(q.qid, m, k)].status is AnswerStatus.ERROR]
-        total = len(todo) + sum(1 for key, a in existing.items() if a.status is not AnswerStatus.ERROR)
-        done = total - len(todo)
-        self._emit(BenchStage.ANSWERS, done, total)
+        made = sum(1 for a in existing.values() if a.status is not AnswerStatus.ERROR)
+        done, total = made, made
         options = s.call_options()
 
-        async def grade(answer: Answer) -> None:
-            q = by_qid.get(answer.qid)
-            if not (s.accuracy and q and q.reference_answer and answer.status.audited and answer.text.strip()):
+        async def grade(answer: Answer, q: Question) -> None:
+            if not (s.accuracy and q.reference_answer and answer.status.audited and answer.text.strip()):
                 return
             if not s.grader:
                 return
@@ -365,16 +393,33 @@ class Benchmark:
                 answer = await answer_question(self.model(spec), prompts, q, draw=draw, options=options)
                 self.bench.save_answer(self.bench_id, answer)
                 if on_answer is not None:
-                    on_answer(answer)
+                    on_answer(answer, q)
             done += 1
             if answer.status is AnswerStatus.ERROR:
                 self._problem(BenchStage.ANSWERS, f"{spec} could not answer {q.qid}: {answer.error}")
             self._emit(BenchStage.ANSWERS, done, total, f"{spec} {q.qid}")
-            await grade(answer)
+            await grade(answer, q)
 
-        regrade = [a for key, a in existing.items() if key not in graded and a.qid in by_qid
-                   and a.status is not AnswerStatus.ERROR]
-        await asyncio.gather(*(one(q, m, k) for q, m, k in todo), *(grade(a) for a in regrade))
+        jobs: list[asyncio.Task[None]] = []
+        seen: set[str] = set()
+        while (q := await feed.get()) is not None:
+            if q.qid in seen or q.dropped:
+                continue
+            seen.add(q.qid)
+            for spec in s.models:
+                for k in range(s.best_of):
+                    before = existing.get((q.qid, spec, k))
+                    if before is None or before.status is AnswerStatus.ERROR:
+                        total += 1
+                        jobs.append(asyncio.create_task(one(q, spec, k)))
+                    elif (q.qid, spec, k) not in graded:
+                        jobs.append(asyncio.create_task(grade(before, q)))
+            self._emit(BenchStage.ANSWERS, done, total)
+        try:
+            await asyncio.gather(*jobs)
+        finally:
+            for job in jobs:
+                job.cancel()
 
     # -- 4. audit ----------------------------------------------------------------------------
     def _responses(self, answers: Sequence[Answer], questions: Mapping[str, Question]

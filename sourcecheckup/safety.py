@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import select
 import socket
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Sequence
@@ -193,6 +194,36 @@ def pinned_transport(pins: AddressPins, **transport_options: object):
     import httpcore
     import httpx
 
+    class ProbedStream(httpcore.AsyncNetworkStream):
+        """The stream with a cheap idle check: before each request the pool asks every idle
+        connection whether the server closed it, and anyio answers that by building its whole
+        socket-attribute table (a getpeername() call included) each time; the socket is kept here."""
+
+        def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+            self._inner = inner
+            self._sock = inner.get_extra_info("socket")
+
+        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return await self._inner.read(max_bytes, timeout)
+
+        async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            await self._inner.write(buffer, timeout)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+        async def start_tls(self, ssl_context, server_hostname=None, timeout=None):  # type: ignore[no-untyped-def]
+            return ProbedStream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+        def get_extra_info(self, info: str) -> object:
+            if info == "is_readable":   # httpcore's own test: readable while idle means closed
+                if self._sock is None or self._sock.fileno() < 0:
+                    return True
+                poller = select.poll()
+                poller.register(self._sock.fileno(), select.POLLIN)
+                return bool(poller.poll(0))
+            return self._sock if info == "socket" else self._inner.get_extra_info(info)
+
     class PinnedBackend(httpcore.AsyncNetworkBackend):
         def __init__(self) -> None:
             self._inner = httpcore.AnyIOBackend()
@@ -205,7 +236,8 @@ def pinned_transport(pins: AddressPins, **transport_options: object):
             last: Exception | None = None
             for addr in addresses:
                 try:
-                    return await self._inner.connect_tcp(addr, port, timeout, local_address, socket_options)
+                    return ProbedStream(await self._inner.connect_tcp(addr, port, timeout, local_address,
+                                                                      socket_options))
                 except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                     last = exc
             assert last is not None

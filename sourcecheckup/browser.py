@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ DROP_REQUEST_HEADERS = ("host", "content-length", "accept-encoding", "connection
                         "transfer-encoding", "upgrade", "proxy-connection")
 DROP_RESPONSE_HEADERS = ("content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive")
 TEXT_READY_CHARS = 200
+NOSCRIPT = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.I | re.S)
 
 
 class BrowserUnavailable(Exception):
@@ -227,7 +229,7 @@ class BrowserPool:
         """One request without following redirects: status, headers for the browser, decoded body."""
         client = self.http.client
         request = client.build_request(method, url, headers=headers, content=body)
-        async with asyncio.timeout(self.page_timeout_s):
+        async with asyncio.timeout(self.page_timeout_s), self.http.host_slot(url):
             response = await client.send(request, stream=True)
             try:
                 content = await read_bounded(response, self.options.max_bytes)
@@ -372,8 +374,10 @@ class BrowserFetcher:
             return Source(url=url, status=status, reason=f"{reason} (in the browser)", http_status=code,
                           final_url=got.final_url, content_type=ctype, fetched_at=utcnow(), origin="browser",
                           elapsed_s=round(time.monotonic() - started, 4))
+        # the scripts ran, so a <noscript> fallback ("enable JavaScript") is not part of the page
+        html = NOSCRIPT.sub("", got.html)
         source = await self.http.reader.read(
-            url, got.html.encode("utf-8"), "text/html; charset=utf-8",
+            url, html.encode("utf-8"), "text/html; charset=utf-8",
             final_url=got.final_url, http_status=code, origin="browser",
             reason_ok=f"HTTP {code} {status_phrase(code)}, rendered in the browser", started=started,
             meta={"sha256_of": "rendered page",

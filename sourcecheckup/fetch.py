@@ -7,6 +7,7 @@ safety rule (sourcecheckup.safety) is applied to every hop before connecting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import random
 import threading
@@ -14,7 +15,7 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, AsyncIterator, Iterator, Protocol
 from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
@@ -323,11 +324,17 @@ class HttpFetcher:
         await self.aclose()
 
     async def fetch(self, url: str) -> Source:
-        host = _host_of(url)
-        sem = self._hosts.setdefault(host, asyncio.Semaphore(max(1, self.options.per_host)))
-        async with self._total, sem:
-            await self._polite(host)
+        async with self._total, self.host_slot(url):
             return await self.fetch_now(url)
+
+    @contextlib.asynccontextmanager
+    async def host_slot(self, url: str) -> AsyncIterator[None]:
+        """One of the URL's host's per_host request slots, after its politeness gap; the browser's
+        requests take these too, so a page's scripts cannot open more connections to a site."""
+        host = _host_of(url)
+        async with self._hosts.setdefault(host, asyncio.Semaphore(max(1, self.options.per_host))):
+            await self._polite(host)
+            yield
 
     async def _polite(self, host: str) -> None:
         gap = self.options.politeness_s

@@ -143,3 +143,16 @@ def test_a_named_browser_that_is_missing_is_not_replaced_by_another(monkeypatch)
     monkeypatch.setenv("SOURCECHECKUP_CHROMIUM", "/nonexistent/chromium")
     assert b.find_chromium() is None
     assert b.browser_status()[1].startswith("Chromium not found at /nonexistent/chromium")
+
+
+async def test_a_pages_own_requests_keep_the_per_host_limit(site):
+    # the page asks its site for six panels at once; Chromium alone would open six connections
+    f = make_fetcher(options(per_host=2))
+    try:
+        src = await f.fetch(f"{site}/app/parallel.html?tag=per-host-2")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.OK and src.origin == "browser", src.reason
+    assert "leave at least four hours between doses" in src.text
+    peak = httpx.get(f"{site}/slow-peak?tag=per-host-2").json()["peak"]
+    assert peak == 2   # all six were served, never more than two at a time

@@ -89,6 +89,16 @@ async def test_pubmed_page_yields_the_abstract_labelled_abstract_only(fetcher, s
     assert src.title.startswith("Dapagliflozin in Patients with Heart Failure")
 
 
+async def test_pmc_full_text_is_read_as_full_text_though_it_opens_with_an_abstract(fetcher, site):
+    # a short open-access article on PMC: scholarly metadata and an Abstract heading, as on a
+    # landing page, but with the body sections after it
+    src = await fetcher.fetch(f"{site}/pmc/articles/PMC7654321/")
+    assert src.status is FetchStatus.OK and src.reason == "HTTP 200 OK", src.reason
+    assert "detector" not in src.meta
+    assert "one in six adults on long-term metformin had low B12" in src.text     # the Discussion
+    assert "24.6%" in src.text and src.title.startswith("Vitamin B12 status in adults on long-term metformin")
+
+
 async def test_doi_resolves_through_redirects_to_a_publisher_landing_page(site):
     f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=3.0, doi_resolver=f"{site}/doi/"))
     try:

@@ -221,8 +221,22 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/redirect/home":
             self._redirect("/", 301)
         elif path == "/slow":
-            time.sleep(min(float(query.get("s", [SLOW_S])[0]), SLOW_S))
+            # requests with the same tag are counted while they wait: /slow-peak?tag= says how
+            # many were ever in flight at once (per-host limits, seen from the server's side)
+            tag = query.get("tag", [""])[0]
+            with self.server.lock:
+                self.server.in_flight[tag] = self.server.in_flight.get(tag, 0) + 1
+                self.server.peak[tag] = max(self.server.peak.get(tag, 0), self.server.in_flight[tag])
+            try:
+                time.sleep(min(float(query.get("s", [SLOW_S])[0]), SLOW_S))
+            finally:
+                with self.server.lock:
+                    self.server.in_flight[tag] -= 1
             self._page(200, "Finally", "This page took a long time.")
+        elif path == "/slow-peak":
+            with self.server.lock:
+                peak = self.server.peak.get(query.get("tag", [""])[0], 0)
+            self._send(200, json.dumps({"peak": peak}).encode(), "application/json")
         elif path == "/slow-headers":
             # slowloris-style: a header line every 0.5 s, never finishing within a test's cap
             self.wfile.write(b"HTTP/1.1 200 OK\r\n")
@@ -330,6 +344,8 @@ class _SiteServer(ThreadingHTTPServer):
         super().__init__((host, port), _Handler)
         self.latency_s = latency_s
         self.hits: dict[str, int] = {}
+        self.in_flight: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
         self.lock = threading.Lock()
 
     def handle_error(self, request: object, client_address: object) -> None:

@@ -65,29 +65,36 @@ def _cpu_s(pid: int) -> float:
 
 
 def _rss_bytes(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    """Proportional set size where the kernel gives it (memory shared by Chromium's processes is
+    counted once, split between them), else the resident set size."""
+    for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
+        try:
+            for line in Path(path).read_text().splitlines():
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+        except OSError:
+            continue
     return 0
 
 
 class ProcessSampler:
-    """Peak resident memory and CPU time of this process and its children, sampled every 250 ms
-    (reading /proc for 30 Chromium processes costs CPU of its own, so not more often)."""
+    """Peak memory (PSS) and CPU time of this process and its children, sampled once a second
+    (reading the memory maps of 30 Chromium processes costs CPU of its own, so not more often;
+    CPU times are cumulative, and the last sample is taken before the browser closes)."""
 
     def __init__(self) -> None:
-        try:
-            import psutil  # type: ignore[import-not-found]
+        self._proc = None
+        # /proc first: it gives PSS, where psutil's RSS counts Chromium's shared pages once per process
+        if Path("/proc/self/status").exists():
+            self.how = "/proc PSS: Python + child processes (Chromium, extraction workers)"
+        else:
+            try:
+                import psutil  # type: ignore[import-not-found]
 
-            self._proc = psutil.Process()
-            self.how = "psutil: Python + child processes (Chromium, extraction workers)"
-        except ImportError:
-            self._proc = None
-            self.how = ("/proc: Python + child processes (Chromium, extraction workers)"
-                        if Path("/proc/self/status").exists() else "Python only (no psutil, no /proc)")
+                self._proc = psutil.Process()
+                self.how = "psutil RSS: Python + child processes (Chromium, extraction workers)"
+            except ImportError:
+                self.how = "Python only (no psutil, no /proc)"
         self.peak = 0
         self.cpu: dict[int, float] = {}   # pid -> CPU seconds seen (children that exit keep their last figure)
         self._task: asyncio.Task[None] | None = None
@@ -116,7 +123,7 @@ class ProcessSampler:
     async def _run(self) -> None:
         while True:
             self.sample()
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(1.0)
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())

@@ -250,6 +250,8 @@ class Benchmark:
 
         async def ask(doc: Document) -> None:
             nonlocal asked
+            if self.cancel.is_set():
+                return   # written on resume
             try:
                 questions = await generate_questions(self.model(s.writer or ""), prompts, doc, s.per_doc,
                                                      qid_prefix=f"d{doc.ord + 1}", options=options,
@@ -269,6 +271,8 @@ class Benchmark:
         async def fetch_then_ask(i: int, loc: str) -> None:
             nonlocal fetched, asked
             async with reading:
+                if self.cancel.is_set():
+                    return   # read on resume
                 source = await load_document(loc, fetcher)
             doc = self.bench.add_document(self.bench_id, i, loc, source)
             fetched += 1
@@ -292,6 +296,8 @@ class Benchmark:
                 for v in s.variants if f"{q.qid}-{v}" not in have]
 
         async def one(q: Question, v: str) -> None:
+            if self.cancel.is_set():
+                return   # written on resume
             try:
                 model = self.model(s.writer) if v != "demographic" and s.writer else None
                 variant = await make_variant(model, prompts, q, v, options=options, seed=s.seed or 0)
@@ -339,13 +345,16 @@ class Benchmark:
                    asyncio.create_task(self._answers(prompts, feed, on_answer=audit_answer))]
         tasks = [*feeding, auditing]
         try:
-            waiting = set(feeding)
-            while waiting:
-                done, _ = await asyncio.wait(waiting | {auditing}, return_when=asyncio.FIRST_COMPLETED)
-                if any(t.cancelled() or t.exception() is not None for t in done) or auditing in done:
-                    break   # a step failed, or the audit ended first (it failed, or the user cancelled)
-                waiting -= done
-            else:
+            failed, waiting = False, set(feeding)
+            while waiting and not failed:
+                watch = waiting if auditing.done() else waiting | {auditing}
+                done, waiting = await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
+                waiting.discard(auditing)
+                # a step that raised stops the others; so does an audit that ended by itself. One the
+                # user cancelled ends too, but then the calls in flight finish and are kept
+                failed = any(t.cancelled() or t.exception() is not None for t in done) or (
+                    auditing.done() and not self.cancel.is_set())
+            if not failed:
                 audit.close_input()
                 await auditing   # judges what is left, then ends
                 return

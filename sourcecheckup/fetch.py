@@ -260,9 +260,9 @@ class DocumentReader:
     def __init__(self, workers: int = 0) -> None:
         self.workers = max(0, workers)
         self._pool: Any = None
-        # the extractor's imports, ready by the time the first page arrives
-        threading.Thread(target=_extract.warm_up, name="extract-warm-up", daemon=True).start()
-        if self.workers:
+        if not self.workers:   # the extractor's imports, ready by the time the first page arrives
+            threading.Thread(target=_extract.warm_up, name="extract-warm-up", daemon=True).start()
+        else:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 

@@ -475,10 +475,10 @@ class Benchmark:
             audit.run_id = row.run_id
             in_run = {r.response.id for r in self.store.responses(row.run_id)}
             in_run |= {sk.origin.rsplit(": ", 1)[-1] for sk in self.store.skipped(row.run_id)}
-            answers = [a for a in answers if a.rid not in in_run]
-            responses, skipped = self._responses(answers, questions)
+            responses, skipped = self._responses([a for a in answers if a.rid not in in_run], questions)
             if responses or skipped:
                 self.store.add_responses(row.run_id, responses, skipped)
+        # all of them, those already in the run too: a crash can fall between adding and marking
         self.bench.mark_in_run(self.bench_id, [(a.qid, a.model, a.draw) for a in answers])
         return audit
 

@@ -98,3 +98,60 @@ def test_benchmark_prints_the_per_model_table_and_resume_asks_nothing_again(tmp_
 def test_benchmark_with_a_judge_spec_as_model_exits_2_with_a_clear_message(tmp_path, docs):
     done = sc("benchmark", str(docs), "--models", "builtin", "--db", str(tmp_path / "x.db"))
     assert done.returncode == 2 and "not a model that can write answers" in done.stderr
+
+
+def test_benchmark_killed_while_answering_and_auditing_resumes_to_the_same_results(tmp_path, site):
+    import signal
+    import sqlite3
+    import time
+
+    docs = tmp_path / "documents.txt"   # twelve documents, two models: 24 answers, each audited as it comes
+    docs.write_text("\n".join(f"{site}/article/{p}?copy={i}" for i in range(4) for p in TOPICS) + "\n")
+    with FakeLLMServer("openai", latency_s=0.05, responder=responder(site, {"wrong": "unsupported"})) as oa:
+        models = f"openai-compatible:{oa.base_url}#good,openai-compatible:{oa.base_url}#wrong"
+        args = ["benchmark", str(docs), "--models", models, "--judge", "keyword:0.05", "--model-concurrency", "1",
+                "--concurrency", "2", "--allow-host", "127.0.0.1", "--quiet"]
+        db = tmp_path / "killed.db"
+        env = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
+               "SOURCECHECKUP_BROWSER": "never", "SOURCECHECKUP_ARCHIVE": "off", "HF_HUB_OFFLINE": "1"}
+        proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", *args, "--db", str(db)], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def count(sql: str) -> int:
+            try:
+                with sqlite3.connect(db) as c:
+                    return c.execute(sql).fetchone()[0]
+            except sqlite3.Error:   # not created yet
+                return 0
+
+        deadline = time.monotonic() + 60
+        while count("SELECT COUNT(*) FROM verdicts") < 4 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        answers_before = count("SELECT COUNT(*) FROM bench_answers")
+        assert 0 < answers_before < 24, "the benchmark should have been killed while still answering"
+        with sqlite3.connect(db) as c:
+            bench_id = c.execute("SELECT id FROM benchmarks").fetchone()[0]
+
+        resumed = sc("benchmark", "--resume", bench_id, "--db", str(db), "--allow-host", "127.0.0.1",
+                     "--json", str(tmp_path / "resumed.json"))
+        assert resumed.returncode == 0, resumed.stderr
+        answer_calls = sum(1 for r in oa.requests if "You are a medical expert answering" in r.all_text)
+        straight = sc(*args, "--db", str(tmp_path / "straight.db"), "--json", str(tmp_path / "straight.json"))
+        assert straight.returncode == 0, straight.stderr
+
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*), COUNT(DISTINCT qid || model || draw) FROM bench_answers").fetchone() == (24, 24)
+        run_id = c.execute("SELECT run_id FROM benchmarks").fetchone()[0]
+        n, distinct = c.execute("SELECT COUNT(*), COUNT(DISTINCT rid) FROM responses WHERE run_id = ?", [run_id]).fetchone()
+        assert n == distinct == 24          # every answer in the run exactly once
+        n, distinct = c.execute("SELECT COUNT(*), COUNT(DISTINCT statement_pk || url || judge_id) FROM verdicts "
+                                "WHERE run_id = ?", [run_id]).fetchone()
+        assert n == distinct > 0            # every pair judged exactly once
+    # across the killed run and the resume, a saved answer is never asked again: only the calls in
+    # flight at the kill (one per model) are
+    assert 24 <= answer_calls <= 24 + 2
+    got = json.loads((tmp_path / "resumed.json").read_text())["models"]
+    want = json.loads((tmp_path / "straight.json").read_text())["models"]
+    assert {m: v["metrics"] for m, v in got.items()} == {m: v["metrics"] for m, v in want.items()}

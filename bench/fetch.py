@@ -64,7 +64,7 @@ def _cpu_s(pid: int) -> float:
         return 0.0
 
 
-def _rss_bytes(pid: int) -> int:
+def _memory_bytes(pid: int) -> int:
     """Proportional set size where the kernel gives it (memory shared by Chromium's processes is
     counted once, split between them), else the resident set size."""
     for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
@@ -113,7 +113,7 @@ class ProcessSampler:
         elif Path("/proc/self/status").exists():
             me = os.getpid()
             pids = [me, *_descendants(me)]
-            total = sum(_rss_bytes(p) for p in pids)
+            total = sum(_memory_bytes(p) for p in pids)
             for p in pids:
                 self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_s(p))
         else:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import select
 import socket
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Sequence
@@ -193,6 +192,7 @@ def pinned_transport(pins: AddressPins, **transport_options: object):
     """
     import httpcore
     import httpx
+    from httpcore._utils import is_socket_readable
 
     class ProbedStream(httpcore.AsyncNetworkStream):
         """The stream with a cheap idle check: before each request the pool asks every idle
@@ -216,12 +216,8 @@ def pinned_transport(pins: AddressPins, **transport_options: object):
             return ProbedStream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
 
         def get_extra_info(self, info: str) -> object:
-            if info == "is_readable":   # httpcore's own test: readable while idle means closed
-                if self._sock is None or self._sock.fileno() < 0:
-                    return True
-                poller = select.poll()
-                poller.register(self._sock.fileno(), select.POLLIN)
-                return bool(poller.poll(0))
+            if info == "is_readable":   # httpcore's own test, on the socket kept here
+                return is_socket_readable(self._sock)
             return self._sock if info == "socket" else self._inner.get_extra_info(info)
 
     class PinnedBackend(httpcore.AsyncNetworkBackend):

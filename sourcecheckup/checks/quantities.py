@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Sequence
 
 __all__ = ["Quantity", "QuantityFinding", "extract_quantities", "compare_quantities",
@@ -171,12 +172,19 @@ _WORDS = (r"(?:(?:a|one|two|three|four|five|six|seven|eight|nine)\s+hundred"
           r"|(?:" + "|".join(_TENS) + r")(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?"
           r"|" + "|".join(sorted(_ONES, key=len, reverse=True)) +
           r"|a dozen|once|twice|thrice)")
-_TOKEN = re.compile(r"(?<![\w/])(?<!\d[.,])(?P<d>" + _DIGITS + r")|\b(?P<w>" + _WORDS + r")\b")
+_TOKEN = re.compile(r"(?<![\w/])(?<!\d[.,])(?P<d>" + _DIGITS + r")|\b(?P<w>" + _WORDS + r")(?:\b|(?=fold\b))")
 _NUM_AT = re.compile(r"(?P<d>" + _DIGITS + r")(?![\w])|(?P<w>" + _WORDS + r")\b")
+
+
+_MULTIPLES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+# "per million person-years": the denominator in words
+_PER_MULTIPLE = re.compile(r"(?:a\s+|one\s+)?(?P<d>thousand|million|billion)\b")
 
 
 def _value(m: re.Match) -> tuple[float, int]:
     """(value, decimals as written) of a token match."""
+    if m.group("d") in _MULTIPLES:
+        return _MULTIPLES[m.group("d")], 0
     if m.group("d") is not None:
         raw = m.group("d")
         if raw.count(".") >= 2:
@@ -222,7 +230,7 @@ _PRESSURE_CONTEXT = re.compile(r"pressure|\bbp\b|hypertens|systolic|diastolic|mm
 _FREQ_PER = re.compile(
     r"\s*(?:times?\s*|x\s*)?(?:(?:a|an|per|each|every|/)\s*(?P<u>day|night|week|month|year|hour)\b"
     r"|(?P<adv>daily|nightly|weekly|monthly|yearly|annually|hourly)\b"
-    r"|(?:in|over|within)\s+(?:any\s+|a\s+)?(?P<d24>24[- ]?hours?|24[- ]?hrs?|24\s?h|24[- ]hour period|"
+    r"|(?:in|over|within)\s+(?:any\s+|a\s+)?(?P<d24>24[- ]hour period|24[- ]?hours?|24[- ]?hrs?|24\s?h|"
     r"one day|a day)\b)")
 _TIMES = re.compile(r"\s*(?:times|x)\b")
 _PER_ADVERB = {"daily": "day", "nightly": "day", "weekly": "week", "monthly": "month",
@@ -238,16 +246,15 @@ _PER_AFTER = re.compile(
     r"|\s+(?:per|a|an|each|every)\s+(?P<word>kg|kilogram|m2|day|night|morning|evening|week|month|"
     r"year|hour|minute|dose|24[- ]?hours?)\b(?:\s+of\s+body\s?weight)?"
     r"|\s+(?P<adv>daily|nightly|weekly|monthly|yearly|annually|hourly)\b"
-    r"|\s+(?:in|over|within|every|per)\s+(?:any\s+|a\s+|one\s+)?(?P<d24>24[- ]?hours?|24[- ]?hrs?|"
-    r"24\s?h|24[- ]hour period|day)\b"
+    r"|\s+(?:in|over|within|every|per)\s+(?:any\s+|a\s+|one\s+)?(?P<d24>24[- ]hour period|24[- ]?hours?|"
+    r"24[- ]?hrs?|24\s?h|day)\b"
     r"|\s+(?P<tod>at night|at bedtime|before bed|in the morning|in the evening|each morning|"
     r"every morning|each evening|every evening)\b"
     r"|\s+(?P<freq>once|twice|thrice|one time|two times|three times|four times|\d+\s?times|\d+x)"
     r"\s*(?:a|an|per|each|every|/)?\s*(?P<fu>day|daily|week|weekly|night|nightly)\b)")
 # words between an amount and its denominator: "2,400mg of ibuprofen in 24 hours"
-_OF_GAP = re.compile(r"\s+of(?:\s+(?!(?:per|a|an|each|every|in|over|within|daily|once|twice|at)\b)"
-                     r"[a-z][\w'-]*){1,3}")
-_PAREN_GAP = re.compile(r"\s*\)|\s*\([^()]{0,40}\)")
+_GAP = re.compile(r"(?:\s*\)|\s*\([^()]{0,40}\))?(?:\s+of(?:\s+(?!(?:per|a|an|each|every|in|over|within|daily|once|twice|at)\b)"
+                     r"[a-z][\w'-]*){1,3})?")
 _PER_BEFORE = re.compile(r"\b(?P<p>daily|24-hour|24 hour|weekly|per day|a day's|day's)\b"
                          r"[^.;,]{0,35}$")
 _INTERVAL_AFTER = re.compile(r"\s+(?:apart|between\s+(?:doses|each dose|tablets|treatments|"
@@ -372,7 +379,11 @@ _NOT_SUBJECT = frozenset((
     "weeks month months year years hour hours minute minutes second seconds mg g kg mcg ug ml "
     "l iu unit units percent cent mmhg mm hg tablet tablets capsule capsules people patient "
     "patients person persons exceed exceeding aim target range between get got "
-    "half dozen hundred thousand").split()) | frozenset(_ONES) | frozenset(_TENS)
+    "half dozen hundred thousand million systolic diastolic pregnant pregnancy breastfeeding "
+    "maintenance loading missed need needs needed aim aims keep keeps wait leave recommend "
+    "recommends advise advised advice suggest suggests contain contains help helps make makes "
+    "allowed safe safely okay ok fine enough amount").split()) | frozenset(_ONES) | frozenset(_TENS) | frozenset(
+    w for alias in _UNITS for w in re.findall(r"[a-z]+", alias))
 
 
 def _stem(word: str) -> str:
@@ -457,9 +468,9 @@ def _per_after(t: str, pos: int) -> tuple[str, str, int, int, int]:
     per_start = pos
     for _ in range(2):
         m = _PER_AFTER.match(t, end)
-        if not m and not per_parts:
-            gap = _PAREN_GAP.match(t, end) or _OF_GAP.match(t, end)
-            if gap:
+        if not m:
+            gap = _GAP.match(t, end)
+            if gap and gap.end() > end:
                 m = _PER_AFTER.match(t, gap.end())
                 gapped = bool(m)
                 per_start = gap.end()
@@ -609,7 +620,7 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
                                 shown="in", scale=100 / den, decimals=-1)
         rate = _RATE.match(t, end)
         if rate:
-            d = _NUM_AT.match(t, rate.end())
+            d = _NUM_AT.match(t, rate.end()) or _PER_MULTIPLE.match(t, rate.end())
             if d and d.group("d") is not None and _value(d)[0] >= 10:
                 den = _value(d)[0]
                 noun = _RATE_NOUN.match(t, d.end())
@@ -738,12 +749,22 @@ def _segments(t: str) -> list[tuple[int, int]]:
     return spans
 
 
+# a sentence without digits holds a quantity only in words: a cheap test first
+_MAY_HOLD_WORDS = re.compile(
+    r"(?i)\b(?:once|twice|thrice|half|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
+    + "|".join(_ONES[1:] + _TENS) + r")(?:\b|(?=fold))")
+
+
 def extract_quantities(sentence: str) -> list[Quantity]:
     """Every checkable quantity of one sentence, in order, with what it is attached to."""
-    if not sentence or not any(c.isdigit() for c in sentence) and not re.search(
-            r"(?i)\b(?:once|twice|thrice|half|an?\s+(?:hour|day|week|month|year)|"
-            r"every|" + "|".join(_ONES[1:] + _TENS) + r")\b", sentence):
-        return []
+    return list(_extract(sentence))
+
+
+@lru_cache(maxsize=8192)  # the judge meets the same source sentences for every statement
+def _extract(sentence: str) -> tuple[Quantity, ...]:
+    if not sentence or not any(c.isdigit() for c in sentence) and not _MAY_HOLD_WORDS.search(
+            sentence):
+        return ()
     t = _normalise(sentence)
     pressure = bool(_PRESSURE_CONTEXT.search(t))
     raws: list[_Raw] = _pair_words(t)
@@ -767,7 +788,7 @@ def extract_quantities(sentence: str) -> list[Quantity]:
                 cur.bound = prev.bound
             if not cur.per and prev.per and cur.unit in _DOSE_UNITS:
                 cur.per, cur.per_label = prev.per, prev.per_label
-    return _attach(sentence, t, raws)
+    return tuple(_attach(sentence, t, raws))
 
 
 def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
@@ -833,6 +854,11 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
     """`s` expressed as the same kind of quantity as `claim`, or None when it is not one."""
     if _kind(s) == _kind(claim):
         return s
+    # once a week ~ a seventh of once a day, so "once a week" and "once daily" differ
+    per_day = {"day": 1.0, "week": 1 / 7, "hour": 24.0}
+    if claim.unit == "times" == s.unit and claim.per in per_day and s.per in per_day:
+        f = per_day[s.per] / per_day[claim.per]
+        return replace(s, low=s.low * f, high=s.high * f, per=claim.per, decimals=-1)
     # every 12 hours ~ twice a day
     if claim.unit == "times" and claim.per == "day" and s.unit == "min" and s.per == "interval":
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}
@@ -963,6 +989,9 @@ def describe(q: Quantity, with_bound: bool = False) -> str:
             elif unit == "x":
                 body = f"{num}-fold"
             else:
+                if num == "1" and unit in ("days", "weeks", "months", "years", "tablets", "puffs",
+                                           "drops", "doses", "sprays", "sachets"):
+                    unit = unit[:-1]
                 body = f"{num} {unit}".strip()
             if q.per == "interval":
                 body = f"every {body}"
@@ -999,6 +1028,11 @@ def _iu_per_mg(evidence: Sequence[tuple[str, list[Quantity]]], claim: Quantity) 
     return None
 
 
+@lru_cache(maxsize=8192)
+def _sentence_stems(sentence: str) -> frozenset[str]:
+    return _stems(_normalise(sentence))
+
+
 def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> list[QuantityFinding]:
     """One finding per quantity of the statement: matched, contradicted or missing.
 
@@ -1016,7 +1050,7 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
     if not claims:
         return []
     evidence = [(s, extract_quantities(s)) for s in evidence_sentences]
-    sentence_stems = [_stems(_normalise(s)) for s, _ in evidence]
+    sentence_stems = [_sentence_stems(s) for s, _ in evidence]
     findings = []
     for claim in claims:
         iu_ratio = _iu_per_mg(evidence, claim) if claim.unit in ("iu", "mg") else None

@@ -312,7 +312,8 @@ def one(sentence: str) -> Quantity:
 
 @pytest.mark.parametrize("text", ["COVID-19 patients", "IL-6 levels rose", "people with type 2 "
                                   "diabetes", "SARS-CoV-2 infection", "H1N1 influenza",
-                                  "HFE C282Y homozygotes", "a phase 3 trial", "in 2019 the trial"])
+                                  "HFE C282Y homozygotes", "a phase 3 trial", "in 2019 the trial",
+                                  "Updated 2023 Daily", "only $24.99 per month"])
 def test_names_and_dates_are_not_quantities(text):
     assert extract_quantities(text) == []
 

@@ -149,7 +149,6 @@ _DOSE_UNITS = frozenset({"mg", "ml", "iu", "tablet", "puff", "drop", "dose", "sp
 # canonical units whose figures are statistics: "28%" is a fair rounding of "28.4%"
 _ROUNDABLE = frozenset({"%", "pp", "x", "rate", "count", "mmol/l", "mg/l", "kg/m2", "mmol/mol",
                         "meq/l", "iu/l", "bpm"})
-_TIME_SHOWN = {"s": "s", "min": "min", "h": "h", "days": "days", "weeks": "weeks"}
 
 # ---------------------------------------------------------------------------------------
 # Numbers written in digits or words
@@ -546,6 +545,11 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             return None  # "282y", "1st", "3rd"
         if re.match(r"(?:st|nd|rd|th)\b", t[end:end + 2]):
             return None
+        if s > 0 and t[s - 1] in "$\u00a3\u20ac":
+            return None  # a price
+        if re.fullmatch(r"1[89]\d\d|20\d\d", m.group("d")) and not _unit_at(t, end) \
+                and not t.startswith("%", end):
+            return None  # a year used as a date
 
     # blood pressure "130/80 (mm Hg)"
     if not is_word:
@@ -668,8 +672,6 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
         raw = _Raw(s, after, low_v, high_v, canon, bound=bound, shown=shown, scale=factor,
                    decimals=dec)
     else:
-        if not ranged and decimals == 0 and 1800 <= value <= 2100 and not t[end:end + 1] == "%":
-            return None  # a year used as a date
         raw = _Raw(s, end, value, high, "count", bound=bound, shown="", decimals=dec,
                    noun=_count_noun(t, end))
 

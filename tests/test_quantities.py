@@ -384,6 +384,12 @@ def test_describe_uses_the_writers_unit():
     assert describe(one("4 to 6 weeks")) == "4 to 6 weeks"
 
 
+def test_minimum_interval_reads_as_apart():
+    [f] = compare_quantities("Take amoxicillin every 2 hours.", ["Leave at least 4 hours between doses."])
+    assert f.status == "contradicted"
+    assert f.message == "statement every 2 h; source at least 4 h apart"
+
+
 def test_finding_is_a_frozen_record():
     [f] = compare_quantities("Take 20 mg a day.", ["Take 20 mg a day."])
     assert isinstance(f, QuantityFinding)

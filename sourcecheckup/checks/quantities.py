@@ -996,7 +996,7 @@ def describe(q: Quantity, with_bound: bool = False) -> str:
                     unit = unit[:-1]
                 body = f"{num} {unit}".strip()
             if q.per == "interval":
-                body = f"every {body}"
+                body = f"every {body}" if q.bound in ("eq", "approx", "range") else f"{body} apart"
             elif q.per_label:
                 body = f"{body}/{q.per_label}"
     if with_bound and q.bound in _BOUND_WORDS:

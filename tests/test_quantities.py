@@ -1,0 +1,412 @@
+"""The claim-quantity checker: a statement's numbers against the numbers of its evidence.
+
+Every check has a matched case and a contradicted case (a realistic near miss), so a checker
+that called everything "matched", or everything "contradicted", fails here.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from sourcecheckup.checks.quantities import (
+    Quantity, QuantityFinding, compare_quantities, describe, extract_quantities)
+
+IBUPROFEN_PAGE = ("Adults can take ibuprofen 3 times a day. With a prescription, the maximum is "
+                  "3,200mg a day; without a prescription, do not take more than 1,200mg in 24 hours.")
+OMEPRAZOLE_PAGE = ("Omeprazole is usually taken once a day, in the morning. The usual adult dose for "
+                   "heartburn is 20 mg a day for 4 weeks.")
+LISINOPRIL_PAGE = ("The usual starting dose of lisinopril for high blood pressure is 10 mg once a day. "
+                   "The maximum dose is 80 mg a day.")
+HFE_PAGE = ("Hereditary haemochromatosis is an inherited disorder of iron metabolism. "
+            "In a large population cohort, iron-overload-related disease developed in 28.4% of male "
+            "C282Y homozygotes and in 1.2% of female C282Y homozygotes.")
+
+
+def sentences(page: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", page) if s]
+
+
+def statuses(statement: str, page: str) -> list[str]:
+    return [f.status for f in compare_quantities(statement, sentences(page))]
+
+
+# (id, statement, evidence page, expected status of every statement quantity)
+CASES = [
+    # --- the issue's own cases -----------------------------------------------------------
+    ("ibuprofen_otc_doubled", "Without a prescription, adults can take up to 2,400mg of ibuprofen "
+     "in 24 hours.", IBUPROFEN_PAGE, "contradicted"),
+    ("ibuprofen_otc_right", "Without a prescription, adults can take up to 1,200 mg of ibuprofen "
+     "a day.", IBUPROFEN_PAGE, "matched"),
+    ("ibuprofen_prescription_grams", "up to 2.4 g of ibuprofen a day with a prescription",
+     "with a prescription you may take up to 2,400 mg a day", "matched"),
+    ("ibuprofen_prescription_grams_wrong", "up to 3.2 g of ibuprofen a day with a prescription",
+     "with a prescription you may take up to 2,400 mg a day", "contradicted"),
+    ("omeprazole_dose_doubled", "The usual adult dose of omeprazole for heartburn is 40 mg a day.",
+     OMEPRAZOLE_PAGE, "contradicted"),
+    ("omeprazole_dose_and_duration", "For heartburn, adults usually take 20mg of omeprazole daily "
+     "for four weeks.", OMEPRAZOLE_PAGE, "matched"),
+    ("omeprazole_duration_wrong", "Adults usually take omeprazole for heartburn for eight weeks.",
+     OMEPRAZOLE_PAGE, "contradicted"),
+    ("omeprazole_frequency_wrong", "Omeprazole is usually taken three times a day.",
+     OMEPRAZOLE_PAGE, "contradicted"),
+    ("omeprazole_frequency_once_daily", "Omeprazole is usually taken once daily.",
+     OMEPRAZOLE_PAGE, "matched"),
+    ("lisinopril_maximum_halved", "The maximum dose of lisinopril is 40 mg a day.",
+     LISINOPRIL_PAGE, "contradicted"),
+    ("lisinopril_maximum_right", "The maximum dose of lisinopril is 80 mg a day.",
+     LISINOPRIL_PAGE, "matched"),
+    ("lisinopril_start", "Lisinopril is usually started at 10 mg once daily", LISINOPRIL_PAGE,
+     "matched"),
+    ("lisinopril_start_wrong", "Lisinopril is usually started at 20 mg a day",
+     "The usual starting dose of lisinopril for high blood pressure is 10 mg a day. "
+     "The maximum dose is 80 mg a day.", "contradicted"),
+    ("sertraline_days_vs_weeks", "Sertraline usually works fully within 3 days.",
+     "It can take 4 to 6 weeks to feel the full benefit.", "contradicted"),
+    ("sertraline_weeks", "Sertraline can take 4 to 6 weeks to work fully.",
+     "It can take 4 to 6 weeks to feel the full benefit.", "matched"),
+    ("paracetamol_tablets_not_grams", "Adults can safely take up to 8 g of paracetamol in 24 hours.",
+     "Do not take more than 8 tablets (4g) in 24 hours.", "contradicted"),
+    ("paracetamol_grams", "Adults can take up to 4 g of paracetamol in 24 hours.",
+     "Do not take more than 8 tablets (4g) in 24 hours.", "matched"),
+    ("aspree_per_day", "ASPREE gave 100 mg of aspirin daily",
+     "participants received 100 mg of enteric-coated aspirin per day", "matched"),
+    ("aspree_per_day_wrong", "ASPREE gave 300 mg of aspirin daily",
+     "participants received 100 mg of enteric-coated aspirin per day", "contradicted"),
+    ("hfe_per_cent", "28.4% of male and 1.2% of female HFE C282Y homozygotes have iron-overload "
+     "disease", "In the cohort 28.4 per cent of male and 1.2 per cent of female homozygotes had "
+     "iron-overload disease.", "matched"),
+    ("hfe_page", "28.4% of male and 1.2% of female HFE C282Y homozygotes have iron-overload "
+     "disease", HFE_PAGE, "matched"),
+    ("hfe_sexes_swapped", "1.2% of male and 28.4% of female HFE C282Y homozygotes have "
+     "iron-overload disease", HFE_PAGE, "contradicted"),
+    ("bp_target", "Target blood pressure is below 130/80 mm Hg",
+     "aim for a blood pressure under 130/80 mmHg", "matched"),
+    ("bp_target_wrong", "Target blood pressure is below 130/80 mm Hg",
+     "aim for a blood pressure below 140/90 mmHg", "contradicted"),
+    ("levothyroxine_half_hour", "Wait half an hour after taking levothyroxine before breakfast",
+     "wait 30 to 60 minutes", "matched"),
+    ("levothyroxine_half_hour_too_short", "Wait half an hour after taking levothyroxine before "
+     "breakfast", "wait at least 60 minutes", "contradicted"),
+    ("one_in_ten_thousand_space", "The condition affects about 1 in 10,000 people",
+     "It affects 1 in 10 000 people.", "matched"),
+    ("one_in_ten_thousand_vs_thousand", "The condition affects about 1 in 10,000 people",
+     "It affects 1 in 1,000 people.", "contradicted"),
+    ("amoxicillin_mg_per_kg_day", "80-90 mg/kg/day of amoxicillin", "80 to 90 mg/kg per day",
+     "matched"),
+    ("amoxicillin_mg_per_kg_day_low", "80-90 mg/kg/day of amoxicillin", "40 to 45 mg/kg/day",
+     "contradicted"),
+    # --- number forms ----------------------------------------------------------------------
+    ("thousands_space", "The trial enrolled 2400 adults.", "In all, 2 400 adults were enrolled.",
+     "matched"),
+    ("thousands_space_wrong", "The trial enrolled 4200 adults.", "In all, 2 400 adults were "
+     "enrolled.", "contradicted"),
+    ("thousands_dots_unambiguous", "About 1,200,000 people have it.",
+     "Around 1.200.000 people have it.", "matched"),
+    ("lancet_decimal", "Mortality was 12.4% with the drug.", "Mortality was 12\u00b74% with the drug.",
+     "matched"),
+    ("lancet_decimal_wrong", "Mortality was 21.4% with the drug.", "Mortality was 12\u00b74% with "
+     "the drug.", "contradicted"),
+    ("range_en_dash", "Take 50 to 100 mg of sumatriptan.", "The dose of sumatriptan is 50\u2013100 mg.",
+     "matched"),
+    ("range_en_dash_wrong", "Take 25 to 50 mg of sumatriptan.", "The dose of sumatriptan is "
+     "50\u2013100 mg.", "contradicted"),
+    ("between_and", "Symptoms start within 30 to 45 minutes.", "Symptoms start between 30 and 45 "
+     "minutes after the dose.", "matched"),
+    ("between_and_wrong", "Symptoms start within 10 to 15 minutes.", "Symptoms start between 30 "
+     "and 45 minutes after the dose.", "contradicted"),
+    ("point_inside_range", "A typical dose of sertraline is 50 mg a day.", "Sertraline is taken "
+     "at 25 to 100 mg a day.", "matched"),
+    ("point_outside_range", "A typical dose of sertraline is 150 mg a day.", "Sertraline is taken "
+     "at 25 to 100 mg a day.", "contradicted"),
+    ("words_duration", "A course of antibiotics lasts seven days.", "The antibiotic course lasts "
+     "7 days.", "matched"),
+    ("words_duration_wrong", "A course of antibiotics lasts five days.", "The antibiotic course "
+     "lasts 7 days.", "contradicted"),
+    ("a_week_is_seven_days", "Keep taking it for a week.", "Keep taking it for 7 days.", "matched"),
+    ("a_week_is_not_three_days", "Keep taking it for a week.", "Keep taking it for 3 days.",
+     "contradicted"),
+    ("rate_person_years", "Incidence is 3 to 10 per 100,000 person-years.", "The incidence was 3 "
+     "to 10 per 100 000 person-years.", "matched"),
+    ("rate_per_million_converts", "Incidence is 30 to 100 per million person-years.",
+     "The incidence was 3 to 10 per 100,000 person-years.", "matched"),
+    ("rate_per_million_wrong", "Incidence is 3 to 10 per million person-years.",
+     "The incidence was 3 to 10 per 100,000 person-years.", "contradicted"),
+    ("rate_per_thousand_equals", "It occurs in 0.5 per 1,000 live births.", "It occurs in 50 per "
+     "100,000 live births.", "matched"),
+    ("percent_rounding", "About 28% of men are affected.", "Of the men, 28.4% were affected.",
+     "matched"),
+    ("percent_rounding_is_not_a_wider_gap", "28% of men are affected.", "Of the men, 29.4% were "
+     "affected.", "contradicted"),
+    ("percent_word", "Vaccination cut hospital admissions by 25 percent.", "Hospital admissions "
+     "fell by 25% after vaccination.", "matched"),
+    ("fold", "Smoking raises the risk threefold.", "Smoking raised the risk 3-fold.", "matched"),
+    ("fold_wrong", "Smoking raises the risk threefold.", "Smoking raised the risk 2-fold.",
+     "contradicted"),
+    # --- conversions ---------------------------------------------------------------------
+    ("micrograms_to_mg", "Take 0.4 mg of folic acid a day.", "Take 400 micrograms of folic acid "
+     "a day.", "matched"),
+    ("micrograms_to_mg_wrong", "Take 4 mg of folic acid a day.", "Take 400 micrograms of folic "
+     "acid a day.", "contradicted"),
+    ("micro_sign", "Adults need 10 mcg of vitamin D a day.", "Adults need 10 \u00b5g of vitamin D "
+     "a day.", "matched"),
+    ("litres", "Drink 1.5 L of fluid a day.", "Aim to drink 1,500 ml of fluid a day.", "matched"),
+    ("litres_wrong", "Drink 2.5 L of fluid a day.", "Aim to drink 1,500 ml of fluid a day.",
+     "contradicted"),
+    ("hours_in_minutes", "The effect starts after 90 minutes.", "The effect starts after 1.5 hours.",
+     "matched"),
+    ("weeks_in_days", "Stop 14 days before surgery.", "Stop 2 weeks before surgery.", "matched"),
+    ("weeks_in_days_wrong", "Stop 7 days before surgery.", "Stop 2 weeks before surgery.",
+     "contradicted"),
+    ("year_in_months", "Protection lasts 12 months.", "Protection lasts a year.", "matched"),
+    ("iu_given_by_the_source", "Adults should take 400 IU of vitamin D a day.",
+     "Vitamin D supplements contain 10 micrograms (400 IU) a dose. Adults should take 10 "
+     "micrograms of vitamin D a day.", "matched"),
+    ("iu_given_by_the_source_wrong", "Adults should take 1,000 IU of vitamin D a day.",
+     "Vitamin D supplements contain 10 micrograms (400 IU) a dose. Adults should take 10 "
+     "micrograms of vitamin D a day.", "contradicted"),
+    ("mmhg_spelling", "Treat when blood pressure is above 140/90 mmHg.", "Treatment is offered "
+     "when blood pressure is over 140/90 mm Hg.", "matched"),
+    ("bp_words", "Aim for a blood pressure below 130/80.", "Aim for systolic below 130 and "
+     "diastolic below 80 mm Hg.", "matched"),
+    ("bp_words_wrong", "Aim for a blood pressure below 120/70.", "Aim for systolic below 130 and "
+     "diastolic below 80 mm Hg.", "contradicted"),
+    ("mmol", "Fasting glucose of 7.0 mmol/L or more suggests diabetes.", "A fasting glucose of "
+     "7.0 mmol/l or more suggests diabetes.", "matched"),
+    ("mmol_wrong", "Fasting glucose of 6.0 mmol/L or more suggests diabetes.", "A fasting glucose "
+     "of 7.0 mmol/l or more suggests diabetes.", "contradicted"),
+    # --- bounds ----------------------------------------------------------------------------
+    ("up_to_vs_no_more_than", "Adults can take up to 4 g of paracetamol a day.", "Adults should "
+     "take no more than 4 g of paracetamol a day.", "matched"),
+    ("up_to_vs_maximum", "Adults can take up to 4 g of paracetamol a day.", "The maximum daily "
+     "dose of paracetamol for adults is 4 g.", "matched"),
+    ("up_to_doubled", "Adults can take up to 8 g of paracetamol a day.", "Adults can take up to "
+     "4 g of paracetamol a day.", "contradicted"),
+    ("not_exceed", "Do not exceed 3 g of paracetamol a day.", "Never take more than 3 g of "
+     "paracetamol a day.", "matched"),
+    ("at_least", "Leave at least 4 hours between doses.", "Leave a minimum of 4 hours between "
+     "doses.", "matched"),
+    ("at_least_wrong", "Leave at least 2 hours between doses.", "Leave at least 4 hours between "
+     "doses.", "contradicted"),
+    ("upper_vs_lower", "Exercise for at most 150 minutes a week.", "Exercise for at least 150 "
+     "minutes a week.", "contradicted"),
+    ("symbols", "Treat if LDL \u2265 4.9 mmol/L.", "Treatment is advised if LDL >= 4.9 mmol/L.",
+     "matched"),
+    ("symbols_wrong", "Treat if LDL \u2264 4.9 mmol/L.", "Treatment is advised if LDL >= 4.9 mmol/L.",
+     "contradicted"),
+    ("over_vs_more_than", "It is given to people over 65.", "It is offered to people older than 65.",
+     "matched"),
+    ("over_vs_under", "It is given to people over 65.", "It is offered to people under 65.",
+     "contradicted"),
+    ("point_above_maximum", "Adults take 6 g of paracetamol a day.", "Adults should take no more "
+     "than 4 g of paracetamol a day.", "contradicted"),
+    # --- frequencies and intervals -------------------------------------------------------
+    ("once_a_day_spellings", "Take metformin once a day.", "Metformin is taken 1 a day.", "matched"),
+    ("twice_vs_every_12_hours", "Take amoxicillin twice a day.", "Take amoxicillin every 12 hours.",
+     "matched"),
+    ("three_times_vs_every_12_hours", "Take amoxicillin three times a day.", "Take amoxicillin "
+     "every 12 hours.", "contradicted"),
+    ("weekly", "Alendronate is taken once a week.", "Alendronate is taken once weekly.", "matched"),
+    ("weekly_vs_daily", "Alendronate is taken once a week.", "Alendronate is taken once daily.",
+     "contradicted"),
+    ("interval_in_range", "Take 1 or 2 puffs every 4 to 6 hours.", "Use 1 to 2 puffs every 4 to 6 "
+     "hours.", "matched"),
+    ("interval_wrong", "Take ibuprofen every 2 hours.", "Take ibuprofen every 4 to 6 hours.",
+     "contradicted"),
+    # --- qualifiers --------------------------------------------------------------------------
+    ("child_dose", "Children can take 10 mg/kg of ibuprofen per dose.", "Adults take 400 mg per dose; "
+     "children take 10 mg/kg per dose.", "matched"),
+    ("child_given_adult_dose", "Children can take 400 mg of ibuprofen per dose.", "Adults take "
+     "400 mg per dose; children take 200 mg per dose.", "contradicted"),
+    ("night_dose", "Take 10 mg of amitriptyline at night.", "Take 10 mg of amitriptyline at night.",
+     "matched"),
+    ("older_people", "Older people should take up to 3 g of paracetamol a day.", "Adults can take "
+     "up to 4 g a day. Older people should take up to 3 g a day.", "matched"),
+    ("pregnant", "In pregnancy, take 400 micrograms of folic acid a day.", "Women who are not "
+     "pregnant need 200 micrograms a day; in pregnancy you need 400 micrograms a day.", "matched"),
+]
+
+
+@pytest.mark.parametrize("statement,page,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_statement_quantities_against_their_evidence(statement, page, expected):
+    findings = compare_quantities(statement, sentences(page))
+    assert findings, "the statement's quantity was not read at all"
+    assert [f.status for f in findings] == [expected] * len(findings), \
+        [f.message for f in findings]
+
+
+def test_every_check_has_a_matched_and_a_contradicted_case():
+    expected = {c[3] for c in CASES}
+    assert expected == {"matched", "contradicted"}
+    assert sum(c[3] == "contradicted" for c in CASES) >= 40
+    assert sum(c[3] == "matched" for c in CASES) >= 40
+
+
+# --- the message a reviewer reads --------------------------------------------------------
+
+def test_contradiction_names_both_figures_and_the_source_qualifier():
+    [finding] = compare_quantities(
+        "Without a prescription, adults can take up to 2,400mg of ibuprofen in 24 hours.",
+        sentences(IBUPROFEN_PAGE))
+    assert finding.status == "contradicted"
+    assert finding.message == ("statement 2,400 mg/24 h; source 1,200 mg/24 h without a "
+                               "prescription")
+    assert finding.source.low == 1200 and finding.source.per == "day"
+    assert "1,200mg in 24 hours" in finding.sentence
+    assert "3,200" not in finding.message  # the with-prescription maximum is another thing
+
+
+def test_lisinopril_compares_with_the_maximum_not_the_starting_dose():
+    [finding] = compare_quantities("The maximum dose of lisinopril is 40 mg a day.",
+                                   sentences(LISINOPRIL_PAGE))
+    assert finding.status == "contradicted"
+    assert finding.source.low == 80
+    assert finding.sentence == "The maximum dose is 80 mg a day."
+
+
+def test_paracetamol_eight_grams_is_compared_with_four_grams_not_eight_tablets():
+    [finding] = compare_quantities("Adults can safely take up to 8 g of paracetamol in 24 hours.",
+                                   ["Do not take more than 8 tablets (4g) in 24 hours."])
+    assert finding.status == "contradicted"
+    assert finding.source.unit == "mg" and finding.source.low == 4000
+    assert finding.message == "statement 8 g/24 h; source 4 g/24 h"
+
+
+def test_bounds_are_named_when_they_differ():
+    [finding] = compare_quantities("Wait half an hour after taking levothyroxine",
+                                   ["wait at least 60 minutes"])
+    assert finding.message == "statement 30 min; source at least 60 min"
+
+
+# --- missing: nothing comparable for the same thing --------------------------------------
+
+@pytest.mark.parametrize("statement,page", [
+    ("Adults can take 8 g of paracetamol a day.", "Do not take more than 8 tablets a day."),
+    ("Take 400 IU of vitamin D a day.", "Take 10 micrograms of vitamin D a day."),
+    ("Take it for 4 weeks.", "Take it for a month."),
+    ("With a prescription, adults can take 3,200 mg a day.",
+     "Without a prescription, do not take more than 1,200mg in 24 hours."),
+    ("Children can take 200 mg of ibuprofen.", "Adults can take 200 mg of ibuprofen."),
+    ("The starting dose is 10 mg a day.", "The maximum dose is 10 mg a day."),
+    ("Take 20 mg in the morning.", "Take 20 mg at night."),
+    ("Adults take 2 g a day.", "Adults should take no more than 4 g a day."),
+    ("Omeprazole 20 mg a day helps heartburn.", "The clinic is open from 9 to 5."),
+], ids=["tablets_are_not_grams", "iu_needs_the_source_own_equivalence", "weeks_are_not_a_month",
+        "other_prescription_status", "other_population", "other_role", "other_time_of_day",
+        "consistent_but_not_stated", "unrelated_numbers"])
+def test_a_number_attached_to_something_else_is_missing(statement, page):
+    findings = compare_quantities(statement, sentences(page))
+    assert findings and all(f.status == "missing" for f in findings), [f.message for f in findings]
+    assert all(f.source is None and f.sentence == "" for f in findings)
+    assert all(f.message.startswith("statement ") for f in findings)
+
+
+# --- extraction ------------------------------------------------------------------------
+
+def one(sentence: str) -> Quantity:
+    found = extract_quantities(sentence)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("text", ["COVID-19 patients", "IL-6 levels rose", "people with type 2 "
+                                  "diabetes", "SARS-CoV-2 infection", "H1N1 influenza",
+                                  "HFE C282Y homozygotes", "a phase 3 trial", "in 2019 the trial",
+                                  "Updated 2023 Daily", "only $24.99 per month"])
+def test_names_and_dates_are_not_quantities(text):
+    assert extract_quantities(text) == []
+
+
+def test_extraction_reads_value_unit_denominator_bound_and_qualifiers():
+    sentence = "Without a prescription, adults can take up to 2,400mg of ibuprofen in 24 hours."
+    q = one(sentence)
+    assert (q.text, q.low, q.high, q.unit, q.per, q.bound) == ("2,400mg", 2400, 2400, "mg", "day",
+                                                               "le")
+    assert {"prescription:without", "adult"} <= q.qualifiers
+    assert "ibupr" in q.subject
+    assert sentence[q.start:q.end] == "2,400mg"
+
+
+@pytest.mark.parametrize("sentence,low,high,unit,per,bound", [
+    ("2.4 g a day", 2400, 2400, "mg", "day", "eq"),
+    ("10 micrograms daily", 0.01, 0.01, "mg", "day", "eq"),
+    ("80 to 90 mg/kg per day", 80, 90, "mg", "kg/day", "range"),
+    ("5 mcg/kg/min", 0.005, 0.005, "mg", "kg/min", "eq"),
+    ("half an hour", 30, 30, "min", "", "eq"),
+    ("three times a day", 3, 3, "times", "day", "eq"),
+    ("once daily", 1, 1, "times", "day", "eq"),
+    ("every 4 to 6 hours", 240, 360, "min", "interval", "range"),
+    ("at least 4 hours between doses", 240, 240, "min", "interval", "ge"),
+    ("about 1 in 10,000", 0.01, 0.01, "%", "", "approx"),
+    ("28.4 per cent", 28.4, 28.4, "%", "", "eq"),
+    ("no more than 4 g in any 24-hour period", 4000, 4000, "mg", "day", "le"),
+    ("at most 20 mg each night", 20, 20, "mg", "day", "le"),
+    ("less than 5%", 5, 5, "%", "", "lt"),
+    ("greater than 30 kg/m2", 30, 30, "kg/m2", "", "gt"),
+    ("> 7.0 mmol/L", 7, 7, "mmol/l", "", "gt"),
+    ("\u2264 140 mmHg", 140, 140, "mmhg", "", "le"),
+    ("people aged 65 and over", 65, 65, "age", "", "ge"),
+    ("2 weeks", 20160, 20160, "min", "", "eq"),
+    ("6 months", 6, 6, "month", "", "eq"),
+    ("20 units of insulin", 20, 20, "iu", "", "eq"),
+])
+def test_forms_are_read_into_canonical_values(sentence, low, high, unit, per, bound):
+    q = one(sentence)
+    assert (q.unit, q.per, q.bound) == (unit, per, bound)
+    assert q.low == pytest.approx(low) and q.high == pytest.approx(high)
+
+
+def test_blood_pressure_pair_is_one_quantity():
+    q = one("Target blood pressure is below 130/80 mm Hg")
+    assert (q.text, q.low, q.low2, q.unit, q.bound) == ("130/80 mm Hg", 130, 80, "mmhg", "lt")
+    q = one("a systolic 130 and diastolic 80")
+    assert (q.low, q.low2) == (130, 80)
+
+
+def test_each_number_keeps_its_own_qualifier():
+    male, female = extract_quantities("28.4% of male and 1.2% of female HFE C282Y homozygotes "
+                                      "have iron-overload disease")
+    assert "male" in male.qualifiers and "female" not in male.qualifiers
+    assert "female" in female.qualifiers and "male" not in female.qualifiers
+
+
+def test_a_dose_and_its_frequency_are_two_quantities():
+    dose, freq = extract_quantities("Take 2 tablets three times a day.")
+    assert (dose.unit, dose.per) == ("tablet", "dose")
+    assert (freq.unit, freq.per, freq.low) == ("times", "day", 3)
+
+
+def test_describe_uses_the_writers_unit():
+    assert describe(one("up to 2.4 g a day")) == "2.4 g/day"
+    assert describe(one("up to 2.4 g a day"), with_bound=True) == "up to 2.4 g/day"
+    assert describe(one("three times a day")) == "3 times a day"
+    assert describe(one("4 to 6 weeks")) == "4 to 6 weeks"
+
+
+def test_minimum_interval_reads_as_apart():
+    [f] = compare_quantities("Take amoxicillin every 2 hours.", ["Leave at least 4 hours between doses."])
+    assert f.status == "contradicted"
+    assert f.message == "statement every 2 h; source at least 4 h apart"
+
+
+def test_finding_is_a_frozen_record():
+    [f] = compare_quantities("Take 20 mg a day.", ["Take 20 mg a day."])
+    assert isinstance(f, QuantityFinding)
+    with pytest.raises(AttributeError):
+        f.status = "missing"  # type: ignore[misc]
+
+
+def test_statement_without_quantities_has_no_findings():
+    assert compare_quantities("Ibuprofen can upset the stomach.", ["Take 200 mg."]) == []
+
+
+def test_fast_enough_for_thousands_of_pairs():
+    page = sentences(IBUPROFEN_PAGE + " " + OMEPRAZOLE_PAGE + " " + LISINOPRIL_PAGE + " "
+                     + HFE_PAGE) * 3
+    statements = [c[1] for c in CASES[:20]]
+    start = time.perf_counter()
+    for s in statements:
+        compare_quantities(s, page)
+    per_pair = (time.perf_counter() - start) / len(statements)
+    assert per_pair < 0.05, f"{per_pair * 1000:.1f} ms per statement against a 27-sentence page"

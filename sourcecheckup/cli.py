@@ -244,6 +244,11 @@ def _print_headline(report: dict[str, Any], out: Any = None) -> None:
     print(f"  unused sources           {fmt('unused_sources')}", file=out)
     print(f"  fetch failures {c['fetch_failures']} · judge errors {c['judge_errors']} · "
           f"skipped records {c['skipped_records']}", file=out)
+    from .metrics import partial_run_note
+
+    note = partial_run_note(c)
+    if note:
+        print(f"  {note}", file=out)
 
 
 # ----------------------------------------------------------------------------- commands
@@ -335,9 +340,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
           f"{'unused':>7}  judge / input")
     for run in runs:
         m = compute_metrics(store.load_run(run.id))
-        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {m.counts['responses']:>5} "
+        c = m.counts
+        partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
+        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
-              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}")
+              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
     return EXIT_OK
 
 

@@ -160,10 +160,10 @@ class Source:
 
     @property
     def domain(self) -> str:
-        from urllib.parse import urlsplit
+        """The cited URL's domain (not the final URL's, nor a local file's)."""
+        from .urls import domain_of
 
-        host = (urlsplit(self.final_url or self.url).hostname or "").lower()
-        return host[4:] if host.startswith("www.") else host
+        return domain_of(self.url)
 
 
 @dataclass(frozen=True)

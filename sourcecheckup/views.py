@@ -21,6 +21,7 @@ from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, State
                       assess_run, compute_metrics, pair_label)
 from .models import FetchStatus, Label, Source, StatementStatus
 from .store import RunData, Store, VerdictRow
+from .urls import domain_of  # noqa: F401  (the one domain rule; ui imports it from here too)
 
 # ----------------------------------------------------------------------------- run view
 
@@ -147,7 +148,7 @@ def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
         assessed = assess_run(data)
         claims = [s.status.supported for r in assessed for s in r.statements if s.status.supported is not None]
         resp = [r.supported for r in assessed if r.supported is not None]
-        urls = [bool(data.sources.get(u) and data.sources[u].source.valid) for r in assessed for u in r.urls]
+        urls = [data.sources[u].source.valid for r in assessed for u in r.urls if u in data.sources]
         out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
                               _ratio(claims), _ratio(resp), _ratio(urls), run.message))
     return out
@@ -205,7 +206,7 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
         used = None
         if url in a.valid_urls and url not in a.undecided_urls:
             used = url not in a.unused_urls
-        out.append(SourceSummary(url, src.domain or domain_of(url), src.title or "", src.status, outcome, src.reason,
+        out.append(SourceSummary(url, domain_of(url), src.title or "", src.status, outcome, src.reason,
                                  tuple(src.flags), row.id, used, source_notes(src)))
     return out
 
@@ -234,13 +235,6 @@ def source_notes(src: Source) -> tuple[str, ...]:
     if isinstance(doi, str) and doi.strip():
         notes.append(f"DOI {doi.strip()}")
     return tuple(notes)
-
-
-def domain_of(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url).hostname or "").lower()
-    return host[4:] if host.startswith("www.") else host
 
 
 # ----------------------------------------------------------------------------- support matrix

@@ -624,7 +624,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     store = _open_store(args)
     try:
         store_b = Store(args.db_b) if args.db_b else store
-        result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed)
+        result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
+                              with_overrides=not args.judges_only)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
     if args.json:
@@ -879,6 +880,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db-b", metavar="PATH", help="run B's database when it is another file")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--judges-only", action="store_true",
+                   help="leave reviewer overrides out (default: count them, as the app's Results page does)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("verify-pairs", parents=[common], help="run a judge on statement/source pairs (JSONL)")

@@ -602,11 +602,15 @@ def comparison_view(c: Mapping[str, object]) -> ComparisonView:
                              _day(s["fetched_at_a"]), _day(s["fetched_at_b"]))
                for s in c["changed_sources"]]  # type: ignore[union-attr]
     ra, rb = c["run_a"], c["run_b"]
-    summary = (f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
+    warnings = " ".join(f"⚠ {w}" for w in c.get("warnings", []))  # type: ignore[union-attr]
+    summary = (f"{warnings + chr(10) if warnings else ''}"
+               f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
                f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "  # type: ignore[index]
                f"{c['statements_matched']} statements matched (only in A {c['statements_only_a']}, only in B "
                f"{c['statements_only_b']}); support changed for {len(statements)}. {c['sources_matched']} sources "
-               f"matched; {len(sources)} changed.")
+               f"matched; {len(sources)} changed."
+               + ("" if "with_overrides" not in c else " Reviewer overrides counted." if c["with_overrides"]
+                  else " Judges only (reviewer overrides not counted)."))
     return ComparisonView(str(ra["id"]), str(rb["id"]), summary, diffs, statements, sources)  # type: ignore[index]
 
 

@@ -85,7 +85,9 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
         "headline": "metrics_with_reviews" if with_reviews else "metrics",
         "note": (f"Reviewer overrides are applied: the reviewers' decision replaces the judge's on {len(reviewed)} "
                  "pair(s) in the headline figures and statement statuses; the judges-only figures are shown beside them."
-                 if with_reviews else
+                 if with_reviews and reviewed else
+                 "No reviewer has overridden a verdict of this run: the judges-only and with-reviews figures are "
+                 "the same." if not reviewed else
                  f"Reviewer overrides are not applied: the headline figures and statement statuses are the judges' "
                  f"alone; figures with the {len(reviewed)} reviewer override(s) are shown beside them."),
     }

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from .metrics import Metric, ResponseAssessment, proportion
 from .models import FetchStatus, Source
 from .store import RunData
+from .urls import domain_of
 
 if TYPE_CHECKING:
     from .whois import WhoisAnswer
@@ -43,13 +44,6 @@ def _tld_table() -> tuple[frozenset[str], Mapping[str, str]]:
 
     data = json.loads((resources_dir() / "analytics" / "tld_countries.json").read_text(encoding="utf-8"))
     return frozenset(data["us_generic"]), dict(data["country_codes"])
-
-
-def domain_of(url: str, source: Source | None = None) -> str:
-    """The host without 'www.', from the final URL when the source was fetched."""
-    if source is not None:
-        return source.domain
-    return Source(url=url, status=FetchStatus.ERROR).domain
 
 
 def domain_type(domain: str) -> str:
@@ -119,7 +113,7 @@ def citations(data: RunData) -> list[Citation]:
         for url in resp.response.citations:
             row = data.sources.get(url)
             src = row.source if row else None
-            out.append(Citation(model, url, domain_of(url, src), src.status.value if src else "not_fetched"))
+            out.append(Citation(model, url, domain_of(url), src.status.value if src else "not_fetched"))
     return out
 
 
@@ -130,7 +124,8 @@ def _shares(counter: Counter[str], keys: Sequence[str]) -> dict[str, dict[str, A
 
 
 def _rate(cites: Sequence[Citation], outcome: FetchStatus, seed: int) -> dict[str, Any]:
-    m: Metric = proportion([c.status == outcome.value for c in cites], seed)
+    # a citation whose source is not fetched yet is pending: it is in no outcome's denominator
+    m: Metric = proportion([c.status == outcome.value for c in cites if c.status != "not_fetched"], seed)
     return m.as_dict()
 
 

@@ -244,6 +244,11 @@ def _print_headline(report: dict[str, Any], out: Any = None) -> None:
     print(f"  unused sources           {fmt('unused_sources')}", file=out)
     print(f"  fetch failures {c['fetch_failures']} · judge errors {c['judge_errors']} · "
           f"skipped records {c['skipped_records']}", file=out)
+    from .metrics import partial_run_note
+
+    note = partial_run_note(c)
+    if note:
+        print(f"  {note}", file=out)
 
 
 # ----------------------------------------------------------------------------- commands
@@ -335,9 +340,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
           f"{'unused':>7}  judge / input")
     for run in runs:
         m = compute_metrics(store.load_run(run.id))
-        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {m.counts['responses']:>5} "
+        c = m.counts
+        partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
+        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
-              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}")
+              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
     return EXIT_OK
 
 
@@ -361,8 +368,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     _print_headline(build_report(store, data.run.id, data=data))
     _print_usage(store, data.run.id)
-    print("legend: ✓ supported  ✗ not supported  ! judge error  · not judged  ≠ judges disagree  "
-          "(source columns: S1, S2 ... as cited; ✗src = unreadable)")
+    print("legend: ✓ supported  ✗ not supported  ✗c contradicted (the source says otherwise)  ! judge error  "
+          "· not judged  ? review first  ≠ judges disagree  "
+          "(source columns: S1, S2 ... as cited; ✗src = unreadable; …src = not fetched yet)")
     for r in assessed:
         if args.response and r.rid != args.response:
             continue
@@ -379,17 +387,34 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(header + "  status              statement")
         for s in r.statements:
             cells = []
+            verdicts = data.verdicts.get(s.row.pk, [])
             for url in r.urls:
-                if url not in r.valid_urls:
+                if url not in data.sources:
+                    cells.append("…src" if s.row.statement.informative else "    ")
+                elif url not in r.valid_urls:
                     cells.append("✗src" if s.row.statement.informative else "    ")
                 else:
                     lab = s.pair_labels.get(url)
-                    cells.append(f"{_MARK[lab.value if lab else None]:<4}")
+                    mark = _MARK[lab.value if lab else None]
+                    pair = [v.verdict for v in verdicts if v.url == url]
+                    if lab is not None and lab.value == "not_supported" and any(v.contradicted for v in pair):
+                        mark += "c"
+                    if any(v.review_first for v in pair):
+                        mark += "?"
+                    cells.append(f"{mark:<4}")
             text = s.row.statement.text
             if len(text) > 90 and not args.full:
                 text = text[:87] + "..."
             mark = "≠" if s.disagreement else " "
-            print("   " + " ".join(cells) + f" {mark}{s.status.value:<19} {text}")
+            status = s.status.value
+            if s.status.supported is False and any(v.verdict.contradicted for v in verdicts):
+                status = "contradicted"
+            if any(v.verdict.review_first for v in verdicts):
+                status += " (review first)"
+            print("   " + " ".join(cells) + f" {mark}{status:<19} {text}")
+            for v in verdicts:   # say what the source says instead
+                if v.verdict.contradicted and (args.full or len(r.urls) < 10):
+                    print(f"        S{r.urls.index(v.url) + 1 if v.url in r.urls else '?'}: {v.verdict.rationale[:200]}")
     return EXIT_OK
 
 
@@ -512,7 +537,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("--whois-server is used only with --whois (whois lookups are off by default)")
     try:
         path = write_report(store, run_id, args.output, fmt, group_by=args.group_by,
-                            whois=args.whois, whois_server=args.whois_server)
+                            whois=args.whois, whois_server=args.whois_server, with_reviews=args.with_reviews)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except PdfError as exc:
@@ -599,7 +624,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     store = _open_store(args)
     try:
         store_b = Store(args.db_b) if args.db_b else store
-        result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed)
+        result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
+                              with_overrides=not args.judges_only)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
     if args.json:
@@ -820,6 +846,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "off by default: country then comes from the top-level domain)")
     p.add_argument("--whois-server", metavar="HOST:PORT",
                    help="whois server to ask first (default whois.iana.org:43, which refers to the registry)")
+    p.add_argument("--with-reviews", action="store_true",
+                   help="lead with the figures and statuses that apply reviewer overrides (the judges-only figures "
+                        "are shown beside them either way)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("verify-report", parents=[common],
@@ -851,6 +880,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db-b", metavar="PATH", help="run B's database when it is another file")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--judges-only", action="store_true",
+                   help="leave reviewer overrides out (default: count them, as the app's Results page does)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("verify-pairs", parents=[common], help="run a judge on statement/source pairs (JSONL)")

@@ -7,12 +7,18 @@ resampling both runs independently (seeded), so "no change" is a claim with a wi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from .metrics import BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics
+from .metrics import BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, wilson_interval
 from .store import RunData, Store
+
+SAME_RUN_WARNING = ("A and B are the same run: there is nothing to compare (every difference would be zero "
+                    "by construction). Pick two different runs.")
+NO_SHARED_WARNING = ("The runs share no statements (they audited different answers): the differences below compare "
+                     "different answers, not a change in the same answers, and say nothing about a judge or a fix.")
 
 METRICS = ("url_validity", "statement_support", "response_support", "unused_sources")
 
@@ -38,7 +44,8 @@ def metric_outcomes(data: RunData, assessed: Sequence[ResponseAssessment]) -> di
     for r in assessed:
         for url in r.urls:
             src = data.sources.get(url)
-            out["url_validity"].append(bool(src and src.source.valid))
+            if src is not None:            # not fetched yet: pending, in no figure
+                out["url_validity"].append(src.source.valid)
         for s in r.statements:
             if s.status.supported is not None:
                 out["statement_support"].append(s.status.supported)
@@ -63,16 +70,43 @@ def difference(a: Sequence[bool], b: Sequence[bool], metric: str = "", *, seed: 
     db = xb[rng.integers(0, len(xb), size=(resamples, len(xb)))].mean(axis=1)
     lo, hi = np.percentile(db - da, [2.5, 97.5])
     va, vb = float(xa.mean()), float(xb.mean())
+    if hi - lo <= 0:   # every resample alike (all 0 or all 1): Newcombe's score interval instead of a point
+        la, ua = wilson_interval(int(xa.sum()), len(xa))
+        lb, ub = wilson_interval(int(xb.sum()), len(xb))
+        d = vb - va
+        lo = d - float(np.sqrt((vb - lb) ** 2 + (ua - va) ** 2))
+        hi = d + float(np.sqrt((ub - vb) ** 2 + (va - la) ** 2))
     return Difference(metric, va, vb, vb - va, (round(float(lo), 6), round(float(hi), 6)), len(xa), len(xb))
 
 
+def _same_database(a: Store, b: Store) -> bool:
+    if a is b:
+        return True
+    try:
+        return Path(a.path).resolve() == Path(b.path).resolve() and str(a.path) != ":memory:"
+    except OSError:
+        return False
+
+
 def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | None = None,
-                 seed: int = 0) -> dict[str, Any]:
+                 seed: int = 0, with_overrides: bool = True) -> dict[str, Any]:
+    """Run B against run A. ``with_overrides``: count reviewer overrides, as the Results page does by
+    default (its "With reviewer overrides" box); False compares the judges alone. ``warnings`` says
+    when the comparison means little: the same run twice, or runs that share no statements."""
+    from .review import overrides as review_overrides
+
     store_b = store_b or store_a
     data_a, data_b = store_a.load_run(run_a), store_b.load_run(run_b)
-    as_a, as_b = assess_run(data_a), assess_run(data_b)
+    ov_a = review_overrides(store_a, data_a.run.id) if with_overrides else {}
+    ov_b = review_overrides(store_b, data_b.run.id) if with_overrides else {}
+    as_a, as_b = assess_run(data_a, overrides=ov_a or None), assess_run(data_b, overrides=ov_b or None)
     out_a, out_b = metric_outcomes(data_a, as_a), metric_outcomes(data_b, as_b)
-    diffs = [difference(out_a[m], out_b[m], m, seed=seed + i) for i, m in enumerate(METRICS)]
+    same_run = data_a.run.id == data_b.run.id and _same_database(store_a, store_b)
+    if same_run:
+        diffs = [Difference(m, *(2 * [sum(out_a[m]) / len(out_a[m]) if out_a[m] else None]), None, (None, None),
+                            len(out_a[m]), len(out_b[m])) for m in METRICS]
+    else:
+        diffs = [difference(out_a[m], out_b[m], m, seed=seed + i) for i, m in enumerate(METRICS)]
 
     def statuses(assessed: Sequence[ResponseAssessment]) -> dict[tuple[str, str], tuple[str, bool | None]]:
         found: dict[tuple[str, str], tuple[str, bool | None]] = {}
@@ -93,13 +127,21 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
             changed_sources.append({"url": url, "sha256_a": a.sha256, "sha256_b": b.sha256, "status_a": a.status.value,
                                     "status_b": b.status.value, "fetched_at_a": a.fetched_at,
                                     "fetched_at_b": b.fetched_at, "content_changed": a.sha256 != b.sha256})
+    matched = len(set(sa) & set(sb))
+    warnings = [SAME_RUN_WARNING] if same_run else ([NO_SHARED_WARNING] if not matched else [])
     return {
+        "warnings": warnings,
+        "same_run": same_run,
+        "comparable": not same_run and matched > 0,
+        "with_overrides": with_overrides,
+        "overrides_a": len(ov_a),
+        "overrides_b": len(ov_b),
         "run_a": {"id": data_a.run.id, "created_at": data_a.run.created_at, "judges": data_a.run.judges,
                   "database": str(store_a.path)},
         "run_b": {"id": data_b.run.id, "created_at": data_b.run.created_at, "judges": data_b.run.judges,
                   "database": str(store_b.path)},
-        "metrics_a": compute_metrics(data_a, as_a).as_dict(),
-        "metrics_b": compute_metrics(data_b, as_b).as_dict(),
+        "metrics_a": compute_metrics(data_a, as_a, overrides=ov_a or None).as_dict(),
+        "metrics_b": compute_metrics(data_b, as_b, overrides=ov_b or None).as_dict(),
         "differences": [d.as_dict() for d in diffs],
         "statements_matched": len(set(sa) & set(sb)),
         "statements_only_a": len(set(sa) - set(sb)),
@@ -118,8 +160,12 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
     def pct(v: float | None) -> str:
         return "n/a" if v is None else f"{100 * v:.1f}%"
 
-    lines = [f"A = run {c['run_a']['id']} ({c['run_a']['created_at'][:19]}), "
-             f"B = run {c['run_b']['id']} ({c['run_b']['created_at'][:19]})"]
+    lines = [f"warning: {w}" for w in c.get("warnings", [])]
+    lines.append(f"A = run {c['run_a']['id']} ({c['run_a']['created_at'][:19]}), "
+                 f"B = run {c['run_b']['id']} ({c['run_b']['created_at'][:19]})")
+    if "with_overrides" in c:
+        lines.append("reviewer overrides counted" + f" (A {c['overrides_a']}, B {c['overrides_b']})"
+                     if c["with_overrides"] else "judges only (reviewer overrides not counted)")
     lines.append(f"{'metric':<25} {'A':>7} {'B':>7} {'B - A':>8}  95% CI of the difference")
     for d in c["differences"]:
         diff = "n/a" if d["diff"] is None else f"{100 * d['diff']:+.1f}"

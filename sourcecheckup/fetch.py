@@ -71,6 +71,34 @@ class FetchOptions:
     extract_workers: int = 0           # processes for text extraction; 0: threads in this process
 
 
+# The options that can change what a fetch of a URL finds (not how fast or how many at once).
+FETCH_SETTINGS_KEYS = ("allow_hosts", "browser", "archive_lookup", "archive_endpoint", "use_archive",
+                       "sources_dir", "doi_resolver", "respect_robots", "max_bytes", "timeout_s",
+                       "max_redirects", "max_pdf_pages", "user_agent")
+
+
+def fetch_settings(options: FetchOptions) -> dict[str, Any]:
+    """The fetch-relevant settings as plain JSON values (what a cached outcome was fetched under)."""
+    out: dict[str, Any] = {}
+    for key in FETCH_SETTINGS_KEYS:
+        value = getattr(options, key)
+        if key == "allow_hosts":
+            value = sorted({str(h).lower() for h in value})
+        elif isinstance(value, Path):
+            value = str(value.resolve())
+        out[key] = value
+    return out
+
+
+def fetch_settings_fingerprint(options: FetchOptions) -> str:
+    """A short hash of :func:`fetch_settings`: equal when a URL would be fetched the same way."""
+    import hashlib
+    import json
+
+    blob = json.dumps(fetch_settings(options), sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
 class Fetcher(Protocol):
     async def fetch(self, url: str) -> Source: ...
 

@@ -1,9 +1,13 @@
-"""The study's metrics, computed from stored rows, with seeded bootstrap 95% intervals.
+"""The study's metrics, computed from stored rows, with 95% intervals honest at small n.
 
 - source URL validity = cited URLs that were readable (status 200 / local file, non-empty text) / all cited URLs
 - statement-level support = informative statements supported by >= 1 source / decided informative statements
 - response-level support = responses all of whose informative statements are supported / decided responses
 - unused sources = valid sources that support no statement / decided valid sources
+
+Intervals: Wilson score for the rates (URL validity, unused sources); a seeded percentile
+bootstrap resampling responses for statement and response support, replaced by Wilson whenever
+it would have zero width. Each metric records its method (``ci_method``).
 
 Errors are not verdicts: a statement whose pairs include judge errors and no support is
 undecided (counted in ``judge_error``), never unsupported. A statement with no readable
@@ -33,28 +37,74 @@ class Consensus(str, Enum):
     MAJORITY = "majority"
 
 
+Z95 = 1.959963984540054   # the normal quantile of a two-sided 95% interval
+
+# How a metric's interval was computed (recorded with every metric and in the report's audit trail).
+CI_WILSON = "wilson"                          # Wilson score interval of k/n
+CI_BOOTSTRAP = "bootstrap_responses"          # percentile bootstrap, responses resampled, seeded
+CI_WILSON_FALLBACK = "wilson_fallback"        # the bootstrap gave a zero-width interval: Wilson instead
+CI_METHODS = {
+    CI_WILSON: "Wilson score interval",
+    CI_BOOTSTRAP: f"percentile bootstrap over responses ({BOOTSTRAP_RESAMPLES} resamples, seeded)",
+    CI_WILSON_FALLBACK: "Wilson score interval (the bootstrap over responses gave a zero-width interval)",
+}
+
+
 @dataclass(frozen=True)
 class Metric:
     value: float | None
     ci95: tuple[float | None, float | None]
     n: int           # denominator: decided units
     k: int           # numerator
+    method: str = CI_WILSON
 
     def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "ci95": list(self.ci95), "n": self.n, "k": self.k}
+        return {"value": self.value, "ci95": list(self.ci95), "n": self.n, "k": self.k, "ci_method": self.method}
+
+
+def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials: never zero width for n > 0."""
+    if n <= 0:
+        raise ValueError("a Wilson interval needs n > 0")
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * float(np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _wilson_metric(k: int, n: int, method: str = CI_WILSON) -> Metric:
+    lo, hi = wilson_interval(k, n)
+    return Metric(k / n, (round(lo, 6), round(hi, 6)), n, k, method)
 
 
 def proportion(outcomes: Sequence[bool], seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
-    """A proportion with a percentile bootstrap interval; deterministic for a seed."""
+    """A rate k/n with its Wilson score 95% interval (``seed``, ``resamples`` are kept for callers)."""
     n = len(outcomes)
     if n == 0:
-        return Metric(None, (None, None), 0, 0)
-    arr = np.fromiter((1.0 if o else 0.0 for o in outcomes), dtype=np.float64, count=n)
-    k = int(arr.sum())
+        return Metric(None, (None, None), 0, 0, CI_WILSON)
+    return _wilson_metric(sum(1 for o in outcomes if o), n)
+
+
+def clustered_proportion(clusters: Sequence[Sequence[bool]], seed: int = 0,
+                         resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
+    """A proportion over units grouped by response, with a percentile bootstrap that resamples
+    responses (statements of one answer are not independent); deterministic for a seed. Falls back
+    to the Wilson interval whenever the bootstrap interval has zero width (all outcomes alike,
+    or a single response)."""
+    groups = [c for c in clusters if len(c)]
+    ks = np.array([sum(1 for o in c if o) for c in groups], dtype=np.float64)
+    ns = np.array([len(c) for c in groups], dtype=np.float64)
+    n, k = int(ns.sum()), int(ks.sum())
+    if n == 0:
+        return Metric(None, (None, None), 0, 0, CI_BOOTSTRAP)
     rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return Metric(k / n, (round(float(lo), 6), round(float(hi), 6)), n, k)
+    idx = rng.integers(0, len(groups), size=(resamples, len(groups)))
+    ratios = ks[idx].sum(axis=1) / ns[idx].sum(axis=1)
+    lo, hi = (round(float(x), 6) for x in np.percentile(ratios, [2.5, 97.5]))
+    if hi - lo <= 0:
+        return _wilson_metric(k, n, CI_WILSON_FALLBACK)
+    return Metric(k / n, (lo, hi), n, k, CI_BOOTSTRAP)
 
 
 # ------------------------------------------------------------------------- pair / statement
@@ -118,12 +168,15 @@ def _judge_order(judges: Sequence[str], verdicts: Iterable[VerdictRow]) -> list[
 
 
 def assess_statement(row: StatementRow, valid_urls: Sequence[str], verdicts: Sequence[VerdictRow],
-                     judges: Sequence[str], rule: Consensus, overrides: Overrides | None = None
-                     ) -> StatementAssessment:
+                     judges: Sequence[str], rule: Consensus, overrides: Overrides | None = None,
+                     unfetched_urls: Sequence[str] = ()) -> StatementAssessment:
+    """``unfetched_urls``: cited sources not fetched yet (a run in flight or cancelled); while any
+    is left, a statement no fetched source supports is pending, not unsupported."""
     if not row.statement.informative:
         return StatementAssessment(row, StatementStatus.NOT_A_CLAIM, (), {}, False)
     if not valid_urls:
-        return StatementAssessment(row, StatementStatus.NO_READABLE_SOURCE, (), {}, False)
+        status = StatementStatus.PENDING if unfetched_urls else StatementStatus.NO_READABLE_SOURCE
+        return StatementAssessment(row, status, (), {}, False)
     order = _judge_order(judges, verdicts)
     by_url: dict[str, dict[str, Label]] = {}
     for v in verdicts:
@@ -144,7 +197,7 @@ def assess_statement(row: StatementRow, valid_urls: Sequence[str], verdicts: Seq
     supporting = tuple(u for u, lab in pair_labels.items() if lab is Label.SUPPORTED)
     if supporting:
         status = StatementStatus.SUPPORTED
-    elif any(lab is None for lab in pair_labels.values()):
+    elif unfetched_urls or any(lab is None for lab in pair_labels.values()):
         status = StatementStatus.PENDING
     elif any(lab is Label.JUDGE_ERROR for lab in pair_labels.values()):
         status = StatementStatus.JUDGE_ERROR
@@ -161,7 +214,8 @@ def assess_run(data: RunData, rule: Consensus | str | None = None,
     for resp in data.responses:
         urls = list(resp.response.citations)
         valid = [u for u in urls if u in data.sources and data.sources[u].source.valid]
-        statements = [assess_statement(s, valid, data.verdicts.get(s.pk, []), judges, rule, overrides)
+        unfetched = [u for u in urls if u not in data.sources]
+        statements = [assess_statement(s, valid, data.verdicts.get(s.pk, []), judges, rule, overrides, unfetched)
                       for s in data.statements.get(resp.pk, [])]
         informative = [s for s in statements if s.row.statement.informative]
         if not resp.parsed or not informative:
@@ -189,6 +243,18 @@ def assess_run(data: RunData, rule: Consensus | str | None = None,
 
 # ------------------------------------------------------------------------- metrics
 
+def partial_run_note(counts: Mapping[str, Any]) -> str:
+    """"partial run: 12 of 40 pairs judged" (and what else is pending), or "" when nothing is."""
+    if not counts.get("partial"):
+        return ""
+    parts = [f"partial run: {counts.get('pairs_judged', 0)} of {counts.get('pairs', 0)} pairs judged"]
+    if counts.get("urls_pending"):
+        parts.append(f"{counts['urls_pending']} cited URLs not fetched yet")
+    if counts.get("responses_unparsed"):
+        parts.append(f"{counts['responses_unparsed']} responses not read yet")
+    return "; ".join(parts) + " (pending work is left out of every figure)"
+
+
 @dataclass
 class MetricSet:
     url_validity: Metric
@@ -210,20 +276,29 @@ def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None
     assessed = assess_run(data, rule, overrides) if assessed is None else assessed
     seed = int(data.run.config.get("seed", 0)) if seed is None else seed
     url_ok: list[bool] = []
-    statement_ok: list[bool] = []
+    statement_ok: list[list[bool]] = []   # per response: its decided statements
     response_ok: list[bool] = []
     unused: list[bool] = []
     status_counts: Counter[str] = Counter()
     outcome_counts: Counter[str] = Counter()
+    pairs_total = pairs_judged = 0
     for r in assessed:
         for url in r.urls:
             src = data.sources.get(url)
-            url_ok.append(bool(src and src.source.valid))
             outcome_counts[src.source.status.value if src else "not_fetched"] += 1
+            if src is not None:            # a source not fetched yet is pending, not a failure
+                url_ok.append(src.source.valid)
+        open_urls = [u for u in r.urls if u in r.valid_urls or u not in data.sources]
+        for s in r.statements:
+            if s.row.statement.informative:
+                pairs_total += len(open_urls)
+                pairs_judged += sum(1 for u in open_urls if s.pair_labels.get(u) is not None)
+        mine: list[bool] = []
         for s in r.statements:
             status_counts[s.status.value] += 1
             if s.status.supported is not None:
-                statement_ok.append(s.status.supported)
+                mine.append(s.status.supported)
+        statement_ok.append(mine)
         if r.supported is not None:
             response_ok.append(r.supported)
         unused.extend([True] * len(r.unused_urls))
@@ -237,13 +312,22 @@ def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None
         "statement_status": dict(sorted(status_counts.items())),
         "urls": len(url_ok),
         "fetch_outcomes": dict(sorted(outcome_counts.items())),
-        "fetch_failures": sum(v for k, v in outcome_counts.items() if k not in ("ok", "abstract_only", "paywalled")),
+        "fetch_failures": sum(v for k, v in outcome_counts.items()
+                              if k not in ("ok", "abstract_only", "paywalled", "not_fetched")),
+        "urls_pending": outcome_counts.get("not_fetched", 0),
+        "pairs": pairs_total,
+        "pairs_judged": pairs_judged,
+        "responses_unparsed": sum(1 for resp in data.responses if not resp.parsed),
+        "statements_pending": status_counts.get(StatementStatus.PENDING.value, 0),
         "verdicts": sum(len(vs) for vs in data.verdicts.values()),
         "judge_errors": judge_errors,
         "skipped_records": len(data.skipped),
     }
-    return MetricSet(proportion(url_ok, seed), proportion(statement_ok, seed + 1),
-                     proportion(response_ok, seed + 2), proportion(unused, seed + 3), counts)
+    counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"] or pairs_judged < pairs_total
+                             or counts["statements_pending"])
+    return MetricSet(proportion(url_ok, seed), clustered_proportion(statement_ok, seed + 1),
+                     clustered_proportion([[ok] for ok in response_ok], seed + 2), proportion(unused, seed + 3),
+                     counts)
 
 
 def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],

@@ -160,10 +160,30 @@ class Source:
 
     @property
     def domain(self) -> str:
-        from urllib.parse import urlsplit
+        """The cited URL's domain (not the final URL's, nor a local file's)."""
+        from .urls import domain_of
 
-        host = (urlsplit(self.final_url or self.url).hostname or "").lower()
-        return host[4:] if host.startswith("www.") else host
+        return domain_of(self.url)
+
+
+# Verdict flags that qualify a label without changing it (the paper's metrics keep the binary label).
+CONTRADICTED = "contradicted"       # the source states something different; the label is not_supported
+REVIEW_FIRST = "review_first"       # the (screening) judge is unsure: a person should look at it first
+CONTRADICTED_PREFIX = "contradicted: "
+READING_WORDS = {CONTRADICTED: "contradicted", REVIEW_FIRST: "review first"}
+
+
+def verdict_readings(flags: "tuple[str, ...] | list[str]") -> tuple[str, ...]:
+    """The plain words for the qualifying flags a verdict carries: ("contradicted", "review first")."""
+    return tuple(word for flag, word in READING_WORDS.items() if flag in flags)
+
+
+def contradicted_rationale(rationale: str) -> str:
+    """The rationale of a contradicted verdict, starting "contradicted: " (said once)."""
+    text = rationale.strip()
+    if text.lower().startswith(CONTRADICTED_PREFIX.strip()):
+        text = text[len(CONTRADICTED_PREFIX.strip()):].lstrip(" :")
+    return CONTRADICTED_PREFIX + (text or "the source states something different")
 
 
 @dataclass(frozen=True)
@@ -182,6 +202,14 @@ class Verdict:
     tokens_in: int | None = None
     tokens_out: int | None = None
     flags: tuple[str, ...] = ()
+
+    @property
+    def contradicted(self) -> bool:
+        return CONTRADICTED in self.flags and self.label is Label.NOT_SUPPORTED
+
+    @property
+    def review_first(self) -> bool:
+        return REVIEW_FIRST in self.flags
 
     @classmethod
     def error(cls, judge_id: str, message: str, raw: str | None = None, **kw: Any) -> "Verdict":

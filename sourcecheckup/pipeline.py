@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from . import __version__
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import quote_in_source
-from .fetch import FetchOptions, Fetcher, make_fetcher
+from .fetch import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, SourceText, make_judge
 from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
@@ -26,6 +26,23 @@ from .store import ResponseRow, SourceRow, StatementRow, Store
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
 TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.ERROR})
+# source meta key: the fingerprint of the fetch settings a source was fetched under
+FETCH_SETTINGS_META = "fetch_settings"
+
+
+def cached_source_reusable(source: Source, fingerprint: str) -> bool:
+    """May a run fetching under ``fingerprint`` reuse this stored fetch instead of fetching again?
+
+    A full-text page is reused whatever the settings. Any other outcome (a refusal, a dead link, a
+    block, a paywall, a file too large...) is reused only when it was fetched under the same
+    fetch settings; transient failures are never reused.
+    """
+    if source.status in TRANSIENT:
+        return False
+    if source.status is FetchStatus.OK and source.valid:
+        return True
+    meta = source.meta if isinstance(source.meta, Mapping) else {}
+    return meta.get(FETCH_SETTINGS_META) == fingerprint
 PLUGINS_ENV = "SOURCECHECKUP_PLUGINS"
 
 
@@ -331,11 +348,13 @@ class Audit:
             row = self.store.get_source(self._run_sources[url])
         else:
             cached = None if self.config.refetch else self.store.latest_source(url)
-            if cached is not None and cached.source.status not in TRANSIENT:
+            fingerprint = fetch_settings_fingerprint(self.config.fetch)
+            if cached is not None and cached_source_reusable(cached.source, fingerprint):
                 row = cached
             else:
                 source = await self._fetcher_in_use.fetch(url)
                 source = _with_source_flags(source)
+                source = dataclasses.replace(source, meta={**dict(source.meta), FETCH_SETTINGS_META: fingerprint})
                 row = SourceRow(self.store.add_source(source), source)
                 row = self.store.get_source(row.id)  # stored form carries 'changed' flags
             self.store.link_run_source(self.run_id, url, row.id)
@@ -400,6 +419,35 @@ class Audit:
             self.progress(ProgressEvent(kind, self.run_id, message=message, **counts))
         except Exception:  # a broken progress view must not break the run
             pass
+
+
+async def reaudit(store: Store, run_id: str, config_overrides: Mapping[str, Any] | None = None, *,
+                  progress: ProgressCallback | None = None, cancel: asyncio.Event | None = None,
+                  fetcher: Fetcher | None = None, judges: Sequence[Judge] | None = None,
+                  parser: Parser | None = None) -> str:
+    """Audit an earlier run's responses again as a new run, fetching every source again ("Fetch
+    sources again" in the app, ``--refetch`` on the CLI); returns the new run's id.
+
+    The earlier run's stored configuration is used, with ``config_overrides`` on top (RunConfig
+    fields; ``"fetch"`` may be a dict of FetchOptions fields or a FetchOptions, merged over the
+    stored one), so corrected settings (an allowed host, judge options with keys) take effect.
+    Sources whose bytes differ from an earlier fetch are flagged "changed".
+    """
+    run = store.get_run(run_id)
+    stored = dict(run.config)
+    overrides = dict(config_overrides or {})
+    fetch_over = overrides.pop("fetch", None) or {}
+    if isinstance(fetch_over, FetchOptions):
+        fetch_over = RunConfig(fetch=fetch_over).to_dict()["fetch"]
+    stored.update(overrides)
+    stored["fetch"] = {**dict(stored.get("fetch") or {}), **dict(fetch_over)}
+    stored["refetch"] = True
+    config = RunConfig.from_dict(stored)
+    if "judge_options" in overrides:   # keys are never stored, so they come in unfiltered here
+        config.judge_options = dict(overrides["judge_options"])
+    responses = [row.response for row in store.responses(run.id)]
+    audit = Audit(store, config, progress=progress, fetcher=fetcher, judges=judges, parser=parser, cancel=cancel)
+    return await audit.start(responses, store.skipped(run.id), input_label=f"re-audit of run {run.id}: {run.input}")
 
 
 def _with_source_flags(source: Source) -> Source:

@@ -18,8 +18,9 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from .resources import resources_dir
-from .metrics import Consensus, ResponseAssessment, assess_run, compute_metrics, metrics_by
-from .models import utcnow
+from .metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
+                      metrics_by, partial_run_note)
+from .models import Verdict, utcnow, verdict_readings
 from .store import RunData, Store
 
 FORMATS = ("json", "csv", "html", "pdf", "xlsx")
@@ -32,9 +33,14 @@ HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keep
 # ----------------------------------------------------------------------------- the JSON report
 
 def build_report(store: Store, run_id: str, *, data: RunData | None = None,
-                 overrides: Any = None, group_by: Sequence[str] | None = None,
+                 overrides: Any = None, with_reviews: bool | None = None, group_by: Sequence[str] | None = None,
                  whois: bool = False, whois_server: str | None = None) -> dict[str, Any]:
     """The report as a dict: the stable JSON interface other tools read (keys are only ever added).
+
+    ``metrics`` are always the judges' figures; ``metrics_with_reviews`` the same with the reviewers'
+    decisions in place of the judge's (side by side in every format). ``with_reviews`` says which of the
+    two the report leads with and which statuses it lists (the app's "With reviewer overrides"); passing
+    ``overrides`` (a mapping (statement_pk, url) -> Label) applies those instead of the stored reviews.
     ``whois``: ask whois (``whois_server``, default whois.iana.org:43) for each cited domain's registrant
     country; off by default, when country comes from the top-level domain alone and nothing is sent."""
     from .agreement import agreement_report
@@ -42,11 +48,20 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     from .review import overrides as review_overrides
 
     data = data or store.load_run(run_id)
-    assessed = assess_run(data, overrides=overrides)
-    metrics = compute_metrics(data, assessed, overrides=overrides)
     run = data.run
+    stored_reviews = review_overrides(store, run.id)
+    if with_reviews is None:
+        with_reviews = overrides is not None
+    custom = overrides is not None and dict(overrides) != dict(stored_reviews)
+    reviewed = dict(overrides) if overrides is not None else dict(stored_reviews)
+    judges_assessed = assess_run(data)
+    metrics = compute_metrics(data, judges_assessed)
+    reviewed_assessed = assess_run(data, overrides=reviewed) if reviewed else judges_assessed
+    reviewed_metrics = compute_metrics(data, reviewed_assessed, overrides=reviewed) if reviewed else metrics
+    assessed = reviewed_assessed if with_reviews else judges_assessed
     seed = int(run.config.get("seed", 0))
     responses_by_pk = {r.pk: r for r in data.responses}
+    other = {s.row.pk: s for r in (judges_assessed if with_reviews else reviewed_assessed) for s in r.statements}
     report: dict[str, Any] = {
         "run": {
             "id": run.id, "judge": run.judges[0] if run.judges else None, "judges": run.judges,
@@ -59,13 +74,27 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
         "metrics": metrics.as_dict(),
         "counts": metrics.counts,
         "skipped": [{"origin": s.origin, "problem": s.problem} for s in data.skipped],
-        "responses": [_response_dict(data, r, responses_by_pk) for r in assessed],
+        "responses": [_response_dict(data, r, responses_by_pk, other, with_reviews) for r in assessed],
     }
     report["generated_at"] = utcnow()
-    report["metrics_basis"] = "judges" if not overrides else "custom_overrides"
-    report["by_model"] = _grouped(data, assessed, lambda r: r.model)
+    report["metrics_basis"] = "judges" if not custom else "custom_overrides"
+    report["metrics_with_reviews"] = reviewed_metrics.as_dict()
+    report["counts_with_reviews"] = reviewed_metrics.counts
+    report["reviewer_overrides"] = {
+        "applied": bool(with_reviews), "overrides": len(reviewed), "source": "custom" if custom else "reviews",
+        "headline": "metrics_with_reviews" if with_reviews else "metrics",
+        "note": (f"Reviewer overrides are applied: the reviewers' decision replaces the judge's on {len(reviewed)} "
+                 "pair(s) in the headline figures and statement statuses; the judges-only figures are shown beside them."
+                 if with_reviews and reviewed else
+                 "No reviewer has overridden a verdict of this run: the judges-only and with-reviews figures are "
+                 "the same." if not reviewed else
+                 f"Reviewer overrides are not applied: the headline figures and statement statuses are the judges' "
+                 f"alone; figures with the {len(reviewed)} reviewer override(s) are shown beside them."),
+    }
+    report["partial_run"] = partial_run_note(metrics.counts)
+    report["by_model"] = _grouped(data, judges_assessed, lambda r: r.model)
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
-    report["by_group"] = {col: _grouped(data, assessed, _extra_key(responses_by_pk, col)) for col in columns}
+    report["by_group"] = {col: _grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None
     if whois:
         from functools import partial
@@ -83,11 +112,13 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["usage"] = run_usage(store, run.id)
     review = agreement_report(store, data, seed=seed + 200)
     if review["reviews"]:
-        ov = review_overrides(store, run.id)
-        review["overrides"] = len(ov)
-        review["metrics_with_reviews"] = compute_metrics(data, overrides=ov).as_dict()
+        review["overrides"] = len(stored_reviews)
+        review["metrics_with_reviews"] = compute_metrics(data, overrides=stored_reviews).as_dict()
     report["review"] = review
     report["audit_trail"] = _audit_trail(store, data)
+    report["audit_trail"]["intervals"] = {
+        key: {"method": m["ci_method"], "description": CI_METHODS.get(m["ci_method"], m["ci_method"])}
+        for key, m in report["metrics"].items()}
     return report
 
 
@@ -122,23 +153,38 @@ def _extra_key(responses_by_pk: Mapping[int, Any], column: str) -> Callable[[Res
     return key
 
 
-def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mapping[int, Any]) -> dict[str, Any]:
+def _reading(verdict: Verdict) -> str:
+    """What a verdict says beyond its label: "contradicted", "review first" (joined), or ""."""
+    return ", ".join(verdict_readings(verdict.flags) if verdict.label.value != "judge_error" else ())
+
+
+def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mapping[int, Any],
+                   other: Mapping[int, StatementAssessment] | None = None,
+                   with_reviews: bool = False) -> dict[str, Any]:
     resp = responses_by_pk[r.response_pk].response
     statements = []
     for s in r.statements:
+        rows = data.verdicts.get(s.row.pk, [])
         verdicts = [{
             "url": v.url, "judge": v.verdict.judge_id, "label": v.verdict.label.value,
             "score": round(v.verdict.score, 4), "quote": v.verdict.quote,
             "quote_found": v.verdict.quote_found, "rationale": v.verdict.rationale,
-            "flags": list(v.verdict.flags),
-        } for v in data.verdicts.get(s.row.pk, [])]
+            "flags": list(v.verdict.flags), "contradicted": v.verdict.contradicted,
+            "review_first": v.verdict.review_first, "reading": _reading(v.verdict),
+        } for v in rows]
+        alt = (other or {}).get(s.row.pk, s)
+        judges_status = (alt if with_reviews else s).status.value
+        reviewed_status = (s if with_reviews else alt).status.value
+        # contradicted: a counted pair's verdict says the source states otherwise (and nothing supports it)
+        contradicted = s.status.supported is False and any(v.verdict.contradicted for v in rows)
         statements.append({
             "id": f"{resp.id}/s{s.row.statement.index + 1}", "text": s.row.statement.text,
             "category": s.row.statement.category.value, "status": s.status.value,
             "supported": s.status.supported, "cited": [resp.citations[i] for i in s.row.statement.cited
                                                        if 0 <= i < len(resp.citations)],
             "supporting_urls": list(s.supporting_urls), "judges_disagree": s.disagreement,
-            "verdicts": verdicts,
+            "verdicts": verdicts, "status_judges": judges_status, "status_with_reviews": reviewed_status,
+            "contradicted": contradicted, "review_first": any(v.verdict.review_first for v in rows),
         })
     sources = []
     for url in r.urls:
@@ -184,7 +230,8 @@ def _unsupported(store: Store, data: RunData, assessed: Sequence[ResponseAssessm
             by_url: dict[str, list[dict[str, Any]]] = {}
             for v in data.verdicts.get(s.row.pk, []):
                 by_url.setdefault(v.url, []).append({"judge": v.verdict.judge_id, "label": v.verdict.label.value,
-                                                     "rationale": v.verdict.rationale})
+                                                     "rationale": v.verdict.rationale,
+                                                     "reading": _reading(v.verdict)})
             tried = []
             for url in r.urls:
                 src = data.sources.get(url)
@@ -197,6 +244,7 @@ def _unsupported(store: Store, data: RunData, assessed: Sequence[ResponseAssessm
             out.append({"response_id": resp.id, "model": resp.model, "question": resp.question,
                         "statement_id": f"{resp.id}/s{s.row.statement.index + 1}", "statement_pk": s.row.pk,
                         "statement": s.row.statement.text, "status": s.status.value, "sources": tried,
+                        "contradicted": any(v.verdict.contradicted for v in data.verdicts.get(s.row.pk, [])),
                         "suggestions": suggestions.get(s.row.pk, [])})
     return out
 
@@ -308,17 +356,24 @@ def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
         _walk("counts", report["counts"], json.loads(json.dumps(metrics.counts)), diffs)
     if "by_model" in report:
         _walk("by_model", report["by_model"], _grouped(data, assessed, lambda r: r.model), diffs)
+    reviewed = review_overrides(store, run_id)
+    with_reviews = compute_metrics(data, overrides=reviewed) if reviewed else metrics
+    if "metrics_with_reviews" in report:   # the judges-only and with-reviews figures are both recomputed
+        _walk("metrics_with_reviews", report["metrics_with_reviews"], with_reviews.as_dict(), diffs)
+    if "counts_with_reviews" in report:
+        _walk("counts_with_reviews", report["counts_with_reviews"], json.loads(json.dumps(with_reviews.counts)),
+              diffs)
     saved_review = report.get("review") or {}
     if "metrics_with_reviews" in saved_review:
-        now = compute_metrics(data, overrides=review_overrides(store, run_id)).as_dict()
-        _walk("review.metrics_with_reviews", saved_review["metrics_with_reviews"], now, diffs)
+        _walk("review.metrics_with_reviews", saved_review["metrics_with_reviews"], with_reviews.as_dict(), diffs)
     return diffs
 
 
 # ----------------------------------------------------------------------------- CSV
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
-               "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags"]
+               "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
+               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied"]
 
 
 def report_csv(report: dict[str, Any]) -> str:
@@ -326,17 +381,20 @@ def report_csv(report: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(CSV_COLUMNS)
+    applied = (report.get("reviewer_overrides") or {}).get("applied", False)
     for resp in report["responses"]:
         status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
         for st in resp["statements"]:
             base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
                     st["category"], st["status"]]
+            tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
+                    "yes" if applied else "no"]
             if not st["verdicts"]:
-                w.writerow(base + ["", "", "", "", "", "", "", "", ""])
+                w.writerow(base + ["", "", "", "", "", "", "", "", "", ""] + tail)
             for v in st["verdicts"]:
                 w.writerow(base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
                                    v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
-                                   v["rationale"], ";".join(v["flags"])])
+                                   v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail)
     return buf.getvalue()
 
 

@@ -11,7 +11,7 @@ import re
 from typing import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["normalise_url", "find_urls", "dedupe"]
+__all__ = ["normalise_url", "find_urls", "dedupe", "domain_of"]
 
 # characters that end a sentence or close markup around a URL, never its last character
 _TRAILING = ".,;:!?'\"*_~`\u2026\u201d\u2019"
@@ -143,3 +143,16 @@ def find_urls(text: str) -> list[tuple[str, int, int]]:
 def dedupe(urls: Iterable[str]) -> list[str]:
     """The URLs without repeats, each at the place of its first occurrence."""
     return list(dict.fromkeys(urls))
+
+
+def domain_of(url: str) -> str:
+    """The cited URL's host in lower case without 'www.' ('' when it has none): the one domain rule.
+
+    Domain analysis counts where a citation points, never where its bytes were read from
+    (a source pack's local file, an archived copy, a redirect's target).
+    """
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower()
+    except (ValueError, AttributeError):
+        return ""
+    return host[4:] if host.startswith("www.") else host

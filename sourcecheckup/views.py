@@ -21,6 +21,7 @@ from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, State
                       assess_run, compute_metrics, pair_label)
 from .models import FetchStatus, Label, Source, StatementStatus
 from .store import RunData, Store, VerdictRow
+from .urls import domain_of  # noqa: F401  (the one domain rule; ui imports it from here too)
 
 # ----------------------------------------------------------------------------- run view
 
@@ -147,7 +148,7 @@ def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
         assessed = assess_run(data)
         claims = [s.status.supported for r in assessed for s in r.statements if s.status.supported is not None]
         resp = [r.supported for r in assessed if r.supported is not None]
-        urls = [bool(data.sources.get(u) and data.sources[u].source.valid) for r in assessed for u in r.urls]
+        urls = [data.sources[u].source.valid for r in assessed for u in r.urls if u in data.sources]
         out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
                               _ratio(claims), _ratio(resp), _ratio(urls), run.message))
     return out
@@ -205,7 +206,7 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
         used = None
         if url in a.valid_urls and url not in a.undecided_urls:
             used = url not in a.unused_urls
-        out.append(SourceSummary(url, src.domain or domain_of(url), src.title or "", src.status, outcome, src.reason,
+        out.append(SourceSummary(url, domain_of(url), src.title or "", src.status, outcome, src.reason,
                                  tuple(src.flags), row.id, used, source_notes(src)))
     return out
 
@@ -234,13 +235,6 @@ def source_notes(src: Source) -> tuple[str, ...]:
     if isinstance(doi, str) and doi.strip():
         notes.append(f"DOI {doi.strip()}")
     return tuple(notes)
-
-
-def domain_of(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url).hostname or "").lower()
-    return host[4:] if host.startswith("www.") else host
 
 
 # ----------------------------------------------------------------------------- support matrix
@@ -608,11 +602,15 @@ def comparison_view(c: Mapping[str, object]) -> ComparisonView:
                              _day(s["fetched_at_a"]), _day(s["fetched_at_b"]))
                for s in c["changed_sources"]]  # type: ignore[union-attr]
     ra, rb = c["run_a"], c["run_b"]
-    summary = (f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
+    warnings = " ".join(f"⚠ {w}" for w in c.get("warnings", []))  # type: ignore[union-attr]
+    summary = (f"{warnings + chr(10) if warnings else ''}"
+               f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
                f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "  # type: ignore[index]
                f"{c['statements_matched']} statements matched (only in A {c['statements_only_a']}, only in B "
                f"{c['statements_only_b']}); support changed for {len(statements)}. {c['sources_matched']} sources "
-               f"matched; {len(sources)} changed.")
+               f"matched; {len(sources)} changed."
+               + ("" if "with_overrides" not in c else " Reviewer overrides counted." if c["with_overrides"]
+                  else " Judges only (reviewer overrides not counted)."))
     return ComparisonView(str(ra["id"]), str(rb["id"]), summary, diffs, statements, sources)  # type: ignore[index]
 
 

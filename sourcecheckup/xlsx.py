@@ -56,17 +56,25 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
     path = Path(path)
     wb = Workbook(write_only=True)
     run = report["run"]
-    summary: list[list[Any]] = [["run id", run["id"]], ["status", run["status"]], ["created", run["created_at"]],
-                                ["finished", run["finished_at"]], ["judges", run["judges"]], ["parser", run["parser"]],
-                                ["app version", run["app_version"]], ["database", run["database"]], []]
-    summary.append(["metric", "value", "ci95 low", "ci95 high", "k", "n"])
+    ro = report.get("reviewer_overrides") or {}
+    summary: list[list[Any]] = [["reviewer overrides", "applied" if ro.get("applied") else "not applied",
+                                 ro.get("note", "")]]
+    if report.get("partial_run"):
+        summary.append(["partial run", report["partial_run"]])
+    summary += [["run id", run["id"]], ["status", run["status"]], ["created", run["created_at"]],
+                ["finished", run["finished_at"]], ["judges", run["judges"]], ["parser", run["parser"]],
+                ["app version", run["app_version"]], ["database", run["database"]], []]
+    summary.append(["metric", "judges only", "ci95 low", "ci95 high", "k", "n",
+                    "with reviews", "ci95 low", "ci95 high", "k", "n", "interval method"])
+    reviewed = report.get("metrics_with_reviews") or report["metrics"]
     for key, label in METRIC_NAMES.items():
-        summary.append([label, *_metric_cells(report["metrics"][key])])
+        summary.append([label, *_metric_cells(report["metrics"][key]), *_metric_cells(reviewed[key]),
+                        report["metrics"][key].get("ci_method", "")])
     summary.append([])
     for key, value in report["counts"].items():
         summary.append([key.replace("_", " "), value if not isinstance(value, dict) else
                         ", ".join(f"{k}={v}" for k, v in value.items())])
-    _sheet(wb, "summary", ["item", "value", "", "", "", ""], summary)
+    _sheet(wb, "summary", ["item", "value", "", "", "", "", "", "", "", "", "", ""], summary)
 
     header = ["group", "value", "responses"]
     for label in METRIC_NAMES.values():
@@ -81,14 +89,16 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
     _sheet(wb, "by model", header, groups)
 
     _sheet(wb, "statements", ["response id", "model", "question", "statement id", "statement", "category", "status",
-                              "supported", "supporting urls", "judges disagree"],
+                              "supported", "supporting urls", "judges disagree", "status (judges only)",
+                              "status (with reviews)", "contradicted", "review first"],
            ([resp["id"], resp["model"], resp["question"], st["id"], st["text"], st["category"], st["status"],
-             st["supported"], st["supporting_urls"], st["judges_disagree"]]
+             st["supported"], st["supporting_urls"], st["judges_disagree"], st.get("status_judges"),
+             st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first")]
             for resp in report["responses"] for st in resp["statements"]))
     _sheet(wb, "verdicts", ["statement id", "statement", "url", "judge", "label", "score", "quote", "quote found",
-                            "rationale", "flags"],
+                            "rationale", "flags", "reading"],
            ([st["id"], st["text"], v["url"], v["judge"], v["label"], v["score"], v["quote"], v["quote_found"],
-             v["rationale"], v["flags"]]
+             v["rationale"], v["flags"], v.get("reading", "")]
             for resp in report["responses"] for st in resp["statements"] for v in st["verdicts"]))
     trail = {s["url"]: s for s in report.get("audit_trail", {}).get("sources", [])}
     seen: dict[str, list[Any]] = {}

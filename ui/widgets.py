@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocu
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
                                QToolTip, QWidget)
 
-from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment
+from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.views import locate_quote, statement_spans
 
@@ -227,4 +227,4 @@ class MetricsBar(QWidget):
         c = metrics.counts
         self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses · {n_overrides} overrides\n"
                             f"{c.get('judge_errors', 0)} judge errors · {c.get('fetch_failures', 0)} fetch failures"
-                            + (f"\n{cost}" if cost else ""))
+                            + (f"\n{partial_run_note(c)}" if c.get("partial") else "") + (f"\n{cost}" if cost else ""))

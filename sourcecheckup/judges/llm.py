@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..evidence import approx_tokens, quote_in_source, select_passages
 from ..injection import FLAG as INJECTION_FLAG
 from ..injection import detect_injection
-from ..models import Label, Verdict
+from ..models import CONTRADICTED, Label, Verdict, contradicted_rationale
 from ..prompts import DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt
 from ..resources import resources_dir
 from ..retry_after import parse_retry_after
@@ -99,11 +99,14 @@ class ParsedVerdict:
     label: Label
     quote: str
     rationale: str
+    contradicted: bool = False     # the source says something different (label is not_supported)
 
 
 _LABELS = {"supported": Label.SUPPORTED, "not_supported": Label.NOT_SUPPORTED,
            "not supported": Label.NOT_SUPPORTED, "unsupported": Label.NOT_SUPPORTED,
-           "not-supported": Label.NOT_SUPPORTED}
+           "not-supported": Label.NOT_SUPPORTED, "contradicted": Label.NOT_SUPPORTED,
+           "contradicts": Label.NOT_SUPPORTED, "refuted": Label.NOT_SUPPORTED}
+_CONTRADICTING = frozenset({"contradicted", "contradicts", "refuted"})
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
 
 
@@ -134,7 +137,14 @@ def verdict_from_object(obj: Mapping[str, Any]) -> ParsedVerdict:
         quote = ""
     if not isinstance(quote, str) or not isinstance(rationale, str):
         raise ReplyError('"quote" and "rationale" must be strings')
-    return ParsedVerdict(_LABELS[label.strip().lower()], quote.strip(), rationale.strip())
+    key = label.strip().lower()
+    said = obj.get("contradicted", False)
+    if not isinstance(said, bool):
+        raise ReplyError(f'"contradicted" must be true or false, got {said!r}')
+    contradicted = key in _CONTRADICTING or said
+    if contradicted and _LABELS[key] is Label.SUPPORTED:
+        raise ReplyError('"contradicted": true goes with "label": "not_supported", not "supported"')
+    return ParsedVerdict(_LABELS[key], quote.strip(), rationale.strip(), contradicted)
 
 
 def parse_verdict(text: str | None, payload: Mapping[str, Any] | None = None) -> ParsedVerdict:
@@ -681,9 +691,13 @@ class ApiJudge(BaseJudge):
             own = list(flags)
             if p.label is Label.SUPPORTED and not p.quote:
                 own.append("no_quote")
+            rationale = self._redact(p.rationale) or ""
+            if p.contradicted:
+                own.append(CONTRADICTED)
+                rationale = contradicted_rationale(rationale)
             verdicts.append(Verdict(
                 label=p.label, score=1.0 if p.label is Label.SUPPORTED else 0.0,
-                rationale=self._redact(p.rationale) or "", quote=self._redact(p.quote) or "",
+                rationale=rationale, quote=self._redact(p.quote) or "",
                 quote_found=quote_found, judge_id=self.id, prompt_version=prompt.version,
                 model_version=reply.model, tokens_in=share_in[i], tokens_out=share_out[i],
                 flags=tuple(dict.fromkeys(own))))

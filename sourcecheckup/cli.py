@@ -215,8 +215,7 @@ def _load_inputs(args: argparse.Namespace):
             raise UsageError(str(exc)) from exc
         except FileNotFoundError as exc:
             raise UsageError(f"{p}: no such file or folder") from exc
-        result.responses.extend(part.responses)
-        result.skipped.extend(part.skipped)
+        result.extend(part)
     return result
 
 
@@ -298,7 +297,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _check_buildable(config)
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
-        coro = audit.start(loaded.responses, loaded.skipped, label)
+        if not args.quiet:
+            for note in loaded.notes:
+                print(f"note: {note}", file=sys.stderr)
+        coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
     if config.fetch.browser != "never":
         from .browser import browser_status
 

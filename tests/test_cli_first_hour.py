@@ -19,9 +19,10 @@ SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or 
 PROGRESS_COMMANDS = {"audit", "cleanup", "verify-pairs", "demo", "questions", "answer", "benchmark"}
 
 
-def sc(*args: str, **kw) -> subprocess.CompletedProcess:
+def sc(*args: str, env_extra: dict | None = None, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
-           "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off", "SOURCECHECKUP_BROWSER": "never"}
+           "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off", "SOURCECHECKUP_BROWSER": "never",
+           **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=120, **kw)
 
@@ -161,3 +162,20 @@ def test_a_csv_export_with_semicolons_is_read_and_the_run_log_names_the_dialect(
     with sqlite3.connect(db) as conn:
         log = [m for (m,) in conn.execute("SELECT message FROM run_log")]
     assert "batch.csv: read as a table separated by semicolons (detected), encoding UTF-8" in log
+
+
+@pytest.mark.parametrize("archive_args, said", [
+    (["--archive-endpoint", "http://127.0.0.1:9/wayback/available"],
+     "None recorded: archive lookup failed (no connection: the archive could not be reached (ConnectError))."),
+    (["--no-archive"], "None recorded: archive lookup was off for this run (--no-archive)."),
+])
+def test_the_report_says_what_the_archive_lookup_did(tmp_path, site, archive_args, said) -> None:
+    answers = tmp_path / "dead.json"
+    answers.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/status/404"]}))
+    out = tmp_path / "r.html"
+    p = sc("audit", str(answers), "--judge", "keyword:0", "--db", str(tmp_path / "d.db"), "--allow-host",
+           "127.0.0.1", "-q", "--report", str(out), *archive_args, env_extra={"SOURCECHECKUP_ARCHIVE": "on"})
+    assert p.returncode == 0, p.stderr
+    text = " ".join(out.read_text().split())
+    assert said in text
+    assert "only when the fetch option is on" not in text

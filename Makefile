@@ -1,6 +1,9 @@
 # Two commands for a fresh machine: `make demo` and `make test`.
-PY := .venv/bin/python
-SC := .venv/bin/sourcecheckup
+# VENV=/elsewhere puts the environment elsewhere (scripts/setup.sh reads it too)
+VENV ?= .venv
+export VENV
+PY := $(VENV)/bin/python
+SC := $(VENV)/bin/sourcecheckup
 DEMO_DB ?= $(CURDIR)/demo.db
 
 .PHONY: setup demo gui test bench screenshots clean

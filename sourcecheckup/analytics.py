@@ -77,6 +77,29 @@ def country_name(code: str) -> str:
     return codes.get(low) or codes.get("uk" if low == "gb" else low) or code.upper()
 
 
+def archive_lookups(data: RunData, urls: set[str]) -> dict[str, Any]:
+    """What the web-archive lookups of this run's dead links did: off, found, none found, or failed
+    (with the recorded reason), so a report never blames the option for a lookup that failed."""
+    fetch = (data.run.config or {}).get("fetch") if isinstance(data.run.config, Mapping) else None
+    enabled = bool(fetch.get("archive_lookup")) if isinstance(fetch, Mapping) else False
+    found = none = 0
+    failed: list[dict[str, str]] = []
+    for url in sorted(urls):
+        row = data.sources.get(url)
+        meta = row.source.meta if row is not None and isinstance(row.source.meta, Mapping) else {}
+        arch = meta.get("archive")
+        if not isinstance(arch, Mapping):
+            continue
+        if arch.get("error"):
+            failed.append({"url": url, "error": str(arch["error"])})
+        elif arch.get("snapshot_url") or arch.get("url"):
+            found += 1
+        else:
+            none += 1
+    return {"enabled": enabled, "looked_up": found + none + len(failed), "found": found, "none_found": none,
+            "failed": failed}
+
+
 def archive_info(source: Source) -> dict[str, Any] | None:
     """The archived copy recorded for a source (by the archive fetcher), or None. Read defensively."""
     meta = source.meta if isinstance(source.meta, Mapping) else {}
@@ -218,6 +241,7 @@ def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None
         "country_by_domain": list(by_domain.values()),
         "rates": {o.value: _rate(cites, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
         "dead_with_archive": dead_archived,
+        "archive_lookups": archive_lookups(data, {c.url for c in cites}),
         "changed_sources": changed,
         "injection_flagged": injection,
     }

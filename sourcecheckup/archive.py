@@ -65,7 +65,9 @@ async def lookup(client: httpx.AsyncClient, endpoint: str, url: str, allow_hosts
     """
     try:
         checked = await check_url(endpoint, allow_hosts, timeout_s, resolver)
-    except (UnsafeUrlError, HostNotFoundError) as exc:
+    except HostNotFoundError as exc:     # offline, as a rule: say so rather than "refused"
+        raise ArchiveLookupError(f"no network: the archive's host could not be resolved ({exc})") from None
+    except UnsafeUrlError as exc:
         raise ArchiveLookupError(f"archive endpoint refused: {exc}") from None
     if pins is not None:
         pins.pin(checked)
@@ -82,7 +84,8 @@ async def lookup(client: httpx.AsyncClient, endpoint: str, url: str, allow_hosts
     except TimeoutError:
         raise ArchiveLookupError(f"the archive did not answer within {timeout_s:g} s") from None
     except httpx.HTTPError as exc:
-        raise ArchiveLookupError(f"the archive could not be reached ({type(exc).__name__})") from None
+        why = "no connection: " if isinstance(exc, httpx.ConnectError) else ""
+        raise ArchiveLookupError(f"{why}the archive could not be reached ({type(exc).__name__})") from None
     try:
         return parse_availability(json.loads(body))
     except (json.JSONDecodeError, UnicodeDecodeError):

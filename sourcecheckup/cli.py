@@ -37,11 +37,11 @@ class ProgressPrinter:
         self._started = time.monotonic()
 
     def __call__(self, ev: ProgressEvent) -> None:
-        if self.quiet:
-            return
-        if ev.kind in (EventKind.SKIPPED, EventKind.WARNING):
+        if ev.kind in (EventKind.SKIPPED, EventKind.WARNING):   # quiet hides progress, never a warning
             self._clear()
             print(f"warning: {ev.message}", file=self.stream)
+            return
+        if self.quiet:
             return
         now = time.monotonic()
         final = ev.kind is EventKind.RUN_FINISHED
@@ -54,7 +54,7 @@ class ProgressPrinter:
         bar = "#" * int(width * min(frac, 1.0))
         line = (f"[{bar:<{width}}] responses {ev.responses_done}/{ev.responses_total} · "
                 f"sources {ev.sources_done}/{ev.sources_total} · pairs {ev.pairs_done}/{ev.pairs_total} · "
-                f"fetch failures {ev.fetch_failures} · judge errors {ev.judge_errors} · "
+                f"unreadable sources {ev.fetch_failures} · judge errors {ev.judge_errors} · "
                 f"{now - self._started:.0f}s")
         if self.tty:
             self.stream.write("\r" + line[:200] + ("\n" if final else ""))
@@ -73,11 +73,16 @@ def _err(msg: str) -> None:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _open_store(args: argparse.Namespace):
-    from .store import Store, StoreError
+def _open_store(args: argparse.Namespace, create: bool = False):
+    """The run database; only commands that write runs (``create``) may start a new one."""
+    from .store import Store, StoreError, default_db_path
 
+    path = Path(args.db) if args.db else default_db_path()
+    if not create and not path.exists():
+        raise UsageError(f"{path}: no such database (audit something first with `sourcecheckup audit`, "
+                         "or name an existing one with --db PATH)")
     try:
-        return Store(args.db)
+        return Store(path)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -210,8 +215,7 @@ def _load_inputs(args: argparse.Namespace):
             raise UsageError(str(exc)) from exc
         except FileNotFoundError as exc:
             raise UsageError(f"{p}: no such file or folder") from exc
-        result.responses.extend(part.responses)
-        result.skipped.extend(part.skipped)
+        result.extend(part)
     return result
 
 
@@ -242,13 +246,27 @@ def _print_headline(report: dict[str, Any], out: Any = None) -> None:
     print(f"  statement-level support  {fmt('statement_support')}", file=out)
     print(f"  response-level support   {fmt('response_support')}", file=out)
     print(f"  unused sources           {fmt('unused_sources')}", file=out)
-    print(f"  fetch failures {c['fetch_failures']} · judge errors {c['judge_errors']} · "
+    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} · "
           f"skipped records {c['skipped_records']}", file=out)
     from .metrics import partial_run_note
 
     note = partial_run_note(c)
     if note:
         print(f"  {note}", file=out)
+
+
+def unreadable_sources(report: dict[str, Any]) -> int:
+    """Distinct cited URLs without readable text: the unit the progress bar counts (a URL cited by
+    two answers is one unreadable source, not two)."""
+    from .models import FetchStatus
+
+    def readable(src: dict[str, Any]) -> bool:
+        try:
+            return FetchStatus(src["status"]).readable and src.get("text_chars", 0) > 0
+        except ValueError:          # not_fetched
+            return False
+
+    return len({src["url"] for resp in report["responses"] for src in resp["sources"] if not readable(src)})
 
 
 # ----------------------------------------------------------------------------- commands
@@ -263,7 +281,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for rep in args.report or []:
         if Path(rep).suffix.lower() not in (".json", ".csv", ".html", ".pdf", ".xlsx"):
             raise UsageError(f"--report {rep}: use a .json, .csv, .html, .pdf or .xlsx file name")
-    store = _open_store(args)
+    store = _open_store(args, create=not args.resume)
     progress = ProgressPrinter(args.quiet)
     if args.resume:
         try:
@@ -284,8 +302,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _check_buildable(config)
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
-        coro = audit.start(loaded.responses, loaded.skipped, label)
-    if config.fetch.browser != "never" and not args.quiet:
+        if not args.quiet:
+            for note in loaded.notes:
+                print(f"note: {note}", file=sys.stderr)
+        coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
+    if config.fetch.browser != "never":
         from .browser import browser_status
 
         ok, message = browser_status(config.fetch.browser_executable)
@@ -364,6 +385,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
     assessed = assess_run(data)
+    if args.response and not any(r.rid == args.response for r in assessed):
+        known = [r.rid for r in assessed]
+        raise UsageError(f"run {data.run.id} has no response '{args.response}' (its responses: "
+                         + ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+                         + ")")
     from .report import build_report
 
     _print_headline(build_report(store, data.run.id, data=data))
@@ -523,13 +549,27 @@ def _run_id(store: Any, run: str | None) -> str:
         raise UsageError(str(exc)) from exc
 
 
+def report_format(output: str, given: str | None) -> str:
+    """The report format: --format when given, else the file's extension (json without one);
+    a --format that contradicts a known extension is bad usage, not a silently mislabelled file."""
+    from .report import FORMATS
+
+    ext = Path(output).suffix.lstrip(".").lower()
+    ext = {"htm": "html"}.get(ext, ext)
+    if given and ext in FORMATS and ext != given.lower():
+        raise UsageError(f"-o {output} names a .{ext} file but --format is {given}: "
+                         f"name the file .{given.lower()}, or drop --format")
+    return (given or ext or "json").lower()
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from .pdf import PdfError
     from .report import FORMATS, write_report
 
+    fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
     store = _open_store(args)
     run_id = _run_id(store, args.run)
-    fmt = (args.format or Path(args.output).suffix.lstrip(".") or "json").lower()
+    fmt = report_format(args.output, args.format)
     if fmt not in FORMATS:
         raise UsageError(f"cannot tell the report format from '{args.output}': give --format "
                          f"{'|'.join(FORMATS)} or a file name ending in one of them")
@@ -619,11 +659,11 @@ def cmd_review_import(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_runs, format_comparison
-    from .store import Store, StoreError
+    from .store import StoreError
 
     store = _open_store(args)
     try:
-        store_b = Store(args.db_b) if args.db_b else store
+        store_b = _open_store(argparse.Namespace(db=args.db_b)) if args.db_b else store
         result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
                               with_overrides=not args.judges_only)
     except StoreError as exc:
@@ -776,7 +816,7 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     _add_judge_settings(p)
     p.add_argument("--concurrency", type=int, default=8, help="judge calls at once (default 8)")
     p.add_argument("--fetch-concurrency", type=int, help="fetches at once (default 16)")
-    p.add_argument("--timeout", type=float, help="seconds per source fetch (default 20)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds per source fetch (default 20)")
     p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")
     p.add_argument("--allow-host", action="append", metavar="HOST",
                    help="permit a private/loopback host (repeatable)")
@@ -806,19 +846,24 @@ def _add_judge_settings(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .store import DB_ENV, default_db_path
+
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="PATH", help="SQLite database (default: your data folder, or $SOURCECHECKUP_DB)")
-    common.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    common.add_argument("--db", metavar="PATH",
+                        help=f"SQLite database (default: {default_db_path()}; ${DB_ENV} sets another)")
+    # -q only where there is progress to hide; warnings are printed all the same
+    progress = argparse.ArgumentParser(add_help=False, parents=[common])
+    progress.add_argument("-q", "--quiet", action="store_true", help="no progress output (warnings still shown)")
 
     parser = argparse.ArgumentParser(prog="sourcecheckup", description="Audit the citations in LLM answers.")
     parser.add_argument("--version", action="version", version=f"sourcecheckup {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("audit", parents=[common], help="audit answers: fetch sources, judge every pair, store")
+    p = sub.add_parser("audit", parents=[progress], help="audit answers: fetch sources, judge every pair, store")
     p.add_argument("inputs", nargs="*", help="files or folders (JSON, JSONL, CSV/TSV, Markdown, text); '-' = stdin")
-    p.add_argument("--question", help="the question asked (for single answers without one)")
-    p.add_argument("--model", help="the model that wrote the answers, when the input does not say")
+    p.add_argument("--question", metavar="TEXT", help="the question asked (for single answers without one)")
+    p.add_argument("--model", metavar="NAME", help="the model that wrote the answers, when the input does not say")
     p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: judge only missing pairs")
     for col in ("text", "citations", "question", "model", "id"):
         p.add_argument(f"--{col}-col", metavar="NAME", help=f"CSV/TSV column holding the {col}")
@@ -826,7 +871,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("runs", parents=[common], help="list past runs with their headline metrics")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the runs and their metrics as JSON")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("show", parents=[common], help="the support matrix of a run, in the terminal")
@@ -837,8 +882,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", parents=[common], help="export a run's report (HTML, PDF, JSON, CSV, xlsx)")
     p.add_argument("run", nargs="?", help="run id (default: the latest)")
-    p.add_argument("-o", "--output", required=True, metavar="PATH")
-    p.add_argument("--format", choices=["html", "pdf", "json", "csv", "xlsx"], help="default: from the file name")
+    p.add_argument("-o", "--output", required=True, metavar="PATH",
+                   help="the report file; its extension (.html, .pdf, .json, .csv, .xlsx) picks the format")
+    p.add_argument("--format", choices=["html", "pdf", "json", "csv", "xlsx"],
+                   help="the format when the file name does not say (it must agree with the extension)")
     p.add_argument("--group-by", action="append", metavar="COLUMN",
                    help="also break metrics down by this input column (default: columns with few values)")
     p.add_argument("--whois", action="store_true",
@@ -864,7 +911,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allocation", default="proportional", choices=["proportional", "equal"],
                    help="pairs per stratum: proportional to its size (default) or equal")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("--name", help="sample name (default: from the options, e.g. label-n200-seed1)")
+    p.add_argument("--name", metavar="NAME", help="sample name (default: from the options, e.g. label-n200-seed1)")
     p.add_argument("--blind", action="store_true", help="hide the judge's label from reviewers")
     p.add_argument("-o", "--output", metavar="FILE.csv", help="write the reviewer sheet ('-' = stdout)")
     p.set_defaults(func=cmd_review_sample)
@@ -875,8 +922,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_review_import)
 
     p = sub.add_parser("compare", parents=[common], help="compare two runs: metrics, statements, sources")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
+    p.add_argument("run_a", metavar="RUN_A", help="the run to compare from (the baseline)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run to compare with it")
     p.add_argument("--db-b", metavar="PATH", help="run B's database when it is another file")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
@@ -884,14 +931,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave reviewer overrides out (default: count them, as the app's Results page does)")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("verify-pairs", parents=[common], help="run a judge on statement/source pairs (JSONL)")
+    p = sub.add_parser("verify-pairs", parents=[progress], help="run a judge on statement/source pairs (JSONL)")
     p.add_argument("pairs", help='JSONL: {"id", "statement", "source"} or {"id", "claim", "evidence"}')
-    p.add_argument("--judge", default="builtin", metavar="SPEC")
+    p.add_argument("--judge", default="builtin", metavar="SPEC",
+                   help="judge spec: builtin (default), openai:MODEL, anthropic:MODEL, "
+                        "openai-compatible:URL#MODEL, local:PATH")
     p.add_argument("-o", "--output", metavar="PATH", help="output JSONL (default: stdout)")
     _add_judge_settings(p)
     p.set_defaults(func=cmd_verify_pairs)
 
-    p = sub.add_parser("cleanup", parents=[common],
+    p = sub.add_parser("cleanup", parents=[progress],
                        help="SourceCleanup: suggest verified rewrites (or deletions) of unsupported statements")
     p.add_argument("run", nargs="?", help="run id (default: the latest)")
     p.add_argument("--model", metavar="SPEC",
@@ -909,23 +958,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print original, revised text and changes as JSON")
     p.set_defaults(func=cmd_revised)
 
-    p = sub.add_parser("demo", parents=[common], help="audit the bundled sample offline and write a report")
+    p = sub.add_parser("demo", parents=[progress], help="audit the bundled sample offline and write a report")
     p.add_argument("-o", "--output", metavar="PATH", help="HTML report path (default ./sourcecheckup-demo-report.html)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("gui", parents=[common], help="start the desktop app")
-    p.add_argument("--run", help="open this run")
+    p.add_argument("--run", metavar="RUN", help="open this run")
     p.set_defaults(func=cmd_gui)
 
     from .cli_benchmark import add_commands as add_benchmark_commands
 
-    add_benchmark_commands(sub, common)
+    add_benchmark_commands(sub, progress)
+    _finish_help(sub)
     return parser
+
+
+def _finish_help(sub: Any) -> None:
+    """Each command's help screen opens with its one-line description; numbers read N."""
+    for choice in sub._choices_actions:
+        p = sub.choices[choice.dest]
+        if p.description is None:
+            p.description = choice.help[0].upper() + choice.help[1:] + "."
+        for action in p._actions:
+            if action.type is int and action.metavar is None:
+                action.metavar = "N"
+        if not any("-q" in a.option_strings for a in p._actions):
+            p.set_defaults(quiet=False)
+
+
+def _reject_unknown(parser: argparse.ArgumentParser, extras: Sequence[str]) -> None:
+    """Unknown arguments, reported with the command's own usage and the nearest option name."""
+    import difflib
+
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    hints = []
+    for arg in extras:
+        if arg.startswith("--"):
+            close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1, cutoff=0.75)
+            if close:
+                hints.append(f"{arg}: did you mean {close[0]}?")
+    parser.error(f"unrecognized arguments: {' '.join(extras)}" + "".join(f"\n  {h}" for h in hints))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        _reject_unknown(sub.choices[args.command], extras)
     try:
         return int(args.func(args))
     except UsageError as exc:
@@ -933,6 +1013,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`runs --json | head`): stop quietly, and keep Python's own flush
+        # at exit from raising again on the closed stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13   # what a shell reports for a command ended by SIGPIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

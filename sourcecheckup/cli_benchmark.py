@@ -117,7 +117,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
     _model_specs([args.model])
     bench_input = _read_input(args.docs)
     settings = _settings(args, [], question_model=args.model)
-    store = _open_store(args)
+    store = _open_store(args, create=True)
     bench = Benchmark(store, settings, progress=BenchPrinter(args.quiet))
     code = _run(lambda: bench.start(bench_input, stop_after="questions"), store, bench)
     if code is not None:
@@ -192,7 +192,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     if not args.docs and not args.resume:
         raise UsageError("give DOCS (URL list, folder, CSV or questions JSONL) or --resume BENCH")
     models = _model_specs(_split_list(args.models))
-    store = _open_store(args)
+    store = _open_store(args, create=not args.resume)
     printer = BenchPrinter(args.quiet)
     if args.resume:
         bs = BenchStore(store)
@@ -260,7 +260,7 @@ def _usage_errors_exit_2(command: Any) -> Any:
 
 
 def _add_generation_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--temperature", type=float, help="sampling temperature (default: the provider's)")
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the provider's)")
     p.add_argument("--seed", type=int, help="sampling seed where the API has one (draw k uses seed + k)")
     p.add_argument("--max-tokens", type=int, default=1024, help="output token limit per reply (default 1024)")
     p.add_argument("--no-structured", action="store_true",
@@ -270,7 +270,7 @@ def _add_generation_options(p: argparse.ArgumentParser) -> None:
 
 def _add_fetch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-host", action="append", metavar="HOST", help="permit a private/loopback host")
-    p.add_argument("--timeout", type=float, help="seconds per fetch (default 20)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds per fetch (default 20)")
     p.add_argument("--browser", choices=["auto", "always", "never"], help="headless Chromium use")
     p.add_argument("--no-archive", action="store_true", help="do not look dead links up in a web archive")
     p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")

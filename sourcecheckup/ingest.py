@@ -65,17 +65,19 @@ class CsvMapping:
     question_col: str = "question"
     model_col: str = "model"
     id_col: str = "id"
-    delimiter: str | None = None   # None: ',' for .csv, '\t' for .tsv
+    delimiter: str | None = None   # None: sniffed for .csv (, ; tab |), '\t' for .tsv
 
 
 @dataclass
 class IngestResult:
     responses: list[Response] = field(default_factory=list)
     skipped: list[SkippedRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # how inputs were read (a table's separator, encoding)
 
     def extend(self, other: "IngestResult") -> None:
         self.responses.extend(other.responses)
         self.skipped.extend(other.skipped)
+        self.notes.extend(other.notes)
 
 
 # --------------------------------------------------------------------------- citations
@@ -779,6 +781,52 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8-sig")
 
 
+_DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+
+
+def _decode_table(data: bytes) -> tuple[str, str]:
+    """A spreadsheet export's text and the encoding's name: UTF-8 (with or without a byte-order
+    mark), UTF-16 (with a mark, or without one when every other byte is zero), else Windows-1252,
+    which European spreadsheets still write. Raises UnicodeDecodeError when none fits."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8"), "UTF-8 with a byte-order mark"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16"), "UTF-16"
+    head = data[:2000]
+    if len(head) >= 4 and head.count(0) * 3 > len(head):      # ASCII text in UTF-16 has every other byte zero
+        zeros_odd = head[1::2].count(0) > head[0::2].count(0)
+        try:
+            return data.decode("utf-16-le" if zeros_odd else "utf-16-be"), "UTF-16 (no byte-order mark)"
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8"), "UTF-8"
+    except UnicodeDecodeError as first:
+        try:
+            return data.decode("cp1252"), "Windows-1252 (not UTF-8)"
+        except UnicodeDecodeError:
+            raise first from None
+
+
+def _sniff_delimiter(text: str, mapping: CsvMapping) -> str:
+    """The separator of a CSV: the one whose header row has the answer column, else the most
+    columns; a tie keeps the comma. Spreadsheets in much of Europe write ';', some exports tab or '|'."""
+    first = text[:20000]
+    wanted = {mapping.text_col.strip().casefold()}
+    if mapping.text_col == CsvMapping().text_col:
+        wanted |= {"answer", "text"}
+    best, best_key = ",", (False, 0)
+    for d in _DELIMITERS:
+        try:
+            header = next(csv.reader(io.StringIO(first, newline=""), delimiter=d), [])
+        except csv.Error:
+            continue
+        key = (any(h.strip().casefold() in wanted for h in header), len(header))
+        if key > best_key:
+            best, best_key = d, key
+    return best
+
+
 def _unreadable(data: bytes, e: UnicodeDecodeError) -> str:
     line = data.count(b"\n", 0, e.start) + 1
     byte = data[e.start] if e.start < len(data) else 0
@@ -792,8 +840,12 @@ def _load_file(path: Path, name: str, mapping: CsvMapping, question: str | None,
         data = path.read_bytes()
     except OSError as e:
         return IngestResult(skipped=[SkippedRecord(name, f"cannot read the file ({e.strerror or e})")])
+    encoding = None
     try:
-        text = _decode(data)
+        if ext in _TABLE_EXT:
+            text, encoding = _decode_table(data)
+        else:
+            text = _decode(data)
     except UnicodeDecodeError as e:
         return IngestResult(skipped=[SkippedRecord(name, _unreadable(data, e))])
     src = _Source(text=text, name=name, stem=path.stem, question=question, model=model)
@@ -802,8 +854,12 @@ def _load_file(path: Path, name: str, mapping: CsvMapping, question: str | None,
     if ext in _JSONL_EXT:
         return _load_jsonl(src)
     if ext in _TABLE_EXT:
-        delimiter = mapping.delimiter or ("\t" if ext == ".tsv" else ",")
-        return _load_table(src, mapping, delimiter)
+        delimiter = mapping.delimiter or ("\t" if ext == ".tsv" else _sniff_delimiter(text, mapping))
+        how = "given" if mapping.delimiter else ("the .tsv default" if ext == ".tsv" else "detected")
+        result = _load_table(src, mapping, delimiter)
+        result.notes.append(f"{name}: read as a table separated by {_DELIMITERS.get(delimiter, repr(delimiter))} "
+                            f"({how}), encoding {encoding}")
+        return result
     return _load_markdown(src)
 
 

@@ -321,18 +321,32 @@ def _drop_url(match: re.Match[str]) -> str:
     return found[len(found.rstrip(_URL_TRAIL)):]
 
 
+_POINTER_BEFORE_URL_RE = re.compile(
+    r"[ \t]*[,;:]?[ \t]*(?:\b(?:see(?:\s+also)?|source|sources|ref|via)\b[ \t]*:?[ \t]*)?"
+    r"(?=<?https?://\S|<?\bwww\.\S)", re.I)
+
+
+def _drop_pointer(match: re.Match[str]) -> str:
+    before = match.string[:match.start()].rstrip()
+    if not match.group(0) or not before or before[-1] in ".!?":
+        return match.group(0)     # "See https://..." as a sentence of its own: handled by the parser
+    return " "
+
+
 def _clean_markdown(text: str) -> str:
     """Statement text as a reader sees it: links become their words, URLs and emphasis go."""
     def link(match: re.Match[str]) -> str:
-        words = match.group(1).strip()
-        return "" if _URL_RE.fullmatch(words) else words
+        return match.group(1).strip()     # a URL written as the words goes below, with its pointer
 
     # "(see [the NHS page](https://...))" only points at a source: drop it whole
     text = re.sub(r"\s*(?<!\])\(\s*(?:see|source|sources|via|from|ref)?\s*:?\s*"
                   r"(?:!?\[[^\[\]\n]*\]\([^)\s]*\)|https?://[^\s()]+)\s*\)", "", text, flags=re.I)
     text = _LINK_RE.sub(link, text)
+    # "..., see https://..." / "this fact sheet: https://...": the pointer goes with the URL
+    text = _POINTER_BEFORE_URL_RE.sub(_drop_pointer, text)
     text = _URL_RE.sub(_drop_url, text)
     text = re.sub(r"\(\s*(?:see|source|sources|via|ref|from|at)?\s*:?\s*\)", "", text, flags=re.I)
+    text = re.sub(r"[ \t]*[,;:]+(?=[ \t]*[.!?])", "", text)   # "sheet: ." once the link has gone
     text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
     text = re.sub(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])", r"\1", text)
     text = re.sub(r"(?<![\w])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w])", r"\1", text)
@@ -709,12 +723,33 @@ _COMPILED = {category: tuple(re.compile(p, re.I) for p in patterns)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'-]*|\d+(?:[.,]\d+)?%?")
 
 
-def _substantive(remainder: str) -> bool:
+# A line that only frames the answer ("Short answer: yes, but with care.") ...
+_FRAMING_RE = re.compile(
+    r"^(?:(?:the\s+)?(?:short|quick|brief|simple|long)\s+(?:answer|version)|in\s+(?:short|brief|summary)"
+    r"|summary|bottom\s+line|tl;?\s*dr|answer|overview|key\s+points?)\s*[:,\-–—]\s*", re.I)
+# ... or only points to links ("See also the summary page and this fact sheet.") is not a claim.
+_NAVIGATION_RE = re.compile(
+    r"^(?:(?:for\s+(?:more|further|additional)\s+(?:information|info|details|reading)\s*,?\s*)?"
+    r"(?:please\s+)?(?:see|read|visit|check(?:\s+out)?|refer\s+to|look\s+at|learn|find\s+out|find)"
+    r"|(?:you\s+(?:can|may|might|could)\s+(?:also\s+)?(?:find|read|learn|see|visit|check))"
+    r"|(?:more|further|additional)\s+(?:information|info|details|reading)"
+    r"|(?:useful|related|helpful|recommended)\s+(?:links?|resources?|sources?|reading)"
+    r"|links?|resources?)\b", re.I)
+NAVIGATION_WORDS: frozenset[str] = frozenset("""
+    see also read more learn find out visit check refer look page pages site sites website websites
+    sheet sheets fact facts summary link links article articles guide guides resource resources
+    source sources reference references below above here following official detailed details info
+    information leaflet leaflets booklet overview reading further useful helpful related available
+    online web yes short answer quick brief bottom line version caveat caveats nuance
+""".split())
+
+
+def _substantive(remainder: str, ignore: frozenset[str] = frozenset()) -> bool:
     """Whether words outside a referral/refusal still make a checkable medical claim."""
     count = 0
     for word in _WORD_RE.findall(remainder):
         lower = word.lower().strip("'")
-        if lower in STOPWORDS or lower in GENERIC_WORDS:
+        if lower in STOPWORDS or lower in GENERIC_WORDS or lower in ignore:
             continue
         if word[0].isdigit() or len(lower) >= 3 or (len(word) >= 2 and word.isupper()):
             count += 1
@@ -747,6 +782,9 @@ def classify_sentence(text: str) -> StatementCategory:
         return StatementCategory.INFORMATIVE
     if any(p.search(plain) for p in _COMPILED[StatementCategory.ACKNOWLEDGEMENT]):
         return StatementCategory.ACKNOWLEDGEMENT
+    lead = _FRAMING_RE.match(plain) or _NAVIGATION_RE.match(plain)
+    if lead and not _substantive(plain[lead.end():], NAVIGATION_WORDS):
+        return StatementCategory.ACKNOWLEDGEMENT     # framing or navigation: conversation, not a claim
     return StatementCategory.INFORMATIVE
 
 

@@ -146,19 +146,22 @@ class Audit:
 
     # -- public entry points -----------------------------------------------------------
     def create(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
-               input_label: str = "") -> str:
-        """Record a new run and its inputs; returns the run id (nothing judged yet)."""
+               input_label: str = "", notes: Sequence[str] = ()) -> str:
+        """Record a new run and its inputs; returns the run id (nothing judged yet).
+        ``notes`` say how the inputs were read (IngestResult.notes); they go to the run log."""
         self.run_id = self.store.create_run(
             input=input_label, config=self.config.to_dict(), judges=self.config.judges,
             parser=self.config.parser, app_version=__version__)
+        for note in notes:
+            self.store.log(self.run_id, note, "info")
         self.store.add_responses(self.run_id, responses, skipped)
         for s in skipped:
             self.store.log(self.run_id, f"skipped {s.origin}: {s.problem}", "warning")
         return self.run_id
 
     async def start(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
-                    input_label: str = "") -> str:
-        self.create(responses, skipped, input_label)
+                    input_label: str = "", notes: Sequence[str] = ()) -> str:
+        self.create(responses, skipped, input_label, notes)
         for s in skipped:
             self._emit(EventKind.SKIPPED, f"{s.origin}: {s.problem}")
         await self.execute(self.run_id)

@@ -90,6 +90,9 @@ def test_csv_and_html_reports_escape_and_carry_every_statement(tmp_path, site):
     (["audit", "--frobnicate"], "unrecognized arguments"),
 ])
 def test_bad_usage_exits_2_with_a_clear_message(tmp_path, args, needle):
+    from sourcecheckup.store import Store
+
+    Store(tmp_path / "a.db").close()      # an empty database: "no run", not "no such database"
     p = sc(*args, "--db", str(tmp_path / "a.db"))
     assert p.returncode == 2
     assert needle in p.stderr

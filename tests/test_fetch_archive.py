@@ -50,7 +50,7 @@ async def test_unreachable_archive_leaves_the_dead_outcome_with_a_note(site):
     finally:
         await f.aclose()
     assert (src.status, src.reason) == (FetchStatus.DEAD, "HTTP 404 Not Found")
-    assert src.meta["archive"]["error"].startswith("the archive could not be reached")
+    assert src.meta["archive"]["error"].startswith("no connection: the archive could not be reached")
 
 
 async def test_archive_is_off_by_default(site):

@@ -384,3 +384,27 @@ def test_files_without_any_answer_are_reported(tmp_path: Path) -> None:
         "empty.json: no answers: the JSON list is empty",
         "notes.md: empty answer",
     ]
+
+
+@pytest.mark.parametrize("delimiter, encoding, said", [
+    (";", "cp1252", "separated by semicolons (detected), encoding Windows-1252 (not UTF-8)"),
+    ("\t", "utf-8-sig", "separated by tabs (detected), encoding UTF-8 with a byte-order mark"),
+    ("|", "utf-16", "separated by pipes (detected), encoding UTF-16"),
+    (",", "utf-16-le", "separated by commas (detected), encoding UTF-16 (no byte-order mark)"),
+    (",", "utf-8", "separated by commas (detected), encoding UTF-8"),
+])
+def test_csv_separator_and_encoding_of_spreadsheet_exports_are_sniffed_and_named(tmp_path, delimiter, encoding,
+                                                                                  said) -> None:
+    d = delimiter
+    rows = [f"Prompt{d}LLM Output{d}Refs",
+            f'Is café au lait harmful?{d}"Café au lait spots, when six or more, suggest NF1 [1]."{d}https://a.org/nf1',
+            f"Second?{d}Naïve T cells mature in the thymus [1].{d}https://b.org/t"]
+    path = tmp_path / "batch.csv"
+    path.write_bytes(("\r\n".join(rows) + "\r\n").encode(encoding))
+    result = load_path(path, mapping=CsvMapping(text_col="LLM Output", citations_col="Refs", question_col="Prompt"))
+    assert not result.skipped
+    assert [r.text for r in result.responses] == [
+        "Café au lait spots, when six or more, suggest NF1 [1].", "Naïve T cells mature in the thymus [1]."]
+    assert [r.citations for r in result.responses] == [("https://a.org/nf1",), ("https://b.org/t",)]
+    assert result.responses[0].question == "Is café au lait harmful?"
+    assert result.notes == [f"batch.csv: read as a table {said}"]

@@ -429,3 +429,18 @@ def test_millisecond_unit_ends_a_sentence() -> None:
 ])
 def test_a_referral_about_your_own_test_results_is_a_disclaimer_not_a_claim(sentence, expected):
     assert classify_sentence(sentence) is expected
+
+
+def test_navigation_and_framing_lines_are_not_claims_and_leave_no_stray_dot() -> None:
+    text = ("Short answer: Yes, but with care. Ibuprofen can raise blood pressure in people with hypertension [1].\n\n"
+            "See also the [summary page](https://a.org/s) and this fact sheet: https://b.org/f.\n\n"
+            "For more information, see the [NHS page](https://nhs.uk/x). "
+            "Ibuprofen raises blood pressure, see https://c.org/y. "
+            "Summary: ibuprofen raises blood pressure in hypertension.")
+    got = seen(parse(text))
+    assert ("Short answer: Yes, but with care.", ACK, ()) in got
+    assert ("See also the summary page and this fact sheet.", ACK, ()) in got   # no "sheet:."
+    assert ("For more information, see the NHS page.", ACK, ()) in got
+    assert ("Ibuprofen raises blood pressure.", INF, ()) in got                 # no "pressure, see."
+    # a framed line that carries a claim stays a claim
+    assert ("Summary: ibuprofen raises blood pressure in hypertension.", INF, ()) in got

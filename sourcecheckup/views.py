@@ -11,12 +11,11 @@ from __future__ import annotations
 import csv
 import difflib
 import io
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .evidence import locate_quote, normalised_with_map
 from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
                       assess_run, compute_metrics, pair_label)
 from .models import FetchStatus, Label, Source, StatementStatus
@@ -344,62 +343,20 @@ def statement_spans(text: str, statements: Sequence[StatementAssessment]) -> lis
     return sorted(spans, key=lambda t: t[0])
 
 
-_QUOTE_MAP = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
-
-
-def _normalised_with_map(text: str) -> tuple[str, list[int]]:
-    """normalise_for_match, char by char, keeping for each output char its index in ``text``."""
-    out: list[str] = []
-    where: list[int] = []
-    space = False
-    for i, ch in enumerate(text):
-        if ch == "\u00ad":
-            continue
-        if ch.isspace():
-            space = bool(out)
-            continue
-        piece = unicodedata.normalize("NFKC", _QUOTE_MAP.get(ch, ch)).casefold()
-        if space:
-            out.append(" ")
-            where.append(i)
-            space = False
-        for c in piece:
-            out.append(c)
-            where.append(i)
-    return "".join(out), where
-
-
 def locate_text(needle: str, text: str, start: int = 0) -> tuple[int, int] | None:
-    """Character span of ``needle`` in ``text``, ignoring case, quote styles and whitespace runs."""
-    hay, where = _normalised_with_map(text)
-    n, _ = _normalised_with_map(needle)
-    n = n.strip(" \"'.…")
+    """Character span of ``needle`` in ``text`` at or after ``start`` (else anywhere), ignoring case,
+    quote styles and whitespace runs: where a statement sits in its answer."""
+    hay, starts, ends = normalised_with_map(text)
+    n = normalised_with_map(needle)[0].strip(" \"'.\u2026")
     if not n:
         return None
-    from_ = next((k for k, i in enumerate(where) if i >= start), len(where))
+    from_ = next((k for k, i in enumerate(starts) if i >= start), len(starts))
     found = hay.find(n, from_)
     if found < 0 and from_:
         found = hay.find(n)
     if found < 0:
         return None
-    return where[found], where[found + len(n) - 1] + 1
-
-
-def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
-    """Span of an evidence quote in the source text (an inner ellipsis spans its pieces)."""
-    pieces = [p for p in re.split(r"\s*(?:\.\.\.|…)\s*", quote or "") if p.strip(" \"'.")]
-    if not pieces:
-        return None
-    first = locate_text(pieces[0], text)
-    if first is None:
-        return None
-    end = first[1]
-    for p in pieces[1:]:
-        nxt = locate_text(p, text, end)
-        if nxt is None:
-            break
-        end = nxt[1]
-    return first[0], end
+    return starts[found], ends[found + len(n) - 1]
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 from .evidence import locate_quote, normalised_with_map
 from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
                       assess_run, compute_metrics, pair_label)
-from .models import FetchStatus, Label, Source, StatementStatus
+from .models import FetchStatus, Label, Source, StatementStatus, Verdict
 from .store import RunData, Store, VerdictRow
 
 # ----------------------------------------------------------------------------- run view
@@ -260,6 +260,38 @@ class MatrixCell:
     def primary(self) -> VerdictRow | None:
         return self.verdicts[0] if self.verdicts else None
 
+    @property
+    def contradicted(self) -> bool:
+        """A judge found the source stating something different (not only silent on the claim)."""
+        return any(CONTRADICTED in v.verdict.flags for v in self.verdicts
+                   if v.verdict.label is Label.NOT_SUPPORTED)
+
+    @property
+    def review_first(self) -> bool:
+        """The screening judge is unsure of this pair and no reviewer has labelled it yet."""
+        return self.override is None and any(REVIEW_FIRST in v.verdict.flags for v in self.verdicts)
+
+
+CONTRADICTED = "contradicted"     # Verdict.flags: the source states something different
+REVIEW_FIRST = "review_first"     # Verdict.flags: the screening judge is unsure of this pair
+
+SCREENING_JUDGE_NOTE = (
+    "Screening judge (built-in): it checks numbers, units, doses, instructions, absolute claims and wording "
+    "overlap; it does not understand the text as a reader does. For a stronger judge: Settings → Judges.")
+
+
+def uses_screening_judge(judges: Sequence[str]) -> bool:
+    """Whether a run's judges include the built-in screening judge."""
+    return any(j.split(":", 1)[0].strip() == "builtin" for j in judges)
+
+
+def verdict_word(verdict: Verdict) -> str:
+    """A verdict's reading in words: "contradicted" where the source says something different."""
+    if verdict.label is Label.NOT_SUPPORTED and CONTRADICTED in verdict.flags:
+        return "contradicted"
+    return {Label.SUPPORTED: "supported", Label.NOT_SUPPORTED: "not supported",
+            Label.JUDGE_ERROR: "judge error"}[verdict.label]
+
 
 @dataclass(frozen=True)
 class SupportMatrix:
@@ -310,14 +342,20 @@ class PairRef:
     url: str
 
 
-def review_pairs(view: RunView) -> list[PairRef]:
-    """Every judgeable pair of a run (claims x readable sources), in reading order."""
+def review_pairs(view: RunView, *, review_first: bool = False) -> list[PairRef]:
+    """Every judgeable pair of a run (claims x readable sources), in reading order; with
+    ``review_first`` the pairs the screening judge is unsure of (and no reviewer labelled) come first."""
     out = []
     for a in view.assessed:
         for s in a.statements:
             if not s.row.statement.informative:
                 continue
             out.extend(PairRef(a.response_pk, s.row.pk, url) for url in a.valid_urls)
+    if review_first:
+        unsure = {(v.statement_pk, v.url) for vs in view.data.verdicts.values() for v in vs
+                  if REVIEW_FIRST in v.verdict.flags}
+        unsure -= set(view.overrides)
+        out.sort(key=lambda p: (p.statement_pk, p.url) not in unsure)   # stable: reading order within each
     return out
 
 

@@ -26,13 +26,14 @@ from sourcecheckup.report import write_report
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
-from sourcecheckup.views import (MatrixCell, PairRef, RunView, load_run_view, review_pairs, run_summaries,
-                                 source_summaries, support_matrix, word_diff)
+from sourcecheckup.views import (SCREENING_JUDGE_NOTE, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
+                                 run_summaries, source_summaries, support_matrix, uses_screening_judge, verdict_word,
+                                 word_diff)
 
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
 from .settings import AppSettings
-from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK
+from .theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, safe_tooltip
 from .widgets import AnswerView, MetricsBar, SourceViewer, plain_label
 from .benchmark_page import BenchmarkPage
 from .compare_page import ComparePage
@@ -42,6 +43,7 @@ from .worker import AuditThread, StoreReader
 TABLE_EXTENSIONS = (".csv", ".tsv")
 LIVE_REFRESH_MS = 1500
 NO_SUGGESTIONS = "No suggestions yet (run cleanup)"
+PAIR_HINT = "Click a cell to see the verdict and the evidence."
 
 
 def _table(model: object, *, stretch_last: bool = True) -> QTableView:
@@ -247,7 +249,7 @@ class MainWindow(QMainWindow):
         detail = QWidget()
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(4, 0, 0, 0)
-        self.pair_statement = plain_label("Click a cell to see the verdict and the evidence.")
+        self.pair_statement = plain_label(PAIR_HINT)
         self.pair_source = plain_label()
         self.pair_verdicts = plain_label()
         self.pair_quote = plain_label()
@@ -341,8 +343,17 @@ class MainWindow(QMainWindow):
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(260)
         self.progress_bar.setVisible(False)
-        self.progress_label = plain_label(selectable=False)
-        self.statusBar().addPermanentWidget(self.progress_label, 1)
+        # messages ("Report written to …", "Labelled …", review-mode keys) have a label of their own, so
+        # a run's long progress line never hides them; the progress line sits beside its bar
+        self.message_label = plain_label(wrap=False, selectable=False)
+        self.message_label.setMinimumWidth(200)
+        self.statusBar().addWidget(self.message_label, 1)
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(self.message_label.clear)
+        self.progress_label = plain_label(wrap=False, selectable=False)
+        self.progress_label.setMaximumWidth(720)
+        self.statusBar().addPermanentWidget(self.progress_label)
         self.statusBar().addPermanentWidget(self.progress_bar)
         # a report being written (PDF takes seconds): a busy bar of its own, apart from the run's progress
         self.export_label = plain_label(selectable=False)
@@ -527,6 +538,7 @@ class MainWindow(QMainWindow):
         """Show a stored run; the loading happens off the GUI thread and run_shown fires when on screen."""
         if run_id != self.run_id:
             self.response_pk = None
+            self._clear_pair_detail()   # never show (or let a reviewer label) another run's pair
         self.run_id = run_id
         self.settings.add_recent("runs", f"{self.db_path}::{run_id}")
         self._update_title()
@@ -558,8 +570,9 @@ class MainWindow(QMainWindow):
             return
         self._last_load_at = time.monotonic()
         self.view = view
-        self.pairs = review_pairs(view)
-        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text())
+        self.pairs = review_pairs(view, review_first=True)
+        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
+                                      view.data.run.judges)
         keep = self.response_pk
         self.responses_model.set_rows(view.summaries)
         if view.summaries:
@@ -794,7 +807,17 @@ class MainWindow(QMainWindow):
         self.matrix_model.set_matrix(SupportMatrix([], [], {}))
         self.sugg_model.set_rows([])
         self.sugg_stack.setCurrentIndex(0)
-        self.source_viewer.clear()
+        self._clear_pair_detail()
+
+    def _clear_pair_detail(self) -> None:
+        """The matrix detail panel back to empty, its review buttons off."""
+        self.pair_statement.setText(PAIR_HINT)
+        for w in (self.pair_source, self.pair_verdicts, self.pair_quote, self.pair_review):
+            w.setText("")
+        for b in self.review_buttons.values():
+            b.setEnabled(False)
+        self.reason_edit.clear()
+        self.source_viewer.show_source("")
 
     def _redraw(self) -> None:
         if self.view is not None:
@@ -836,11 +859,12 @@ class MainWindow(QMainWindow):
         current = self.matrix_table.currentIndex()
         keep = self.matrix_model.cell(current) if current.isValid() else None
         self.matrix_model.set_matrix(support_matrix(view, response_pk))
-        if keep is not None:
-            idx = self.matrix_model.index_of(keep.statement_pk, keep.url)
-            if idx.isValid():
-                self.matrix_table.setCurrentIndex(idx)
-                self.show_cell(self.matrix_model.cell(idx))
+        idx = self.matrix_model.index_of(keep.statement_pk, keep.url) if keep is not None else QModelIndex()
+        if idx.isValid():
+            self.matrix_table.setCurrentIndex(idx)
+            self.show_cell(self.matrix_model.cell(idx))
+        else:
+            self._clear_pair_detail()
         self._load_suggestions()
 
     def _select_statement_row(self, statement_pk: int) -> None:
@@ -873,9 +897,21 @@ class MainWindow(QMainWindow):
         outcome = src_row.source.status.plain if src_row else "not fetched yet"
         self.pair_source.setText(f"Source: {cell.url}\n{title} ({outcome})".strip())
         lines = []
+        screening = False
         for v in cell.verdicts:
-            vm, vw = LABEL_MARK[v.verdict.label]
-            lines.append(f"{vm} {v.verdict.judge_id}: {vw} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
+            vm, _ = LABEL_MARK[v.verdict.label]
+            word = verdict_word(v.verdict)
+            if word == "contradicted":
+                vm = CONTRADICTED_MARK
+            judge = v.verdict.judge_id
+            if uses_screening_judge([judge]):
+                screening = True
+                judge += " (screening judge)"
+            lines.append(f"{vm} {judge}: {word} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
+        if cell.review_first:
+            lines.append(f"{REVIEW_FIRST_MARK} Review first: the screening judge is unsure of this pair.")
+        if screening:
+            lines.append(SCREENING_JUDGE_NOTE)
         if cell.disagreement:
             lines.append("≠ The judges disagree on this pair.")
         if not cell.readable:
@@ -1133,8 +1169,10 @@ class MainWindow(QMainWindow):
             self.close()
 
     # ------------------------------------------------------------------------ messages
-    def _status(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
+    def _status(self, text: str, timeout_ms: int = 12000) -> None:
+        self.message_label.setText(text)
+        self.message_label.setToolTip(safe_tooltip(text))
+        self._message_timer.start(timeout_ms)
 
     def _warn(self, title: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)

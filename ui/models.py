@@ -14,9 +14,11 @@ from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
 from sourcecheckup.bench_workflow import Question
 from sourcecheckup.review_sample import SamplePair
 from sourcecheckup.views import (AgreementRow, BenchModelRow, ChangedSource, ChangedStatement, MatrixCell,
-                                 MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix)
+                                 MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix,
+                                 verdict_word)
 
-from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK, label_tint, safe_tooltip, tint
+from .theme import (CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, label_tint,
+                    safe_tooltip, tint)
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
@@ -240,7 +242,11 @@ class MatrixModel(QAbstractTableModel):
             if not cell.readable:
                 return "⊘ unreadable"
             mark, word = LABEL_MARK[cell.label]
+            if cell.override is None and cell.label is Label.NOT_SUPPORTED and cell.contradicted:
+                mark, word = CONTRADICTED_MARK, "contradicted"
             text = f"{mark} {word}"
+            if cell.review_first:
+                text = f"{REVIEW_FIRST_MARK} {text}"
             if cell.override is not None:
                 text = f"{REVIEW_MARK} {text} (reviewed)"
             if cell.disagreement:
@@ -253,13 +259,17 @@ class MatrixModel(QAbstractTableModel):
                 return tint("override")
             if not cell.readable or not statement.row.statement.informative:
                 return tint("unreadable")
+            if cell.label is Label.NOT_SUPPORTED and cell.contradicted:
+                return tint("contradicted")
             return label_tint(cell.label)
         if role == Qt.ItemDataRole.FontRole:
             return self._italic if cell.override is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = []
             for v in cell.verdicts:
-                lines.append(f"{v.verdict.judge_id}: {LABEL_MARK[v.verdict.label][1]}")
+                lines.append(f"{v.verdict.judge_id}: {verdict_word(v.verdict)}")
+            if cell.review_first:
+                lines.append("review first: the screening judge is unsure of this pair")
             if cell.override is not None:
                 lines.append(f"reviewer override: {LABEL_MARK[cell.override][1]}")
             if cell.disagreement:

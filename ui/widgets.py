@@ -7,11 +7,11 @@ from typing import Sequence
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
-                               QToolTip, QWidget)
+                               QToolTip, QVBoxLayout, QWidget)
 
 from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment
 from sourcecheckup.models import StatementStatus
-from sourcecheckup.views import locate_quote, statement_spans
+from sourcecheckup.views import SCREENING_JUDGE_NOTE, locate_quote, statement_spans, uses_screening_judge
 
 from .theme import STATUS_MARK, is_dark, safe_tooltip, status_tint
 
@@ -197,8 +197,16 @@ class MetricsBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(4, 2, 4, 2)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 2, 4, 2)
+        outer.setSpacing(2)
+        layout = QHBoxLayout()
+        layout.setContentsMargins(0, 0, 0, 0)
+        outer.addLayout(layout)
+        # what the built-in judge can and cannot do, said where the figures are read
+        self.judge_note = plain_label(SCREENING_JUDGE_NOTE, selectable=False)
+        self.judge_note.setVisible(False)
+        outer.addWidget(self.judge_note)
         self.labels = {key: plain_label(wrap=True, selectable=False) for key in
                        ("statement_support", "response_support", "url_validity", "unused_sources")}
         for label in self.labels.values():
@@ -218,8 +226,11 @@ class MetricsBar(QWidget):
         for label in self.labels.values():
             label.setText("–")
         self.counts.setText("No run open")
+        self.judge_note.setVisible(False)
 
-    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "") -> None:
+    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "",
+                     judges: Sequence[str] = ()) -> None:
+        self.judge_note.setVisible(uses_screening_judge(judges))
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():

@@ -1,0 +1,139 @@
+"""What the app shows must be true (issue 12, app side; issue 11 items 5 and 8): a clean detail panel
+per run, visible status messages, "contradicted" and "review first" readings, the screening judge's
+limits, judge settings checked before a run, batches that keep their own fields, Suggest fixes,
+the Answer view's statement card, and refused sources that name the Settings field."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import json
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt
+
+from sourcecheckup.store import Store
+from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.synth_run import synthesize_run
+from ui.main_window import PAIR_HINT, MainWindow
+
+AUDIT_TIMEOUT_MS = 20_000
+
+
+def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
+    with qtbot.waitSignal(w.run_shown, timeout=5000):
+        w.open_run(run_id)
+
+
+def click_cell(qtbot, w: MainWindow, row: int, col: int) -> None:
+    w.detail_tabs.setCurrentIndex(2)
+    idx = w.matrix_model.index(row, col)
+    rect = w.matrix_table.visualRect(idx)
+    qtbot.mouseClick(w.matrix_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def set_flags(db, run_id: str, statement_pk: int, url: str, flags: list[str], rationale: str | None = None) -> None:
+    with Store(db) as st:
+        with st.db.conn:
+            st.db.conn.execute("UPDATE verdicts SET flags = ? WHERE run_id = ? AND statement_pk = ? AND url = ?",
+                               (json.dumps(flags), run_id, statement_pk, url))
+            if rationale is not None:
+                st.db.conn.execute("UPDATE verdicts SET rationale = ? WHERE run_id = ? AND statement_pk = ? AND url = ?",
+                                   (rationale, run_id, statement_pk, url))
+
+
+def first_response_statements(db, run_id: str) -> list[int]:
+    with Store(db) as st:
+        data = st.load_run(run_id)
+        pk = data.responses[0].pk
+        return [s.pk for s in data.statements[pk]]
+
+
+# ----------------------------------------------------------------------------- item 8
+
+
+def test_detail_panel_is_cleared_and_review_buttons_disabled_when_another_run_opens(qtbot, window, tmp_path):
+    w = window
+    with Store(w.db_path) as st:
+        run_a = synthesize_run(st, responses=2, statements=2, sources=2)
+        run_b = synthesize_run(st, responses=2, statements=2, sources=2)
+    open_and_wait(qtbot, w, run_a)
+    click_cell(qtbot, w, 0, 0)
+    assert w.current_cell() is not None
+    assert w.review_buttons["supported"].isEnabled()
+    assert w.pair_statement.text().startswith("Statement")
+    open_and_wait(qtbot, w, run_b)
+    assert w.pair_statement.text() == PAIR_HINT
+    assert w.pair_verdicts.text() == "" and w.pair_quote.text() == ""
+    assert not any(b.isEnabled() for b in w.review_buttons.values())
+    assert w.source_viewer.toPlainText() == ""
+    assert w.review_current("supported") is False or w.current_cell() is not None
+
+
+# ----------------------------------------------------------------------------- item 11
+
+
+def test_status_messages_are_visible_beside_a_long_progress_line(qtbot, window):
+    w = window
+    w.resize(1280, 800)
+    w.progress_label.setText("Responses 3/10 · sources fetched 12/40 · pairs judged 20/400 · fetch failures 0 · "
+                             "judge errors 0 · 12 s · about 230 s left · est. cost $0.12")
+    w.progress_bar.setVisible(True)
+    w._status("Report written to /tmp/some/where/report.html")
+    qtbot.wait(50)
+    label = w.message_label
+    assert label.isVisible() and label.text() == "Report written to /tmp/some/where/report.html"
+    # it is laid out wide enough to read, and does not sit under the progress line
+    assert label.width() >= label.sizeHint().width()
+    assert not label.geometry().intersects(w.progress_label.geometry())
+    assert w.progress_label.isVisible()
+
+
+# ----------------------------------------------------------------------------- item 16 and issue 11 items 5, 8
+
+
+def test_contradicted_and_review_first_readings_and_the_screening_judge_note(qtbot, window):
+    w = window
+    with Store(w.db_path) as st:
+        run = synthesize_run(st, responses=1, statements=2, sources=2, judges=("builtin",))
+    s0, s1 = first_response_statements(w.db_path, run)
+    # statement 0 is supported by page/0, not by page/1; statement 1 the other way round
+    set_flags(w.db_path, run, s0, "https://example.org/page/1", ["contradicted"],
+              "contradicted: source says 140/90 mm Hg")
+    set_flags(w.db_path, run, s1, "https://example.org/page/1", ["review_first"])
+    open_and_wait(qtbot, w, run)
+
+    m = w.matrix_model
+    contradicted = m.data(m.index(0, 1))
+    assert "contradicted" in contradicted and "⊗" in contradicted
+    plain_no = m.data(m.index(1, 0))
+    assert "not supported" in plain_no and "contradicted" not in plain_no
+    assert m.data(m.index(0, 1), Qt.ItemDataRole.BackgroundRole) != m.data(m.index(1, 0), Qt.ItemDataRole.BackgroundRole)
+    assert m.data(m.index(1, 1)).startswith("⚑")
+
+    click_cell(qtbot, w, 0, 1)
+    assert "contradicted (score" in w.pair_verdicts.text()
+    assert "source says 140/90" in w.pair_verdicts.text()
+    assert "screening judge" in w.pair_verdicts.text() and "Settings → Judges" in w.pair_verdicts.text()
+    click_cell(qtbot, w, 1, 1)
+    assert "Review first" in w.pair_verdicts.text()
+
+    # the review queue (keyboard review mode) starts with the pair the judge is unsure of
+    assert (w.pairs[0].statement_pk, w.pairs[0].url) == (s1, "https://example.org/page/1")
+
+    note = w.metrics_bar.judge_note
+    assert note.isVisible()
+    assert "screening judge" in note.text().lower() and "Settings → Judges" in note.text()
+    assert "does not understand" in note.text()
+
+
+def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
+    w = window
+    with Store(w.db_path) as st:
+        run = synthesize_run(st, responses=1, statements=1, sources=1, judges=("openai:gpt-4o",))
+    open_and_wait(qtbot, w, run)
+    assert not w.metrics_bar.judge_note.isVisible()

@@ -137,3 +137,72 @@ def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
         run = synthesize_run(st, responses=1, statements=1, sources=1, judges=("openai:gpt-4o",))
     open_and_wait(qtbot, w, run)
     assert not w.metrics_bar.judge_note.isVisible()
+
+
+# ----------------------------------------------------------------------------- item 10
+
+
+@pytest.fixture
+def no_keyring(monkeypatch):
+    from sourcecheckup import keys
+
+    monkeypatch.setattr(keys, "_keyring_get", lambda provider: None)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def open_message_boxes() -> list[str]:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    return [w.text() for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+
+
+def test_settings_refuse_a_bad_judge_spec_and_say_where_to_fix_it(qtbot, window, settings, no_keyring):
+    from PySide6.QtWidgets import QDialog
+
+    from ui.dialogs import SettingsDialog
+
+    dialog = SettingsDialog(settings, window)
+    qtbot.addWidget(dialog)
+    dialog.judges.setText("gpt4")
+    dialog.save()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.judge_problem.isVisibleTo(dialog)
+    assert "unknown judge 'gpt4'" in dialog.judge_problem.text() and "Settings → Judges" in dialog.judge_problem.text()
+    assert settings.judges == ["keyword:0"]            # nothing saved
+    dialog.judges.setText("openai:gpt-4o")              # no key anywhere
+    dialog.save()
+    assert "no API key for openai" in dialog.judge_problem.text()
+    dialog.judges.setText("builtin")
+    dialog.save()
+    assert dialog.result() == QDialog.DialogCode.Accepted and settings.judges == ["builtin"]
+
+
+def test_audit_does_not_start_with_a_judge_that_cannot_run(qtbot, window, settings, site, no_keyring):
+    w = window
+    settings.judges = ["openai:gpt-4o"]
+    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    assert w.start_audit() is False
+    assert w.worker is None
+    assert any("no API key for openai" in t and "Settings → Judges" in t for t in open_message_boxes())
+    assert w.store.list_runs() == []
+
+
+def test_resume_of_a_run_with_bad_judge_settings_uses_the_corrected_settings(qtbot, window, settings, site):
+    from sourcecheckup.fetch import FetchOptions
+    from sourcecheckup.models import Response
+    from sourcecheckup.pipeline import Audit, RunConfig
+
+    w = window
+    url = f"{site}/article/hypertension"
+    with Store(w.db_path) as st:
+        audit = Audit(st, RunConfig(judges=["gpt4"], fetch=FetchOptions(allow_hosts=("127.0.0.1",))))
+        run_id = audit.create([Response(id="r1", text="Hypertension is 130/80 mm Hg or higher [1].",
+                                        citations=(url,))])
+        st.set_run_status(run_id, "failed", "JudgeSpecError: unknown judge 'gpt4'")
+    settings.judges = ["keyword:0"]
+    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+        assert w.resume_run(run_id)
+    assert finished.args == [run_id, "completed"]
+    run = w.store.get_run(run_id)
+    assert run.judges == ["keyword:0"] and run.config["judges"] == ["keyword:0"]

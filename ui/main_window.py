@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLay
 from sourcecheckup import review
 from sourcecheckup.events import ProgressEvent
 from sourcecheckup.judge_report import run_usage
+from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
 from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.report import write_report
@@ -693,17 +694,41 @@ class MainWindow(QMainWindow):
             self._warn("No answers found", "; ".join(f"{s.origin}: {s.problem}" for s in result.skipped) or
                        "The input held no answers.")
             return False
+        if not self.judges_ready(self.settings.judges):
+            return False
         self._start_worker(AuditThread(self.db_path, self.settings.run_config(), responses=result.responses,
                                        skipped=result.skipped, label=label, parent=self))
         self.clear_batch()
         return True
 
+    def judge_problems(self, judges: list[str]) -> list[str]:
+        return [p for p in (validate_judge_spec(j) for j in judges) if p]
+
+    def judges_ready(self, judges: list[str]) -> bool:
+        """Check the judge specs (and their API keys) before a run starts; say how to fix them."""
+        problems = self.judge_problems(judges)
+        if problems:
+            self._warn("Judge settings need fixing", "\n".join(problems) +
+                       "\n\nFix them in Settings → Judges (File → Settings…), then start again.")
+        return not problems
+
     def resume_run(self, run_id: str) -> bool:
+        """Resume a run with its stored settings; when its judge settings cannot run (a bad spec, a
+        missing key) it resumes with the judges in Settings, once those are valid."""
         if self.worker is not None:
             return False
         run = self.store.get_run(run_id)
+        config = RunConfig.from_dict(run.config)
+        replace = False
+        if self.judge_problems(config.judges):
+            if not self.judges_ready(self.settings.judges):
+                return False
+            config.judges = list(self.settings.judges)
+            replace = True
+            self._status(f"Resuming run {run.id} with the judges in Settings: {', '.join(config.judges)}")
         self.open_run(run.id)
-        self._start_worker(AuditThread(self.db_path, RunConfig.from_dict(run.config), resume_run=run.id, parent=self))
+        self._start_worker(AuditThread(self.db_path, config, resume_run=run.id, replace_config=replace,
+                                       parent=self))
         return True
 
     def _start_worker(self, worker: AuditThread) -> None:

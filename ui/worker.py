@@ -102,9 +102,10 @@ class AuditThread(_EngineThread):
 
     def __init__(self, db_path: str | Path, config: RunConfig, *, responses: Sequence[Response] = (),
                  skipped: Sequence[SkippedRecord] = (), label: str = "", resume_run: str | None = None,
-                 parent: QObject | None = None) -> None:
+                 replace_config: bool = False, parent: QObject | None = None) -> None:
         super().__init__(db_path, parent)
         self.config = config
+        self.replace_config = replace_config   # a resume that takes ``config`` instead of the stored one
         self.responses = list(responses)
         self.skipped = list(skipped)
         self.label = label
@@ -121,7 +122,7 @@ class AuditThread(_EngineThread):
         audit = Audit(store, self.config, progress=self._on_event, cancel=cancel)
         try:
             if self.resume_run:
-                run_id = await audit.resume(self.resume_run)
+                run_id = await audit.resume(self.resume_run, self.config if self.replace_config else None)
             else:
                 run_id = audit.create(self.responses, self.skipped, self.label)
                 self._announce(run_id)

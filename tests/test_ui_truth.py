@@ -206,3 +206,33 @@ def test_resume_of_a_run_with_bad_judge_settings_uses_the_corrected_settings(qtb
     assert finished.args == [run_id, "completed"]
     run = w.store.get_run(run_id)
     assert run.judges == ["keyword:0"] and run.config["judges"] == ["keyword:0"]
+
+
+# ----------------------------------------------------------------------------- item 7
+
+
+def test_pasted_answer_fields_do_not_carry_over_to_a_batch_and_notes_are_skipped(qtbot, window, tmp_path, site):
+    w = window
+    w.question_edit.setText("A question typed for the pasted answer?")
+    w.model_edit.setText("pasted-model")
+    folder = tmp_path / "answers"
+    folder.mkdir()
+    (folder / "a.md").write_text(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n",
+                                 encoding="utf-8")
+    (folder / "b.json").write_text(json.dumps({"question": "Its own question?", "model": "json-model",
+                                               "response": "Salt raises blood pressure [1].",
+                                               "citations": [f"{site}/article/hypertension"]}), encoding="utf-8")
+    (folder / "notes.txt").write_text("Call the lab on Tuesday.\nAsk Sam about the slides.\n", encoding="utf-8")
+    w.load_files([folder])
+    by_origin = {r.origin: r for r in w.pending.responses}
+    assert set(by_origin) == {"a.md", "b.json"}
+    assert by_origin["a.md"].question is None and by_origin["a.md"].model is None
+    assert by_origin["b.json"].question == "Its own question?" and by_origin["b.json"].model == "json-model"
+    assert "notes.txt: not read as an answer" in w.batch_label.text()
+    assert "apply to a pasted answer only" in w.batch_label.text()
+    # the pasted answer still gets them
+    w.clear_batch()
+    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    got, _ = w.collect_inputs()
+    assert got.responses[0].question == "A question typed for the pasted answer?"
+    assert got.responses[0].model == "pasted-model"

@@ -626,8 +626,8 @@ class MainWindow(QMainWindow):
                 if mapping is None:
                     continue
             try:
-                part = load_path(p, mapping=mapping, question=self.question_edit.text().strip() or None,
-                                 model=self.model_edit.text().strip() or None)
+                # the Question and Model fields belong to the pasted answer: a file keeps its own fields
+                part = load_path(p, mapping=mapping)
             except (IngestError, OSError) as exc:
                 self._warn("Cannot read the file", str(exc))
                 continue
@@ -650,7 +650,8 @@ class MainWindow(QMainWindow):
         if not n and not k:
             self.batch_label.setText("No batch loaded: the pasted answer will be audited.")
             return
-        text = f"Batch: {n} answers from {self.pending_label}"
+        text = (f"Batch: {n} answers from {self.pending_label} (each with the question and model its file gives; "
+                "the fields above apply to a pasted answer only)")
         if k:
             text += f"; {k} skipped: " + "; ".join(f"{s.origin}: {s.problem}" for s in self.pending.skipped[:3])
         self.batch_label.setText(text)

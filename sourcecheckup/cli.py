@@ -222,6 +222,15 @@ def _load_plugins() -> None:
         raise UsageError(str(exc)) from exc
 
 
+def _all_refused_hint(report: dict[str, Any]) -> str:
+    """When every cited source was refused as unsafe (a private or local address): how to allow it."""
+    statuses = [src["status"] for r in report["responses"] for src in r["sources"]]
+    if not statuses or any(st != "unsafe_url" for st in statuses):
+        return ""
+    return ("every cited source was refused as unsafe (a private or local address); if you trust the host, "
+            "audit again with --allow-host HOST (and --refetch)")
+
+
 def _print_headline(report: dict[str, Any], out: Any = None) -> None:
     out = out or sys.stdout
     m = report["metrics"]
@@ -311,6 +320,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _print_headline(report)
     else:
         print(run_id)
+    hint = _all_refused_hint(report)
+    if hint:
+        print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
     return EXIT_OK
 
 

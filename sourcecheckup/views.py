@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -411,6 +412,15 @@ def table_columns(path: str | Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- suggestions
+
+
+_ALLOW_HOST_HINT = re.compile(r"add --allow-host (\S+) to fetch it anyway")
+
+
+def reason_for_app(reason: str) -> str:
+    """A fetch reason as the desktop app says it: the CLI's ``--allow-host`` advice becomes the Settings
+    field that does the same."""
+    return _ALLOW_HOST_HINT.sub(r"add \1 to Settings → Allowed private hosts to fetch it anyway", reason or "")
 
 
 def word_diff(original: str, suggested: str) -> str:

@@ -72,3 +72,13 @@ def test_cli_resume_takes_corrected_judge_settings(tmp_path, site):
         data = st.load_run(run_id)
         verdicts = [v for vs in data.verdicts.values() for v in vs]
         assert verdicts and {v.verdict.judge_id for v in verdicts} == {"keyword:0"}
+
+
+def test_cli_run_whose_every_source_is_refused_ends_with_an_allow_host_hint(tmp_path, site):
+    answer = tmp_path / "a.txt"
+    answer.write_text(f"{SUPPORTED} [1]\n\n[1]: {site}/article/hypertension\n")
+    p = sc("audit", str(answer), "--judge", "keyword:0", "--db", str(tmp_path / "a.db"))
+    assert p.returncode == 0, p.stderr
+    assert "every cited source was refused as unsafe" in p.stderr and "--allow-host" in p.stderr
+    p = sc("audit", str(answer), "--judge", "keyword:0", "--db", str(tmp_path / "b.db"), "--allow-host", "127.0.0.1")
+    assert "refused as unsafe" not in p.stderr

@@ -236,3 +236,23 @@ def test_pasted_answer_fields_do_not_carry_over_to_a_batch_and_notes_are_skipped
     got, _ = w.collect_inputs()
     assert got.responses[0].question == "A question typed for the pasted answer?"
     assert got.responses[0].model == "pasted-model"
+
+
+# ----------------------------------------------------------------------------- item 14
+
+
+def test_a_refused_source_names_the_settings_field_not_the_cli_flag(qtbot, window, settings, site):
+    w = window
+    settings.allow_hosts = []
+    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS):
+        assert w.start_audit()
+    qtbot.waitUntil(lambda: w.sources_model.rowCount() == 1 and w.sources_model.rows[0].status is not None,
+                    timeout=5000)
+    m = w.sources_model
+    tip = m.data(m.index(0, 4), Qt.ItemDataRole.ToolTipRole)
+    reason = m.data(m.index(0, 8))
+    for text in (tip, reason):
+        assert "Settings → Allowed private hosts" in text and "--allow-host" not in text
+    click_cell(qtbot, w, 0, 0)
+    assert "Settings → Allowed private hosts" in w.pair_source.text()

@@ -28,7 +28,8 @@ from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
 from sourcecheckup.views import (SCREENING_JUDGE_NOTE, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
-                                 run_summaries, source_summaries, support_matrix, uses_screening_judge, verdict_word,
+                                 reason_for_app, run_summaries, source_summaries, support_matrix, uses_screening_judge,
+                                 verdict_word,
                                  word_diff)
 
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
@@ -921,6 +922,8 @@ class MainWindow(QMainWindow):
         src_row = view.data.sources.get(cell.url)
         title = src_row.source.title if src_row and src_row.source.title else ""
         outcome = src_row.source.status.plain if src_row else "not fetched yet"
+        if src_row is not None and not src_row.source.status.readable and src_row.source.reason:
+            outcome += f": {reason_for_app(src_row.source.reason)}"
         self.pair_source.setText(f"Source: {cell.url}\n{title} ({outcome})".strip())
         lines = []
         screening = False

@@ -15,7 +15,7 @@ from sourcecheckup.bench_workflow import Question
 from sourcecheckup.review_sample import SamplePair
 from sourcecheckup.views import (AgreementRow, BenchModelRow, ChangedSource, ChangedStatement, MatrixCell,
                                  MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix,
-                                 verdict_word)
+                                 reason_for_app, verdict_word)
 
 from .theme import (CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, label_tint,
                     safe_tooltip, tint)
@@ -125,7 +125,7 @@ class SourcesModel(_RowModel[SourceSummary]):
         ("Notes", lambda s: s.note_text),
         ("Used", lambda s: {True: "✓ supports a claim", False: "✗ supports none", None: "–"}[s.used]),
         ("Flags", lambda s: ("⚠ " + s.flag_text) if s.flags else ""),
-        ("Reason", lambda s: s.reason),
+        ("Reason", lambda s: reason_for_app(s.reason)),
     )
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -133,7 +133,8 @@ class SourcesModel(_RowModel[SourceSummary]):
             return str(index.row() + 1)
         if index.isValid() and role == Qt.ItemDataRole.ToolTipRole and index.column() == 4:
             s = self.rows[index.row()]
-            return safe_tooltip(f"{s.outcome}: {s.reason}" if s.reason else s.outcome)
+            reason = reason_for_app(s.reason)
+            return safe_tooltip(f"{s.outcome}: {reason}" if reason else s.outcome)
         return super().data(index, role)
 
     def extra(self, item: SourceSummary, column: int, role: int) -> Any:

@@ -256,3 +256,32 @@ def test_a_refused_source_names_the_settings_field_not_the_cli_flag(qtbot, windo
         assert "Settings → Allowed private hosts" in text and "--allow-host" not in text
     click_cell(qtbot, w, 0, 0)
     assert "Settings → Allowed private hosts" in w.pair_source.text()
+
+
+# ----------------------------------------------------------------------------- item 13
+
+
+def test_first_audit_says_the_builtin_model_is_loading(qtbot, window, settings, site, monkeypatch):
+    import threading
+
+    from sourcecheckup import embeddings
+
+    w = window
+    settings.judges = ["builtin"]
+    real_preload = embeddings.preload
+    release = threading.Event()
+
+    def slow_preload() -> None:    # hold the load until the window has been looked at
+        release.wait(10)
+        real_preload()
+
+    monkeypatch.setattr(embeddings, "is_loaded", lambda: False)
+    monkeypatch.setattr(embeddings, "available", lambda: True)
+    monkeypatch.setattr(embeddings, "preload", slow_preload)
+    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    with qtbot.waitSignal(w.audit_finished, timeout=60_000) as finished:
+        assert w.start_audit()
+        qtbot.waitUntil(lambda: w.progress_label.text() == "Loading the built-in judge's model…", timeout=5000)
+        assert w.progress_bar.isVisible()
+        release.set()
+    assert finished.args[1] == "completed"

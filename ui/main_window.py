@@ -737,6 +737,7 @@ class MainWindow(QMainWindow):
         self.worker = worker
         worker.progress.connect(self._on_progress)
         worker.run_started.connect(self._on_run_started)
+        worker.loading.connect(self.progress_label.setText)
         worker.done.connect(self._on_audit_done)
         self.audit_btn.setEnabled(False)
         self.audit_action.setEnabled(False)

@@ -19,13 +19,16 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
+from sourcecheckup import embeddings
 from sourcecheckup.bench_workflow import BenchEvent, BenchInput, Benchmark, BenchSettings
 from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
+from sourcecheckup.views import uses_screening_judge
 
 PROGRESS_INTERVAL_S = 0.05
+LOADING_MODEL = "Loading the built-in judge's model…"
 _ALWAYS = {EventKind.RUN_STARTED, EventKind.RUN_FINISHED, EventKind.WARNING, EventKind.SKIPPED,
            EventKind.RESPONSE_DONE}
 
@@ -99,6 +102,7 @@ class AuditThread(_EngineThread):
 
     progress = Signal(object)
     run_started = Signal(str)
+    loading = Signal(str)    # a slow first step before any progress (the embedding model loading)
 
     def __init__(self, db_path: str | Path, config: RunConfig, *, responses: Sequence[Response] = (),
                  skipped: Sequence[SkippedRecord] = (), label: str = "", resume_run: str | None = None,
@@ -119,6 +123,13 @@ class AuditThread(_EngineThread):
         return self.result_id
 
     async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        if uses_screening_judge(self.config.judges) and embeddings.available() and not embeddings.is_loaded():
+            # seconds on a first audit: say so rather than look frozen
+            self.loading.emit(LOADING_MODEL)
+            try:
+                await asyncio.to_thread(embeddings.preload)
+            except Exception:   # the judge reports (or works around) a model that cannot load
+                pass
         audit = Audit(store, self.config, progress=self._on_event, cancel=cancel)
         try:
             if self.resume_run:

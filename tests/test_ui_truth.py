@@ -285,3 +285,56 @@ def test_first_audit_says_the_builtin_model_is_loading(qtbot, window, settings, 
         assert w.progress_bar.isVisible()
         release.set()
     assert finished.args[1] == "completed"
+
+
+# ----------------------------------------------------------------------------- item 12
+
+
+def test_suggest_fixes_runs_from_the_app_after_showing_writer_and_cost(qtbot, window, monkeypatch):
+    from tests.support.fake_llm import FakeLLMServer, Scripted, verdict
+    from tests.support.synth_run import SENTENCES
+
+    def responder(request):
+        if "Rewrite the statement minimally" in request.user_text:
+            return Scripted(json.dumps({"action": "rewrite", "statement": SENTENCES[2], "quote": SENTENCES[2]}))
+        return verdict("supported", SENTENCES[2])
+
+    w = window
+    with FakeLLMServer("openai", responder=responder) as srv:
+        judge = f"openai-compatible:{srv.base_url}#gpt-4o"
+        with Store(w.db_path) as st:
+            run = synthesize_run(st, responses=1, statements=2, sources=2, judges=(judge,))
+        s0, s1 = first_response_statements(w.db_path, run)
+        with Store(w.db_path) as st:   # statement 2 supported by no source
+            with st.db.conn:
+                st.db.conn.execute("UPDATE verdicts SET label = 'not_supported', quote = '' WHERE statement_pk = ?",
+                                   (s1,))
+        open_and_wait(qtbot, w, run)
+        w.detail_tabs.setCurrentIndex(3)
+        assert w.suggest_btn.isVisible() and w.suggest_btn.isEnabled()
+        asked: list[str] = []
+        monkeypatch.setattr(w, "confirm", lambda title, text: asked.append(text) or True)
+        with qtbot.waitSignal(w.cleanup_finished, timeout=20_000) as finished:
+            assert w.suggest_fixes()
+            assert not w.suggest_btn.isEnabled()       # off the GUI thread: the window goes on
+        assert finished.args == [run, "completed"]
+        (text,) = asked
+        assert "2 unsupported statement × source pair(s)" in text
+        assert f"Writer: {judge}" in text and f"Verified by: {judge}" in text
+        assert "Estimated cost: about $" in text
+        # 2 writing calls and 2 verifying calls were made, then the suggestions are on screen
+        assert len(srv.requests) == 4
+    qtbot.waitUntil(lambda: w.sugg_model.rowCount() == 2, timeout=5000)
+    assert w.sugg_stack.currentIndex() == 1
+    assert {r.suggested for r in w.sugg_model.rows} == {SENTENCES[2]}
+    assert "completed" in w.cleanup_label.text()
+
+
+def test_suggest_fixes_without_an_llm_says_where_to_add_one(qtbot, window, settings):
+    w = window
+    settings.judges = ["builtin"]
+    with Store(w.db_path) as st:
+        run = synthesize_run(st, responses=1, statements=2, sources=2)
+    open_and_wait(qtbot, w, run)
+    assert w.suggest_fixes() is False
+    assert any("Settings → Judges" in t for t in open_message_boxes())

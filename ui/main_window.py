@@ -40,11 +40,11 @@ from .widgets import AnswerView, MetricsBar, SourceViewer, plain_label
 from .benchmark_page import BenchmarkPage
 from .compare_page import ComparePage
 from .sample_page import SamplePage
-from .worker import AuditThread, StoreReader
+from .worker import AuditThread, CleanupThread, StoreReader
 
 TABLE_EXTENSIONS = (".csv", ".tsv")
 LIVE_REFRESH_MS = 1500
-NO_SUGGESTIONS = "No suggestions yet (run cleanup)"
+NO_SUGGESTIONS = "No suggestions yet: “Suggest fixes…” writes them for the unsupported statements"
 PAIR_HINT = "Click a cell to see the verdict and the evidence."
 
 
@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
     run_shown = Signal(str)          # a run's results are on screen (after each load)
     audit_finished = Signal(str, str)  # run id, status
     export_finished = Signal(str, str)  # path written ("" on failure), error message
+    cleanup_finished = Signal(str, str)  # run id, status of a Suggest fixes
 
     def __init__(self, db_path: str | Path | None = None, settings: AppSettings | None = None) -> None:
         super().__init__()
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
         self.store = Store(self.db_path)
         self.reader = StoreReader(self)
         self.worker: AuditThread | None = None
+        self.cleanup_worker: CleanupThread | None = None
         self.view: RunView | None = None
         self.run_id: str | None = None
         self.response_pk: int | None = None
@@ -290,7 +292,20 @@ class MainWindow(QMainWindow):
         self.detail_tabs.addTab(msplit, "Support matrix")
 
         # suggestions (SourceCleanup)
+        sugg_page = QWidget()
+        spl = QVBoxLayout(sugg_page)
+        spl.setContentsMargins(0, 0, 0, 0)
+        srow = QHBoxLayout()
+        self.suggest_btn = QPushButton("Suggest fixes…")
+        self.suggest_btn.setToolTip("SourceCleanup: an LLM rewrites each unsupported statement so its source "
+                                    "supports it (or suggests deleting it); the run's judges verify every rewrite")
+        self.suggest_btn.clicked.connect(lambda: self.suggest_fixes())
+        srow.addWidget(self.suggest_btn)
+        self.cleanup_label = plain_label(selectable=False)
+        srow.addWidget(self.cleanup_label, 1)
+        spl.addLayout(srow)
         self.sugg_stack = QStackedWidget()
+        spl.addWidget(self.sugg_stack, 1)
         self.sugg_empty = plain_label(NO_SUGGESTIONS, selectable=False)
         self.sugg_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.sugg_stack.addWidget(self.sugg_empty)
@@ -327,7 +342,7 @@ class MainWindow(QMainWindow):
         row.addStretch(1)
         gl.addLayout(row)
         self.sugg_stack.addWidget(sugg)
-        self.detail_tabs.addTab(self.sugg_stack, "Suggestions")
+        self.detail_tabs.addTab(sugg_page, "Suggestions")
 
         splitter.addWidget(right)
         splitter.setSizes([300, 980])
@@ -404,6 +419,7 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(False)
         m.addAction(self.cancel_action)
         m.addAction(self._action("&Resume selected run", self._resume_selected_run, "Ctrl+Shift+R"))
+        m.addAction(self._action("Suggest &fixes…", self.suggest_fixes))
         m.addAction(self._action("Show &runs", lambda: self._show_left(1), "Ctrl+2"))
         m.addAction(self._action("Show &input", lambda: self._show_left(0), "Ctrl+1"))
         m.addSeparator()
@@ -1058,6 +1074,62 @@ class MainWindow(QMainWindow):
         self.sugg_diff.clear()
         self._show_revised()
 
+    def cleanup_writer(self) -> str | None:
+        """The LLM that writes suggestions: the run's first LLM judge, else the first in Settings → Judges."""
+        run_judges = self.view.data.run.judges if self.view is not None else []
+        return cleanup.writer_spec(run_judges) or cleanup.writer_spec(self.settings.judges)
+
+    def suggest_fixes(self) -> bool:
+        """SourceCleanup for the open run, off the GUI thread, once the user has seen the writer, the
+        verifying judges and the estimated cost."""
+        if not self.run_id or self.cleanup_worker is not None:
+            return False
+        if self.worker is not None:
+            self._warn("An audit is running", "Suggest fixes once the audit has finished.")
+            return False
+        writer = self.cleanup_writer()
+        if writer is None:
+            self._warn("Suggest fixes needs an LLM", "Suggestions are written by an LLM, and neither this run's "
+                       "judges nor Settings → Judges name one. Add one there, e.g. openai:gpt-4o or "
+                       "openai-compatible:http://localhost:11434/v1#llama3.1.")
+            return False
+        problem = validate_judge_spec(writer)
+        if problem:
+            self._warn("Suggest fixes cannot start", f"{problem}\n\nFix it in Settings → Judges.")
+            return False
+        plan = cleanup.plan_cleanup(self.store, self.run_id, model_spec=writer)
+        if not plan.pairs:
+            self._status("No unsupported statement with a readable source: nothing to suggest")
+            return False
+        text = (f"Write suggestions for {plan.pairs} unsupported statement × source pair(s) of run {plan.run_id}.\n\n"
+                f"Writer: {writer}\nVerified by: {', '.join(plan.verifiers)}\nEstimated cost: {plan.cost_text}\n\n"
+                "Start?")
+        if not self.confirm("Suggest fixes", text):
+            return False
+        worker = CleanupThread(self.db_path, self.run_id, writer, parent=self)
+        self.cleanup_worker = worker
+        worker.progress.connect(lambda ev: self.cleanup_label.setText(
+            f"Suggesting fixes: {ev.pairs_done}/{ev.pairs_total} pairs"))
+        worker.done.connect(self._on_cleanup_done)
+        self.suggest_btn.setEnabled(False)
+        self.cleanup_label.setText(f"Suggesting fixes with {writer}…")
+        worker.start()
+        return True
+
+    def _on_cleanup_done(self, run_id: str, status: str, message: str) -> None:
+        worker = self.cleanup_worker
+        self.cleanup_worker = None
+        if worker is not None:
+            worker.wait(5000)
+            worker.deleteLater()
+        self.suggest_btn.setEnabled(True)
+        self.cleanup_label.setText(f"Suggest fixes {status}: {message}")
+        if status == "failed":
+            self._warn("Suggest fixes failed", message)
+        if run_id == self.run_id:
+            self.reload_run()
+        self.cleanup_finished.emit(run_id, status)
+
     def _show_suggestion(self, row: int) -> None:
         g = self.sugg_model.row_at(row)
         if g is None:
@@ -1166,6 +1238,9 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.cleanup_worker is not None:   # the suggestions stored so far are kept
+            self.cleanup_worker.cancel()
+            self.cleanup_worker.wait(10_000)
         if self.benchmark_page.worker is not None:
             if not self._closing and not self.confirm(
                     "Benchmark running", "A benchmark step is running. Stop it and close? Everything made so "

@@ -160,6 +160,42 @@ class AuditThread(_EngineThread):
             self.progress.emit(event)
 
 
+class CleanupThread(_EngineThread):
+    """SourceCleanup for one run (cleanup.run_cleanup): suggestions written and verified off the GUI thread.
+
+    Signals: progress(ProgressEvent), done(run_id, status, message) with status "completed" or "failed".
+    """
+
+    progress = Signal(object)
+
+    def __init__(self, db_path: str | Path, run_id: str, model_spec: str | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(db_path, parent)
+        self.result_id = run_id
+        self.model_spec = model_spec
+
+    async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        from sourcecheckup.cleanup import run_cleanup
+
+        task = asyncio.ensure_future(run_cleanup(store, self.result_id, model_spec=self.model_spec,
+                                                 progress=self.progress.emit))
+        stopper = asyncio.ensure_future(cancel.wait())
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+            return "cancelled", "stopped; the suggestions stored so far are kept"
+        try:
+            rows = task.result()
+        except Exception as exc:
+            return "failed", f"{type(exc).__name__}: {exc}"
+        return "completed", f"{len(rows)} suggestion(s)"
+
+
 class BenchmarkThread(_EngineThread):
     """One benchmark step: a new benchmark up to its questions (``stop_after="questions"``), or the
     rest of a stored one (answers, accuracy, audit, best-of-K) with ``resume_bench``.

@@ -338,3 +338,49 @@ def test_suggest_fixes_without_an_llm_says_where_to_add_one(qtbot, window, setti
     open_and_wait(qtbot, w, run)
     assert w.suggest_fixes() is False
     assert any("Settings → Judges" in t for t in open_message_boxes())
+
+
+# ----------------------------------------------------------------------------- item 15
+
+
+def click_answer_text(qtbot, w: MainWindow, needle: str, offset: int = 1) -> None:
+    from PySide6.QtGui import QTextCursor
+
+    view = w.answer_view
+    pos = view.toPlainText().index(needle) + offset
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(pos)
+    rect = view.cursorRect(cursor)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_clicking_a_statement_opens_its_verdicts_and_a_marker_its_source(qtbot, window, site):
+    w = window
+    url = f"{site}/article/hypertension"
+    w.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
+                              f"The DASH diet cures hypertension within one week [1].\n\n[1]: {url}\n")
+    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS):
+        assert w.start_audit()
+    qtbot.waitUntil(lambda: w.view is not None and w.view.data.run.status == "completed"
+                    and w.matrix_model.rowCount() == 2, timeout=5000)
+    w.detail_tabs.setCurrentIndex(0)
+    assert w.statement_card.isVisible()
+
+    click_answer_text(qtbot, w, "The DASH diet")
+    card = w.statement_card.toPlainText()
+    assert card.startswith("✗ not supported: The DASH diet cures hypertension within one week")
+    assert f"[1] {url}" in card and "✗ not supported (keyword:0)" in card
+
+    click_answer_text(qtbot, w, "Hypertension is now")
+    card = w.statement_card.toPlainText()
+    assert card.startswith("✓ supported: Hypertension is now defined")
+    assert "quote: “" in card and "130/80" in card.split("quote: “", 1)[1]
+
+    w.sources_table.clearSelection()
+    click_answer_text(qtbot, w, "[1]")
+    card = w.statement_card.toPlainText()
+    assert card.startswith(f"[1] {url}")
+    assert "The DASH diet cures hypertension" in card and "Hypertension is now defined" in card
+    assert w.sources_table.currentIndex().row() == 0
+    # the markers are drawn as links
+    assert len(w.answer_view.markers) == 2 and len(w.answer_view.extraSelections()) == 2

@@ -46,6 +46,7 @@ TABLE_EXTENSIONS = (".csv", ".tsv")
 LIVE_REFRESH_MS = 1500
 NO_SUGGESTIONS = "No suggestions yet: “Suggest fixes…” writes them for the unsupported statements"
 PAIR_HINT = "Click a cell to see the verdict and the evidence."
+CARD_HINT = "Click a statement to see its verdicts, or a [n] marker to see that source."
 
 
 def _table(model: object, *, stretch_last: bool = True) -> QTableView:
@@ -215,8 +216,17 @@ class MainWindow(QMainWindow):
         self.question_label = plain_label()
         al.addWidget(self.question_label)
         self.answer_view = AnswerView()
-        self.answer_view.statement_clicked.connect(self._select_statement_row)
-        al.addWidget(self.answer_view, 1)
+        self.answer_view.statement_clicked.connect(self.show_statement_card)
+        self.answer_view.marker_clicked.connect(self.show_marker_card)
+        # a statement's card beside the answer: its verdict against each cited source, with the quote
+        asplit = QSplitter(Qt.Orientation.Horizontal)
+        asplit.addWidget(self.answer_view)
+        self.statement_card = QPlainTextEdit()
+        self.statement_card.setReadOnly(True)
+        self.statement_card.setPlaceholderText(CARD_HINT)
+        asplit.addWidget(self.statement_card)
+        asplit.setSizes([600, 360])
+        al.addWidget(asplit, 1)
         legend = "   ".join(f"{m} {w}" for m, w in STATUS_MARK.values())
         al.addWidget(plain_label(legend, selectable=False))
         self.detail_tabs.addTab(ans, "Answer")
@@ -844,6 +854,7 @@ class MainWindow(QMainWindow):
 
     def _clear_details(self) -> None:
         self.answer_view.clear()
+        self.statement_card.clear()
         self.question_label.setText("")
         self.sources_model.set_rows([])
         from sourcecheckup.views import SupportMatrix
@@ -899,6 +910,7 @@ class MainWindow(QMainWindow):
         q = resp.question or "(no question given)"
         self.question_label.setText(f"Question: {q}   ·   Model: {resp.model or 'unknown'}   ·   {resp.origin}")
         self.answer_view.show_answer(resp.text, a.statements)
+        self.statement_card.clear()
         self.sources_model.set_rows(source_summaries(view, response_pk))
         current = self.matrix_table.currentIndex()
         keep = self.matrix_model.cell(current) if current.isValid() else None
@@ -910,6 +922,79 @@ class MainWindow(QMainWindow):
         else:
             self._clear_pair_detail()
         self._load_suggestions()
+
+    def _pair_lines(self, cell: MatrixCell, number: int) -> list[str]:
+        view = self.view
+        src_row = view.data.sources.get(cell.url) if view is not None else None
+        title = f" — {src_row.source.title}" if src_row and src_row.source.title else ""
+        lines = [f"[{number}] {cell.url}{title}"]
+        if not cell.readable:
+            outcome = src_row.source.status.plain if src_row else "not fetched yet"
+            reason = reason_for_app(src_row.source.reason) if src_row and src_row.source.reason else ""
+            lines.append(f"   ⊘ {outcome}" + (f": {reason}" if reason else "") + "; not judged")
+            return lines
+        if not cell.verdicts:
+            lines.append("   … not judged yet")
+        for v in cell.verdicts:
+            word = verdict_word(v.verdict)
+            mark = CONTRADICTED_MARK if word == "contradicted" else LABEL_MARK[v.verdict.label][0]
+            lines.append(f"   {mark} {word} ({v.verdict.judge_id})" + (f": {v.verdict.rationale}"
+                                                                       if v.verdict.rationale else ""))
+            if v.verdict.quote:
+                found = "" if v.verdict.quote_found else " (not found in the source)"
+                lines.append(f"   quote{found}: “{v.verdict.quote}”")
+        if cell.review_first:
+            lines.append(f"   {REVIEW_FIRST_MARK} review first: the screening judge is unsure")
+        if cell.override is not None:
+            lines.append(f"   {REVIEW_MARK} reviewer: {LABEL_MARK[cell.override][1]}")
+        return lines
+
+    def show_statement_card(self, statement_pk: int) -> None:
+        """The statement's verdicts against every cited source, beside the answer."""
+        self._select_statement_row(statement_pk)
+        matrix = self.matrix_model.matrix
+        s = next((s for s in matrix.statements if s.row.pk == statement_pk), None)
+        if s is None:
+            return
+        mark, word = STATUS_MARK[s.status]
+        lines = [f"{mark} {word}: {s.row.statement.text}", ""]
+        if not s.row.statement.informative:
+            lines.append("Not a claim (conversation, a question or a disclaimer): not judged.")
+        elif not matrix.urls:
+            lines.append("The answer cites no source.")
+        else:
+            for i, url in enumerate(matrix.urls):
+                lines += self._pair_lines(matrix.cells[(statement_pk, url)], i + 1)
+        self.statement_card.setPlainText("\n".join(lines))
+
+    def show_marker_card(self, label: str) -> None:
+        """A citation marker [n]: its source, and how each statement fared against it."""
+        view = self.view
+        if view is None or self.response_pk is None:
+            return
+        resp = next(r for r in view.data.responses if r.pk == self.response_pk).response
+        index = resp.markers.get(label, resp.markers.get(label.lstrip("^")))
+        if index is None and label.isdigit() and 0 < int(label) <= len(resp.citations):
+            index = int(label) - 1
+        if index is None or not 0 <= index < len(resp.citations):
+            self.statement_card.setPlainText(f"[{label}] points to no cited source in this answer.")
+            return
+        url = resp.citations[index]
+        matrix = self.matrix_model.matrix
+        if url not in matrix.urls:
+            self.statement_card.setPlainText(f"[{label}] {url}")
+            return
+        col = matrix.urls.index(url)
+        lines = [f"Source [{label}]", ""]
+        for s in matrix.statements:
+            if not s.row.statement.informative:
+                continue
+            lines.append(f"{s.row.statement.text}")
+            lines += self._pair_lines(matrix.cells[(s.row.pk, url)], col + 1)[1:]
+        src = self.sources_model.row_at(col)
+        if src is not None and src.url == url:
+            self.sources_table.selectRow(col)
+        self.statement_card.setPlainText("\n".join([f"[{label}] {url}"] + lines[1:]))
 
     def _select_statement_row(self, statement_pk: int) -> None:
         for r, s in enumerate(self.matrix_model.matrix.statements):

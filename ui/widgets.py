@@ -2,6 +2,7 @@
 plain text: QPlainTextEdit.setPlainText / QTextCursor.insertText, or QLabel with Qt.PlainText."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -39,11 +40,15 @@ _UNDERLINE = {
 }
 
 
+_MARKER = re.compile(r"\[(\^?[A-Za-z0-9_-]{1,16})\]")
+
+
 class AnswerView(QPlainTextEdit):
     """The answer as plain text, each statement tinted by status and followed by a text mark
     ("✓", "✗", "⊘", "⚠", "–", "…"); hovering a statement lists the sources that support it."""
 
     statement_clicked = Signal(int)   # statement pk
+    marker_clicked = Signal(str)      # a citation marker's label: "1" for [1], "^note" for [^note]
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -51,6 +56,7 @@ class AnswerView(QPlainTextEdit):
         self.setUndoRedoEnabled(False)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.ranges: list[tuple[int, int, StatementAssessment]] = []
+        self.markers: list[tuple[int, int, str]] = []
         self._supporters: dict[int, Sequence[str]] = {}
         self.viewport().installEventFilter(self)
 
@@ -101,7 +107,31 @@ class AnswerView(QPlainTextEdit):
         cursor.endEditBlock()
         self.setDocument(doc)
         self._doc = doc   # the view does not own a document it was given: keep it alive here
+        self._mark_citations()
         self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def _mark_citations(self) -> None:
+        """Citation markers ([1], [^note]) look and act as links to their sources."""
+        self.markers = [(m.start(), m.end(), m.group(1)) for m in _MARKER.finditer(self.document().toPlainText())]
+        selections = []
+        for start, end, _ in self.markers:
+            sel = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
+            fmt = QTextCharFormat()
+            fmt.setForeground(self.palette().link())
+            fmt.setFontUnderline(True)
+            sel.format = fmt
+            selections.append(sel)
+        self.setExtraSelections(selections)
+
+    def marker_at(self, doc_pos: int) -> str | None:
+        for start, end, label in self.markers:
+            if start <= doc_pos < end:
+                return label
+        return None
 
     def statement_at(self, doc_pos: int) -> StatementAssessment | None:
         for start, end, s in self.ranges:
@@ -126,8 +156,12 @@ class AnswerView(QPlainTextEdit):
                     QToolTip.hideText()
                 return True
             if event.type() == QEvent.Type.MouseButtonRelease:
-                s = self.statement_at(self.cursorForPosition(event.pos()).position())  # type: ignore[attr-defined]
-                if s is not None:
+                pos = self.cursorForPosition(event.pos()).position()  # type: ignore[attr-defined]
+                label = self.marker_at(pos)
+                s = self.statement_at(pos)
+                if label is not None:
+                    self.marker_clicked.emit(label)
+                elif s is not None:
                     self.statement_clicked.emit(s.row.pk)
         return super().eventFilter(obj, event)
 

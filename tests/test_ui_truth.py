@@ -384,3 +384,35 @@ def test_clicking_a_statement_opens_its_verdicts_and_a_marker_its_source(qtbot, 
     assert w.sources_table.currentIndex().row() == 0
     # the markers are drawn as links
     assert len(w.answer_view.markers) == 2 and len(w.answer_view.extraSelections()) == 2
+
+
+# ----------------------------------------------------------------------------- item 1 (app side)
+
+
+def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allowed(qtbot, window, settings, site):
+    w = window
+    settings.allow_hosts = []
+    w.question_edit.setText("What counts as hypertension?")
+    w.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1].\n\n"
+                              f"[1]: {site}/article/hypertension\n")
+    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as first:
+        assert w.start_audit()
+    first_run = first.args[0]
+    with Store(w.db_path) as st:
+        data = st.load_run(first_run)
+        assert [s.source.status.value for s in data.sources.values()] == ["unsafe_url"]
+
+    settings.allow_hosts = ["127.0.0.1"]            # the user allows the host in Settings
+    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as again:
+        assert w.refetch_run(first_run)
+    new_run, status = again.args
+    assert status == "completed" and new_run != first_run
+    with Store(w.db_path) as st:
+        run = st.get_run(new_run)
+        assert run.config["refetch"] is True
+        data = st.load_run(new_run)
+        assert [s.source.status.value for s in data.sources.values()] == ["ok"]
+        assert data.responses[0].response.question == "What counts as hypertension?"
+    qtbot.waitUntil(lambda: w.view is not None and w.view.data.run.id == new_run
+                    and w.view.data.run.status == "completed", timeout=5000)
+    assert "100.0%" in w.metrics_bar.labels["statement_support"].text()

@@ -281,6 +281,10 @@ SCREENING_JUDGE_NOTE = (
     "overlap; it does not understand the text as a reader does. For a stronger judge: Settings → Judges.")
 
 
+SCREENING_JUDGE_SHORT = ("Screening judge: it checks numbers, units, doses, instructions, absolute claims and "
+                         "wording overlap, not meaning. A stronger judge: Settings → Judges.")
+
+
 def uses_screening_judge(judges: Sequence[str]) -> bool:
     """Whether a run's judges include the built-in screening judge."""
     return any(j.split(":", 1)[0].strip() == "builtin" for j in judges)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLay
 
 from sourcecheckup import review
 from sourcecheckup.events import ProgressEvent
+from sourcecheckup.models import Label
 from sourcecheckup.judge_report import run_usage
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
@@ -27,7 +28,7 @@ from sourcecheckup.report import write_report
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
-from sourcecheckup.views import (SCREENING_JUDGE_NOTE, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
+from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
                                  reason_for_app, run_summaries, source_summaries, support_matrix, uses_screening_judge,
                                  verdict_word,
                                  word_diff)
@@ -978,7 +979,9 @@ class MainWindow(QMainWindow):
                                                                        if v.verdict.rationale else ""))
             if v.verdict.quote:
                 found = "" if v.verdict.quote_found else " (not found in the source)"
-                lines.append(f"   quote{found}: “{v.verdict.quote}”")
+                # a judge that found no support may still name the passage it read: not evidence
+                what = "quote" if v.verdict.label is Label.SUPPORTED else "closest passage"
+                lines.append(f"   {what}{found}: “{v.verdict.quote}”")
         if cell.review_first:
             lines.append(f"   {REVIEW_FIRST_MARK} review first: the screening judge is unsure")
         if cell.override is not None:
@@ -1078,7 +1081,7 @@ class MainWindow(QMainWindow):
         if cell.review_first:
             lines.append(f"{REVIEW_FIRST_MARK} Review first: the screening judge is unsure of this pair.")
         if screening:
-            lines.append(SCREENING_JUDGE_NOTE)
+            lines.append(SCREENING_JUDGE_SHORT)
         if cell.disagreement:
             lines.append("≠ The judges disagree on this pair.")
         if not cell.readable:
@@ -1091,7 +1094,8 @@ class MainWindow(QMainWindow):
         if quote:
             found = {True: "found in the source", False: "NOT found in the source", None: "not checked"}[
                 primary.verdict.quote_found]  # type: ignore[union-attr]
-            self.pair_quote.setText(f"Quote ({found}): “{quote}”")
+            what = "Quote" if primary.verdict.label is Label.SUPPORTED else "Closest passage"  # type: ignore[union-attr]
+            self.pair_quote.setText(f"{what} ({found}): “{quote}”")
         else:
             self.pair_quote.setText("No quote offered.")
         if cell.override is not None:

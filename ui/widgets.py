@@ -156,7 +156,7 @@ class AnswerView(QPlainTextEdit):
                     QToolTip.hideText()
                 return True
             if event.type() == QEvent.Type.MouseButtonRelease:
-                pos = self.cursorForPosition(event.pos()).position()  # type: ignore[attr-defined]
+                pos = self.cursorForPosition(event.position().toPoint()).position()  # type: ignore[attr-defined]
                 label = self.marker_at(pos)
                 s = self.statement_at(pos)
                 if label is not None:

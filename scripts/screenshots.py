@@ -144,6 +144,11 @@ def main() -> int:
     w.select_response(best.response_pk)
     w.paste_edit.setPlainText(view.data.responses[0].response.text)
     w.detail_tabs.setCurrentIndex(0)
+    # the card beside the answer: the first claim that is not supported, else the first claim
+    claims = [s for s in best.statements if s.row.statement.informative]
+    shown = next((s for s in claims if s.status is StatementStatus.NOT_SUPPORTED), claims[0] if claims else None)
+    if shown is not None:
+        w.show_statement_card(shown.row.pk)
     save(w, out, "01-answer")
     w.detail_tabs.setCurrentIndex(1)
     save(w, out, "02-sources")

@@ -199,6 +199,70 @@ async def _verify(judge: Judge, text: str, source: SourceText) -> Verdict:
         return Verdict.error(judge.id, f"{type(exc).__name__}: {exc}", prompt_version=getattr(judge, "prompt_version", ""))
 
 
+def _targets(store: Store, data: Any) -> list[tuple[Any, Any, str]]:
+    """(response, statement, url) for every unsupported statement x valid source not yet handled."""
+    done = {(r[0], r[1]) for r in store.db.execute(
+        "SELECT statement_pk, url FROM suggestions WHERE run_id = ?", [data.run.id]).fetchall()}
+    targets = []
+    for r in assess_run(data):
+        for s in r.statements:
+            if s.status is StatementStatus.NOT_SUPPORTED:
+                targets += [(r, s, url) for url in r.valid_urls if (s.row.pk, url) not in done]
+    return targets
+
+
+# a rough size of one call: the prompt and the selected evidence in, a short JSON reply out
+EST_TOKENS_IN_PER_CALL = 1400
+EST_TOKENS_OUT_PER_CALL = 120
+
+
+@dataclass(frozen=True)
+class CleanupPlan:
+    """What a cleanup would do and roughly cost, before it starts (shown to the user first)."""
+
+    run_id: str
+    pairs: int                    # unsupported statement x valid source pairs not yet handled
+    writer: str | None            # the LLM spec that writes the rewrites; None when there is none
+    verifiers: tuple[str, ...]    # the run's judges, which verify every rewrite
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None        # None when a model is not in resources/prices.json
+
+    @property
+    def cost_text(self) -> str:
+        if not self.pairs:
+            return "nothing to do"
+        if self.cost_usd is None:
+            return (f"cost unknown (a model is not in prices.json); about {self.tokens_in:,} tokens in, "
+                    f"{self.tokens_out:,} out")
+        return f"about ${self.cost_usd:.4f} ({self.tokens_in:,} tokens in, {self.tokens_out:,} out; an estimate)"
+
+
+def plan_cleanup(store: Store, run_id: str, *, model_spec: str | None = None) -> CleanupPlan:
+    """The pairs a cleanup would handle, its writer and verifiers, and an estimated cost: one writing
+    call per pair plus, for a rewrite, one verifying call per LLM judge (builtin/local judges are free)."""
+    from .judge_report import _model_of
+    from .judges.llm import estimate_cost
+
+    data = store.load_run(run_id)
+    run = data.run
+    pairs = len(_targets(store, data))
+    writer = model_spec or writer_spec(run.judges)
+    calls: dict[str, int] = {}
+    if writer:
+        calls[writer] = pairs
+    for spec in run.judges:
+        if writer_spec([spec]):
+            calls[spec] = calls.get(spec, 0) + pairs
+    tokens_in = sum(calls.values()) * EST_TOKENS_IN_PER_CALL
+    tokens_out = sum(calls.values()) * EST_TOKENS_OUT_PER_CALL
+    cost: float | None = 0.0
+    for spec, n in calls.items():
+        c = estimate_cost(_model_of(spec), n * EST_TOKENS_IN_PER_CALL, n * EST_TOKENS_OUT_PER_CALL)
+        cost = None if c is None or cost is None else cost + c
+    return CleanupPlan(run.id, pairs, writer, tuple(run.judges), tokens_in, tokens_out, cost)
+
+
 async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = None,
                       model_options: Mapping[str, Any] | None = None, judges: Sequence[Judge] | None = None,
                       progress: Callable[[ProgressEvent], None] | None = None,
@@ -212,13 +276,7 @@ async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = Non
     data = store.load_run(run_id)
     run = data.run
     rule = Consensus(run.config.get("consensus", Consensus.FIRST.value))
-    done = {(r[0], r[1]) for r in store.db.execute(
-        "SELECT statement_pk, url FROM suggestions WHERE run_id = ?", [run.id]).fetchall()}
-    targets = []
-    for r in assess_run(data):
-        for s in r.statements:
-            if s.status is StatementStatus.NOT_SUPPORTED:
-                targets += [(r, s, url) for url in r.valid_urls if (s.row.pk, url) not in done]
+    targets = _targets(store, data)
     if not targets:
         return suggestions(store, run.id)
 

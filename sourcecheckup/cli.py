@@ -186,16 +186,14 @@ def _check_buildable(config: Any) -> None:
         asyncio.run(close())
 
 
-def _check_judges(specs: Sequence[str]) -> None:
-    from .judges.base import JudgeSpecError, registered_kinds, split_spec
+def _check_judges(specs: Sequence[str], fix: str = "--judge") -> None:
+    """Refuse a bad judge spec or a missing API key before anything starts (exit 2)."""
+    from .judges import validate_judge_spec
 
     for spec in specs:
-        try:
-            kind, _ = split_spec(spec)
-        except JudgeSpecError as exc:
-            raise UsageError(str(exc)) from exc
-        if kind not in registered_kinds():
-            raise UsageError(f"unknown judge '{spec}': known kinds are {', '.join(registered_kinds())}")
+        problem = validate_judge_spec(spec)
+        if problem:
+            raise UsageError(f"{problem} (fix: {fix})")
 
 
 def _load_inputs(args: argparse.Namespace):
@@ -226,6 +224,15 @@ def _load_plugins() -> None:
         load_plugins()
     except ImportError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _all_refused_hint(report: dict[str, Any]) -> str:
+    """When every cited source was refused as unsafe (a private or local address): how to allow it."""
+    statuses = [src["status"] for r in report["responses"] for src in r["sources"]]
+    if not statuses or any(st != "unsafe_url" for st in statuses):
+        return ""
+    return ("every cited source was refused as unsafe (a private or local address); if you trust the host, "
+            "audit again with --allow-host HOST (and --refetch)")
 
 
 def _print_headline(report: dict[str, Any], out: Any = None) -> None:
@@ -289,10 +296,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
         except Exception as exc:
             raise UsageError(str(exc)) from exc
         config = RunConfig.from_dict(run.config)
-        _check_judges(config.judges)
+        corrected = bool(args.judge)
+        if corrected:   # the run failed on its judge settings: resume with corrected ones
+            config.judges = list(args.judge)
+            _check_judges(config.judges)
+        else:
+            _check_judges(config.judges, fix=f"resume with corrected settings: audit --resume {run.id} --judge SPEC")
         _check_buildable(config)
         audit = Audit(store, config, progress=progress)
-        coro = audit.resume(run.id)
+        coro = audit.resume(run.id, config if corrected else None)
     else:
         _check_judges(args.judge or ["builtin"])
         loaded = _load_inputs(args)
@@ -334,6 +346,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _print_headline(report)
     else:
         print(run_id)
+    hint = _all_refused_hint(report)
+    if hint:
+        print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -864,7 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="*", help="files or folders (JSON, JSONL, CSV/TSV, Markdown, text); '-' = stdin")
     p.add_argument("--question", metavar="TEXT", help="the question asked (for single answers without one)")
     p.add_argument("--model", metavar="NAME", help="the model that wrote the answers, when the input does not say")
-    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: judge only missing pairs")
+    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: judge only missing pairs "
+                   "(with --judge: replace the run's judges, e.g. after it failed on a bad spec or a missing key)")
     for col in ("text", "citations", "question", "model", "id"):
         p.add_argument(f"--{col}-col", metavar="NAME", help=f"CSV/TSV column holding the {col}")
     _add_audit_options(p)

@@ -117,6 +117,16 @@ def _load() -> Any:
     return _model
 
 
+def is_loaded() -> bool:
+    """Whether the model is already in memory (the first load takes seconds)."""
+    return _model is not None
+
+
+def preload() -> None:
+    """Load the model now (a front end does this off its GUI thread, saying so, before a run)."""
+    _load()
+
+
 def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text, shape ``(len(texts), 384)``."""
     if not texts:

@@ -6,6 +6,7 @@ overlapping sentence windows; ranking is BM25 (rank-bm25) over lowercase word to
 from __future__ import annotations
 
 import functools
+from array import array
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Sequence
@@ -111,34 +112,85 @@ def select_passages(statement: str, source: "SourceText", token_budget: int = 15
 
 def normalise_for_match(text: str) -> str:
     """Case-fold, unify quotes and dashes, collapse whitespace: how quotes are compared."""
-    text = unicodedata.normalize("NFKC", text or "")
-    text = (text.replace("\u2018", "'").replace("\u2019", "'").replace("\u201c", '"')
-            .replace("\u201d", '"').replace("\u2013", "-").replace("\u2014", "-").replace("\u00ad", ""))
-    return re.sub(r"\s+", " ", text).strip().casefold()
+    return normalised_with_map(text)[0]
+
+
+_QUOTE_MAP = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+def normalised_with_map(text: str) -> tuple[str, array, array]:
+    """normalise_for_match, keeping for each output character where it came from in ``text``:
+    (normalised, starts, ends), so a match in the normalised text maps back to a span of ``text``."""
+    out: list[str] = []
+    starts, ends = array("l"), array("l")
+    space = False
+    for m in _TOKEN.finditer(text or ""):
+        tok, at = m.group(0), m.start()
+        if tok[0].isspace():
+            space = bool(out)
+            continue
+        if space:
+            out.append(" ")
+            starts.append(at)
+            ends.append(at)
+            space = False
+        if tok.isascii():   # the common case: casefold is lower, NFKC changes nothing
+            out.append(tok.lower())
+            starts.extend(range(at, at + len(tok)))
+            ends.extend(range(at + 1, at + len(tok) + 1))
+            continue
+        i = 0
+        while i < len(tok):   # a base character with its combining marks is normalised together
+            j = i + 1
+            while j < len(tok) and unicodedata.combining(tok[j]):
+                j += 1
+            cluster = "".join(_QUOTE_MAP.get(c, c) for c in tok[i:j] if c != "\u00ad")
+            piece = unicodedata.normalize("NFKC", cluster).casefold()
+            out.append(piece)
+            starts.extend([at + i] * len(piece))
+            ends.extend([at + j] * len(piece))
+            i = j
+    return "".join(out), starts, ends
 
 
 @functools.lru_cache(maxsize=32)
-def _normalised_source(text: str) -> str:
+def _normalised_source(text: str) -> tuple[str, array, array]:
     # each verdict's quote is checked against its source, by the judge and again by the pipeline:
     # a source is normalised once, not once per pair (a str caches its hash, so a hit is cheap)
-    return normalise_for_match(text)
+    return normalised_with_map(text)
 
 
-def quote_in_source(quote: str, text: str) -> bool | None:
-    """Whether an evidence quote occurs in the source text; None when there is no quote.
+def _quote_pieces(quote: str) -> list[str]:
+    q = normalised_with_map(quote)[0].strip(" \"'.\u2026")
+    return [p.strip(" \"'") for p in re.split(r"\s*(?:\.\.\.|\u2026)\s*", q) if p.strip(" \"'")]
 
-    Leading/trailing ellipses and quotation marks a model adds are ignored, and a quote
-    the model shortened with an inner ellipsis must match piece by piece, in order.
+
+def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
+    """The span of an evidence quote in the source text, or None when it does not occur.
+
+    The one quote matcher: the engine's ``quote_found`` and the app's highlight both use it.
+    Case, quote styles, dashes and whitespace runs are ignored, as are leading/trailing ellipses
+    and quotation marks a model adds; a quote shortened with an inner ellipsis must match piece
+    by piece, in order, and then spans from its first piece to its last.
     """
-    q = normalise_for_match(quote).strip(" \"'.…")
-    if not q:
+    pieces = _quote_pieces(quote)
+    if not pieces:
         return None
-    haystack = _normalised_source(text)
-    pieces = [p.strip(" \"'") for p in re.split(r"\s*(?:\.\.\.|…)\s*", q) if p.strip(" \"'")]
-    pos = 0
+    haystack, starts, ends = _normalised_source(text or "")
+    pos, first = 0, -1
     for piece in pieces:
         found = haystack.find(piece, pos)
         if found < 0:
-            return False
+            return None
+        if first < 0:
+            first = found
         pos = found + len(piece)
-    return True
+    return starts[first], ends[pos - 1]
+
+
+def quote_in_source(quote: str, text: str) -> bool | None:
+    """Whether an evidence quote occurs in the source text (see locate_quote); None when there is no quote."""
+    if not _quote_pieces(quote):
+        return None
+    return locate_quote(quote, text) is not None

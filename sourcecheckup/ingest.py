@@ -41,6 +41,7 @@ _JSON_EXT = {".json"}
 _JSONL_EXT = {".jsonl", ".ndjson"}
 _TABLE_EXT = {".csv", ".tsv"}
 _TEXT_EXT = {".md", ".markdown", ".txt"}
+NOT_AN_ANSWER = ("not read as an answer: it cites no URL (open the file on its own to audit it anyway)")
 _TEXT_FORMATS = {"markdown", "md", "text", "txt"}
 _FORMATS = ("auto", "json", "jsonl", *sorted(_TEXT_FORMATS))
 
@@ -907,9 +908,17 @@ def load_path(path: str | Path, *, mapping: CsvMapping | None = None, question: 
                           f"supported: {' '.join(SUPPORTED_EXTENSIONS)})"))
                 continue
             try:
-                result.extend(_load_file(f, name, mapping, question, model))
+                part = _load_file(f, name, mapping, question, model)
             except IngestError as e:  # a table without the mapped column: skip that file only
                 result.skipped.append(SkippedRecord(name, str(e).removeprefix(f"{name} ")))
+                continue
+            if f.suffix.lower() in _TEXT_EXT:
+                # notes and READMEs sit beside answers in folders: a text file that cites nothing is not
+                # taken for an answer (named on its own, it is audited as one)
+                for r in [r for r in part.responses if not r.citations]:
+                    part.responses.remove(r)
+                    part.skipped.append(SkippedRecord(name, NOT_AN_ANSWER))
+            result.extend(part)
     else:
         if p.suffix.lower() not in SUPPORTED_EXTENSIONS:
             raise IngestError(

@@ -167,9 +167,15 @@ class Audit:
         await self.execute(self.run_id)
         return self.run_id
 
-    async def resume(self, run_id: str) -> str:
+    async def resume(self, run_id: str, config: RunConfig | None = None) -> str:
+        """Judge what a run still lacks. ``config`` replaces the stored configuration (judge settings
+        corrected after a run failed on them); without it the run goes on as it was configured."""
         run = self.store.get_run(run_id)
-        self.config = RunConfig.from_dict(run.config) if self._judges is None else self.config
+        if config is not None:
+            self.config = config
+            self.store.set_run_config(run.id, config.to_dict(), config.judges, config.parser)
+        elif self._judges is None:
+            self.config = RunConfig.from_dict(run.config)
         await self.execute(run.id)
         return run.id
 

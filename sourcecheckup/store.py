@@ -277,6 +277,12 @@ class Store:
         with self.db.conn:
             self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
 
+    def set_run_config(self, run_id: str, config: dict[str, Any], judges: Sequence[str], parser: str) -> None:
+        """Replace a run's configuration (a resume with corrected judge settings)."""
+        with self.db.conn:
+            self.db["runs"].update(run_id, {"config": dump_json(config), "judges": dump_json(list(judges)),
+                                            "parser": parser})
+
     def set_run_judges(self, run_id: str, judge_ids: Sequence[str]) -> None:
         with self.db.conn:
             self.db["runs"].update(run_id, {"judges": dump_json(list(judge_ids))})

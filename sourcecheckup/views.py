@@ -12,14 +12,14 @@ import csv
 import difflib
 import io
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .evidence import locate_quote, normalised_with_map
 from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
                       assess_run, compute_metrics, pair_label)
-from .models import FetchStatus, Label, Source, StatementStatus
+from .models import FetchStatus, Label, Source, StatementStatus, Verdict
 from .store import RunData, Store, VerdictRow
 from .urls import domain_of  # noqa: F401  (the one domain rule; ui imports it from here too)
 
@@ -255,6 +255,42 @@ class MatrixCell:
     def primary(self) -> VerdictRow | None:
         return self.verdicts[0] if self.verdicts else None
 
+    @property
+    def contradicted(self) -> bool:
+        """A judge found the source stating something different (not only silent on the claim)."""
+        return any(CONTRADICTED in v.verdict.flags for v in self.verdicts
+                   if v.verdict.label is Label.NOT_SUPPORTED)
+
+    @property
+    def review_first(self) -> bool:
+        """The screening judge is unsure of this pair and no reviewer has labelled it yet."""
+        return self.override is None and any(REVIEW_FIRST in v.verdict.flags for v in self.verdicts)
+
+
+CONTRADICTED = "contradicted"     # Verdict.flags: the source states something different
+REVIEW_FIRST = "review_first"     # Verdict.flags: the screening judge is unsure of this pair
+
+SCREENING_JUDGE_NOTE = (
+    "Screening judge (built-in): it checks numbers, units, doses, instructions, absolute claims and wording "
+    "overlap; it does not understand the text as a reader does. For a stronger judge: Settings → Judges.")
+
+
+SCREENING_JUDGE_SHORT = ("Screening judge: it checks numbers, units, doses, instructions, absolute claims and "
+                         "wording overlap, not meaning. A stronger judge: Settings → Judges.")
+
+
+def uses_screening_judge(judges: Sequence[str]) -> bool:
+    """Whether a run's judges include the built-in screening judge."""
+    return any(j.split(":", 1)[0].strip() == "builtin" for j in judges)
+
+
+def verdict_word(verdict: Verdict) -> str:
+    """A verdict's reading in words: "contradicted" where the source says something different."""
+    if verdict.label is Label.NOT_SUPPORTED and CONTRADICTED in verdict.flags:
+        return "contradicted"
+    return {Label.SUPPORTED: "supported", Label.NOT_SUPPORTED: "not supported",
+            Label.JUDGE_ERROR: "judge error"}[verdict.label]
+
 
 @dataclass(frozen=True)
 class SupportMatrix:
@@ -305,14 +341,20 @@ class PairRef:
     url: str
 
 
-def review_pairs(view: RunView) -> list[PairRef]:
-    """Every judgeable pair of a run (claims x readable sources), in reading order."""
+def review_pairs(view: RunView, *, review_first: bool = False) -> list[PairRef]:
+    """Every judgeable pair of a run (claims x readable sources), in reading order; with
+    ``review_first`` the pairs the screening judge is unsure of (and no reviewer labelled) come first."""
     out = []
     for a in view.assessed:
         for s in a.statements:
             if not s.row.statement.informative:
                 continue
             out.extend(PairRef(a.response_pk, s.row.pk, url) for url in a.valid_urls)
+    if review_first:
+        unsure = {(v.statement_pk, v.url) for vs in view.data.verdicts.values() for v in vs
+                  if REVIEW_FIRST in v.verdict.flags}
+        unsure -= set(view.overrides)
+        out.sort(key=lambda p: (p.statement_pk, p.url) not in unsure)   # stable: reading order within each
     return out
 
 
@@ -338,62 +380,20 @@ def statement_spans(text: str, statements: Sequence[StatementAssessment]) -> lis
     return sorted(spans, key=lambda t: t[0])
 
 
-_QUOTE_MAP = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
-
-
-def _normalised_with_map(text: str) -> tuple[str, list[int]]:
-    """normalise_for_match, char by char, keeping for each output char its index in ``text``."""
-    out: list[str] = []
-    where: list[int] = []
-    space = False
-    for i, ch in enumerate(text):
-        if ch == "\u00ad":
-            continue
-        if ch.isspace():
-            space = bool(out)
-            continue
-        piece = unicodedata.normalize("NFKC", _QUOTE_MAP.get(ch, ch)).casefold()
-        if space:
-            out.append(" ")
-            where.append(i)
-            space = False
-        for c in piece:
-            out.append(c)
-            where.append(i)
-    return "".join(out), where
-
-
 def locate_text(needle: str, text: str, start: int = 0) -> tuple[int, int] | None:
-    """Character span of ``needle`` in ``text``, ignoring case, quote styles and whitespace runs."""
-    hay, where = _normalised_with_map(text)
-    n, _ = _normalised_with_map(needle)
-    n = n.strip(" \"'.…")
+    """Character span of ``needle`` in ``text`` at or after ``start`` (else anywhere), ignoring case,
+    quote styles and whitespace runs: where a statement sits in its answer."""
+    hay, starts, ends = normalised_with_map(text)
+    n = normalised_with_map(needle)[0].strip(" \"'.\u2026")
     if not n:
         return None
-    from_ = next((k for k, i in enumerate(where) if i >= start), len(where))
+    from_ = next((k for k, i in enumerate(starts) if i >= start), len(starts))
     found = hay.find(n, from_)
     if found < 0 and from_:
         found = hay.find(n)
     if found < 0:
         return None
-    return where[found], where[found + len(n) - 1] + 1
-
-
-def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
-    """Span of an evidence quote in the source text (an inner ellipsis spans its pieces)."""
-    pieces = [p for p in re.split(r"\s*(?:\.\.\.|…)\s*", quote or "") if p.strip(" \"'.")]
-    if not pieces:
-        return None
-    first = locate_text(pieces[0], text)
-    if first is None:
-        return None
-    end = first[1]
-    for p in pieces[1:]:
-        nxt = locate_text(p, text, end)
-        if nxt is None:
-            break
-        end = nxt[1]
-    return first[0], end
+    return starts[found], ends[found + len(n) - 1]
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -410,6 +410,15 @@ def table_columns(path: str | Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- suggestions
+
+
+_ALLOW_HOST_HINT = re.compile(r"add --allow-host (\S+) to fetch it anyway")
+
+
+def reason_for_app(reason: str) -> str:
+    """A fetch reason as the desktop app says it: the CLI's ``--allow-host`` advice becomes the Settings
+    field that does the same."""
+    return _ALLOW_HOST_HINT.sub(r"add \1 to Settings → Allowed private hosts to fetch it anyway", reason or "")
 
 
 def word_diff(original: str, suggested: str) -> str:

@@ -408,3 +408,14 @@ def test_csv_separator_and_encoding_of_spreadsheet_exports_are_sniffed_and_named
     assert [r.citations for r in result.responses] == [("https://a.org/nf1",), ("https://b.org/t",)]
     assert result.responses[0].question == "Is café au lait harmful?"
     assert result.notes == [f"batch.csv: read as a table {said}"]
+
+
+def test_a_text_file_in_a_folder_that_cites_nothing_is_skipped_with_a_message(tmp_path: Path) -> None:
+    (tmp_path / "answer.md").write_text("Rest helps [1].\n\n[1]: https://x.org\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("Call the lab on Tuesday.\nAsk Sam about the slides.\n", encoding="utf-8")
+    result = load_path(tmp_path)
+    assert [r.origin for r in result.responses] == ["answer.md"]
+    assert messages(result) == ["notes.txt: not read as an answer: it cites no URL (open the file on its own to "
+                                "audit it anyway)"]
+    # named on its own, the same file is audited as an (uncited) answer
+    assert len(load_path(tmp_path / "notes.txt").responses) == 1

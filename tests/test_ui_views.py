@@ -33,3 +33,23 @@ def test_matrix_and_review_pairs_cover_every_claim_and_readable_source(tmp_path)
     assert (len(m.statements), len(m.urls)) == (3, 2)
     assert sum(1 for c in m.cells.values() if c.label is not None and c.label.value == "supported") == 3
     assert len(review_pairs(view)) == 2 * 3 * 2
+
+
+def test_highlight_and_quote_found_use_one_matcher():
+    """A quote whose second piece is not in the page: the engine says "not found", so the app must
+    not highlight a partial span (views.locate_quote used to highlight the first piece)."""
+    from sourcecheckup.evidence import locate_quote as engine_locate, quote_in_source
+
+    source = "Aspirin lowers the risk of a first heart attack. It is safe for everyone."
+    quote = "Aspirin lowers the risk … raises the risk of major bleeding"
+    assert quote_in_source(quote, source) is False
+    assert locate_quote(quote, source) is None
+    assert engine_locate is locate_quote
+    # pieces out of order are not a match either way
+    assert quote_in_source("It is safe … Aspirin lowers", source) is False
+    assert locate_quote("It is safe … Aspirin lowers", source) is None
+    # a decomposed accent in the page matches a composed one in the quote, and the span covers the mark
+    page = "Le me\u0301decin dit: prenez deux comprime\u0301s."
+    span = locate_quote("médecin dit", page)
+    assert span is not None and page[span[0]:span[1]] == "me\u0301decin dit"
+    assert quote_in_source("médecin dit", page) is True

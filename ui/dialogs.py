@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from sourcecheckup import __version__, keys
 from sourcecheckup.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
+from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.views import table_columns
 
 from .settings import BROWSER_MODES, AppSettings
@@ -83,6 +84,9 @@ class SettingsDialog(QDialog):
         self.judges.setToolTip("Comma-separated judge specs: builtin, openai:gpt-4o, anthropic:claude-sonnet-4-5, "
                                "openai-compatible:http://localhost:11434/v1#llama3.1, local:/path")
         form.addRow("Judges", self.judges)
+        self.judge_problem = plain_label(selectable=False)
+        self.judge_problem.setVisible(False)
+        form.addRow("", self.judge_problem)
         self.consensus = QComboBox()
         self.consensus.addItems(["first", "any", "all", "majority"])
         self.consensus.setCurrentText(settings.consensus)
@@ -165,7 +169,17 @@ class SettingsDialog(QDialog):
 
     def save(self) -> None:
         s = self.settings
-        s.judges = [j for j in self.judges.text().split(",")]
+        self.store_keys()   # first: a judge that needs a key just pasted here is then valid
+        judges = [j.strip() for j in self.judges.text().split(",") if j.strip()] or ["builtin"]
+        problems = [p for p in (validate_judge_spec(j) for j in judges) if p]
+        if problems:
+            self.judge_problem.setText("⚠ " + "\n⚠ ".join(problems) + "\nFix the Judges field (Settings → Judges) "
+                                       "before saving.")
+            self.judge_problem.setVisible(True)
+            self.judges.setFocus()
+            return
+        self.judge_problem.setVisible(False)
+        s.judges = judges
         s.consensus = self.consensus.currentText()
         s.parser = self.parser.text()
         s.concurrency = self.concurrency.value()
@@ -175,6 +189,11 @@ class SettingsDialog(QDialog):
         s.sources_dir = self.sources_dir.text().strip()
         s.default_db = self.db.text().strip()
         s.reviewer = self.reviewer.text()
+        s.sync()
+        self.accept()
+
+    def store_keys(self) -> None:
+        """Keys typed into the dialog go to the keyring (never into the settings file)."""
         problems = []
         for provider, edit in self.key_edits.items():
             key = edit.text().strip()
@@ -190,11 +209,10 @@ class SettingsDialog(QDialog):
                     problems.append(f"the keyring did not keep the {provider} key; set "
                                     f"{keys.ENV_VARS[provider]} in the environment instead")
             edit.clear()
-        s.sync()
+        self._refresh_key_status()
         if problems:
             QMessageBox.warning(self, "No keyring", "No keyring is available on this computer, so the keys were "
                                 "not stored.\n\n" + "\n".join(problems))
-        self.accept()
 
 
 JUDGE_LIMITS = (

@@ -19,29 +19,35 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLay
 
 from sourcecheckup import review
 from sourcecheckup.events import ProgressEvent
+from sourcecheckup.models import Label
 from sourcecheckup.judge_report import run_usage
+from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
 from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.report import write_report
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
-from sourcecheckup.views import (MatrixCell, PairRef, RunView, load_run_view, review_pairs, run_summaries,
-                                 source_summaries, support_matrix, word_diff)
+from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
+                                 reason_for_app, run_summaries, source_summaries, support_matrix, uses_screening_judge,
+                                 verdict_word,
+                                 word_diff)
 
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
 from .settings import AppSettings
-from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK
+from .theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, safe_tooltip
 from .widgets import AnswerView, MetricsBar, SourceViewer, plain_label
 from .benchmark_page import BenchmarkPage
 from .compare_page import ComparePage
 from .sample_page import SamplePage
-from .worker import AuditThread, StoreReader
+from .worker import AuditThread, CleanupThread, StoreReader
 
 TABLE_EXTENSIONS = (".csv", ".tsv")
 LIVE_REFRESH_MS = 1500
-NO_SUGGESTIONS = "No suggestions yet (run cleanup)"
+NO_SUGGESTIONS = "No suggestions yet: “Suggest fixes…” writes them for the unsupported statements"
+PAIR_HINT = "Click a cell to see the verdict and the evidence."
+CARD_HINT = "Click a statement to see its verdicts, or a [n] marker to see that source."
 
 
 def _table(model: object, *, stretch_last: bool = True) -> QTableView:
@@ -62,6 +68,7 @@ class MainWindow(QMainWindow):
     run_shown = Signal(str)          # a run's results are on screen (after each load)
     audit_finished = Signal(str, str)  # run id, status
     export_finished = Signal(str, str)  # path written ("" on failure), error message
+    cleanup_finished = Signal(str, str)  # run id, status of a Suggest fixes
 
     def __init__(self, db_path: str | Path | None = None, settings: AppSettings | None = None) -> None:
         super().__init__()
@@ -70,6 +77,7 @@ class MainWindow(QMainWindow):
         self.store = Store(self.db_path)
         self.reader = StoreReader(self)
         self.worker: AuditThread | None = None
+        self.cleanup_worker: CleanupThread | None = None
         self.view: RunView | None = None
         self.run_id: str | None = None
         self.response_pk: int | None = None
@@ -168,6 +176,12 @@ class MainWindow(QMainWindow):
         b.clicked.connect(self.refresh_runs)
         row.addWidget(b)
         rl.addLayout(row)
+        self.refetch_btn = QPushButton("Fetch sources again")
+        self.refetch_btn.setToolTip("Audit the selected run's answers again with every source fetched anew (not "
+                                    "from the cache), under the current Settings: hosts allowed since, pages "
+                                    "that were down, and pages changed since are read again")
+        self.refetch_btn.clicked.connect(self._refetch_selected_run)
+        rl.addWidget(self.refetch_btn)
         self.left_tabs.addTab(runs, "Runs")
 
         # right: metrics, responses, details
@@ -209,8 +223,17 @@ class MainWindow(QMainWindow):
         self.question_label = plain_label()
         al.addWidget(self.question_label)
         self.answer_view = AnswerView()
-        self.answer_view.statement_clicked.connect(self._select_statement_row)
-        al.addWidget(self.answer_view, 1)
+        self.answer_view.statement_clicked.connect(self.show_statement_card)
+        self.answer_view.marker_clicked.connect(self.show_marker_card)
+        # a statement's card beside the answer: its verdict against each cited source, with the quote
+        asplit = QSplitter(Qt.Orientation.Horizontal)
+        asplit.addWidget(self.answer_view)
+        self.statement_card = QPlainTextEdit()
+        self.statement_card.setReadOnly(True)
+        self.statement_card.setPlaceholderText(CARD_HINT)
+        asplit.addWidget(self.statement_card)
+        asplit.setSizes([600, 360])
+        al.addWidget(asplit, 1)
         legend = "   ".join(f"{m} {w}" for m, w in STATUS_MARK.values())
         al.addWidget(plain_label(legend, selectable=False))
         self.detail_tabs.addTab(ans, "Answer")
@@ -247,7 +270,7 @@ class MainWindow(QMainWindow):
         detail = QWidget()
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(4, 0, 0, 0)
-        self.pair_statement = plain_label("Click a cell to see the verdict and the evidence.")
+        self.pair_statement = plain_label(PAIR_HINT)
         self.pair_source = plain_label()
         self.pair_verdicts = plain_label()
         self.pair_quote = plain_label()
@@ -286,7 +309,20 @@ class MainWindow(QMainWindow):
         self.detail_tabs.addTab(msplit, "Support matrix")
 
         # suggestions (SourceCleanup)
+        sugg_page = QWidget()
+        spl = QVBoxLayout(sugg_page)
+        spl.setContentsMargins(0, 0, 0, 0)
+        srow = QHBoxLayout()
+        self.suggest_btn = QPushButton("Suggest fixes…")
+        self.suggest_btn.setToolTip("SourceCleanup: an LLM rewrites each unsupported statement so its source "
+                                    "supports it (or suggests deleting it); the run's judges verify every rewrite")
+        self.suggest_btn.clicked.connect(lambda: self.suggest_fixes())
+        srow.addWidget(self.suggest_btn)
+        self.cleanup_label = plain_label(selectable=False)
+        srow.addWidget(self.cleanup_label, 1)
+        spl.addLayout(srow)
         self.sugg_stack = QStackedWidget()
+        spl.addWidget(self.sugg_stack, 1)
         self.sugg_empty = plain_label(NO_SUGGESTIONS, selectable=False)
         self.sugg_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.sugg_stack.addWidget(self.sugg_empty)
@@ -323,7 +359,7 @@ class MainWindow(QMainWindow):
         row.addStretch(1)
         gl.addLayout(row)
         self.sugg_stack.addWidget(sugg)
-        self.detail_tabs.addTab(self.sugg_stack, "Suggestions")
+        self.detail_tabs.addTab(sugg_page, "Suggestions")
 
         splitter.addWidget(right)
         splitter.setSizes([300, 980])
@@ -341,8 +377,17 @@ class MainWindow(QMainWindow):
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(260)
         self.progress_bar.setVisible(False)
-        self.progress_label = plain_label(selectable=False)
-        self.statusBar().addPermanentWidget(self.progress_label, 1)
+        # messages ("Report written to …", "Labelled …", review-mode keys) have a label of their own, so
+        # a run's long progress line never hides them; the progress line sits beside its bar
+        self.message_label = plain_label(wrap=False, selectable=False)
+        self.message_label.setMinimumWidth(200)
+        self.statusBar().addWidget(self.message_label, 1)
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(self.message_label.clear)
+        self.progress_label = plain_label(wrap=False, selectable=False)
+        self.progress_label.setMaximumWidth(720)
+        self.statusBar().addPermanentWidget(self.progress_label)
         self.statusBar().addPermanentWidget(self.progress_bar)
         # a report being written (PDF takes seconds): a busy bar of its own, apart from the run's progress
         self.export_label = plain_label(selectable=False)
@@ -391,6 +436,8 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(False)
         m.addAction(self.cancel_action)
         m.addAction(self._action("&Resume selected run", self._resume_selected_run, "Ctrl+Shift+R"))
+        m.addAction(self._action("Suggest &fixes…", self.suggest_fixes))
+        m.addAction(self._action("Fetch sources &again (selected run)", self._refetch_selected_run))
         m.addAction(self._action("Show &runs", lambda: self._show_left(1), "Ctrl+2"))
         m.addAction(self._action("Show &input", lambda: self._show_left(0), "Ctrl+1"))
         m.addSeparator()
@@ -527,6 +574,7 @@ class MainWindow(QMainWindow):
         """Show a stored run; the loading happens off the GUI thread and run_shown fires when on screen."""
         if run_id != self.run_id:
             self.response_pk = None
+            self._clear_pair_detail()   # never show (or let a reviewer label) another run's pair
         self.run_id = run_id
         self.settings.add_recent("runs", f"{self.db_path}::{run_id}")
         self._update_title()
@@ -558,8 +606,9 @@ class MainWindow(QMainWindow):
             return
         self._last_load_at = time.monotonic()
         self.view = view
-        self.pairs = review_pairs(view)
-        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text())
+        self.pairs = review_pairs(view, review_first=True)
+        self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
+                                      view.data.run.judges)
         keep = self.response_pk
         self.responses_model.set_rows(view.summaries)
         if view.summaries:
@@ -612,8 +661,8 @@ class MainWindow(QMainWindow):
                 if mapping is None:
                     continue
             try:
-                part = load_path(p, mapping=mapping, question=self.question_edit.text().strip() or None,
-                                 model=self.model_edit.text().strip() or None)
+                # the Question and Model fields belong to the pasted answer: a file keeps its own fields
+                part = load_path(p, mapping=mapping)
             except (IngestError, OSError) as exc:
                 self._warn("Cannot read the file", str(exc))
                 continue
@@ -636,7 +685,8 @@ class MainWindow(QMainWindow):
         if not n and not k:
             self.batch_label.setText("No batch loaded: the pasted answer will be audited.")
             return
-        text = f"Batch: {n} answers from {self.pending_label}"
+        text = (f"Batch: {n} answers from {self.pending_label} (each with the question and model its file gives; "
+                "the fields above apply to a pasted answer only)")
         if k:
             text += f"; {k} skipped: " + "; ".join(f"{s.origin}: {s.problem}" for s in self.pending.skipped[:3])
         self.batch_label.setText(text)
@@ -680,23 +730,77 @@ class MainWindow(QMainWindow):
             self._warn("No answers found", "; ".join(f"{s.origin}: {s.problem}" for s in result.skipped) or
                        "The input held no answers.")
             return False
+        if not self.judges_ready(self.settings.judges):
+            return False
         self._start_worker(AuditThread(self.db_path, self.settings.run_config(), responses=result.responses,
                                        skipped=result.skipped, label=label, parent=self))
         self.clear_batch()
         return True
 
+    def judge_problems(self, judges: list[str]) -> list[str]:
+        return [p for p in (validate_judge_spec(j) for j in judges) if p]
+
+    def judges_ready(self, judges: list[str]) -> bool:
+        """Check the judge specs (and their API keys) before a run starts; say how to fix them."""
+        problems = self.judge_problems(judges)
+        if problems:
+            self._warn("Judge settings need fixing", "\n".join(problems) +
+                       "\n\nFix them in Settings → Judges (File → Settings…), then start again.")
+        return not problems
+
     def resume_run(self, run_id: str) -> bool:
+        """Resume a run with its stored settings; when its judge settings cannot run (a bad spec, a
+        missing key) it resumes with the judges in Settings, once those are valid."""
         if self.worker is not None:
             return False
         run = self.store.get_run(run_id)
+        config = RunConfig.from_dict(run.config)
+        replace = False
+        if self.judge_problems(config.judges):
+            if not self.judges_ready(self.settings.judges):
+                return False
+            config.judges = list(self.settings.judges)
+            replace = True
+            self._status(f"Resuming run {run.id} with the judges in Settings: {', '.join(config.judges)}")
         self.open_run(run.id)
-        self._start_worker(AuditThread(self.db_path, RunConfig.from_dict(run.config), resume_run=run.id, parent=self))
+        self._start_worker(AuditThread(self.db_path, config, resume_run=run.id, replace_config=replace,
+                                       parent=self))
+        return True
+
+    def _refetch_selected_run(self) -> None:
+        rid = self._selected_run_id()
+        if rid:
+            self.refetch_run(rid)
+
+    def refetch_run(self, run_id: str) -> bool:
+        """"Fetch sources again": a new run over the run's answers with every source fetched anew
+        (refetch=True) under the current fetch settings, through the Audit worker.
+
+        The one place the app asks for a refetch, so it can switch to an engine call made for it."""
+        if self.worker is not None:
+            return False
+        run = self.store.get_run(run_id)
+        responses = [row.response for row in self.store.responses(run.id)]
+        if not responses:
+            self._warn("Nothing to fetch", f"Run {run.id} holds no answers.")
+            return False
+        config = RunConfig.from_dict(run.config)
+        if self.judge_problems(config.judges):
+            if not self.judges_ready(self.settings.judges):
+                return False
+            config.judges = list(self.settings.judges)
+        config.fetch = self.settings.fetch_options()   # hosts allowed (or a source pack set) since then
+        config.refetch = True
+        self._status(f"Fetching the sources of run {run.id} again")
+        self._start_worker(AuditThread(self.db_path, config, responses=responses,
+                                       label=f"{run.input} (sources fetched again from run {run.id})", parent=self))
         return True
 
     def _start_worker(self, worker: AuditThread) -> None:
         self.worker = worker
         worker.progress.connect(self._on_progress)
         worker.run_started.connect(self._on_run_started)
+        worker.loading.connect(self.progress_label.setText)
         worker.done.connect(self._on_audit_done)
         self.audit_btn.setEnabled(False)
         self.audit_action.setEnabled(False)
@@ -787,6 +891,7 @@ class MainWindow(QMainWindow):
 
     def _clear_details(self) -> None:
         self.answer_view.clear()
+        self.statement_card.clear()
         self.question_label.setText("")
         self.sources_model.set_rows([])
         from sourcecheckup.views import SupportMatrix
@@ -794,7 +899,17 @@ class MainWindow(QMainWindow):
         self.matrix_model.set_matrix(SupportMatrix([], [], {}))
         self.sugg_model.set_rows([])
         self.sugg_stack.setCurrentIndex(0)
-        self.source_viewer.clear()
+        self._clear_pair_detail()
+
+    def _clear_pair_detail(self) -> None:
+        """The matrix detail panel back to empty, its review buttons off."""
+        self.pair_statement.setText(PAIR_HINT)
+        for w in (self.pair_source, self.pair_verdicts, self.pair_quote, self.pair_review):
+            w.setText("")
+        for b in self.review_buttons.values():
+            b.setEnabled(False)
+        self.reason_edit.clear()
+        self.source_viewer.show_source("")
 
     def _redraw(self) -> None:
         if self.view is not None:
@@ -832,16 +947,93 @@ class MainWindow(QMainWindow):
         q = resp.question or "(no question given)"
         self.question_label.setText(f"Question: {q}   ·   Model: {resp.model or 'unknown'}   ·   {resp.origin}")
         self.answer_view.show_answer(resp.text, a.statements)
+        self.statement_card.clear()
         self.sources_model.set_rows(source_summaries(view, response_pk))
         current = self.matrix_table.currentIndex()
         keep = self.matrix_model.cell(current) if current.isValid() else None
         self.matrix_model.set_matrix(support_matrix(view, response_pk))
-        if keep is not None:
-            idx = self.matrix_model.index_of(keep.statement_pk, keep.url)
-            if idx.isValid():
-                self.matrix_table.setCurrentIndex(idx)
-                self.show_cell(self.matrix_model.cell(idx))
+        idx = self.matrix_model.index_of(keep.statement_pk, keep.url) if keep is not None else QModelIndex()
+        if idx.isValid():
+            self.matrix_table.setCurrentIndex(idx)
+            self.show_cell(self.matrix_model.cell(idx))
+        else:
+            self._clear_pair_detail()
         self._load_suggestions()
+
+    def _pair_lines(self, cell: MatrixCell, number: int) -> list[str]:
+        view = self.view
+        src_row = view.data.sources.get(cell.url) if view is not None else None
+        title = f" — {src_row.source.title}" if src_row and src_row.source.title else ""
+        lines = [f"[{number}] {cell.url}{title}"]
+        if not cell.readable:
+            outcome = src_row.source.status.plain if src_row else "not fetched yet"
+            reason = reason_for_app(src_row.source.reason) if src_row and src_row.source.reason else ""
+            lines.append(f"   ⊘ {outcome}" + (f": {reason}" if reason else "") + "; not judged")
+            return lines
+        if not cell.verdicts:
+            lines.append("   … not judged yet")
+        for v in cell.verdicts:
+            word = verdict_word(v.verdict)
+            mark = CONTRADICTED_MARK if word == "contradicted" else LABEL_MARK[v.verdict.label][0]
+            lines.append(f"   {mark} {word} ({v.verdict.judge_id})" + (f": {v.verdict.rationale}"
+                                                                       if v.verdict.rationale else ""))
+            if v.verdict.quote:
+                found = "" if v.verdict.quote_found else " (not found in the source)"
+                # a judge that found no support may still name the passage it read: not evidence
+                what = "quote" if v.verdict.label is Label.SUPPORTED else "closest passage"
+                lines.append(f"   {what}{found}: “{v.verdict.quote}”")
+        if cell.review_first:
+            lines.append(f"   {REVIEW_FIRST_MARK} review first: the screening judge is unsure")
+        if cell.override is not None:
+            lines.append(f"   {REVIEW_MARK} reviewer: {LABEL_MARK[cell.override][1]}")
+        return lines
+
+    def show_statement_card(self, statement_pk: int) -> None:
+        """The statement's verdicts against every cited source, beside the answer."""
+        self._select_statement_row(statement_pk)
+        matrix = self.matrix_model.matrix
+        s = next((s for s in matrix.statements if s.row.pk == statement_pk), None)
+        if s is None:
+            return
+        mark, word = STATUS_MARK[s.status]
+        lines = [f"{mark} {word}: {s.row.statement.text}", ""]
+        if not s.row.statement.informative:
+            lines.append("Not a claim (conversation, a question or a disclaimer): not judged.")
+        elif not matrix.urls:
+            lines.append("The answer cites no source.")
+        else:
+            for i, url in enumerate(matrix.urls):
+                lines += self._pair_lines(matrix.cells[(statement_pk, url)], i + 1)
+        self.statement_card.setPlainText("\n".join(lines))
+
+    def show_marker_card(self, label: str) -> None:
+        """A citation marker [n]: its source, and how each statement fared against it."""
+        view = self.view
+        if view is None or self.response_pk is None:
+            return
+        resp = next(r for r in view.data.responses if r.pk == self.response_pk).response
+        index = resp.markers.get(label, resp.markers.get(label.lstrip("^")))
+        if index is None and label.isdigit() and 0 < int(label) <= len(resp.citations):
+            index = int(label) - 1
+        if index is None or not 0 <= index < len(resp.citations):
+            self.statement_card.setPlainText(f"[{label}] points to no cited source in this answer.")
+            return
+        url = resp.citations[index]
+        matrix = self.matrix_model.matrix
+        if url not in matrix.urls:
+            self.statement_card.setPlainText(f"[{label}] {url}")
+            return
+        col = matrix.urls.index(url)
+        lines = [f"Source [{label}]", ""]
+        for s in matrix.statements:
+            if not s.row.statement.informative:
+                continue
+            lines.append(f"{s.row.statement.text}")
+            lines += self._pair_lines(matrix.cells[(s.row.pk, url)], col + 1)[1:]
+        src = self.sources_model.row_at(col)
+        if src is not None and src.url == url:
+            self.sources_table.selectRow(col)
+        self.statement_card.setPlainText("\n".join([f"[{label}] {url}"] + lines[1:]))
 
     def _select_statement_row(self, statement_pk: int) -> None:
         for r, s in enumerate(self.matrix_model.matrix.statements):
@@ -871,11 +1063,25 @@ class MainWindow(QMainWindow):
         src_row = view.data.sources.get(cell.url)
         title = src_row.source.title if src_row and src_row.source.title else ""
         outcome = src_row.source.status.plain if src_row else "not fetched yet"
+        if src_row is not None and not src_row.source.status.readable and src_row.source.reason:
+            outcome += f": {reason_for_app(src_row.source.reason)}"
         self.pair_source.setText(f"Source: {cell.url}\n{title} ({outcome})".strip())
         lines = []
+        screening = False
         for v in cell.verdicts:
-            vm, vw = LABEL_MARK[v.verdict.label]
-            lines.append(f"{vm} {v.verdict.judge_id}: {vw} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
+            vm, _ = LABEL_MARK[v.verdict.label]
+            word = verdict_word(v.verdict)
+            if word == "contradicted":
+                vm = CONTRADICTED_MARK
+            judge = v.verdict.judge_id
+            if uses_screening_judge([judge]):
+                screening = True
+                judge += " (screening judge)"
+            lines.append(f"{vm} {judge}: {word} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
+        if cell.review_first:
+            lines.append(f"{REVIEW_FIRST_MARK} Review first: the screening judge is unsure of this pair.")
+        if screening:
+            lines.append(SCREENING_JUDGE_SHORT)
         if cell.disagreement:
             lines.append("≠ The judges disagree on this pair.")
         if not cell.readable:
@@ -888,7 +1094,8 @@ class MainWindow(QMainWindow):
         if quote:
             found = {True: "found in the source", False: "NOT found in the source", None: "not checked"}[
                 primary.verdict.quote_found]  # type: ignore[union-attr]
-            self.pair_quote.setText(f"Quote ({found}): “{quote}”")
+            what = "Quote" if primary.verdict.label is Label.SUPPORTED else "Closest passage"  # type: ignore[union-attr]
+            self.pair_quote.setText(f"{what} ({found}): “{quote}”")
         else:
             self.pair_quote.setText("No quote offered.")
         if cell.override is not None:
@@ -991,6 +1198,62 @@ class MainWindow(QMainWindow):
         self.sugg_stack.setCurrentIndex(1 if self._suggestions else 0)
         self.sugg_diff.clear()
         self._show_revised()
+
+    def cleanup_writer(self) -> str | None:
+        """The LLM that writes suggestions: the run's first LLM judge, else the first in Settings → Judges."""
+        run_judges = self.view.data.run.judges if self.view is not None else []
+        return cleanup.writer_spec(run_judges) or cleanup.writer_spec(self.settings.judges)
+
+    def suggest_fixes(self) -> bool:
+        """SourceCleanup for the open run, off the GUI thread, once the user has seen the writer, the
+        verifying judges and the estimated cost."""
+        if not self.run_id or self.cleanup_worker is not None:
+            return False
+        if self.worker is not None:
+            self._warn("An audit is running", "Suggest fixes once the audit has finished.")
+            return False
+        writer = self.cleanup_writer()
+        if writer is None:
+            self._warn("Suggest fixes needs an LLM", "Suggestions are written by an LLM, and neither this run's "
+                       "judges nor Settings → Judges name one. Add one there, e.g. openai:gpt-4o or "
+                       "openai-compatible:http://localhost:11434/v1#llama3.1.")
+            return False
+        problem = validate_judge_spec(writer)
+        if problem:
+            self._warn("Suggest fixes cannot start", f"{problem}\n\nFix it in Settings → Judges.")
+            return False
+        plan = cleanup.plan_cleanup(self.store, self.run_id, model_spec=writer)
+        if not plan.pairs:
+            self._status("No unsupported statement with a readable source: nothing to suggest")
+            return False
+        text = (f"Write suggestions for {plan.pairs} unsupported statement × source pair(s) of run {plan.run_id}.\n\n"
+                f"Writer: {writer}\nVerified by: {', '.join(plan.verifiers)}\nEstimated cost: {plan.cost_text}\n\n"
+                "Start?")
+        if not self.confirm("Suggest fixes", text):
+            return False
+        worker = CleanupThread(self.db_path, self.run_id, writer, parent=self)
+        self.cleanup_worker = worker
+        worker.progress.connect(lambda ev: self.cleanup_label.setText(
+            f"Suggesting fixes: {ev.pairs_done}/{ev.pairs_total} pairs"))
+        worker.done.connect(self._on_cleanup_done)
+        self.suggest_btn.setEnabled(False)
+        self.cleanup_label.setText(f"Suggesting fixes with {writer}…")
+        worker.start()
+        return True
+
+    def _on_cleanup_done(self, run_id: str, status: str, message: str) -> None:
+        worker = self.cleanup_worker
+        self.cleanup_worker = None
+        if worker is not None:
+            worker.wait(5000)
+            worker.deleteLater()
+        self.suggest_btn.setEnabled(True)
+        self.cleanup_label.setText(f"Suggest fixes {status}: {message}")
+        if status == "failed":
+            self._warn("Suggest fixes failed", message)
+        if run_id == self.run_id:
+            self.reload_run()
+        self.cleanup_finished.emit(run_id, status)
 
     def _show_suggestion(self, row: int) -> None:
         g = self.sugg_model.row_at(row)
@@ -1100,6 +1363,9 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.cleanup_worker is not None:   # the suggestions stored so far are kept
+            self.cleanup_worker.cancel()
+            self.cleanup_worker.wait(10_000)
         if self.benchmark_page.worker is not None:
             if not self._closing and not self.confirm(
                     "Benchmark running", "A benchmark step is running. Stop it and close? Everything made so "
@@ -1133,8 +1399,10 @@ class MainWindow(QMainWindow):
             self.close()
 
     # ------------------------------------------------------------------------ messages
-    def _status(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
+    def _status(self, text: str, timeout_ms: int = 12000) -> None:
+        self.message_label.setText(text)
+        self.message_label.setToolTip(safe_tooltip(text))
+        self._message_timer.start(timeout_ms)
 
     def _warn(self, title: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)

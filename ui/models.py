@@ -14,9 +14,11 @@ from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
 from sourcecheckup.bench_workflow import Question
 from sourcecheckup.review_sample import SamplePair
 from sourcecheckup.views import (AgreementRow, BenchModelRow, ChangedSource, ChangedStatement, MatrixCell,
-                                 MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix)
+                                 MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix,
+                                 reason_for_app, verdict_word)
 
-from .theme import LABEL_MARK, REVIEW_MARK, STATUS_MARK, label_tint, safe_tooltip, tint
+from .theme import (CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, label_tint,
+                    safe_tooltip, tint)
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
@@ -123,7 +125,7 @@ class SourcesModel(_RowModel[SourceSummary]):
         ("Notes", lambda s: s.note_text),
         ("Used", lambda s: {True: "✓ supports a claim", False: "✗ supports none", None: "–"}[s.used]),
         ("Flags", lambda s: ("⚠ " + s.flag_text) if s.flags else ""),
-        ("Reason", lambda s: s.reason),
+        ("Reason", lambda s: reason_for_app(s.reason)),
     )
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -131,7 +133,8 @@ class SourcesModel(_RowModel[SourceSummary]):
             return str(index.row() + 1)
         if index.isValid() and role == Qt.ItemDataRole.ToolTipRole and index.column() == 4:
             s = self.rows[index.row()]
-            return safe_tooltip(f"{s.outcome}: {s.reason}" if s.reason else s.outcome)
+            reason = reason_for_app(s.reason)
+            return safe_tooltip(f"{s.outcome}: {reason}" if reason else s.outcome)
         return super().data(index, role)
 
     def extra(self, item: SourceSummary, column: int, role: int) -> Any:
@@ -240,7 +243,11 @@ class MatrixModel(QAbstractTableModel):
             if not cell.readable:
                 return "⊘ unreadable"
             mark, word = LABEL_MARK[cell.label]
+            if cell.override is None and cell.label is Label.NOT_SUPPORTED and cell.contradicted:
+                mark, word = CONTRADICTED_MARK, "contradicted"
             text = f"{mark} {word}"
+            if cell.review_first:
+                text = f"{REVIEW_FIRST_MARK} {text}"
             if cell.override is not None:
                 text = f"{REVIEW_MARK} {text} (reviewed)"
             if cell.disagreement:
@@ -253,13 +260,17 @@ class MatrixModel(QAbstractTableModel):
                 return tint("override")
             if not cell.readable or not statement.row.statement.informative:
                 return tint("unreadable")
+            if cell.label is Label.NOT_SUPPORTED and cell.contradicted:
+                return tint("contradicted")
             return label_tint(cell.label)
         if role == Qt.ItemDataRole.FontRole:
             return self._italic if cell.override is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = []
             for v in cell.verdicts:
-                lines.append(f"{v.verdict.judge_id}: {LABEL_MARK[v.verdict.label][1]}")
+                lines.append(f"{v.verdict.judge_id}: {verdict_word(v.verdict)}")
+            if cell.review_first:
+                lines.append("review first: the screening judge is unsure of this pair")
             if cell.override is not None:
                 lines.append(f"reviewer override: {LABEL_MARK[cell.override][1]}")
             if cell.disagreement:

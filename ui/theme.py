@@ -24,11 +24,14 @@ LABEL_MARK: dict[Label | None, tuple[str, str]] = {
     None: ("…", "pending"),
 }
 REVIEW_MARK = "✎"   # a reviewer's override
+CONTRADICTED_MARK = "⊗"   # a judge found the source stating something different
+REVIEW_FIRST_MARK = "⚑"   # the screening judge is unsure: a reviewer should look at it first
 
 # light, dark background tints
 _TINTS: dict[str, tuple[str, str]] = {
     "supported": ("#d4f4dd", "#1f4d2c"),
     "not_supported": ("#fbd5d5", "#5c2323"),
+    "contradicted": ("#f3a5a5", "#7a1c1c"),
     "no_readable_source": ("#fde7c8", "#5a4019"),
     "judge_error": ("#efe0fa", "#45305a"),
     "not_a_claim": ("#e8e8e8", "#3a3a3a"),

@@ -2,16 +2,17 @@
 plain text: QPlainTextEdit.setPlainText / QTextCursor.insertText, or QLabel with Qt.PlainText."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
-                               QToolTip, QWidget)
+                               QToolTip, QVBoxLayout, QWidget)
 
 from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note
 from sourcecheckup.models import StatementStatus
-from sourcecheckup.views import locate_quote, statement_spans
+from sourcecheckup.views import SCREENING_JUDGE_NOTE, locate_quote, statement_spans, uses_screening_judge
 
 from .theme import STATUS_MARK, is_dark, safe_tooltip, status_tint
 
@@ -39,11 +40,15 @@ _UNDERLINE = {
 }
 
 
+_MARKER = re.compile(r"\[(\^?[A-Za-z0-9_-]{1,16})\]")
+
+
 class AnswerView(QPlainTextEdit):
     """The answer as plain text, each statement tinted by status and followed by a text mark
     ("✓", "✗", "⊘", "⚠", "–", "…"); hovering a statement lists the sources that support it."""
 
     statement_clicked = Signal(int)   # statement pk
+    marker_clicked = Signal(str)      # a citation marker's label: "1" for [1], "^note" for [^note]
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -51,6 +56,7 @@ class AnswerView(QPlainTextEdit):
         self.setUndoRedoEnabled(False)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.ranges: list[tuple[int, int, StatementAssessment]] = []
+        self.markers: list[tuple[int, int, str]] = []
         self._supporters: dict[int, Sequence[str]] = {}
         self.viewport().installEventFilter(self)
 
@@ -101,7 +107,31 @@ class AnswerView(QPlainTextEdit):
         cursor.endEditBlock()
         self.setDocument(doc)
         self._doc = doc   # the view does not own a document it was given: keep it alive here
+        self._mark_citations()
         self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def _mark_citations(self) -> None:
+        """Citation markers ([1], [^note]) look and act as links to their sources."""
+        self.markers = [(m.start(), m.end(), m.group(1)) for m in _MARKER.finditer(self.document().toPlainText())]
+        selections = []
+        for start, end, _ in self.markers:
+            sel = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
+            fmt = QTextCharFormat()
+            fmt.setForeground(self.palette().link())
+            fmt.setFontUnderline(True)
+            sel.format = fmt
+            selections.append(sel)
+        self.setExtraSelections(selections)
+
+    def marker_at(self, doc_pos: int) -> str | None:
+        for start, end, label in self.markers:
+            if start <= doc_pos < end:
+                return label
+        return None
 
     def statement_at(self, doc_pos: int) -> StatementAssessment | None:
         for start, end, s in self.ranges:
@@ -126,8 +156,12 @@ class AnswerView(QPlainTextEdit):
                     QToolTip.hideText()
                 return True
             if event.type() == QEvent.Type.MouseButtonRelease:
-                s = self.statement_at(self.cursorForPosition(event.pos()).position())  # type: ignore[attr-defined]
-                if s is not None:
+                pos = self.cursorForPosition(event.position().toPoint()).position()  # type: ignore[attr-defined]
+                label = self.marker_at(pos)
+                s = self.statement_at(pos)
+                if label is not None:
+                    self.marker_clicked.emit(label)
+                elif s is not None:
                     self.statement_clicked.emit(s.row.pk)
         return super().eventFilter(obj, event)
 
@@ -197,8 +231,16 @@ class MetricsBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(4, 2, 4, 2)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 2, 4, 2)
+        outer.setSpacing(2)
+        layout = QHBoxLayout()
+        layout.setContentsMargins(0, 0, 0, 0)
+        outer.addLayout(layout)
+        # what the built-in judge can and cannot do, said where the figures are read
+        self.judge_note = plain_label(SCREENING_JUDGE_NOTE, selectable=False)
+        self.judge_note.setVisible(False)
+        outer.addWidget(self.judge_note)
         self.labels = {key: plain_label(wrap=True, selectable=False) for key in
                        ("statement_support", "response_support", "url_validity", "unused_sources")}
         for label in self.labels.values():
@@ -218,8 +260,11 @@ class MetricsBar(QWidget):
         for label in self.labels.values():
             label.setText("–")
         self.counts.setText("No run open")
+        self.judge_note.setVisible(False)
 
-    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "") -> None:
+    def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "",
+                     judges: Sequence[str] = ()) -> None:
+        self.judge_note.setVisible(uses_screening_judge(judges))
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():

@@ -19,13 +19,16 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
+from sourcecheckup import embeddings
 from sourcecheckup.bench_workflow import BenchEvent, BenchInput, Benchmark, BenchSettings
 from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
+from sourcecheckup.views import uses_screening_judge
 
 PROGRESS_INTERVAL_S = 0.05
+LOADING_MODEL = "Loading the built-in judge's model…"
 _ALWAYS = {EventKind.RUN_STARTED, EventKind.RUN_FINISHED, EventKind.WARNING, EventKind.SKIPPED,
            EventKind.RESPONSE_DONE}
 
@@ -99,12 +102,14 @@ class AuditThread(_EngineThread):
 
     progress = Signal(object)
     run_started = Signal(str)
+    loading = Signal(str)    # a slow first step before any progress (the embedding model loading)
 
     def __init__(self, db_path: str | Path, config: RunConfig, *, responses: Sequence[Response] = (),
                  skipped: Sequence[SkippedRecord] = (), label: str = "", resume_run: str | None = None,
-                 parent: QObject | None = None) -> None:
+                 replace_config: bool = False, parent: QObject | None = None) -> None:
         super().__init__(db_path, parent)
         self.config = config
+        self.replace_config = replace_config   # a resume that takes ``config`` instead of the stored one
         self.responses = list(responses)
         self.skipped = list(skipped)
         self.label = label
@@ -118,10 +123,17 @@ class AuditThread(_EngineThread):
         return self.result_id
 
     async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        if uses_screening_judge(self.config.judges) and embeddings.available() and not embeddings.is_loaded():
+            # seconds on a first audit: say so rather than look frozen
+            self.loading.emit(LOADING_MODEL)
+            try:
+                await asyncio.to_thread(embeddings.preload)
+            except Exception:   # the judge reports (or works around) a model that cannot load
+                pass
         audit = Audit(store, self.config, progress=self._on_event, cancel=cancel)
         try:
             if self.resume_run:
-                run_id = await audit.resume(self.resume_run)
+                run_id = await audit.resume(self.resume_run, self.config if self.replace_config else None)
             else:
                 run_id = audit.create(self.responses, self.skipped, self.label)
                 self._announce(run_id)
@@ -146,6 +158,42 @@ class AuditThread(_EngineThread):
         if event.kind in _ALWAYS or now - self._last_emit >= PROGRESS_INTERVAL_S:
             self._last_emit = now
             self.progress.emit(event)
+
+
+class CleanupThread(_EngineThread):
+    """SourceCleanup for one run (cleanup.run_cleanup): suggestions written and verified off the GUI thread.
+
+    Signals: progress(ProgressEvent), done(run_id, status, message) with status "completed" or "failed".
+    """
+
+    progress = Signal(object)
+
+    def __init__(self, db_path: str | Path, run_id: str, model_spec: str | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(db_path, parent)
+        self.result_id = run_id
+        self.model_spec = model_spec
+
+    async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        from sourcecheckup.cleanup import run_cleanup
+
+        task = asyncio.ensure_future(run_cleanup(store, self.result_id, model_spec=self.model_spec,
+                                                 progress=self.progress.emit))
+        stopper = asyncio.ensure_future(cancel.wait())
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+            return "cancelled", "stopped; the suggestions stored so far are kept"
+        try:
+            rows = task.result()
+        except Exception as exc:
+            return "failed", f"{type(exc).__name__}: {exc}"
+        return "completed", f"{len(rows)} suggestion(s)"
 
 
 class BenchmarkThread(_EngineThread):

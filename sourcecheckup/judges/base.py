@@ -133,3 +133,55 @@ def make_judge(spec: str, **options: Any) -> Judge:
         entry = getattr(module, entry[1])
         _REGISTRY[kind] = entry
     return entry(arg, **options)
+
+
+_KEY_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
+
+
+def validate_judge_spec(spec: str, env: Any = None) -> str | None:
+    """What is wrong with a judge spec, in a sentence, or None when a run could use it.
+
+    Checks the form of the spec and, for API judges, that an API key can be found (keyring or
+    environment); it builds nothing that loads a model or opens a connection. The app calls it when
+    Settings are saved and before a run starts, the CLI before ``audit`` starts (exit 2).
+    """
+    from ..keys import ENV_VARS, find_api_key
+
+    try:
+        kind, arg = split_spec(spec)
+    except JudgeSpecError as exc:
+        return str(exc)
+    if kind not in _REGISTRY:
+        hint = " (an OpenAI model is written openai:gpt-4o)" if kind.startswith("gpt") else ""
+        return (f"unknown judge '{spec.strip()}'{hint}: known kinds are {', '.join(registered_kinds())}, "
+                "e.g. builtin, openai:gpt-4o, anthropic:claude-sonnet-4-5, "
+                "openai-compatible:http://localhost:11434/v1#llama3.1, local:/path/to/model")
+    if kind == "builtin":
+        if arg:
+            try:
+                value = float(arg)
+            except ValueError:
+                return f"builtin judge: '{arg}' is not a threshold; use e.g. 'builtin' or 'builtin:0.6'"
+            if not 0.0 <= value <= 1.0:
+                return f"builtin judge: threshold {arg} must lie between 0 and 1"
+        return None
+    if kind in _KEY_PROVIDERS:
+        if not arg:
+            return f"'{spec.strip()}' names no model: write e.g. {kind}:" + (
+                "gpt-4o" if kind == "openai" else "claude-sonnet-4-5")
+        provider = _KEY_PROVIDERS[kind]
+        if find_api_key(provider, env) is None:
+            return (f"no API key for {provider} (judge '{spec.strip()}'): store one in the keyring or set "
+                    f"{ENV_VARS[provider]}")
+        return None
+    if kind == "openai-compatible":
+        base_url, sep, model = arg.rpartition("#")
+        if not sep or not base_url.strip() or not model.strip():
+            return (f"'{spec.strip()}' needs a base URL and a model: "
+                    "write openai-compatible:http://localhost:11434/v1#llama3.1")
+        if not base_url.strip().startswith(("http://", "https://")):
+            return f"the base URL '{base_url.strip()}' must start with http:// or https://"
+        return None
+    if kind == "local" and not arg:
+        return "the local judge needs a model folder or id: local:/path/to/model"
+    return None

@@ -175,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data.is_dir():
         print(f"no data folder at {args.data}; pass --data DIR", file=sys.stderr)
         return 2
-    print()
+    if not args.no_clinical:
+        print()
     jobs: list[tuple[str, str, bool]] = [(f, "evidence", False) for f in DEV_FILES]
     if not args.no_train:
         jobs += [(f, "evidence", True) for f in TRAIN_FILES]

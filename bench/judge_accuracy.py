@@ -1,8 +1,17 @@
 """How well the built-in judge screens labelled health claims.
 
     .venv/bin/python bench/judge_accuracy.py [--data DIR] [--judge builtin] [--long-sources]
+                                             [--clinical PATH | --no-clinical] [--only-clinical]
 
-For each file in DIR (default ../shared/data/claims, next to the repository) it judges every
+First it judges the project's own clinical suite (bench/data/clinical_pairs.jsonl, see
+bench/data/README.md): hand-written near-miss pairs on doses, maximum doses, frequencies,
+durations, timing, thresholds, rates, unit conversions, instructions and overclaims. It prints
+n, balanced accuracy, accuracy, the accuracy in each category, and every contradicted quantity
+that the judge called supported (the error a screen must not make), beside the targets of
+issue 11 (balanced >= 0.95, no contradicted quantity called supported), and ends that part
+with one line for scripts: ``clinical: balanced 0.xxx; false-supported quantities K``.
+
+Then, for each file in DIR (default ../shared/data/claims, next to the repository) it judges every
 claim against its evidence text and prints n, balanced accuracy (supported vs not), accuracy,
 the accuracy on each original label (SUPPORT / REFUTE / NOTENOUGHINFO, Supports / Refutes /
 Neutral ...) and the threshold. Training files are marked "(train)": figures on them are
@@ -28,6 +37,13 @@ sys.path.insert(0, str(ROOT))
 from sourcecheckup.judges import make_judge  # noqa: E402
 from sourcecheckup.judges.base import SourceText  # noqa: E402
 from sourcecheckup.models import Label, Verdict  # noqa: E402
+
+CLINICAL_FILE = ROOT / "bench" / "data" / "clinical_pairs.jsonl"
+# categories of the clinical suite whose claims state a quantity that can be compared exactly
+QUANTITY_CATEGORIES = frozenset({"dose", "max_dose", "frequency", "duration", "timing",
+                                 "threshold", "rate", "unit_conversion"})
+CLINICAL_TARGET_BALANCED = 0.95
+CLINICAL_TARGET_FALSE_SUPPORTED = 0
 
 DEV_FILES = ("check_covid_dev.jsonl", "healthver_dev.jsonl")
 TRAIN_FILES = ("check_covid_train.jsonl", "scifact_train.jsonl")
@@ -74,6 +90,49 @@ def summarise(rows: Sequence[dict[str, Any]], verdicts: Sequence[Verdict]) -> di
             "per_label": {k: (sum(v) / len(v), len(v)) for k, v in sorted(by_label.items())}}
 
 
+def summarise_clinical(rows: Sequence[dict[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """The figures for the clinical suite: ``summarise`` plus each category and the false-supported
+    quantities (not_supported rows of a quantity category that the judge labelled supported)."""
+    s = summarise(rows, verdicts)
+    by_category: dict[str, dict[str, list[int]]] = defaultdict(
+        lambda: {"supported": [0, 0], "not_supported": [0, 0]})
+    false_supported: list[str] = []
+    for r, v in zip(rows, verdicts):
+        said = v.label is Label.SUPPORTED
+        truth = r["binary_label"]
+        cell = by_category[r["category"]][truth]
+        cell[0] += said == (truth == "supported")
+        cell[1] += 1
+        if said and truth == "not_supported" and r["category"] in QUANTITY_CATEGORIES:
+            false_supported.append(r["id"])
+    s["per_category"] = {k: by_category[k] for k in sorted(by_category)}
+    s["false_supported_quantities"] = false_supported
+    return s
+
+
+def format_clinical(s: dict[str, Any], path: Path) -> list[str]:
+    def meets(ok: bool) -> str:
+        return "meets" if ok else "misses"
+
+    bal, fs = s["balanced_accuracy"], s["false_supported_quantities"]
+    extra = f", judge errors {s['errors']} (counted as not supported)" if s["errors"] else ""
+    lines = [f"clinical suite {path}",
+             f"  n {s['n']}  balanced accuracy {bal:.3f} (target >= {CLINICAL_TARGET_BALANCED:.2f}: "
+             f"{meets(bal >= CLINICAL_TARGET_BALANCED)})  accuracy {s['accuracy']:.3f}{extra}",
+             "  per category:"]
+    for cat, cells in s["per_category"].items():
+        (ok_s, n_s), (ok_n, n_n) = cells["supported"], cells["not_supported"]
+        acc = (ok_s + ok_n) / max(1, n_s + n_n)
+        lines.append(f"    {cat:<16} {acc:.3f} (n={n_s + n_n}; supported {ok_s}/{n_s}, "
+                     f"not supported {ok_n}/{n_n})")
+    lines.append(f"  contradicted quantity called supported: {len(fs)} "
+                 f"(target {CLINICAL_TARGET_FALSE_SUPPORTED}: "
+                 f"{meets(len(fs) <= CLINICAL_TARGET_FALSE_SUPPORTED)})"
+                 + (f": {' '.join(fs)}" if fs else ""))
+    lines.append(f"clinical: balanced {bal:.3f}; false-supported quantities {len(fs)}")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "claims",
@@ -84,14 +143,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-train", action="store_true", help="skip the training files")
     ap.add_argument("--lexical", action="store_true",
                     help="builtin judge without the embedding model (as when it is not installed)")
+    ap.add_argument("--clinical", type=Path, default=CLINICAL_FILE, metavar="PATH",
+                    help="the clinical suite, judged first (default: %(default)s)")
+    ap.add_argument("--no-clinical", action="store_true", help="skip the clinical suite")
+    ap.add_argument("--only-clinical", action="store_true",
+                    help="judge the clinical suite only, not the claim files")
     args = ap.parse_args(argv)
+    if args.no_clinical and args.only_clinical:
+        ap.error("--no-clinical and --only-clinical exclude each other")
 
-    if not args.data.is_dir():
+    run_files = not args.only_clinical
+    if run_files and not args.data.is_dir() and args.no_clinical:
         print(f"no data folder at {args.data}; pass --data DIR", file=sys.stderr)
+        return 2
+    if not args.no_clinical and not args.clinical.is_file():
+        print(f"no clinical suite at {args.clinical}; pass --clinical PATH or --no-clinical",
+              file=sys.stderr)
         return 2
     judge = make_judge(args.judge, use_embeddings=False) if args.lexical else make_judge(args.judge)
     print(f"judge {judge.id} ({getattr(judge, 'model_version', '')}), "
           f"threshold {getattr(judge, 'threshold', 'n/a')}")
+    if not args.no_clinical:
+        rows = read_rows(args.clinical)
+        started = time.monotonic()
+        s = summarise_clinical(rows, judge_rows(judge, rows, "evidence"))
+        lines = format_clinical(s, args.clinical)
+        lines[0] += f"  [{time.monotonic() - started:.0f} s]"
+        print("\n".join(lines), flush=True)
+    if not run_files:
+        return 0
+    if not args.data.is_dir():
+        print(f"no data folder at {args.data}; pass --data DIR", file=sys.stderr)
+        return 2
+    if not args.no_clinical:
+        print()
     jobs: list[tuple[str, str, bool]] = [(f, "evidence", False) for f in DEV_FILES]
     if not args.no_train:
         jobs += [(f, "evidence", True) for f in TRAIN_FILES]

@@ -198,7 +198,7 @@ _ATTRIBUTES = [(a, re.compile(p, re.I)) for a, p in [
     ("food:any", r"\bwith\s+or\s+without\s+(?:food|a\s+meal|meals)\b"),
     ("time:any", r"\b(?:at\s+)?any\s+time\s+of\s+(?:the\s+)?day\b"),
     ("unless:doctor", r"\bunless\s+(?:\w+\s+){0,6}?(?:" + _DOCTOR + r"|prescribed|directed|advised|told|instructed)\b[^,;.]*"),
-    ("unless:doctor", r"\bwithout\s+(?:first\s+)?(?:talking|speaking|checking|consulting)\s+(?:to\s+|with\s+)?"
+    ("without:doctor", r"\bwithout\s+(?:first\s+)?(?:talking|speaking|checking|consulting|asking)\s+(?:to\s+|with\s+)?"
                       r"(?:your|a)\s+(?:\w+\s+){0,2}?" + _DOCTOR + r"[^,;.]*"),
     ("if:doctor", r"\b(?:only\s+)?(?:if|when)\s+(?:your|a|the)\s+(?:\w+\s+){0,2}?" + _DOCTOR +
                   r"\s+(?:says|tells|advises|recommends|agrees|prescribes|approves|has\s+\w+)[^,;.]*"),
@@ -302,6 +302,9 @@ def read_instruction(sentence: str) -> Instruction:
             if positives:
                 s, e, strong = min(positives)
                 cue_span, cue, polarity = (s, e), text[s:e], 1
+    # "do not ... without asking your doctor" is "unless your doctor"; "you can ... without asking" is "freely"
+    attrs = [(("unless:doctor" if polarity < 0 else "condition:none") if a == "without:doctor" else a, t)
+             for a, t in attrs]
     if polarity == 0:
         return Instruction(0, frozenset(), cue, frozenset(a for a, _ in attrs), tuple(attrs))
     unqualified = bool(_UNQUALIFIED.search(cue) or any(a == "condition:none" for a, _ in attrs)
@@ -396,9 +399,10 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
     if score < _OVERLAP or len(shared) < min(2, len(s_set)) or not (shared & ev_main):
         return None
     ev_cond = core(ev.condition)
-    ev_scoped = bool(ev_cond) and len(ev_cond & s_set) / len(ev_cond) < 0.5
+    # a condition that names nothing the other side names limits the clause to another situation
+    ev_scoped = bool(ev_cond) and not (ev_cond & s_set)
     st_cond = core(st.condition)
-    st_scoped = bool(st_cond) and len(st_cond & ev_all) / len(st_cond) < 0.5
+    st_scoped = bool(st_cond) and not (st_cond & ev_all)
     conflicts = _conflicts(st.attributes, ev.attributes)
     manner = [c for c in conflicts if c[0].startswith("manner:")]
     others = [c for c in conflicts if not c[0].startswith("manner:")]

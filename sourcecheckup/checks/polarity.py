@@ -19,7 +19,7 @@ from typing import Sequence
 @dataclass(frozen=True)
 class Instruction:
     polarity: int                  # +1 do / may / can / safe / recommended, -1 do not / avoid / ..., 0 none
-    action: frozenset[str]         # content-word stems of what is done ("tak", "potassi", "supplem")
+    action: frozenset[str]         # content-word stems of what is done ("tak", "potassium", "supplement")
     cue: str                       # the words that set the polarity, as written ("Do not", "Avoid")
     attributes: frozenset[str]     # "time:morning", "food:empty", "route:oral", "manner:sudden",
                                    # "unless:doctor", "if:doctor", "condition:none" (freely, no precautions)
@@ -57,9 +57,6 @@ cannot won't shouldn't mustn't wasn't weren't it's you're they're there's that's
 needed necessary ok okay fine safe safely unsafe freely able like want wants sure really quite
 """.split())
 # verbs and nouns that carry no subject: "take potassium" and "avoid potassium" are about the same thing
-_LIGHT = frozenset({"tak", "us", "hav", "get", "giv", "receiv", "tablet", "pill", "capsul", "medicin",
-                    "medic", "drug", "dos", "peopl", "patient", "person", "anyon", "everyon", "continu",
-                    "keep", "someon", "thing", "way", "time", "day", "amount", "product", "treatment"})
 _IRREGULAR = {
     "taken": "take", "took": "take", "taking": "take", "given": "give", "gave": "give", "giving": "give",
     "eaten": "eat", "ate": "eat", "drunk": "drink", "drank": "drink", "had": "have", "having": "have",
@@ -68,8 +65,8 @@ _IRREGULAR = {
     "cease": "stop", "ceased": "stop", "ceasing": "stop", "halt": "stop", "halted": "stop",
     "withhold": "stop", "withheld": "stop", "withholding": "stop", "withdraw": "stop",
     "withdrawn": "stop", "withdrawal": "stop", "quit": "stop", "quitting": "stop",
-    "gp": "doctor", "physician": "doctor", "jab": "vaccine", "vaccination": "vaccine",
-    "vaccinated": "vaccine", "immunisation": "vaccine", "immunization": "vaccine", "children": "child",
+    "used": "use", "uses": "use", "gp": "doctor", "physician": "doctor", "jab": "vaccine", "vaccination": "vaccine",
+    "vaccinated": "vaccine", "immunisation": "vaccine", "immunization": "vaccine", "children": "child", "pregnancy": "pregnant", "pregnancies": "pregnant",
     "women": "woman", "men": "man", "feet": "foot", "teeth": "tooth",
 }
 _NUMBER_WORDS = {
@@ -78,7 +75,8 @@ _NUMBER_WORDS = {
     "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
     "hundred": "100",
 }
-_SUFFIXES = ("ations", "ation", "ating", "ated", "ingly", "edly", "ing", "ies", "ied", "ly", "ed", "es", "s")
+_SUFFIXES = ("ations", "ation", "ating", "ated", "ingly", "edly", "ions", "ion", "ing", "ies", "ied", "ly", "ed",
+             "es", "s")
 
 
 @lru_cache(maxsize=8192)
@@ -92,7 +90,7 @@ def stem(word: str) -> str:
     if len(w) > 4:
         for suffix in _SUFFIXES:
             if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                if suffix == "s" and w[-2] in "su":
+                if (suffix == "s" and w[-2] in "su") or (suffix in ("ly", "ion", "ions") and len(w) < 7):
                     break
                 w = w[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
                 break
@@ -100,7 +98,12 @@ def stem(word: str) -> str:
         w = w[:-1]
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]
-    return w[:7]
+    return w[:10]                                # 10, not 5: "moisturiser" is not "moisture"
+
+
+_LIGHT = frozenset(stem(w) for w in (
+    "take use have get give receive tablet pill capsule medicine medication drug dose people patient "
+    "person anyone everyone continue keep someone thing way time day amount product treatment").split())
 
 
 def stems_of(text: str) -> frozenset[str]:

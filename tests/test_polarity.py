@@ -251,6 +251,8 @@ def test_purpose_avoid_is_not_a_prohibition():
     ("Flu vaccination is recommended for pregnant people.", 1, "is recommended"),
     ("Take one tablet each morning.", 1, "Take"),
     ("You don't need to take it with food.", 0, "don't need to"),
+    ("Take it with a glass of water and never crush it.", -1, "never"),
+    ("Statins always work and never fail.", 0, ""),
 ])
 def test_cues_set_polarity_and_are_quoted_as_written(sentence, polarity, cue):
     instr = read_instruction(sentence)

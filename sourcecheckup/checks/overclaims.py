@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from .polarity import CheckFinding, core, stems_of
+from .polarity import CheckFinding, core, read_instruction, stems_of
 
 _I = re.I
 # (group, pattern) for the statement's absolute wording; a group is what evidence must also say
@@ -64,8 +64,9 @@ _HEDGE_NEAR = re.compile(r"\b(?:may|might|could|some|most|usually|generally|ofte
                          r"practically|largely|relatively)\b", _I)
 _CLAUSE_START = re.compile(r"[,;:()]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhereas\b", _I)
 # "never take X" and "always take X" are instructions (polarity), not claims
-_INSTRUCTION_BEFORE = re.compile(
-    r"(?:^|[,;:(]|\b(?:should|must|you|please|and|so|then|also|but|or|we|i)\b)\s*$", _I)
+_INSTRUCTION_BEFORE = re.compile(r"(?:^|[,;:(]|\b(?:should|must|you|please|we|i)\b)\s*$", _I)
+# after "and" / "or" / "then", only when the sentence itself is an instruction ("Take it and never ...")
+_JOINED_BEFORE = re.compile(r"\b(?:and|or|so|then|also|but)\s*$", _I)
 _INSTRUCTION_WORDS = ("never", "always")
 
 # counter-evidence worth quoting, best first: what a group's absolute is most plainly undone by
@@ -108,7 +109,12 @@ _PHRASE_END = re.compile(r"[,;:.()!?]")
 
 
 def _is_instruction(text: str, start: int, word: str) -> bool:
-    return word.lower() in _INSTRUCTION_WORDS and bool(_INSTRUCTION_BEFORE.search(text[:start]))
+    if word.lower() not in _INSTRUCTION_WORDS:
+        return False
+    before = text[:start]
+    if _INSTRUCTION_BEFORE.search(before):
+        return True
+    return bool(_JOINED_BEFORE.search(before)) and read_instruction(text).polarity != 0
 
 
 @lru_cache(maxsize=4096)
@@ -161,7 +167,7 @@ def _backs(group: str, wording: str, sentence: str) -> str:
     return ""
 
 
-_LEAD_IN = re.compile(r"(?:\b(?:is|are|was|were|can|may|could|might|will|has|have|the|a|an|it)\s+){1,2}$", _I)
+_LEAD_IN = re.compile(r"(?:\b(?:is|are|was|were|can|may|could|might|will|has|have|does|do|did|the|a|an|it)\s+){1,2}$", _I)
 
 
 def _phrase(sentence: str, start: int, words: int = 8) -> str:

@@ -190,6 +190,19 @@ _IMPERATIVE = re.compile(
     r"offer|consider|assess|switch|change|space|separate|leave|finish|complete|shake|rinse|wear|follow|"
     r"read|remember|make\s+sure|ensure|administer|dilute|mix|split|cut|vaccinate|prefer)\b"
     r"(?!\s+(?:of|in|on|is|are|was|were)\b)", re.I)
+_JOINED = re.compile(r"\b(?:and|or|so|then|also|but)\s*$", re.I)
+_ADDRESSED = re.compile(r"\b(?:you|your|should|must|please)\b", re.I)
+
+
+def _imperative_join_ok(main: str, m: re.Match) -> bool:
+    """ "and never fail" is a claim unless what it joins is an instruction ("Take it and never crush it")."""
+    before = main[: m.start("cue")]
+    if not _JOINED.search(before):
+        return True
+    lead = _LEADING.match(before)
+    return bool(_IMPERATIVE.match(before[lead.end() if lead else 0:]) or _ADDRESSED.search(before))
+
+
 _LEADING = re.compile(r"^[\s,;:.()\-\u2013\u2014\"']+")
 _UNQUALIFIED = re.compile(r"\b(?:safe|fine|ok|okay|freely|never|always|all\s+right)\b", re.I)
 _HEDGED_CUE = re.compile(r"\b(?:generally|usually|mostly|often|normally)\b", re.I)
@@ -284,6 +297,8 @@ def read_instruction(sentence: str) -> Instruction:
         negatives: list[tuple[int, int, bool]] = []
         for pattern, is_strong in _NEGATIVE:
             for m in pattern.finditer(main):
+                if pattern is _NEGATIVE[0][0] and not _imperative_join_ok(main, m):
+                    continue
                 if m.group("cue").lower().startswith("avoid") or m.group("cue").lower().startswith("refrain"):
                     before = main[: m.start("cue")]
                     if _PURPOSE_BEFORE.search(before) and not _TOLD_TO_BEFORE.search(before):

@@ -214,6 +214,20 @@ def test_descriptive_statements_give_no_finding(statement, evidence):
     assert compare_polarity(statement, evidence) is None
 
 
+def test_do_not_inside_a_relative_clause_is_not_a_prohibition():
+    # NICE's step 1: the "do not" describes the adults, it does not forbid the calcium-channel blocker
+    evidence = ["Offer a calcium-channel blocker (CCB) to adults starting step 1 antihypertensive treatment "
+                "who are aged 55 or over and do not have type 2 diabetes."]
+    assert read_instruction(evidence[0]).polarity == 1
+    f = compare_polarity("For adults aged 55 or over who do not have type 2 diabetes, NICE recommends a "
+                         "calcium-channel blocker (CCB) as first-line treatment.", evidence)
+    assert f is not None and f.status == "agrees", f
+
+
+def test_can_increase_the_effect_is_not_a_permission():
+    assert read_instruction("Paracetamol can increase the effect of warfarin.").polarity == 0
+
+
 def test_instruction_about_another_drug_gives_no_finding():
     assert compare_polarity("Do not take ibuprofen with warfarin.",
                             ["You can take paracetamol with warfarin."] + DISTRACTORS) is None

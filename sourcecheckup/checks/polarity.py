@@ -128,8 +128,8 @@ _ACTION = (r"(?:take|takes|taken|taking|use|used|using|have|drink|drunk|eat|eate
            r"receive|received|get|start|started|stop|stopped|continue|continued|combine|combined|mix|"
            r"mixed|apply|applied|breast-?feed|breast-?fed|administer(?:ed)?|prescribe(?:d)?|"
            r"swallow(?:ed)?|chew(?:ed)?|crush(?:ed)?|inject(?:ed)?|inhale(?:d)?|resume(?:d)?|"
-           r"restart(?:ed)?|split|halve(?:d)?|drive|exercise|try|tried|switch(?:ed)?|increase(?:d)?|"
-           r"reduce(?:d)?|double(?:d)?|skip(?:ped)?|repeat(?:ed)?|buy|bought|offer(?:ed)?|stay|go)")
+           r"restart(?:ed)?|split|halve(?:d)?|drive|exercise|try|tried|switch(?:ed)?|skip(?:ped)?|"
+           r"repeat(?:ed)?|buy|bought|offer(?:ed)?|stay|go)")     # not "increase": "it can increase the effect"
 _DOCTOR = (r"(?:doctor|gp|pharmacist|nurse|prescriber|clinician|specialist|midwife|dentist|physician|"
            r"health\s*care\s+(?:professional|provider|team)|healthcare\s+(?:professional|provider|team)|"
            r"(?:\w+\s+)?clinic|care\s+team)")
@@ -191,12 +191,15 @@ _IMPERATIVE = re.compile(
     r"read|remember|make\s+sure|ensure|administer|dilute|mix|split|cut|vaccinate|prefer)\b"
     r"(?!\s+(?:of|in|on|is|are|was|were)\b)", re.I)
 _JOINED = re.compile(r"\b(?:and|or|so|then|also|but)\s*$", re.I)
+_RELATIVE = re.compile(r"\b(?:who|which|that|whose|whom)\b[^,;:()]*$", re.I)
 _ADDRESSED = re.compile(r"\b(?:you|your|should|must|please)\b", re.I)
 
 
 def _imperative_join_ok(main: str, m: re.Match) -> bool:
     """ "and never fail" is a claim unless what it joins is an instruction ("Take it and never crush it")."""
     before = main[: m.start("cue")]
+    if _RELATIVE.search(before):                 # "adults who are 55 or over and do not have diabetes"
+        return False
     if not _JOINED.search(before):
         return True
     lead = _LEADING.match(before)

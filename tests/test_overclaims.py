@@ -224,6 +224,12 @@ def test_absolute_terms_are_found_as_written(statement, terms):
     "Lisinopril lowers blood pressure.",
     "Aspirin reduced the risk by 11%.",
     "Aspirin does not increase the risk of dementia.",
+    "Mask usage is not a proven means of reducing transmission.",    # negated in the statement itself
+    "Antibodies may last only three months in people who never showed symptoms.",
+    "An estimated 40 percent of people with the infection never develop a fever.",
+    "Should everyone be wearing N95 masks?",
+    "95 percent of all cases could have been avoided.",
+    "Delays led to unnecessary deaths.",
 ])
 def test_instructions_frequencies_and_plain_claims_are_not_absolutes(statement):
     assert absolute_terms(statement) == []

@@ -34,9 +34,9 @@ _ABSOLUTES = [(g, re.compile(p, _I)) for g, p in [
                    r"\bfor\s+the\s+rest\s+of\s+(?:your|their|his|her)\s+li(?:fe|ves)\b|\bindefinitely\b|"
                    r"\birreversibl[ey]\b"),
     ("no_need", r"\bno\s+need\s+(?:to|for)\b|\bneed\s+not\b|\bneedn't\b|\b(?:do|does)\s*n[o']?t\s+need\s+to\b|"
-                r"\bunnecessary\b|\bnot\s+necessary\b"),
+                r"\b(?:is|are)\s+(?:unnecessary|not\s+necessary)\b|\b(?:unnecessary|not\s+necessary)\s+(?:to|for)\b"),
     ("universal", r"\b(?:in\s+|for\s+)?all\s+(?:\w+\s+)?(?:patients|people|persons|adults|children|women|men|"
-                  r"cases|individuals|users|ages|infants|babies)\b|\beveryone\b|\beverybody\b|\banyone\b|"
+                  r"cases|individuals|users|infants|babies)\b|\beveryone\b|\beverybody\b|\banyone\b|"
                   r"\bevery\s+(?!(?:other\s+)?(?:\d|day|days|night|morning|evening|week|month|year|hour|minute|"
                   r"time|few|one|two|three|four|six|eight|twelve|dose|meal)\b)[a-z]+|\bwithout\s+exception\b|"
                   r"\bin\s+every\s+case\b|\bregardless\s+of\b|\balways\b"),
@@ -64,13 +64,18 @@ _HEDGE_NEAR = re.compile(r"\b(?:may|might|could|some|most|usually|generally|ofte
                          r"practically|largely|relatively)\b", _I)
 _CLAUSE_START = re.compile(r"[,;:()]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhereas\b", _I)
 # "never take X" and "always take X" are instructions (polarity), not claims
-_INSTRUCTION_BEFORE = re.compile(r"(?:^|[,;:(]|\b(?:should|must|you|please|we|i)\b)\s*$", _I)
+_INSTRUCTION_BEFORE = re.compile(r"(?:^|[,;:(]|\b(?:should|must|you|please|we|i|to)\b)\s*$", _I)
+# "people who never showed symptoms" describes people; it claims nothing absolute
+_RELATIVE_BEFORE = re.compile(r"\b(?:who|that|which|whose)\s*$", _I)
+_HEDGED_BEFORE = re.compile(r"\b(?:may|might|could|maybe|perhaps|possibly|some|many|most|appears?|seems?|"
+                            r"likely|probably|often|usually|generally)\b|"
+                            r"(?<![\d.])(?!100\s*(?:%|percent|per\s+cent))\d+(?:\.\d+)?\s*(?:%|percent\b|per\s+cent\b)", _I)
 # after "and" / "or" / "then", only when the sentence itself is an instruction ("Take it and never ...")
 _JOINED_BEFORE = re.compile(r"\b(?:and|or|so|then|also|but)\s*$", _I)
 _INSTRUCTION_WORDS = ("never", "always")
 
 # counter-evidence worth quoting, best first: what a group's absolute is most plainly undone by
-_COUNTER = {g: [re.compile(p, _I) for p in ps] for g, ps in {
+_COUNTER_WORDS = {g: ps for g, ps in {
     "permanence": [r"\b(?:restart|resume|re-?start|re-?introduce)\w*", r"\btemporar(?:y|ily)\b", r"\buntil\b",
                    r"\bfor\s+(?:\d+|a\s+few|one|two|three|several)\s+(?:hours?|days?|weeks?)\b",
                    r"\b\d+\s+(?:hours?|days?)\s+after\b", r"\bre-?evaluate\b"],
@@ -98,7 +103,7 @@ _COUNTER = {g: [re.compile(p, _I) for p in ps] for g, ps in {
     "guarantee": [],
     "only": [r"\balternatives?\b", r"\bor\b"],
 }.items()}
-_GENERIC_COUNTER = [re.compile(p, _I) for p in [
+_GENERIC_WORDS = [p for p in [
     r"\b(?:can|may|could|might)\s+still\b", r"\bwith\s+caution\b", r"\bsafer\s+than\b",
     r"\b(?:talk|speak)\s+to\b", r"\bin\s+some\s+cases\b", r"\banecdot\w*", r"\breports?\s+of\b", r"\breported\b",
     r"\bmay\b", r"\bmight\b", r"\bcould\b", r"\bsome\b", r"\bmost\b", r"\busually\b", r"\bgenerally\b",
@@ -117,6 +122,18 @@ def _is_instruction(text: str, start: int, word: str) -> bool:
     return bool(_JOINED_BEFORE.search(before)) and read_instruction(text).polarity != 0
 
 
+def _claimed(text: str, m: re.Match) -> bool:
+    """The statement itself asserts the absolute: not negated ("not a proven means"), hedged ("may
+    never"), said of a relative clause ("people who never ..."), or asked ("should everyone ...?")."""
+    before = _clause_before(text, m.start())
+    if _NEGATED_BEFORE.search(before) or _HEDGED_BEFORE.search(before):
+        return False
+    if m.group(0).lower() in ("never", "always") and _RELATIVE_BEFORE.search(before):
+        return False
+    end = re.compile(r"[.!?]").search(text, m.end())
+    return not (end and end.group(0) == "?")
+
+
 @lru_cache(maxsize=4096)
 def _terms(statement: str) -> tuple[tuple[str, str, int, int], ...]:
     text = (statement or "").replace("\u2019", "'")
@@ -125,7 +142,7 @@ def _terms(statement: str) -> tuple[tuple[str, str, int, int], ...]:
         for m in pattern.finditer(text):
             if any(m.start() < e and s < m.end() for _, _, s, e in found):
                 continue
-            if _is_instruction(text, m.start(), m.group(0)):
+            if _is_instruction(text, m.start(), m.group(0)) or not _claimed(text, m):
                 continue
             found.append((group, m.group(0), m.start(), m.end()))
     return tuple(sorted(found, key=lambda t: t[2]))
@@ -191,15 +208,25 @@ def _negated_term(group: str, sentence: str) -> str:
     return ""
 
 
-def _counter(group: str, sentence: str) -> tuple[int, str] | None:
-    """(tier, quoted words) of the best counter-evidence in one sentence; lower tier is plainer."""
-    negated = _negated_term(group, sentence)
-    if negated:
-        return 0, negated
-    for i, pattern in enumerate(_COUNTER.get(group, [])):
-        m = pattern.search(sentence)
-        if m:
-            return 1 + i, _phrase(sentence, m.start())
+_COUNTER = {g: [re.compile(p, _I) for p in ps] for g, ps in _COUNTER_WORDS.items()}
+_GENERIC_COUNTER = [re.compile(p, _I) for p in _GENERIC_WORDS]
+
+
+def _counter(group: str, sentence: str, generic: bool) -> tuple[int, str] | None:
+    """(tier, quoted words) of the best counter-evidence in one sentence; lower tier is plainer.
+
+    The group's own counter-evidence and a negated absolute first; the generic hedges (may, some,
+    if, ...) only on the second pass, when no sentence had anything plainer.
+    """
+    if not generic:
+        negated = _negated_term(group, sentence)
+        if negated:
+            return 0, negated
+        for i, pattern in enumerate(_COUNTER.get(group, [])):
+            m = pattern.search(sentence)
+            if m:
+                return 1 + i, _phrase(sentence, m.start())
+        return None
     for i, pattern in enumerate(_GENERIC_COUNTER):
         m = pattern.search(sentence)
         if m:
@@ -250,13 +277,16 @@ def compare_overclaim(statement: str, evidence_sentences: Sequence[str]) -> Chec
     named = " and ".join(f"'{t}'" for _, t in unbacked)
     related = [s for s in sentences if overlap[s][1] >= 1] or sentences
     best = None
-    for s in related:
-        found = _counter(group, s)
-        if found is None:
-            continue
-        key = (found[0], -overlap[s][0])
-        if best is None or key < best[0]:
-            best = (key, found[1], s)
+    for generic in (False, True):
+        for s in related:
+            found = _counter(group, s, generic)
+            if found is None:
+                continue
+            key = (found[0], -overlap[s][0])
+            if best is None or key < best[0]:
+                best = (key, found[1], s)
+        if best:
+            break
     if best is None:
         closest = max(related, key=lambda s: overlap[s], default="")
         return CheckFinding("unbacked", closest, f"the statement says {named}; the source says nothing of it")

@@ -246,6 +246,36 @@ _ATTRIBUTES = [(a, re.compile(p, re.I)) for a, p in [
     ("manner:sudden", r"\bsudden(?:ly)?\b|\babrupt(?:ly)?\b|\ball\s+at\s+once\b|\bcold\s+turkey\b"),
     ("manner:gradual", r"\bgradual(?:ly)?\b|\bslowly\b|\btaper(?:ed|ing)?\b|\bstep\s+by\s+step\b|\bbit\s+by\s+bit\b"),
 ]]
+# words one of which must be in a sentence before a pattern is worth running (a cheap `in` test
+# first keeps read_instruction far under a millisecond on long abstract sentences)
+_DOCTOR_WORDS = ("doctor", "gp", "pharmacist", "nurse", "prescriber", "clinician", "specialist", "midwife", "dentist", "physician", "health", "clinic", "care team")
+_ATTRIBUTE_TRIGGERS = [
+    ("without",), ("any time",), ("unless",), ("without",), _DOCTOR_WORDS,
+    ("prescribed", "directed", "advised"), ("advice", "supervision"), _DOCTOR_WORDS,
+    ("freely", "without", "any time", "as much", "as often", "precaution"),
+    ("empty", "without food", "before"),
+    ("food", "meal", "breakfast", "lunch", "dinner", "supper", "milk", "snack", "eating", "full stomach", "to eat"),
+    ("morning", "breakfast", "waking", "wake"), ("evening", "dinner", "supper"), ("night", "bed", "sleep"),
+    ("mouth", "orally", "swallowed"), ("inject", "intramuscular", "intravenous", "subcutaneous"),
+    ("topical", "skin"), ("nasal", "nose"), ("inhale",), ("rectal", "suppositor"),
+    ("sudden", "abrupt", "at once", "cold turkey"), ("gradual", "slowly", "taper", "step by step", "bit by bit"),
+]
+assert len(_ATTRIBUTE_TRIGGERS) == len(_ATTRIBUTES)
+_NOT = ("not", "n't", "never", "no longer")
+_NEGATIVE_TRIGGERS = [("do not", "don't", "dont", "never"), _NOT, _NOT, ("avoid", "refrain", "steer clear", "keep away"),
+                      ("contra",), _NOT + ("against", "inadvisable", "unsuitable", "inappropriate", "discouraged",
+                                           "prohibited", "forbidden"), _NOT, ("unsafe", "safe", "dangerous", "not to be")]
+_POSITIVE_TRIGGERS = [("can", "could", "may"), ("should", "must", "ought", "need", "has to", "have to"),
+                      ("safe", "fine", "ok", "all right", "acceptable", "allowed", "permitted", "free"),
+                      ("recommend", "advise", "preferred", "indicated", "encouraged", "first", "choice", "best",
+                       "offered")]
+assert len(_NEGATIVE_TRIGGERS) == len(_NEGATIVE) and len(_POSITIVE_TRIGGERS) == len(_POSITIVE)
+
+
+def _present(low: str, triggers: tuple[str, ...]) -> bool:
+    return any(t in low for t in triggers)
+
+
 _CONDITION = re.compile(r"\b(?:if|when|whenever|while|whilst|unless)\b(?P<body>[^,;:]*)", re.I)
 _ALTERNATIVE = re.compile(r"\b(?:rather\s+than|instead\s+of|in\s+preference\s+to|in\s+place\s+of)\b(?P<body>[^,;:.]*)", re.I)
 _CLAUSE_SPLIT = re.compile(
@@ -265,13 +295,16 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
 @lru_cache(maxsize=8192)
 def read_instruction(sentence: str) -> Instruction:
     """What one sentence tells the reader to do or not to do; polarity 0 when it is descriptive."""
-    text = (sentence or "").replace("\u2019", "'").replace("\u2018", "'").strip()
+    text = " ".join((sentence or "").replace("\u2019", "'").replace("\u2018", "'").split())
     if not text:
         return NO_INSTRUCTION
     chars = list(text)
     taken: list[tuple[int, int]] = []            # spans already read as an attribute
     attrs: list[tuple[str, str]] = []
-    for attribute, pattern in _ATTRIBUTES:
+    low = text.lower()
+    for (attribute, pattern), triggers in zip(_ATTRIBUTES, _ATTRIBUTE_TRIGGERS):
+        if not _present(low, triggers):
+            continue
         for m in pattern.finditer(text):
             if _overlaps(m.span(), taken):
                 continue
@@ -280,25 +313,27 @@ def read_instruction(sentence: str) -> Instruction:
     for s, e in taken:
         _blank(chars, s, e)
     alternative, alternative_text = frozenset(), ""
-    m = _ALTERNATIVE.search("".join(chars))
+    m = _ALTERNATIVE.search("".join(chars)) if _present(low, ("rather", "instead", "preference", "place")) else None
     if m:
         alternative_text = m.group("body").strip()
         alternative = stems_of(alternative_text)
         _blank(chars, m.start(), m.end())
     masked = "".join(chars)
     condition: set[str] = set()
-    for m in _CONDITION.finditer(masked):
+    for m in (_CONDITION.finditer(masked) if _present(low, ("if", "when", "while", "unless")) else ()):
         condition |= stems_of(m.group("body"))
         _blank(chars, m.start(), m.end())
     main = "".join(chars)                        # the clause with attributes, conditions and B blanked
 
     cue_span, cue, polarity, strong = None, "", 0, False
-    optional = _OPTIONAL.search(main)
+    optional = _OPTIONAL.search(main) if _present(low, ("need", "necessary")) else None
     if optional:
         cue_span, cue = optional.span("cue"), optional.group("cue")
     else:
         negatives: list[tuple[int, int, bool]] = []
-        for pattern, is_strong in _NEGATIVE:
+        for (pattern, is_strong), triggers in zip(_NEGATIVE, _NEGATIVE_TRIGGERS):
+            if not _present(low, triggers):
+                continue
             for m in pattern.finditer(main):
                 if pattern is _NEGATIVE[0][0] and not _imperative_join_ok(main, m):
                     continue
@@ -317,7 +352,9 @@ def read_instruction(sentence: str) -> Instruction:
             positives: list[tuple[int, int, bool]] = []
             if imperative:
                 positives.append((offset + imperative.start("cue"), offset + imperative.end("cue"), True))
-            for pattern, is_strong in _POSITIVE:
+            for (pattern, is_strong), triggers in zip(_POSITIVE, _POSITIVE_TRIGGERS):
+                if not _present(low, triggers):
+                    continue
                 for m in pattern.finditer(main):
                     positives.append((m.start("cue"), m.end("cue"), is_strong))
             if positives:
@@ -390,6 +427,9 @@ def _quote(sentence: str, limit: int = 240) -> str:
 
 def clauses(sentence: str) -> list[str]:
     """A sentence cut where its instruction may change ("...; do not ...", "... but avoid ...")."""
+    low = sentence.lower()
+    if not _present(low, (";", ":", "but", "whereas", "however", ", and")):
+        return [sentence]
     parts = [p for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip()]
     return parts or [sentence]
 

@@ -6,6 +6,7 @@ nothing of; the demo's planted claims (issue 11) are among them, read against th
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -185,6 +186,7 @@ def test_evidence_on_another_subject_says_nothing_of_it():
     f = compare_overclaim("Antibiotic ear drops are just as effective as oral amoxicillin.",
                           ["The clinic is open from Monday to Friday.", "Parking is behind the main building."])
     assert f.status == "unbacked" and f.message.endswith("the source says nothing of it")
+    assert f.sentence == ""
 
 
 def test_an_absolute_about_another_subject_does_not_back_the_statement():
@@ -244,3 +246,65 @@ def test_well_under_a_millisecond_per_sentence_pair():
         compare_overclaim(s, [WARFARIN_GELS[i % 3] + f" {i}"])
     per_pair = (time.perf_counter() - start) / len(statements)
     assert per_pair < 0.001, f"{per_pair * 1000:.3f} ms per pair"
+
+
+# --- the bundled demo, read as the pipeline reads it --------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parents[1] / "resources" / "samples"
+FDA = "https://www.fda.gov/drugs/drug-safety-and-availability/fda-drug-safety-communication-fda-revises-warnings-regarding-use-diabetes-medicine-metformin-certain"
+AAP = "https://downloads.aap.org/AAP/PDF/aom-guideline-summary.pdf"
+CDC = "https://www.cdc.gov/flu/highrisk/pregnant.htm"
+FORUM = "https://patient.info/forums/discuss/coq10-for-statin-muscle-pain-did-it-help-you--812345"
+PHARMACY = "https://www.pharmacyquestions.co.uk/interactions/warfarin-and-nsaids/"
+DEMO = [  # (statement as the sample answers write it, cited URL, planted false claim?)
+    ("Metformin is contraindicated in patients with an eGFR below 30 mL/min/1.73 m\u00b2.", FDA, False),
+    ("Starting metformin is not recommended in patients whose eGFR is between 30 and 45 mL/min/1.73 m\u00b2.",
+     FDA, False),
+    ("Metformin should be stopped permanently in anyone who has a CT scan with iodinated contrast.", FDA, True),
+    ("For acute otitis media in children, the first-line antibiotic is high-dose amoxicillin at 80 to 90 "
+     "mg/kg per day, given in 2 divided doses.", AAP, False),
+    ("A 7-day course is effective for children aged 2 to 5 years with mild or moderate acute otitis media.",
+     AAP, False),
+    ("Antibiotic ear drops are just as effective as oral amoxicillin for a first ear infection.", AAP, True),
+    ("Flu vaccination is recommended for people who are pregnant during flu season, and flu vaccines can be "
+     "given during any trimester of pregnancy.", CDC, False),
+    ("A flu vaccine given during pregnancy helps protect the baby from flu for several months after birth.",
+     CDC, False),
+    ("Pregnant people should get the nasal spray flu vaccine rather than a flu shot.", CDC, True),
+    ("Coenzyme Q10 supplements have been proven to prevent statin-related muscle pain.", FORUM, True),
+    ("Taking an NSAID such as ibuprofen or naproxen together with warfarin increases the risk of bleeding, "
+     "particularly bleeding from the stomach and gut.", PHARMACY, False),
+    ("Paracetamol is usually the preferred painkiller for people taking warfarin, although taking it "
+     "regularly can increase the effect of warfarin.", PHARMACY, False),
+    ("Topical NSAID gels are completely safe with warfarin and need no precautions.", PHARMACY, True),
+]
+
+
+@pytest.fixture(scope="module")
+def demo_sentences():
+    from sourcecheckup.extract import extract
+    from sourcecheckup.parse import split_sentences
+    from sourcecheckup.sourcepack import load_pack, pack_key
+
+    pack = load_pack(SAMPLES / "sources")
+    out = {}
+    for url in {u for _, u, _ in DEMO}:
+        entry = pack[pack_key(url)]
+        text = extract(entry.path.read_bytes(), entry.content_type, url).text
+        out[url] = [text[a:b] for a, b in split_sentences(text)]
+    return out
+
+
+@pytest.mark.parametrize("statement,url,planted", DEMO, ids=[d[0][:40] for d in DEMO])
+def test_demo_pages_flag_each_planted_claim_and_spare_the_true_ones(demo_sentences, statement, url, planted):
+    from sourcecheckup.checks.polarity import compare_polarity
+
+    evidence = demo_sentences[url]
+    assert len(evidence) > 5, "the page's text was not read"
+    found = [f for f in (compare_polarity(statement, evidence), compare_overclaim(statement, evidence)) if f]
+    flagged = [f for f in found if f.status in ("contradicted", "unbacked")]
+    if planted:
+        assert flagged, f"planted false claim passed: {found}"
+        assert all(f.sentence in evidence for f in flagged)
+    else:
+        assert not flagged, f"true claim flagged: {flagged}"

@@ -253,7 +253,12 @@ def compare_overclaim(statement: str, evidence_sentences: Sequence[str]) -> Chec
     if not terms:
         return None
     subject = _subject(statement)
-    sentences = [" ".join(s.replace("\u2019", "'").split()) for s in evidence_sentences if s and s.strip()]
+    # read in a normalised form, reported as given (the finding quotes the sentence the caller passed)
+    given = {}
+    for s in evidence_sentences:
+        if s and s.strip():
+            given.setdefault(" ".join(s.replace("\u2019", "'").split()), s)
+    sentences = list(given)
     overlap = {}
     for s in sentences:
         shared = subject & core(stems_of(s))
@@ -271,7 +276,7 @@ def compare_overclaim(statement: str, evidence_sentences: Sequence[str]) -> Chec
     if not unbacked:
         term, words, sentence = backed[0]
         said = "; ".join(f"'{w}'" for _, w, _ in backed)
-        return CheckFinding("agrees", sentence,
+        return CheckFinding("agrees", given[sentence],
                             f"the statement says '{term}'; the source says so too ({said})")
     group, term = unbacked[0]
     named = " and ".join(f"'{t}'" for _, t in unbacked)
@@ -288,6 +293,5 @@ def compare_overclaim(statement: str, evidence_sentences: Sequence[str]) -> Chec
         if best:
             break
     if best is None:
-        closest = max(related, key=lambda s: overlap[s], default="")
-        return CheckFinding("unbacked", closest, f"the statement says {named}; the source says nothing of it")
-    return CheckFinding("unbacked", best[2], f"the statement says {named}; the source says '{best[1]}'")
+        return CheckFinding("unbacked", "", f"the statement says {named}; the source says nothing of it")
+    return CheckFinding("unbacked", given[best[2]], f"the statement says {named}; the source says '{best[1]}'")

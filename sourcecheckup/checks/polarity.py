@@ -206,6 +206,9 @@ def _imperative_join_ok(main: str, m: re.Match) -> bool:
     return bool(_IMPERATIVE.match(before[lead.end() if lead else 0:]) or _ADDRESSED.search(before))
 
 
+_ALWAYS = re.compile(r"\balways\b", re.I)
+_MODAL_VERB = re.compile(r"^(?:can|could|may|should|must|ought\s+to|needs?\s+to|has\s+to|have\s+to)\b.*\b[a-z]+$", re.I)
+_ACTION_END = re.compile(r"\b" + _ACTION + r"$", re.I)
 _LEADING = re.compile(r"^[\s,;:.()\-\u2013\u2014\"']+")
 _UNQUALIFIED = re.compile(r"\b(?:safe|fine|ok|okay|freely|never|always|all\s+right)\b", re.I)
 _HEDGED_CUE = re.compile(r"\b(?:generally|usually|mostly|often|normally)\b", re.I)
@@ -366,19 +369,18 @@ def read_instruction(sentence: str) -> Instruction:
     if polarity == 0:
         return Instruction(0, frozenset(), cue, frozenset(a for a, _ in attrs), tuple(attrs))
     unqualified = bool(_UNQUALIFIED.search(cue) or any(a == "condition:none" for a, _ in attrs)
-                       or re.search(r"\balways\b", main[: cue_span[0]], re.I))
+                       or _ALWAYS.search(main[: cue_span[0]]))
     if unqualified and _HEDGED_CUE.search(cue):
         unqualified = False
     _blank(chars, *cue_span)
-    # a positive modal's verb ("can take", "should be stopped") is part of what is done
-    verb = re.search(r"([a-z]+)$", cue.lower()) if polarity > 0 else None
+    # the verb of a modal or imperative cue ("can take", "should be stopped", "Take") is part of what
+    # is done; the verb of "is recommended" or "advises" is not
     action = stems_of("".join(chars))
-    if verb and verb.group(1) not in _STOP:
-        action = action | {stem(verb.group(1))}
-    if polarity < 0:
-        m = re.search(r"(" + _ACTION + r")$", cue, re.I)
-        if m:
-            action = action | {stem(m.group(1).lower())}
+    verb = _MODAL_VERB.search(cue) or _ACTION_END.search(cue) or (_IMPERATIVE.match(cue) if polarity > 0 else None)
+    if verb:
+        word = verb.group(0).split()[-1].lower()
+        if word not in _STOP:
+            action = action | {stem(word)}
     if any(a.startswith("manner:") for a, _ in attrs):
         action = action | {"manner"}             # "suddenly" and "gradually" are about the same thing: how
     return Instruction(polarity, action, cue.strip(), frozenset(a for a, _ in attrs), tuple(attrs),

@@ -1,1 +1,1 @@
-"""Exact checks of a statement against evidence sentences: pure functions, stdlib only, no model."""
+"""Exact checks of a statement against its evidence, without a model (quantities first)."""

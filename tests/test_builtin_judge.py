@@ -64,8 +64,8 @@ def test_supported_medical_statement_is_supported_with_a_verbatim_quote(judge: B
     assert 0.0 <= v.score <= 1.0 and v.score >= judge.threshold
     assert "28.4%" in v.quote
     assert v.quote_found is True and quote_in_source(v.quote, HFE_SOURCE)
-    assert v.judge_id == "builtin" and v.prompt_version == "builtin-2"
-    assert v.model_version == "builtin-2/all-MiniLM-L6-v2"
+    assert v.judge_id == "builtin" and v.prompt_version == "builtin-3"
+    assert v.model_version == "builtin-3/all-MiniLM-L6-v2"
     assert v.rationale.startswith("Best passage shares") and v.rationale.endswith(".")
 
 
@@ -81,7 +81,7 @@ def test_contradicted_statement_is_not_supported(judge: BuiltinJudge) -> None:
     assert "negat" in flipped.rationale
 
 
-def test_number_missing_from_the_source_is_named_and_lowers_the_score(judge: BuiltinJudge) -> None:
+def test_a_figure_the_source_states_differently_is_named_and_lowers_the_score(judge: BuiltinJudge) -> None:
     source = SourceText.from_text(HFE_SOURCE)
     right, wrong = judge.score_pairs([
         ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
@@ -89,7 +89,14 @@ def test_number_missing_from_the_source_is_named_and_lowers_the_score(judge: Bui
     ])
     assert wrong.label is Label.NOT_SUPPORTED
     assert wrong.score < right.score
-    assert "45.7%" in wrong.rationale and "does not appear" in wrong.rationale
+    assert "45.7%" in wrong.rationale and "28.4%" in wrong.rationale and "contradicted" in wrong.flags
+
+
+def test_a_figure_the_source_does_not_give_at_all_is_named(judge: BuiltinJudge) -> None:
+    v, = judge.score_pairs([("Phlebotomy is needed every 3 months in C282Y homozygotes.",
+                             SourceText.from_text(HFE_SOURCE))])
+    assert v.label is Label.NOT_SUPPORTED and "contradicted" not in v.flags
+    assert v.rationale.startswith("not supported:") and "3 months" in v.rationale
 
 
 def test_unrelated_source_does_not_support(judge: BuiltinJudge) -> None:
@@ -154,7 +161,7 @@ def test_lexical_mode_works_without_the_embedding_model(lexical_judge: BuiltinJu
         ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
         ("Iron-overload disease develops in 45.7% of male C282Y homozygotes.", source),
     ])
-    assert right.model_version == "builtin-2/lexical"
+    assert right.model_version == "builtin-3/lexical"
     assert right.label is Label.SUPPORTED and wrong.label is Label.NOT_SUPPORTED
     assert right.quote_found is True
 
@@ -169,3 +176,80 @@ def test_a_dose_the_source_does_not_give_is_not_supported(judge):
         ("Adults should not take more than 4g of paracetamol in 24 hours.", page)])
     assert wrong.label is Label.NOT_SUPPORTED and "8 g" in wrong.rationale
     assert right.label is Label.SUPPORTED
+
+
+# -- the exact checks decide (issue: a screening judge that never waves a wrong dose through) ------
+
+IBUPROFEN_PAGE = (
+    "Ibuprofen is a painkiller available without a prescription. Adults can take ibuprofen up to 3 times a "
+    "day, leaving at least 4 hours between doses. With a prescription, the maximum is 3,200mg a day; without "
+    "a prescription, do not take more than 1,200mg in 24 hours. Take it with or just after food.")
+LEVOTHYROXINE_PAGE = (
+    "Take levothyroxine once a day in the morning, ideally at least 30 minutes before breakfast or a "
+    "caffeinated drink. Do not take calcium or iron supplements within 4 hours of your levothyroxine, "
+    "because they stop it from being absorbed properly. Your dose will be checked with a blood test.")
+
+
+def test_a_doubled_dose_is_contradicted_and_the_rationale_names_both_figures(judge):
+    v, = judge.score_pairs([("Without a prescription, adults can take up to 2,400mg of ibuprofen in 24 hours.",
+                             SourceText.from_text(IBUPROFEN_PAGE))])
+    assert v.label is Label.NOT_SUPPORTED and "contradicted" in v.flags
+    assert v.rationale.startswith("contradicted:")
+    assert "2,400" in v.rationale and "1,200" in v.rationale
+    assert "1,200mg" in v.quote and v.quote_found      # the quote shows the sentence that contradicts
+
+
+def test_the_same_dose_written_another_way_is_supported(judge):
+    v, = judge.score_pairs([("With a prescription, adults may take up to 3.2 g of ibuprofen a day.",
+                             SourceText.from_text(IBUPROFEN_PAGE))])
+    assert v.label is Label.SUPPORTED, v.rationale
+    assert "3,200mg" in v.quote
+
+
+def test_avoid_agrees_with_do_not_take(judge):
+    src = SourceText.from_text(LEVOTHYROXINE_PAGE)
+    avoid, can = judge.score_pairs([
+        ("Avoid calcium or iron supplements within 4 hours of taking levothyroxine.", src),
+        ("You can take calcium or iron supplements at the same time as levothyroxine.", src)])
+    assert avoid.label is Label.SUPPORTED, avoid.rationale
+    assert can.label is Label.NOT_SUPPORTED and "contradicted" in can.flags, can.rationale
+
+
+def test_an_absolute_claim_against_a_hedged_source_is_not_supported(judge):
+    src = SourceText.from_text(
+        "Topical NSAID gels are absorbed into the blood far less than tablets, so they are safer for people "
+        "taking warfarin. They can still cause bleeding in some people, so talk to your pharmacist first.")
+    v, = judge.score_pairs([("Topical NSAID gels are completely safe with warfarin.", src)])
+    assert v.label is Label.NOT_SUPPORTED and "completely safe" in v.rationale
+
+
+def test_an_uncertain_trained_score_is_marked_review_first(judge):
+    from sourcecheckup.judges.builtin import REVIEW_BAND
+    src = SourceText.from_text(HFE_SOURCE + " " + " ".join(FILLER))
+    statements = ["Haemochromatosis is inherited.", "Phlebotomy helps in haemochromatosis.",
+                  "Iron overload is common in women.", "Most patients are of northern European descent.",
+                  "Early treatment prevents organ damage.", "The clinic treats iron disorders."]
+    for v in judge.score_pairs([(s, src) for s in statements]):
+        near = abs(v.score - judge.threshold) < REVIEW_BAND and "contradicted" not in v.flags
+        assert ("review_first" in v.flags) == near or v.rationale.startswith(("contradicted", "not supported")) \
+            or "negat" in v.rationale, (v.score, v.flags, v.rationale)
+
+
+FAILED_CHECK_WORDS = ("does not appear", "contradicted", "negates", "is negated", "different unit",
+                      "where the passage says", "where the source says", "not supported")
+
+
+def test_a_supported_label_never_carries_a_failed_check_in_its_rationale(judge):
+    """Every supported verdict, over the clinical suite and the pages above, reads as supported."""
+    from pathlib import Path
+    suite = Path(__file__).resolve().parents[1] / "bench" / "data" / "clinical_pairs.jsonl"
+    rows = [json.loads(line) for line in suite.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairs = [(r["claim"], SourceText.from_text(r["evidence"])) for r in rows]
+    pairs += [(s, SourceText.from_text(IBUPROFEN_PAGE)) for s in (
+        "Adults can take ibuprofen 3 times a day.", "Adults can take ibuprofen 6 times a day.",
+        "Leave at least 4 hours between doses of ibuprofen.")]
+    verdicts = judge.score_pairs(pairs)
+    bad = [(s, v.rationale) for (s, _), v in zip(pairs, verdicts)
+           if v.label is Label.SUPPORTED and any(w in v.rationale for w in FAILED_CHECK_WORDS)]
+    assert not bad, bad
+    assert any(v.label is Label.SUPPORTED for v in verdicts) and any(v.label is Label.NOT_SUPPORTED for v in verdicts)

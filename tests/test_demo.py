@@ -2,15 +2,26 @@
 from __future__ import annotations
 
 import json
+import re
+
+import pytest
 
 from tests.test_cli import sc
 
 
-def test_demo_audits_the_bundled_sample_offline_and_prints_the_report_path(tmp_path):
-    out = tmp_path / "demo.html"
-    p = sc("demo", "--db", str(tmp_path / "demo.db"), "-o", str(out), timeout=600,
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """One run of `sourcecheckup demo` for the whole module: (process, report path)."""
+    tmp = tmp_path_factory.mktemp("demo")
+    out = tmp / "demo.html"
+    p = sc("demo", "--db", str(tmp / "demo.db"), "-o", str(out), timeout=600,
            env={"SOURCECHECKUP_PLUGINS": ""})
     assert p.returncode == 0, p.stderr
+    return p, out
+
+
+def test_demo_audits_the_bundled_sample_offline_and_prints_the_report_path(demo_run):
+    p, out = demo_run
     assert f"demo report: {out}" in p.stdout
     assert "screening" in out.read_text()            # the built-in judge says what it is
     report = json.loads(out.with_suffix(".json").read_text())
@@ -28,3 +39,52 @@ def test_demo_audits_the_bundled_sample_offline_and_prints_the_report_path(tmp_p
                for r in report["responses"] for st in r["statements"] for v in st["verdicts"])
     m = report["metrics"]
     assert m["url_validity"]["n"] == 18 and m["url_validity"]["k"] == 17
+
+
+# What resources/samples/README.md says the sample plants, statement by statement (a prefix of the
+# statement's text is enough to find it). The demo is an outcome to check, never a set to tune on.
+PLANTED_TRUE = {
+    "Metformin is contraindicated in patients with an eGFR below 30",
+    "Starting metformin is not recommended in patients whose eGFR is between 30 and 45",
+    "Iron-overload-related disease develops in 28.4% of male and 1.2% of female",
+    "For acute otitis media in children, the first-line antibiotic is high-dose amoxicillin at 80 to 90",
+    "For adults aged under 55 who are not of Black African",
+    "For adults aged 55 or over, and for Black adults",
+    "The WHO recommends thiazide or thiazide-like diuretics",
+    "In the ASPREE trial of 19,114 healthy older adults, 100 mg of aspirin a day",
+}
+PLANTED_FALSE = {
+    "Adults can safely take up to 8 g of paracetamol",                 # a wrong dose (the page: 4 g)
+    "Metformin should be stopped permanently",                         # the page: withheld, then restarted
+    "Antibiotic ear drops are just as effective as oral amoxicillin",  # not in the guideline
+    "Pregnant people should get the nasal spray flu vaccine rather than a flu shot",  # the page: not for pregnancy
+    "Coenzyme Q10 supplements have been proven",                       # a forum thread of anecdotes
+    "Topical NSAID gels are completely safe with warfarin",            # the page: can still cause bleeding
+    "NICE advises against offering vitamin D solely to prevent or treat COVID-19",  # cites the hypertension guideline
+}
+
+
+FAILED_CHECK = re.compile(
+    r"does not appear|do not appear|contradicted|negates|is negated|different unit|where the (passage|source) says"
+    r"|the source does not say|is not in the source", re.I)
+
+
+def test_demo_verdicts_agree_with_what_the_sample_plants(demo_run):
+    _, out = demo_run
+    report = json.loads(out.with_suffix(".json").read_text())
+    statements = [st for r in report["responses"] for st in r["statements"]]
+
+    def status_of(prefix: str) -> str:
+        found = [st for st in statements if st["text"].startswith(prefix)]
+        assert len(found) == 1, f"the sample's statement '{prefix}…' is not in the demo run"
+        return found[0]["status"]
+
+    wrong = [f"planted true, shown {status_of(t)}: {t}" for t in PLANTED_TRUE if status_of(t) != "supported"]
+    wrong += [f"planted false, shown supported: {t}" for t in PLANTED_FALSE if status_of(t) == "supported"]
+    assert not wrong, "\n".join(wrong)
+    # a label never contradicts its own rationale
+    for st in statements:
+        for v in st["verdicts"]:
+            if v["label"] == "supported":
+                assert not FAILED_CHECK.search(v["rationale"]), (st["text"], v["rationale"])
+

@@ -295,6 +295,9 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in spans)
 
 
+_REASON = re.compile(r",?\s+(?:because|since|so that|in order that)\b.*$", re.I | re.S)
+
+
 @lru_cache(maxsize=8192)
 def read_instruction(sentence: str) -> Instruction:
     """What one sentence tells the reader to do or not to do; polarity 0 when it is descriptive."""
@@ -321,6 +324,10 @@ def read_instruction(sentence: str) -> Instruction:
         alternative_text = m.group("body").strip()
         alternative = stems_of(alternative_text)
         _blank(chars, m.start(), m.end())
+    # a reason given for the instruction ("..., because they stop it being absorbed") is not part of it
+    reason = _REASON.search("".join(chars)) if _present(low, ("because", "since", "so that", "in order")) else None
+    if reason:
+        _blank(chars, reason.start(), len(chars))
     masked = "".join(chars)
     condition: set[str] = set()
     for m in (_CONDITION.finditer(masked) if _present(low, ("if", "when", "while", "unless")) else ()):

@@ -286,7 +286,9 @@ _BOUND_AFTER = [
 ]
 _AGE_AFTER = re.compile(r"(?:\s|-)?(?:years?|yrs?)(?:\s|-)?(?:old|of age)\b|-year-olds?\b|s\b"
                         r"|\s+(?:years?\s+)?(?:and|or)\s+(?:over|older|above|under|younger)\b")
-_AGE_BEFORE = re.compile(r"(?:\baged?|\bages|(?:adults|people|children|patients|those|anyone|"
+_AGE_BEFORE = re.compile(r"(?:\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
+                         r"less than|more than))?|\bages|\b(?:mean|median|average)\s+age\s+(?:of|was|were|is)"
+                         r"(?:\s+(?:about|around|approximately))?|(?:adults|people|children|patients|those|anyone|"
                          r"women|men|persons|individuals|kids|babies|infants)\s+(?:over|under|"
                          r"above|below|older than|younger than))\s+(?:between\s+)?$")
 _A_DURATION = re.compile(
@@ -657,7 +659,8 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
     # ages: "aged 65", "65 years and over", "children under 12", "over-65s"
     age_after = _AGE_AFTER.match(t, end)
     age_before = _AGE_BEFORE.search(before)
-    if (age_after and (not unit_m or _unit_of(unit_m)[0] == "month")) or (age_before and not unit_m):
+    years = bool(unit_m) and _unit_of(unit_m)[0] == "month"
+    if (age_after and (not unit_m or years)) or (age_before and (not unit_m or years)):
         e = age_after.end() if age_after else end
         if age_after and re.search(r"(?:and|or)\s+(?:over|older|above)", age_after.group(0)):
             bound = "ge"
@@ -1078,5 +1081,13 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                 status = MATCHED if hit[2] == "match" else CONTRADICTED
                 best, where = hit[3], hit[4]
                 break
+        if status == MISSING and claim.unit == "count":
+            # a head count ("19,114 healthy older adults") is the same figure whatever the page calls
+            # the people ("19,114 persons"): the exact number anywhere on the page is the match
+            same = next(((q, text) for text, qs in evidence for q in qs
+                         if q.unit == "count" and not q.is_pair and _equal(claim.low, q.low, claim, q)
+                         and _equal(claim.high, q.high, claim, q)), None)
+            if same is not None:
+                status, best, where = MATCHED, same[0], same[1]
         findings.append(QuantityFinding(claim, status, best, where, _message(status, claim, best)))
     return findings

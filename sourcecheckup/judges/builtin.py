@@ -1,13 +1,16 @@
 """The built-in offline judge: a screening judge, not a reader.
 
 For each statement x source pair it finds the best passages (BM25 and sentence-embedding
-similarity with all-MiniLM-L6-v2), then runs the consistency checks a screen can do
-honestly: the statement's numbers, units and percentages must appear in the passage, a
-negation or a direction word ("increase" / "decrease") must not flip between the two, and
-the statement's key terms must be present. A logistic regression over these features,
-trained on labelled health claims (scripts/train_builtin.py), gives the probability that
-the source supports the statement. Without the embedding model it still works on the
-lexical features alone and says so in ``model_version`` ("builtin-2/lexical").
+similarity with all-MiniLM-L6-v2), then runs the checks a screen can do exactly
+(``sourcecheckup.checks``): every quantity of the statement (dose, frequency, duration,
+threshold, rate) is compared with what the source states for the same thing, after unit
+conversion; an instruction ("avoid", "do not", "take in the morning") is compared as polarity;
+an absolute claim ("completely safe", "proven") needs a source that says it as firmly. A failed
+check decides the label ("contradicted: statement 2,400 mg/24 h; source 1,200 mg/24 h ...").
+What the checks cannot decide is scored by a logistic regression over wording features,
+trained on labelled health claims (scripts/train_builtin.py); scores near its threshold are
+flagged "review_first". Without the embedding model it still works on the lexical features
+alone and says so in ``model_version`` ("builtin-3/lexical").
 """
 from __future__ import annotations
 
@@ -25,12 +28,15 @@ import numpy as np
 
 from .. import embeddings
 from ..evidence import quote_in_source, rank_passages, source_sentences
-from ..models import Label, Verdict
+from ..models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_rationale
+from ..checks import attribution, overclaims, polarity, quantities as qty
 from ..resources import resources_dir
 from .base import BaseJudge, JudgeSpecError, SourceText
 
 JUDGE_ID = "builtin"
-PROMPT_VERSION = "builtin-2"  # 2: a missing dose ("8 g") rules out support
+# 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
+# claims decide the label, the trained score only ranks what they cannot decide
+PROMPT_VERSION = "builtin-3"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
 
@@ -45,6 +51,14 @@ BATCH_PAIRS = 64
 # a precise figure (a decimal or a percentage) of the statement missing from the evidence, and
 # a negation flip against a closest sentence that otherwise covers the statement's key terms.
 NEGATION_VETO_COVERAGE = 0.5
+# trained scores this close to the threshold are marked "review first": the screen is unsure of them
+REVIEW_BAND = 0.12
+# how close the statement's best sentence must be for matched figures to count as corroboration
+CORROBORATED_SIMILARITY = 0.6
+# sentences of the best passages that the exact checks read (besides every sentence with one of the
+# statement's figures)
+CHECK_PASSAGES = 3
+CHECK_SENTENCES = 6
 
 
 def params_path() -> Path:
@@ -235,6 +249,7 @@ class PairAnalysis:
     missing_terms: list[str]
     similarity: float | None
     veto: str = ""                  # why support is ruled out whatever the score, or ""
+    checks: "Checks | None" = None  # the exact checks of quantities, instructions and absolute claims
 
 
 class _Idf:
@@ -265,6 +280,7 @@ class _Prepared:
 
     sentences: list[str]
     passage_sentences: list[list[int]]     # source.passages[i] -> indices into sentences
+    sentence_figures: list[frozenset[str]]  # the digits each sentence holds ("2400", "28.4")
 
 
 def _prepare_source(source: SourceText) -> _Prepared:
@@ -287,7 +303,8 @@ def _prepare_source(source: SourceText) -> _Prepared:
         if ids:
             start = ids[0]
         mapping.append(ids)
-    prepared = _Prepared(sentences, mapping)
+    figures = [frozenset(d.replace(",", "") for d in _DIGITS.findall(t)) for t in sentences]
+    prepared = _Prepared(sentences, mapping, figures)
     source.cache["builtin"] = prepared
     return prepared
 
@@ -297,6 +314,82 @@ def _stem_to_word(statement: str, stems: list[str]) -> list[str]:
     for w in words(statement):
         by_stem.setdefault(stem(w), w)
     return [by_stem.get(s, s) for s in stems]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What one exact check found for a pair."""
+
+    kind: str          # "quantity" | "instruction" | "overclaim" | "attribution"
+    status: str        # "matched"/"agrees" (passed) | "contradicted" | "missing" | "unbacked" (failed)
+    message: str       # plain words naming both sides
+    sentence: str      # the source sentence it rests on ("" when none)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("contradicted", "missing", "unbacked")
+
+
+@dataclass(frozen=True)
+class Checks:
+    """The exact checks of one pair, in the order they decide: quantities, instructions, absolutes."""
+
+    outcomes: tuple[CheckOutcome, ...]
+
+    @property
+    def decisive(self) -> CheckOutcome | None:
+        """The first failed check: it rules support out, whatever the trained score says."""
+        order = {"contradicted": 0, "missing": 1, "unbacked": 2}
+        failed = [o for o in self.outcomes if o.failed]
+        return min(failed, key=lambda o: order[o.status]) if failed else None
+
+    @property
+    def passed(self) -> list[CheckOutcome]:
+        return [o for o in self.outcomes if not o.failed]
+
+    @property
+    def figures_corroborate(self) -> bool:
+        """Two or more quantities in the statement, every one found as stated in the source."""
+        figures = [o for o in self.outcomes if o.kind == "quantity"]
+        return len(figures) >= 2 and all(o.status == "matched" for o in figures)
+
+
+_DIGITS = re.compile(r"\d+(?:[.,\u00b7]\d+)?")
+
+
+def check_sentences(statement: str, prep: "_Prepared", passages: Sequence[int], near: Sequence[int]) -> list[str]:
+    """The source sentences the exact checks read: the best passages, the sentences nearest the
+    statement, and every sentence that holds one of the statement's figures (a dose may sit
+    anywhere on a page), in document order."""
+    ids: set[int] = set(near)
+    for p in passages:
+        ids.update(prep.passage_sentences[p])
+    figures = {d.replace(",", "") for d in _DIGITS.findall(statement)}
+    if figures:
+        for i, digits in enumerate(prep.sentence_figures):
+            if figures & digits:
+                ids.add(i)
+    return [prep.sentences[i] for i in sorted(ids)]
+
+
+def run_checks(statement: str, sentences: Sequence[str], source: SourceText | None = None) -> Checks:
+    """Quantities compared exactly, instructions as polarity, absolute claims against hedges, and
+    the body or study the statement credits named anywhere in the source."""
+    outcomes: list[CheckOutcome] = []
+    if source is not None:
+        credit = attribution.compare_attribution(statement, source.text, source.title)
+        if credit is not None:
+            outcomes.append(CheckOutcome("attribution", credit.status, credit.message, ""))
+    if sentences:
+        for f in qty.compare_quantities(statement, sentences):
+            outcomes.append(CheckOutcome("quantity", f.status, f.message, f.sentence))
+        found = polarity.compare_polarity(statement, sentences)
+        if found is not None:
+            outcomes.append(CheckOutcome("instruction", found.status, found.message, found.sentence))
+        found = overclaims.compare_overclaim(statement, sentences)
+        if found is not None:
+            outcomes.append(CheckOutcome("overclaim", found.status, found.message, found.sentence))
+    return Checks(tuple(outcomes))
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
@@ -346,6 +439,12 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             if pool else -1
     quote = prep.sentences[best_s] if best_s >= 0 else passage
     evidence = passage if (best_s < 0 or best_s in members) else f"{passage} {prep.sentences[best_s]}"
+    if use_vectors:
+        near = sorted(sent_cos, key=lambda i: (-sent_cos[i], i))[:CHECK_SENTENCES]
+    else:
+        near = [best_s] if best_s >= 0 else []
+    top_passages = [best_p] + [i for i, _ in ranked[:CHECK_PASSAGES] if i != best_p]
+    checks = run_checks(statement, check_sentences(statement, prep, top_passages, near), source)
 
     ev_words = set(words(evidence))
     ev_stems = {stem(w) for w in ev_words}
@@ -392,16 +491,15 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     if neg_s != neg_e:
         negation = "statement" if neg_s else "passage"
     veto = ""
-    precise = [q for q in missing_numbers if "." in q or "%" in q or "percent" in q.lower()
-               or any(x.unit in _DOSE_UNITS for x in quantities(q, words_too=False))]
-    if precise:
-        veto = f"the figure {precise[0]} does not appear in it"
-    # a negation flip only rules support out when the whole evidence, not just its closest sentence, flips
-    elif cov_idf >= NEGATION_VETO_COVERAGE and neg_e != neg_s and _has_any(words(quote), _NEGATIONS) != neg_s:
+    # a negation flip only rules support out when the whole evidence, not just its closest sentence,
+    # flips, and no exact check found the same instruction or the same figures ("Avoid X" is "Do not take X")
+    passed = {o.kind for o in checks.passed}
+    if (cov_idf >= NEGATION_VETO_COVERAGE and neg_e != neg_s and _has_any(words(quote), _NEGATIONS) != neg_s
+            and not passed & {"instruction", "quantity"}):
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
-                        missing_key, similarity, veto)
+                        missing_key, similarity, veto, checks)
 
 
 # ---------------------------------------------------------------------------------------
@@ -480,15 +578,25 @@ def _quote_text(sentence: str) -> str:
 
 
 def rationale(a: PairAnalysis, supported: bool) -> str:
-    """One plain sentence: how well the best passage matches, then the main problem found."""
+    """One plain sentence that never contradicts the label.
+
+    A failed exact check decides the label and is the whole rationale ("contradicted: statement
+    2,400 mg/24 h; source 1,200 mg/24 h without a prescription"). Otherwise: how well the best
+    passage matches, the checks that passed, and for an unsupported verdict the main problems.
+    """
+    decisive = a.checks.decisive if a.checks else None
+    if decisive is not None:
+        if decisive.status == "contradicted":
+            return contradicted_rationale(decisive.message.rstrip(".") + ".")
+        return "not supported: " + decisive.message.rstrip(".") + "."
     head = f"Best passage shares {_pct(a.coverage)} of the statement's key terms"
     if a.similarity is not None:
         head += f" (similarity {a.similarity:.2f})"
+    passed = _passed_checks(a)
+    if supported:
+        tail = f"; {passed}" if passed else ""
+        return head + tail + "; no inconsistency found."
     problems: list[str] = [a.veto] if a.veto else []
-    if a.missing_numbers and not a.veto.startswith("the figure"):
-        nums = ", ".join(a.missing_numbers[:3])
-        problems.append(f"the number{'s' if len(a.missing_numbers) > 1 else ''} {nums} "
-                        f"do{'' if len(a.missing_numbers) > 1 else 'es'} not appear in it")
     if a.wrong_units:
         problems.append(f"{', '.join(a.wrong_units[:2])} appears with a different unit")
     if a.negation_mismatch and not a.veto.startswith("it"):
@@ -503,7 +611,22 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
                         f"{'are' if len(a.missing_terms) > 1 else 'is'} missing from it")
     if problems:
         return head + "; " + "; ".join(problems[:2]) + "."
-    return head + ("; no inconsistency found." if supported else "; the match is too weak to count as support.")
+    return head + "; the match is too weak to count as support."
+
+
+def _passed_checks(a: PairAnalysis) -> str:
+    """The exact checks that passed, in a few words ("figures 20 mg/day, 4 weeks found")."""
+    if a.checks is None:
+        return ""
+    figures = [o for o in a.checks.passed if o.kind == "quantity"]
+    parts: list[str] = []
+    if figures:
+        parts.append(f"figure{'s' if len(figures) > 1 else ''} checked in the source")
+    if any(o.kind == "instruction" for o in a.checks.passed):
+        parts.append("the source gives the same instruction")
+    if any(o.kind == "overclaim" for o in a.checks.passed):
+        parts.append("the source states it as firmly")
+    return ", ".join(parts)
 
 
 class BuiltinJudge(BaseJudge):
@@ -592,10 +715,32 @@ class BuiltinJudge(BaseJudge):
                                  model_version=self.model_version)
         a = analysis
         score = self.model.probability(a.features)
-        if a.veto:
+        decisive = a.checks.decisive if a.checks else None
+        flags: list[str] = []
+        quote = a.quote
+        if decisive is not None:
+            # an exact check decides: the trained score never overrides a contradicted or missing figure
+            supported = False
             score = min(score, self.threshold) * 0.5
-        supported = score >= self.threshold and not a.veto
-        quote = _quote_text(a.quote)
+            quote = decisive.sentence or a.quote
+            if decisive.status == "contradicted":
+                flags.append(CONTRADICTED)
+        else:
+            if a.checks is not None and a.checks.figures_corroborate and not a.flips \
+                    and (a.similarity is None or a.similarity >= CORROBORATED_SIMILARITY):
+                # two or more figures of the statement found as stated, for the same thing: strong
+                # evidence the wording features cannot see; still "review first" when it is all there is
+                score = max(score, (score + 1.0) / 2.0)
+            uncertain = abs(score - self.threshold) < REVIEW_BAND
+            if a.veto:
+                score = min(score, self.threshold) * 0.5
+            supported = score >= self.threshold and not a.veto
+            if uncertain or a.veto:
+                flags.append(REVIEW_FIRST)
+            matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
+            if supported and matched:
+                quote = matched[0]   # the sentence where the statement's figures or instruction were found
+        quote = _quote_text(quote)
         return Verdict(
             label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
             score=round(score, 4),
@@ -605,6 +750,7 @@ class BuiltinJudge(BaseJudge):
             judge_id=self.id,
             prompt_version=self.prompt_version,
             model_version=self.model_version,
+            flags=tuple(flags),
         )
 
     def score_pairs(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:

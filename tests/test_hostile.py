@@ -59,3 +59,41 @@ def test_review_sheet_csv_keeps_formulas_as_text(tmp_path):
     cells = [c for row in csv.reader(out.open(encoding="utf-8", newline="")) for c in row]
     assert any(c.startswith("'=") or c.startswith("'+") or c.startswith("'@") for c in cells)
     assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")]
+
+
+# -------------------------------------------------------------- 5. one bad byte, one bad line
+
+def test_a_jsonl_line_that_is_not_utf8_skips_that_line_only(tmp_path):
+    from sourcecheckup.ingest import load_path
+
+    good = '{"response": "Metformin lowers glucose [1].", "citations": ["https://example.org/a"]}'
+    bad = '{"response": "Caf\xe9 au lait spots [1].", "citations": ["https://example.org/b"]}'.encode("latin-1")
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(b"\n".join([good.encode(), bad, good.encode(), b"", good.encode()]) + b"\n")
+    result = load_path(path)
+    assert [r.origin for r in result.responses] == ["batch.jsonl:1", "batch.jsonl:3", "batch.jsonl:5"]
+    assert [(s.origin, s.problem[:30]) for s in result.skipped] == [("batch.jsonl:2", "not UTF-8 text (byte 0xe9 at c")]
+
+
+def test_records_of_a_one_line_json_array_are_told_apart(tmp_path):
+    from sourcecheckup.ingest import load_path
+
+    path = tmp_path / "answers.json"
+    path.write_text('[{"response": "Aspirin thins blood.", "citations": ["https://example.org/a"]}, '
+                    '{"response": ""}, {"response": "Statins lower LDL.", "citations": []}]', encoding="utf-8")
+    result = load_path(path)
+    assert [r.origin for r in result.responses] == ["answers.json:1 (record 1)", "answers.json:1 (record 3)"]
+    assert [s.origin for s in result.skipped] == ["answers.json:1 (record 2)"]
+
+
+def test_an_input_whose_every_record_is_skipped_exits_1_with_the_reason(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"response": ""}\n{not json\n', encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", str(path), "--db", str(tmp_path / "a.db"),
+                        "--no-archive"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "broken.jsonl:1" in p.stderr and "broken.jsonl:2" in p.stderr
+    assert "nothing to audit" in p.stderr

@@ -97,3 +97,33 @@ def test_an_input_whose_every_record_is_skipped_exits_1_with_the_reason(tmp_path
     assert p.returncode == 1, p.stderr
     assert "broken.jsonl:1" in p.stderr and "broken.jsonl:2" in p.stderr
     assert "nothing to audit" in p.stderr
+
+
+# -------------------------------------------------------------- 3. two processes open a new database
+
+def _open_store(path: str, barrier, results) -> None:
+    from sourcecheckup.store import MIGRATIONS, Store
+
+    barrier.wait()
+    try:
+        with Store(path) as store:
+            results.put(("ok", store.schema_version == len(MIGRATIONS) and "runs" in store.db.table_names()))
+    except Exception as exc:  # the failure itself is what this test reports
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def test_two_processes_opening_a_new_database_both_see_the_migrated_schema(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    openers = 3
+    for trial in range(6):
+        path = str(tmp_path / f"new-{trial}.db")
+        barrier, results = ctx.Barrier(openers), ctx.Queue()
+        procs = [ctx.Process(target=_open_store, args=(path, barrier, results)) for _ in range(openers)]
+        for p in procs:
+            p.start()
+        got = [results.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(10)
+        assert got == [("ok", True)] * openers, (trial, got)

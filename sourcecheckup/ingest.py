@@ -53,6 +53,11 @@ _CITATION_SEPARATOR = re.compile(r"\s*;\s*|\n+|,\s+|,(?=(?:https?://|www\.|doi:|
 UNUSABLE_KEY = "unusable_citations"
 
 
+# one answer's text; above it the record is skipped with this limit named (parsing is linear,
+# but a 5 MB "answer" is a pasted document or a runaway model, not an answer to audit)
+MAX_ANSWER_CHARS = 200_000
+
+
 class IngestError(ValueError):
     """Bad usage (a missing file, an unknown format) or, from parse_answer_record, a bad record."""
 
@@ -484,6 +489,10 @@ def _tidy(text: str) -> str:
 def _build(text: str, structured: list[str], *, origin: str, rid: str, question: str | None,
            model: str | None, extra: Mapping[str, Any]) -> Response:
     """The one place a Response is made, whatever the input format."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise IngestError(f"the answer is {len(text):,} characters long, over the {MAX_ANSWER_CHARS:,}-character "
+                          "limit for one answer (a real answer is rarely above 100 KB); split it into "
+                          "several answers to audit it")
     cites = _Citations()
     for entry in structured:
         cites.define(None, _urls_in_fragment(entry), entry)

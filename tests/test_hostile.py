@@ -127,3 +127,46 @@ def test_two_processes_opening_a_new_database_both_see_the_migrated_schema(tmp_p
         for p in procs:
             p.join(10)
         assert got == [("ok", True)] * openers, (trial, got)
+
+
+# -------------------------------------------------------------- 2. the statement parser is linear
+
+def _long_answer(chars: int) -> str:
+    sentences = ["Hypertension is defined as a blood pressure of 130/80 mm Hg or higher [1].",
+                 "The DASH diet can lower systolic blood pressure by about 11 mm Hg, e.g. in adults [2].",
+                 "Metformin should not be started when the eGFR is below 30 (Dr. Smith et al. 2019).",
+                 "As an AI, I cannot give medical advice."]
+    block = " ".join(sentences) + " "
+    return (block * (chars // len(block) + 1))[:chars]
+
+
+def test_parsing_time_grows_linearly_with_the_answer():
+    import time
+
+    from sourcecheckup.models import Response
+    from sourcecheckup.parse import BuiltinParser
+
+    parser = BuiltinParser()
+    took = {}
+    for size in (25_000, 100_000):
+        response = Response(id="r", text=_long_answer(size), citations=("https://a.example/", "https://b.example/"))
+        started = time.process_time()
+        statements = parser.parse_sync(response)
+        took[size] = time.process_time() - started
+        assert len(statements) > size // 100
+    # quadratic: 4x the text took 8-9x the time (0.56 s -> 4.5 s); linear stays near 4x
+    assert took[100_000] < 6 * took[25_000] + 0.2, took
+
+
+def test_an_answer_over_the_size_cap_is_skipped_with_the_cap_named(tmp_path):
+    from sourcecheckup.ingest import MAX_ANSWER_CHARS, load_path
+
+    path = tmp_path / "big.jsonl"
+    import json
+
+    path.write_text(json.dumps({"response": _long_answer(5_000_000), "citations": ["https://a.example/"]}) + "\n"
+                    + json.dumps({"response": "Aspirin thins the blood.", "citations": []}) + "\n", encoding="utf-8")
+    result = load_path(path)
+    assert [r.origin for r in result.responses] == ["big.jsonl:2"]
+    (skip,) = result.skipped
+    assert skip.origin == "big.jsonl:1" and f"{MAX_ANSWER_CHARS:,}-character limit" in skip.problem

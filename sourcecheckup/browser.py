@@ -382,7 +382,7 @@ class BrowserFetcher:
             reason_ok=f"HTTP {code} {status_phrase(code)}, rendered in the browser", started=started,
             meta={"sha256_of": "rendered page",
                   **({"redirects": first.meta["redirects"]} if first is not None and "redirects" in first.meta else {})},
-            max_text_chars=self.options.max_text_chars)
+            max_text_chars=self.options.max_text_chars, deadline=started + self.pool.page_timeout_s)
         if first is not None and not source.text.strip():
             return await self._fallback(url, first, "the browser found no main text either", "browser_no_text")
         return source

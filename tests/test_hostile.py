@@ -170,3 +170,95 @@ def test_an_answer_over_the_size_cap_is_skipped_with_the_cap_named(tmp_path):
     assert [r.origin for r in result.responses] == ["big.jsonl:2"]
     (skip,) = result.skipped
     assert skip.origin == "big.jsonl:1" and f"{MAX_ANSWER_CHARS:,}-character limit" in skip.problem
+
+
+# -------------------------------------------------------------- 1. extraction under the deadline and a memory bound
+
+def _options(**kw):
+    from sourcecheckup.fetch import FetchOptions
+
+    base = dict(allow_hosts=("127.0.0.1",), timeout_s=6.0, connect_timeout_s=2.0, max_bytes=20_000_000,
+                backoff_s=0.05)
+    base.update(kw)
+    return FetchOptions(**base)
+
+
+async def _fetch(url: str, **kw):
+    from sourcecheckup.fetch import HttpFetcher
+
+    f = HttpFetcher(_options(**kw))
+    try:
+        return await f.fetch(url)
+    finally:
+        await f.aclose()
+
+
+async def test_extracting_14_mb_of_nested_divs_stops_at_the_per_source_deadline(site):
+    import time
+
+    from sourcecheckup.models import FetchStatus
+
+    started = time.monotonic()
+    src = await _fetch(f"{site}/hostile/nested?mb=14", timeout_s=6.0)
+    took = time.monotonic() - started
+    assert src.status is FetchStatus.TIMEOUT, (src.status, src.reason)
+    assert "reading the text of this 14.0 MB document took longer than" in src.reason
+    assert src.http_status == 200 and src.sha256   # what was downloaded is still recorded
+    assert took < 6.0 + 4.0, took                  # was 209 s against a 20 s cap
+
+
+async def test_extracting_13_mb_of_tables_is_bounded_in_time_and_memory(site):
+    import time
+
+    from sourcecheckup.fetch import HttpFetcher
+    from sourcecheckup.models import FetchStatus
+
+    f = HttpFetcher(_options(timeout_s=8.0))
+    f.reader.memory_bytes = 400_000_000   # a tight bound, so that the memory cap is what stops it
+    started = time.monotonic()
+    try:
+        src = await f.fetch(f"{site}/hostile/tables?mb=13")
+    finally:
+        await f.aclose()
+    took = time.monotonic() - started
+    assert src.status in (FetchStatus.TOO_LARGE, FetchStatus.TIMEOUT), (src.status, src.reason)
+    assert "13.0 MB document" in src.reason and ("400 MB of memory" in src.reason or "took longer" in src.reason)
+    assert took < 8.0 + 4.0, took
+
+
+async def test_a_large_ordinary_page_is_still_read(site):
+    from sourcecheckup.models import FetchStatus
+
+    src = await _fetch(f"{site}/hostile/tables?mb=0.6", timeout_s=20.0)
+    assert src.status is FetchStatus.OK and "Systolic pressure" in src.text, src.reason
+
+
+# -------------------------------------------------------------- 8. messages that say what happened
+
+async def test_a_pdf_decompression_bomb_is_too_large_not_a_scan(site):
+    from sourcecheckup.models import FetchStatus
+
+    src = await _fetch(f"{site}/hostile/pdf-bomb.pdf")
+    assert src.status is FetchStatus.TOO_LARGE, (src.status, src.reason)
+    assert "decompression bomb" in src.reason and "scanned" not in src.reason
+
+
+async def test_a_location_header_with_a_tab_is_a_malformed_response_asked_once(site):
+    import httpx
+
+    from sourcecheckup.models import FetchStatus
+
+    src = await _fetch(f"{site}/hostile/location-tab")
+    assert src.status is FetchStatus.HTTP_ERROR
+    assert "malformed response" in src.reason and "reset" not in src.reason and "attempts" not in src.reason
+    async with httpx.AsyncClient() as client:
+        hits = (await client.get(f"{site}/_hits", params={"path": "/hostile/location-tab"})).json()
+    assert hits == {"hits": 1}
+
+
+async def test_html_served_as_pdf_is_read_as_the_page_it_is(site):
+    from sourcecheckup.models import FetchStatus
+
+    src = await _fetch(f"{site}/hostile/html-as-pdf")
+    assert src.status is FetchStatus.OK and "130/80" in src.text, (src.status, src.reason)
+    assert "damaged" not in src.reason

@@ -262,3 +262,33 @@ async def test_html_served_as_pdf_is_read_as_the_page_it_is(site):
     src = await _fetch(f"{site}/hostile/html-as-pdf")
     assert src.status is FetchStatus.OK and "130/80" in src.text, (src.status, src.reason)
     assert "damaged" not in src.reason
+
+
+# -------------------------------------------------------------- 6. citations never vanish at ingest
+
+async def test_ipv6_integer_and_dotless_hosts_stay_citations_and_are_refused_with_a_reason(site):
+    from sourcecheckup.fetch import HttpFetcher
+    from sourcecheckup.ingest import load_text
+    from sourcecheckup.models import FetchStatus
+
+    answer = {"response": "Hypertension is a blood pressure of 130/80 mm Hg or more [1][2][3][4][5][6].",
+              "citations": ["http://[2606:4700:4700::1111]/dns-guide", "http://[2001:db8::1]/bp",
+                            "https://[::1]:8443/admin", "http://2130706433/latest/meta-data",
+                            "http://intranet/guidelines/bp", f"{site}/article/hypertension"]}
+    import json
+
+    (response,) = load_text(json.dumps(answer)).responses
+    assert len(response.citations) == 6, response.citations
+    assert response.citations[0] == "http://[2606:4700:4700::1111]/dns-guide"   # a public one, kept
+    prose = load_text("Statins lower LDL (http://[2001:db8::1]/statins, http://intranet/lipids).").responses[0]
+    assert prose.citations == ("http://[2001:db8::1]/statins", "http://intranet/lipids")
+    f = HttpFetcher(_options(allow_hosts=("127.0.0.1",)))
+    try:   # never the public one: nothing here may leave the machine
+        got = [await f.fetch(u) for u in response.citations[1:]]
+    finally:
+        await f.aclose()
+    assert [s.status for s in got] == [FetchStatus.UNSAFE_URL] * 4 + [FetchStatus.OK]
+    assert "2001:db8::1 is a private network address" in got[0].reason
+    assert "loopback" in got[1].reason
+    assert "IP address written as a number" in got[2].reason
+    assert "has no dot" in got[3].reason

@@ -9,6 +9,9 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+
+from sourcecheckup.browser import find_chromium
 from sourcecheckup.report import write_report
 from sourcecheckup.store import Store
 from tests.support.synth_run import synthesize_run
@@ -292,3 +295,60 @@ async def test_ipv6_integer_and_dotless_hosts_stay_citations_and_are_refused_wit
     assert "loopback" in got[1].reason
     assert "IP address written as a number" in got[2].reason
     assert "has no dot" in got[3].reason
+
+
+# -------------------------------------------------------------- 4. no WebSocket leaves the browser
+
+class _CountingListener:
+    """A TCP listener on 127.0.0.1 that counts the connections made to it."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+async def test_a_rendered_page_cannot_open_websockets_to_unchecked_addresses(site):
+    import asyncio
+
+    from sourcecheckup.fetch import FetchOptions, make_fetcher
+    from sourcecheckup.models import FetchStatus
+
+    listener = _CountingListener()
+    # no resolver rules here: the browser as a user's run starts it
+    f = make_fetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=8.0, browser="always",
+                                  browser_page_timeout_s=6.0))
+    try:
+        src = await f.fetch(f"{site}/hostile/websocket?port={listener.port}")
+        await asyncio.sleep(1.0)    # let any late connection arrive
+    finally:
+        await f.aclose()
+        listener.close()
+    assert src.status is FetchStatus.OK and src.origin == "browser", (src.status, src.reason)
+    assert "130/80 mm Hg" in src.text
+    assert listener.connections == 0

@@ -156,6 +156,11 @@ for (let i = 0; i < 5; i++) {{
     try {{ const s = new WebSocket(url); s.onerror = () => {{}}; }} catch (e) {{}}
   }}
 }}
+// a worker's scope is not the page's: only the browser's network settings can stop this one
+try {{
+  const code = "for (let i = 0; i < 3; i++) {{ try {{ new WebSocket('ws://127.0.0.1:{port}/w'); }} catch (e) {{}} }}";
+  new Worker(URL.createObjectURL(new Blob([code], {{type: "text/javascript"}})));
+}} catch (e) {{}}
 </script></body></html>""").encode()
 
 

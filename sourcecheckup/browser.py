@@ -33,6 +33,16 @@ BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 # tests add this so Chromium itself never looks up outside hosts
 TEST_RESOLVER_RULES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
 BLOCKED_RESOURCES = ("image", "media", "font")
+# request interception does not see WebSockets (nor WebRTC): the page loses them before its
+# scripts run, and the browser's own network goes to a proxy that refuses every connection
+# (see BrowserPool._refusing_proxy), so nothing we did not fetch ourselves can reach a host
+NO_SOCKETS_SCRIPT = """(() => {
+  const refuse = function () { throw new DOMException("network connections are disabled", "SecurityError"); };
+  for (const name of ["WebSocket", "WebSocketStream", "RTCPeerConnection", "webkitRTCPeerConnection",
+                      "EventSource", "WebTransport"]) {
+    try { Object.defineProperty(window, name, {value: refuse, writable: false, configurable: false}); } catch (e) {}
+  }
+})();"""
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 # set by our own client (encoding we can decode in bounded steps, length, connection handling)
 DROP_REQUEST_HEADERS = ("host", "content-length", "accept-encoding", "connection", "keep-alive",
@@ -122,6 +132,7 @@ class BrowserPool:
         self._browser: Any = None
         self._context: Any = None
         self._failure: str | None = None
+        self._proxy_socket: Any = None
         self._states: dict[Any, dict[str, Any]] = {}
         self.launches = 0
         self.requests_seen = 0   # requests the pages made (each one checked and fetched by us)
@@ -144,12 +155,13 @@ class BrowserPool:
                 launch_started = time.monotonic()
                 self._pw = await async_playwright().start()
                 self._browser = await self._pw.chromium.launch(
-                    executable_path=exe, headless=True, args=[*BASE_ARGS, *self.extra_args],
+                    executable_path=exe, headless=True, args=[*BASE_ARGS, *self._refusing_proxy(), *self.extra_args],
                     timeout=30_000)
                 self.launches += 1
                 self._context = await self._browser.new_context(
                     user_agent=self.options.user_agent, accept_downloads=False, service_workers="block",
                     java_script_enabled=True, ignore_https_errors=False)
+                await self._context.add_init_script(NO_SOCKETS_SCRIPT)
                 await self._context.route("**/*", self._intercept)
                 self.launch_s = time.monotonic() - launch_started
             except Exception as exc:
@@ -157,6 +169,19 @@ class BrowserPool:
                 await self._shutdown()
                 raise BrowserUnavailable(self._failure) from None
             return self._context
+
+    def _refusing_proxy(self) -> tuple[str, ...]:
+        """Chromium flags that send all its own traffic, loopback included, to a port of ours that is
+        bound but never listens: every connection the interception did not serve is refused there.
+        Pages are fulfilled by _intercept and never use it; a WebSocket or a worker's request would."""
+        import socket
+
+        if self._proxy_socket is None:
+            self._proxy_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._proxy_socket.bind(("127.0.0.1", 0))   # held, never listen()ed: connecting is refused
+        port = self._proxy_socket.getsockname()[1]
+        return (f"--proxy-server=http://127.0.0.1:{port}", "--proxy-bypass-list=<-loopback>",
+                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
 
     async def _intercept(self, route: Any) -> None:
         """Block media; fetch every other request ourselves, through the HTTP fetcher's client.
@@ -295,6 +320,9 @@ class BrowserPool:
             except Exception:
                 pass
         self._context = self._browser = self._pw = None
+        if self._proxy_socket is not None:
+            self._proxy_socket.close()
+            self._proxy_socket = None
 
     async def aclose(self) -> None:
         async with self._lock:
@@ -382,7 +410,7 @@ class BrowserFetcher:
             reason_ok=f"HTTP {code} {status_phrase(code)}, rendered in the browser", started=started,
             meta={"sha256_of": "rendered page",
                   **({"redirects": first.meta["redirects"]} if first is not None and "redirects" in first.meta else {})},
-            max_text_chars=self.options.max_text_chars)
+            max_text_chars=self.options.max_text_chars, deadline=started + self.pool.page_timeout_s)
         if first is not None and not source.text.strip():
             return await self._fallback(url, first, "the browser found no main text either", "browser_no_text")
         return source

@@ -310,6 +310,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         loaded = _load_inputs(args)
         if not loaded.responses and not loaded.skipped:
             raise UsageError("no answers found in the input")
+        if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
+            for s in loaded.skipped:
+                print(f"skipped {s.origin}: {s.problem}", file=sys.stderr)
+            _err(f"nothing to audit: all {len(loaded.skipped)} record(s) of the input were skipped (reasons above)")
+            return EXIT_FAIL
         config = _run_config(args, batch=len(loaded.responses) > 1)
         _check_buildable(config)
         audit = Audit(store, config, progress=progress)

@@ -43,6 +43,7 @@ class Extracted:
     meta: Mapping[str, Any] = field(default_factory=dict)
     problem: str = ""              # plain words, set for "unsupported" and "error"
     encrypted: bool = False        # a PDF we could not open without a password
+    outcome: str = ""              # "too_large" when a cap stopped the reading (a decompression bomb)
 
 
 def media_type(content_type: str | None) -> str:
@@ -64,6 +65,10 @@ def sniff_kind(raw: bytes, content_type: str | None) -> str:
     if raw[:1024].find(b"%PDF-") != -1 and raw[:1024].find(b"%PDF-") < 16:
         return "pdf"
     if mt in PDF_TYPES:
+        # an HTML page (a login or error page) served as application/pdf is read as the page it is
+        lowered = head[:512].lower()
+        if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered or b"<body" in lowered:
+            return "html"
         return "pdf"
     if mt in HTML_TYPES:
         return "html"
@@ -196,6 +201,8 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
         doc = trafilatura.bare_extraction(html, fast=True, **options)
         if doc is None or len((getattr(doc, "text", None) or "").strip()) < FAST_PASS_MIN_CHARS:
             doc = trafilatura.bare_extraction(html, **options)
+    except MemoryError:
+        raise   # the caller's memory bound: too_large, not an extraction failure
     except Exception as exc:  # trafilatura can fail on pathological markup
         return Extracted("error", title=fallback_title, problem=f"could not extract text from HTML ({exc})",
                          meta={"encoding": encoding})
@@ -226,7 +233,7 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
 
 def extract_pdf(raw: bytes, max_pages: int = MAX_PDF_PAGES) -> Extracted:
     from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError, PdfReadError
+    from pypdf.errors import FileNotDecryptedError, LimitReachedError, PdfReadError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
@@ -241,11 +248,19 @@ def extract_pdf(raw: bytes, max_pages: int = MAX_PDF_PAGES) -> Extracted:
                                  encrypted=True)
         n_pages = len(reader.pages)
         parts: list[str] = []
+        capped = ""
         for page in reader.pages[:max_pages]:
             try:
                 parts.append(page.extract_text() or "")
+            except LimitReachedError as exc:
+                parts.append("")
+                capped = str(exc)
+            except MemoryError:
+                raise
             except Exception:
                 parts.append("")
+            if not parts[-1] and not capped:
+                capped = _stream_limit(page)
         meta: dict[str, Any] = {"pages": n_pages}
         title = None
         try:
@@ -261,16 +276,41 @@ def extract_pdf(raw: bytes, max_pages: int = MAX_PDF_PAGES) -> Extracted:
         if n_pages > max_pages:
             meta["pages_read"] = max_pages
         text = _clean_lines("\n\n".join(parts))
+        if not text and capped:
+            return Extracted("error", title=title, meta=meta, outcome="too_large",
+                             problem="the PDF's page content decompresses past pypdf's limit "
+                                     f"({_STREAM_LIMIT_MB} MB a stream): a decompression bomb, not read")
         if not text:
             return Extracted("pdf", "", title, meta,
                              problem="the PDF has no text layer (a scanned document?)")
         return Extracted("pdf", text, title, meta)
+    except LimitReachedError as exc:
+        return Extracted("error", outcome="too_large",
+                         problem=f"the PDF is over one of pypdf's size limits ({exc}): a decompression bomb, not read")
+    except MemoryError:
+        raise
     except FileNotDecryptedError:
         return Extracted("error", problem="the PDF is encrypted and needs a password to open", encrypted=True)
     except (PdfReadError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
         return Extracted("error", problem=f"the PDF is damaged and could not be read ({type(exc).__name__}: {exc})"[:300])
     except Exception as exc:
         return Extracted("error", problem=f"the PDF could not be read ({type(exc).__name__}: {exc})"[:300])
+
+
+_STREAM_LIMIT_MB = 75   # pypdf's ZLIB_MAX_OUTPUT_LENGTH
+
+
+def _stream_limit(page: Any) -> str:
+    """Why an empty page's content could not be read, when a pypdf limit stopped it; else ""."""
+    from pypdf.errors import LimitReachedError
+
+    try:
+        page.get_contents()
+    except LimitReachedError as exc:
+        return str(exc)
+    except Exception:
+        return ""
+    return ""
 
 
 def extract_text(raw: bytes, content_type: str | None = None) -> Extracted:

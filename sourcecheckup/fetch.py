@@ -171,7 +171,8 @@ def source_from_document(url: str, raw: bytes, content_type: str | None, *, fina
     if doc.kind == "unsupported":
         return Source(status=FetchStatus.UNSUPPORTED_TYPE, reason=doc.problem, meta=all_meta, **common)
     if doc.kind == "error":
-        return Source(status=FetchStatus.ERROR, reason=doc.problem, title=doc.title, meta=all_meta,
+        status = FetchStatus.TOO_LARGE if doc.outcome == "too_large" else FetchStatus.ERROR
+        return Source(status=status, reason=doc.problem, title=doc.title, meta=all_meta,
                       flags=("encrypted_pdf",) if doc.encrypted else (), **common)
     reason = reason_ok
     if not doc.text.strip():
@@ -278,12 +279,96 @@ def _warm_worker() -> None:
     _extract.warm_up()   # once per worker, before the first page arrives
 
 
+# A document above this size is read in a process of its own, killed at the source's deadline
+# and bounded in memory: markup can be built to make the extractor run for minutes (14 MB of
+# nested <div>s took 209 s and 1.2 GB). Smaller ones, nearly every page, are read in a thread.
+LARGE_DOCUMENT_BYTES = 500_000
+EXTRACT_MEMORY_BYTES = 1_500_000_000   # address space of that process
+MIN_EXTRACT_S = 1.0                    # time given to reading a document whose download used the whole budget
+
+
+def _extract_child(conn: Any, args: tuple, kwargs: dict, memory_bytes: int) -> None:
+    """In the worker process: read the document, send back the Source without its raw bytes."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ImportError, ValueError, OSError):
+        pass   # no address-space limit on this system: the deadline still holds
+    try:
+        source = source_from_document(*args, **kwargs)
+        conn.send(("ok", replace(source, raw=b"")))
+    except MemoryError:
+        conn.send(("memory", ""))
+    except BaseException as exc:
+        conn.send(("error", f"{type(exc).__name__}: {exc}"[:300]))
+    finally:
+        conn.close()
+
+
+_mp_context: Any = None
+
+
+def _worker_context() -> Any:
+    """forkserver where it exists (a fork of a small, single-threaded server that already imported the
+    extractor: tens of ms), spawn elsewhere and in a frozen app."""
+    global _mp_context
+    if _mp_context is None:
+        import multiprocessing
+        import sys
+
+        if "forkserver" in multiprocessing.get_all_start_methods() and not getattr(sys, "frozen", False):
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["sourcecheckup.fetch", "trafilatura", "pypdf"])
+        else:
+            ctx = multiprocessing.get_context("spawn")
+        _mp_context = ctx
+    return _mp_context
+
+
+def read_in_worker(args: tuple, kwargs: dict, deadline: float,
+                   memory_bytes: int = EXTRACT_MEMORY_BYTES) -> tuple[str, Any]:
+    """source_from_document in a child process: ("ok", Source without raw), ("timeout", ""),
+    ("memory", "") or ("error", message). The child is killed at deadline (time.monotonic()),
+    its start included."""
+    ctx = _worker_context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_extract_child, args=(child, args, kwargs, memory_bytes), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if parent.poll(max(0.0, deadline - time.monotonic())):
+            try:
+                return parent.recv()
+            except (EOFError, OSError):
+                pass   # the child died before answering
+            proc.join(2)
+            if proc.exitcode is not None and proc.exitcode < 0:
+                return "memory", ""   # killed by the system (out of memory) or by a failed allocation
+            return "error", f"the text extractor stopped (exit code {proc.exitcode})"
+        return "timeout", ""
+    finally:
+        parent.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+
+
+def _document_size(raw: bytes) -> str:
+    return f"{len(raw) / 1_000_000:.1f} MB" if len(raw) >= 100_000 else f"{len(raw):,} bytes"
+
+
 class DocumentReader:
     """Runs source_from_document off the event loop: in threads, or in worker processes.
 
     Extraction is CPU work (trafilatura, pypdf); under the GIL, threads serialise it, so a
-    large batch can use a few processes instead (FetchOptions.extract_workers).
+    large batch can use a few processes instead (FetchOptions.extract_workers). A document over
+    LARGE_DOCUMENT_BYTES is read in a process of its own under the source's deadline and a memory
+    bound, and ends as timeout or too_large, with the reason, when it goes past either.
     """
+
+    large_bytes = LARGE_DOCUMENT_BYTES
+    memory_bytes = EXTRACT_MEMORY_BYTES
 
     def __init__(self, workers: int = 0) -> None:
         self.workers = max(0, workers)
@@ -299,13 +384,41 @@ class DocumentReader:
             for _ in range(self.workers):
                 self._pool.submit(_warm_worker)
 
-    async def read(self, *args: Any, **kwargs: Any) -> Source:
+    async def read(self, url: str, raw: bytes, content_type: str | None, *, deadline: float | None = None,
+                   **kwargs: Any) -> Source:
+        """The Source for a document; deadline (time.monotonic()) bounds the reading of a large one."""
+        args = (url, raw, content_type)
+        if deadline is not None and len(raw) > self.large_bytes:
+            return await self._read_large(args, kwargs, deadline)
         if self._pool is None:
             return await asyncio.to_thread(source_from_document, *args, **kwargs)
         import functools
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, functools.partial(source_from_document, *args, **kwargs))
+
+    async def _read_large(self, args: tuple, kwargs: dict[str, Any], deadline: float) -> Source:
+        budget = max(MIN_EXTRACT_S, deadline - time.monotonic())
+        outcome, got = await asyncio.to_thread(read_in_worker, args, kwargs, time.monotonic() + budget,
+                                               self.memory_bytes)
+        url, raw, content_type = args
+        if outcome == "ok":
+            return replace(got, raw=raw)
+        kind = "PDF" if _extract.sniff_kind(raw, content_type) == "pdf" else "document"
+        if outcome == "timeout":
+            status, reason = FetchStatus.TIMEOUT, (
+                f"reading the text of this {_document_size(raw)} {kind} took longer than the per-source "
+                f"time limit allows ({budget:.1f} s were left after the download); it was stopped")
+        elif outcome == "memory":
+            status, reason = FetchStatus.TOO_LARGE, (
+                f"reading the text of this {_document_size(raw)} {kind} needed more than "
+                f"{self.memory_bytes // 1_000_000:,} MB of memory; it was stopped")
+        else:
+            status, reason = FetchStatus.ERROR, f"could not read the document: {got}"
+        return Source(url=url, status=status, reason=reason, final_url=kwargs.get("final_url"),
+                      http_status=kwargs.get("http_status"), content_type=content_type, sha256=sha256_bytes(raw),
+                      fetched_at=utcnow(), origin=kwargs.get("origin", "http"), meta=dict(kwargs.get("meta") or {}),
+                      elapsed_s=round(time.monotonic() - kwargs.get("started", time.monotonic()), 4), raw=raw)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -408,7 +521,8 @@ class HttpFetcher:
             return await self.reader.read(
                 url, raw, content_type, final_url=final_url, http_status=response_status,
                 origin="http", reason_ok=f"HTTP {response_status} {status_phrase(response_status)}",
-                started=started, meta=meta, max_text_chars=opts.max_text_chars, max_pdf_pages=opts.max_pdf_pages)
+                started=started, meta=meta, max_text_chars=opts.max_text_chars, max_pdf_pages=opts.max_pdf_pages,
+                deadline=started + opts.timeout_s)
         except Exception as exc:
             return self._failed(url, FetchStatus.ERROR, f"could not read the document: {type(exc).__name__}: {exc}",
                                 started, final_url=final_url, http_status=response_status, content_type=content_type)
@@ -474,7 +588,18 @@ class HttpFetcher:
                 reason = _connect_reason(exc)
                 status = FetchStatus.DEAD if reason.startswith("could not resolve") else FetchStatus.HTTP_ERROR
                 raise _Failure(status, reason, final_url=url) from None
-            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+            except httpx.RemoteProtocolError as exc:
+                if not _dropped(exc):   # the server answered, badly: asking again gets the same answer
+                    raise _Failure(FetchStatus.HTTP_ERROR, f"the server sent a malformed response ({_exc_text(exc)})",
+                                   final_url=url) from None
+                if attempt < opts.retries:
+                    await self._backoff(attempt, None, started)
+                    attempt += 1
+                    continue
+                raise _Failure(FetchStatus.HTTP_ERROR,
+                               f"the connection was reset ({_exc_text(exc)}) after {attempt + 1} attempts",
+                               final_url=url) from None
+            except (httpx.ReadError, httpx.WriteError) as exc:
                 if attempt < opts.retries:
                     await self._backoff(attempt, None, started)
                     attempt += 1
@@ -606,6 +731,12 @@ def _host_of(url: str) -> str:
         return (urlsplit(url).hostname or "").lower()
     except (ValueError, TypeError, AttributeError):
         return ""
+
+
+def _dropped(exc: httpx.RemoteProtocolError) -> bool:
+    """True when the server hung up (worth another attempt), not when it sent something malformed."""
+    text = str(exc).lower()
+    return "disconnected" in text or "without sending" in text or "connection closed" in text or not text
 
 
 def _exc_text(exc: BaseException) -> str:

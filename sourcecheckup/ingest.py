@@ -11,6 +11,7 @@ SkippedRecord naming the file, the line or row, and the problem; the rest of the
 """
 from __future__ import annotations
 
+import collections
 import csv
 import dataclasses
 import io
@@ -51,6 +52,11 @@ _URL_KEYS = ("url", "href", "link", "uri")
 _CITATION_SEPARATOR = re.compile(r"\s*;\s*|\n+|,\s+|,(?=(?:https?://|www\.|doi:|10\.\d))", re.I)
 # key under which citations that are not URLs ("Harrison's, 21st ed.") are kept visible
 UNUSABLE_KEY = "unusable_citations"
+
+
+# one answer's text; above it the record is skipped with this limit named (parsing is linear,
+# but a 5 MB "answer" is a pasted document or a runaway model, not an answer to audit)
+MAX_ANSWER_CHARS = 200_000
 
 
 class IngestError(ValueError):
@@ -486,6 +492,10 @@ def _tidy(text: str) -> str:
 def _build(text: str, structured: list[str], *, origin: str, rid: str, question: str | None,
            model: str | None, extra: Mapping[str, Any]) -> Response:
     """The one place a Response is made, whatever the input format."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise IngestError(f"the answer is {len(text):,} characters long, over the {MAX_ANSWER_CHARS:,}-character "
+                          "limit for one answer (a real answer is rarely above 100 KB); split it into "
+                          "several answers to audit it")
     cites = _Citations()
     for entry in structured:
         cites.define(None, _urls_in_fragment(entry), entry)
@@ -632,10 +642,16 @@ def _json_error(e: json.JSONDecodeError) -> str:
     return f"invalid JSON ({e.msg} at column {e.colno})"
 
 
-def _load_jsonl(src: _Source) -> IngestResult:
+def _load_jsonl(src: _Source, unreadable: Mapping[int, str] | None = None) -> IngestResult:
+    """One record a line; unreadable maps line numbers that were not UTF-8 to their problem."""
     result = IngestResult()
+    unreadable = unreadable or {}
     n = 0
-    for lineno, line in enumerate(src.text.splitlines(), start=1):
+    # "\n" only: a JSON string may hold U+2028 or a form feed, which splitlines() would cut at
+    for lineno, line in enumerate(src.text.split("\n"), start=1):
+        if lineno in unreadable:
+            result.skipped.append(SkippedRecord(f"{src.name}:{lineno}", unreadable[lineno]))
+            continue
         if not line.strip():
             continue
         n += 1
@@ -646,7 +662,7 @@ def _load_jsonl(src: _Source) -> IngestResult:
             result.skipped.append(SkippedRecord(origin, _json_error(e)))
             continue
         _record(result, src, obj, origin, n)
-    if n == 0:
+    if n == 0 and not unreadable:
         result.skipped.append(SkippedRecord(src.name, "no answers: the file holds no JSON records"))
     return result
 
@@ -678,8 +694,12 @@ def _load_json(src: _Source) -> IngestResult:
         return IngestResult(skipped=[SkippedRecord(f"{src.name}:{e.lineno}", _json_error(e))])
     result = IngestResult()
     if isinstance(value, list):
-        for n, (obj, line) in enumerate(_array_items(src.text), start=1):
-            _record(result, src, obj, f"{src.name}:{line}", n)
+        items = list(_array_items(src.text))
+        per_line = collections.Counter(line for _, line in items)
+        for n, (obj, line) in enumerate(items, start=1):
+            # records that share a line (a one-line array) are told apart by their number
+            where = f"{src.name}:{line}" if per_line[line] == 1 else f"{src.name}:{line} (record {n})"
+            _record(result, src, obj, where, n)
         if not value:
             result.skipped.append(SkippedRecord(src.name, "no answers: the JSON list is empty"))
     elif isinstance(value, Mapping):
@@ -828,6 +848,20 @@ def _sniff_delimiter(text: str, mapping: CsvMapping) -> str:
     return best
 
 
+def _decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
+    """JSON Lines decoded line by line: a line that is not UTF-8 becomes empty and is named."""
+    text_lines: list[str] = []
+    bad: dict[int, str] = {}
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            text_lines.append(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"))
+        except UnicodeDecodeError as e:
+            text_lines.append("")
+            bad[lineno] = (f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}; perhaps Latin-1 "
+                           "or Windows-1252): this line is skipped, save the file as UTF-8 to audit it")
+    return "\n".join(text_lines), bad
+
+
 def _unreadable(data: bytes, e: UnicodeDecodeError) -> str:
     line = data.count(b"\n", 0, e.start) + 1
     byte = data[e.start] if e.start < len(data) else 0
@@ -848,6 +882,9 @@ def _load_file(path: Path, name: str, mapping: CsvMapping, question: str | None,
         else:
             text = _decode(data)
     except UnicodeDecodeError as e:
+        if ext in _JSONL_EXT:   # one bad line costs that line, not the file
+            text, bad = _decode_lines(data)
+            return _load_jsonl(_Source(text=text, name=name, stem=path.stem, question=question, model=model), bad)
         return IngestResult(skipped=[SkippedRecord(name, _unreadable(data, e))])
     src = _Source(text=text, name=name, stem=path.stem, question=question, model=model)
     if ext in _JSON_EXT:

@@ -554,18 +554,16 @@ def _force_breaks(masked: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
     return out
 
 
-def _split_unit(text: str, masked: str, start: int, end: int) -> list[tuple[int, int]]:
-    chunk = masked[start:end]
-    if not chunk.strip():                       # only markers or a URL: let the caller attach it
-        raw = text[start:end]
-        if not raw.strip():
-            return []
-        lead = len(raw) - len(raw.lstrip())
-        return [(start + lead, start + len(raw.rstrip()))]
-    pieces = pysbd.Segmenter(language="en", clean=False).segment(chunk)
+# pysbd's cost grows with the square of the text it is given (each abbreviation rescans the
+# whole text), so a long unit is fed to it a window at a time: linear in the answer's length
+SEGMENT_WINDOW_CHARS = 2_000
+
+
+def _piece_starts(segmenter: Any, chunk: str) -> list[int]:
+    """Where each of pysbd's sentences starts in chunk (the first at 0)."""
     starts: list[int] = []
     cursor = 0
-    for piece in pieces:
+    for piece in segmenter.segment(chunk):
         core = piece.strip()
         if not core:
             continue
@@ -577,6 +575,39 @@ def _split_unit(text: str, masked: str, start: int, end: int) -> list[tuple[int,
     if not starts:
         starts = [0]
     starts[0] = 0
+    return starts
+
+
+def _sentence_starts(chunk: str) -> list[int]:
+    """Sentence starts in chunk, found a window at a time; a window's last sentence may be cut
+    by the window's end, so the next window begins at it."""
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+    starts: list[int] = []
+    pos = 0
+    while True:
+        window = chunk[pos:pos + SEGMENT_WINDOW_CHARS]
+        local = _piece_starts(segmenter, window)
+        if pos + len(window) >= len(chunk):
+            starts.extend(pos + s for s in local)
+            return starts
+        if len(local) > 1:
+            starts.extend(pos + s for s in local[:-1])
+            pos += local[-1]
+        else:   # one sentence longer than the window: cut it at the window's last space
+            starts.append(pos)
+            cut = window.rfind(" ", SEGMENT_WINDOW_CHARS // 2)
+            pos += cut if cut > 0 else len(window)
+
+
+def _split_unit(text: str, masked: str, start: int, end: int) -> list[tuple[int, int]]:
+    chunk = masked[start:end]
+    if not chunk.strip():                       # only markers or a URL: let the caller attach it
+        raw = text[start:end]
+        if not raw.strip():
+            return []
+        lead = len(raw) - len(raw.lstrip())
+        return [(start + lead, start + len(raw.rstrip()))]
+    starts = _sentence_starts(chunk)
     spans = [(start + s, start + e) for s, e in zip(starts, starts[1:] + [len(chunk)])]
     spans = _mend(masked, _force_breaks(masked, spans))
     trimmed = []

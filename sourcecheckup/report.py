@@ -7,7 +7,6 @@ only for http(s) URLs. ``verify_report`` recomputes a saved JSON report from the
 """
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import io
 import json
@@ -17,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from . import __version__
+from .csvsafe import SafeWriter
 from .resources import resources_dir
 from .metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
                       metrics_by, partial_run_note)
@@ -379,7 +379,7 @@ CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", 
 def report_csv(report: dict[str, Any]) -> str:
     """One row per verdict; statements without verdicts get one row with their status."""
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = SafeWriter(buf)   # answer and page text must not run as a spreadsheet formula
     w.writerow(CSV_COLUMNS)
     applied = (report.get("reviewer_overrides") or {}).get("applied", False)
     for resp in report["responses"]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
+from .csvsafe import SafeWriter
 from .judges.base import SourceText
 from .metrics import assess_run
 from .models import utcnow
@@ -181,9 +182,9 @@ def write_sample_csv(pairs: Sequence[SamplePair], out: str | Path | TextIO, *, b
 
     if isinstance(out, (str, Path)):
         with open(out, "w", encoding="utf-8", newline="") as fh:
-            rows(csv.writer(fh))
+            rows(SafeWriter(fh))
     else:
-        rows(csv.writer(out))
+        rows(SafeWriter(out))
 
 
 def _normalise_label(value: str) -> str | None:

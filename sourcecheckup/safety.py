@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Sequence
@@ -132,6 +133,14 @@ async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float 
     """
     scheme, host = split_checked(url)
     port = urlsplit(url).port or (443 if scheme == "https" else 80)
+    if "." not in host and not _is_literal(host) and host not in _LOCALHOST_NAMES and not _host_allowed(
+            host, (), allow_hosts):
+        # a dotless name only means something on a local network; a number is an address in disguise
+        if re.fullmatch(r"(?:0x[0-9a-f]+|[0-9]+)", host):
+            raise UnsafeUrlError(f"{host} is an IP address written as a number; add --allow-host {host} "
+                                 "to fetch it anyway")
+        raise UnsafeUrlError(f"{host} has no dot: a name on a local network, not a public web site; "
+                             f"add --allow-host {host} to fetch it anyway")
     if _is_literal(host):
         addresses: tuple[str, ...] = (str(ipaddress.ip_address(host)),)
     elif resolver is not None:

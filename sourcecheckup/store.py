@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import sqlite3
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ import sqlite_utils
 from .models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
                      StatementCategory, Verdict, utcnow)
 
+BUSY_TIMEOUT_S = 30.0         # how long an opener waits for another process's write (a migration)
 RAW_CAP_BYTES = 5_000_000      # raw bytes kept per source (compressed); beyond it only the hash
 DB_ENV = "SOURCECHECKUP_DB"
 
@@ -224,12 +226,17 @@ class Store:
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(str(self.path), check_same_thread=check_same_thread, timeout=30)
+            conn = sqlite3.connect(str(self.path), check_same_thread=check_same_thread, timeout=BUSY_TIMEOUT_S)
             self.db = sqlite_utils.Database(conn)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            self._set_wal()
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreError(f"{self.path} is busy: another process kept it locked for more than "
+                                 f"{BUSY_TIMEOUT_S:g} s ({exc}); try again when it has finished") from exc
+            raise StoreError(f"{self.path} is not a usable SourceCheckup database: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a usable SourceCheckup database: {exc}") from exc
 
@@ -243,18 +250,46 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _set_wal(self) -> None:
+        """WAL mode; a new file opened by two processes at once can refuse the switch for a moment,
+        and SQLite does not wait on a busy handler for it, so we do."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _current_version(self) -> int:
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+                               ).fetchone():
+            return 0
+        return self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+
     def _migrate(self) -> None:
-        if "schema_version" not in self.db.table_names():
-            self.db["schema_version"].create({"version": int, "applied_at": str}, pk="version")
-        row = self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        current = row[0] or 0
-        if current > len(MIGRATIONS):
-            raise StoreError(f"{self.path} was written by a newer SourceCheckup (schema {current}); "
-                             "upgrade the app to open it")
-        for version in range(current + 1, len(MIGRATIONS) + 1):
-            with self.db.conn:
+        if self._current_version() == len(MIGRATIONS):
+            return   # the usual open: nothing to write, no lock taken
+        conn = self.db.conn
+        # one writer migrates; another opener waits here (busy timeout) and then finds it done
+        conn.execute("BEGIN EXCLUSIVE")
+        try:
+            current = self._current_version()
+            if current > len(MIGRATIONS):
+                raise StoreError(f"{self.path} was written by a newer SourceCheckup (schema {current}); "
+                                 "upgrade the app to open it")
+            if current == 0 and "schema_version" not in self.db.table_names():
+                self.db["schema_version"].create({"version": int, "applied_at": str}, pk="version")
+            for version in range(current + 1, len(MIGRATIONS) + 1):
                 MIGRATIONS[version - 1](self.db)
                 self.db["schema_version"].insert({"version": version, "applied_at": utcnow()})
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     @property
     def schema_version(self) -> int:

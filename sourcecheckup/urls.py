@@ -39,7 +39,7 @@ _DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 # so a DOI inside https://doi.org/10.x/... is consumed by the URL alternative.
 _FIND = re.compile(
     r"""
-    (?P<url>\b(?:https?|ftps?|file)://[^\s<>"`\[\]{}|\\^]+
+    (?P<url>\b(?:https?|ftps?|file)://(?:\[[0-9a-f:.]+\][^\s<>"`\[\]{}|\\^]*|[^\s<>"`\[\]{}|\\^]+)
           |\bjavascript:[^\s<>"`]+)
     |(?P<www>(?<![\w@/.-])www\.[^\s<>"`\[\]{}|\\^]+)
     |(?P<doi>(?<![\w/.])doi\s*:\s*10\.\d{4,9}/[^\s<>"`\[\]{}]+)
@@ -69,12 +69,22 @@ def _doi_url(doi: str) -> str:
     return "https://doi.org/" + doi
 
 
-def _web_url(scheme: str, rest: str) -> str | None:
-    """An http(s) URL with a lower-case scheme and host, doi.org hosts unified; None without a host."""
+def _web_url(scheme: str, rest: str) -> str:
+    """An http(s) URL with a lower-case scheme and host, doi.org hosts unified.
+
+    A link that cannot be brought to that form (no host, a broken IPv6 literal) is kept as
+    written: it is still a citation, and the fetcher refuses it as unsafe_url with the reason.
+    IPv6 literals, dotless and integer hosts are normalised like any other; the fetcher's
+    address rule decides whether they may be fetched.
+    """
     rest = "//" + rest.lstrip("/")  # "https:/x.org" and "https:x.org" are typing slips
-    parts = urlsplit(scheme + ":" + rest)
-    if not parts.hostname or "." not in parts.hostname and parts.hostname != "localhost":
-        return None
+    try:
+        parts = urlsplit(scheme + ":" + rest)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        return scheme + ":" + rest
+    if not parts.hostname:
+        return scheme + ":" + rest
     netloc = parts.netloc.lower()
     if parts.hostname in _DOI_HOSTS and parts.path.startswith("/10."):
         return urlunsplit(("https", "doi.org", parts.path, parts.query, parts.fragment))

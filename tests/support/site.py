@@ -106,6 +106,64 @@ def _gzip_bomb(decompressed: int = 40_000_000) -> bytes:
     return b"".join(parts)
 
 
+def nested_divs_page(n_bytes: int) -> bytes:
+    """Blocks of 40 nested <div>s, repeated to n_bytes: an extractor's worst case (14 MB took 209 s)."""
+    unit = ("<div>" * 40 + "<p>Nested paragraph about blood pressure, metformin and the kidneys.</p>"
+            + "</div>" * 40)
+    return ("<!DOCTYPE html><html><head><title>Nested</title></head><body>"
+            + unit * max(1, n_bytes // len(unit)) + "</body></html>").encode()
+
+
+def tables_page(n_bytes: int) -> bytes:
+    """One table of n_bytes (13 MB took 45 s to extract)."""
+    row = "<tr><td>Systolic pressure</td><td>130</td><td>mm Hg</td><td>adults over 18</td></tr>"
+    return ("<!DOCTYPE html><html><head><title>Tables</title></head><body><table>"
+            + row * max(1, n_bytes // len(row)) + "</table></body></html>").encode()
+
+
+def pdf_bomb(decompressed_mb: int = 120) -> bytes:
+    """A one-page PDF whose content stream inflates to decompressed_mb MB (about 150 KB sent)."""
+    comp = zlib.compressobj(9)
+    chunk = b"0 0 m " * 170_000            # about 1 MB of drawing operators, no text
+    data = b"".join(comp.compress(chunk) for _ in range(decompressed_mb)) + comp.flush()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for off in offsets:
+        out.write(b"%010d 00000 n \n" % off)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def websocket_page(port: int) -> bytes:
+    """An article whose script tries ws:// and wss:// connections to 127.0.0.1:port, again and again."""
+    return (f"""<!DOCTYPE html><html><head><title>Live blood pressure ticker</title></head><body><main>
+<h1>Live blood pressure ticker</h1>
+<p>Hypertension is defined as a blood pressure of 130/80 mm Hg or higher. Lifestyle changes such as the
+DASH diet, less salt and regular exercise lower blood pressure in most adults, and medicines are added
+when they are not enough. This page streams readings over a WebSocket.</p></main>
+<script>
+for (let i = 0; i < 5; i++) {{
+  for (const url of ["ws://127.0.0.1:{port}/feed", "wss://127.0.0.1:{port}/feed", "ws://localhost:{port}/x"]) {{
+    try {{ const s = new WebSocket(url); s.onerror = () => {{}}; }} catch (e) {{}}
+  }}
+}}
+// a worker's scope is not the page's: only the browser's network settings can stop this one
+try {{
+  const code = "for (let i = 0; i < 3; i++) {{ try {{ new WebSocket('ws://127.0.0.1:{port}/w'); }} catch (e) {{}} }}";
+  new Worker(URL.createObjectURL(new Blob([code], {{type: "text/javascript"}})));
+}} catch (e) {{}}
+</script></body></html>""").encode()
+
+
 _CACHE: dict[str, bytes] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -330,6 +388,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps({"hits": count}).encode(), "application/json")
         elif path == "/echo-host":
             self._page(200, "Echo", f"Host header: {self.headers.get('Host', '')}. " * 20)
+        elif path == "/hostile/nested":      # ?mb=14: generated here, never kept in git
+            mb = float(query.get("mb", ["14"])[0])
+            self._send(200, _cached(f"nested-{mb}", lambda: nested_divs_page(int(mb * 1_000_000))))
+        elif path == "/hostile/tables":
+            mb = float(query.get("mb", ["13"])[0])
+            self._send(200, _cached(f"tables-{mb}", lambda: tables_page(int(mb * 1_000_000))))
+        elif path == "/hostile/pdf-bomb.pdf":
+            self._send(200, _cached("pdf-bomb", pdf_bomb), "application/pdf")
+        elif path == "/hostile/html-as-pdf":   # a login page sent with the PDF's type
+            self._send(200, (SITE_DIR / "article/hypertension.html").read_bytes(), "application/pdf")
+        elif path == "/hostile/location-tab":
+            self.send_response(302)
+            self.send_header("Location", "/article/hyper\ttension")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/hostile/websocket":
+            self._send(200, websocket_page(int(query.get("port", ["9"])[0])))
         elif path == "/empty":
             self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")
         elif not self._static(path):

@@ -1,0 +1,201 @@
+"""Hostile-input probes (issue 15): each probe's outcome, wall time and peak memory against its cap.
+
+The pages come from the fixture site on 127.0.0.1 (generated there, never kept in git). Peak
+memory is the resident set of this process plus its children (the extraction worker, Chromium),
+sampled every 50 ms while the probe runs; the site server runs in this process, so the figure
+includes the page it holds in memory.
+
+Run: .venv/bin/python bench/hostile.py [--timeout 20] [--quick]
+     --timeout is the per-source time cap (the product's default is 20 s; a shorter one gives the
+     same verdicts sooner); --quick skips the 18 MB page and the browser probe.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sourcecheckup.fetch import EXTRACT_MEMORY_BYTES, FetchOptions, HttpFetcher, make_fetcher  # noqa: E402
+from sourcecheckup.ingest import MAX_ANSWER_CHARS, load_text  # noqa: E402
+from sourcecheckup.models import Response  # noqa: E402
+from sourcecheckup.parse import BuiltinParser  # noqa: E402
+from tests.support.site import start_site  # noqa: E402
+
+MARGIN_S = 3.0   # process start and kill, on a shared machine
+
+
+def _tree_rss() -> int:
+    """Resident bytes of this process and its descendants, from /proc (0 where there is none)."""
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+            todo.extend(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        except OSError:
+            continue
+    return total
+
+
+class Peak:
+    """The highest _tree_rss() seen while the block runs."""
+
+    def __enter__(self) -> "Peak":
+        self.peak = _tree_rss()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            self.peak = max(self.peak, _tree_rss())
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _tree_rss())
+
+
+ROWS: list[dict[str, Any]] = []
+
+
+def record(probe: str, outcome: str, took: float, cap_s: float, peak: int, cap_bytes: int | None,
+           expected: bool) -> None:
+    ok = expected and took <= cap_s and (cap_bytes is None or peak <= cap_bytes)
+    ROWS.append(dict(probe=probe, outcome=outcome, seconds=round(took, 2), cap_s=cap_s,
+                     peak_mb=round(peak / 1e6), cap_mb=None if cap_bytes is None else round(cap_bytes / 1e6),
+                     within=ok))
+    mem = f"{peak / 1e6:6.0f} MB" + (f" / {cap_bytes / 1e6:5.0f} MB" if cap_bytes else " /     - ")
+    print(f"{'ok ' if ok else 'OVER'} {probe:34s} {took:7.2f} s / {cap_s:5.1f} s  {mem}  {outcome}", flush=True)
+
+
+async def fetch_probe(base: str, path: str, timeout_s: float, want: tuple[str, ...], **kw: Any) -> None:
+    f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=timeout_s, max_bytes=20_000_000, **kw))
+    baseline = _tree_rss()
+    started = time.monotonic()
+    with Peak() as peak:
+        src = await f.fetch(base + path)
+    took = time.monotonic() - started
+    await f.aclose()
+    record(path, f"{src.status.value}: {src.reason[:90]}", took, timeout_s + MARGIN_S, peak.peak,
+           baseline + EXTRACT_MEMORY_BYTES, src.status.value in want)
+
+
+def parser_probes() -> None:
+    parser = BuiltinParser()
+    block = ("Hypertension is a blood pressure of 130/80 mm Hg or higher [1]. The DASH diet lowers systolic "
+             "pressure by about 11 mm Hg, e.g. in adults [2]. Metformin is not started below an eGFR of 30 "
+             "(Dr. Smith et al. 2019). As an AI, I cannot give medical advice. ")
+    for kb in (25, 50, 100, 200):
+        text = (block * (kb * 1000 // len(block) + 1))[:kb * 1000]
+        with Peak() as peak:
+            started = time.monotonic()
+            n = len(parser.parse_sync(Response(id="r", text=text, citations=("https://a.example/",))))
+            took = time.monotonic() - started
+        # linear: about 6 ms a KB here; the quadratic parser took 16.4 s at 200 KB
+        record(f"parse {kb} KB answer", f"{n} statements", took, 0.05 * kb, peak.peak, None, n > 0)
+    text = (block * (5_000_000 // len(block) + 1))[:5_000_000]
+    with Peak() as peak:
+        started = time.monotonic()
+        result = load_text(json.dumps({"response": text, "citations": ["https://a.example/"]}))
+        took = time.monotonic() - started
+    skipped = bool(result.skipped) and f"{MAX_ANSWER_CHARS:,}-character limit" in result.skipped[0].problem
+    record("ingest 5 MB answer", "skipped: " + (result.skipped[0].problem[:70] if result.skipped else "NOT skipped"),
+           took, 5.0, peak.peak, None, skipped and not result.responses)
+
+
+def _open(path: str) -> str:
+    from sourcecheckup.store import Store
+
+    try:
+        with Store(path) as store:
+            return "ok" if "runs" in store.db.table_names() else "no schema"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def store_probe(tmp: Path) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    started = time.monotonic()
+    results: list[str] = []
+    with ProcessPoolExecutor(3) as pool, Peak() as peak:
+        for trial in range(5):
+            results += list(pool.map(_open, [str(tmp / f"new-{trial}.db")] * 3))
+    took = time.monotonic() - started
+    bad = [r for r in results if r != "ok"]
+    record("new database opened x3, 5 trials", f"{len(results) - len(bad)}/{len(results)} opened" +
+           (f"; {bad[0]}" if bad else ""), took, 30.0, peak.peak, None, not bad)
+
+
+async def websocket_probe(base: str) -> None:
+    from sourcecheckup.browser import browser_status
+
+    if not browser_status()[0]:
+        print("     websocket probe skipped: no browser")
+        return
+    from tests.test_hostile import _CountingListener
+
+    listener = _CountingListener()
+    f = make_fetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=8.0, browser="always"))
+    started = time.monotonic()
+    with Peak() as peak:
+        src = await f.fetch(f"{base}/hostile/websocket?port={listener.port}")
+        await asyncio.sleep(1.0)
+    took = time.monotonic() - started
+    await f.aclose()
+    listener.close()
+    record("browser page opening WebSockets", f"{src.status.value}; {listener.connections} connections reached",
+           took, 8.0 + MARGIN_S + 1.0, peak.peak, None, listener.connections == 0)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    import tempfile
+
+    base, stop = start_site()
+    t = args.timeout
+    try:
+        print(f"per-source cap {t:g} s (+{MARGIN_S:g} s margin); memory cap: start + "
+              f"{EXTRACT_MEMORY_BYTES / 1e6:.0f} MB (the extraction worker's bound)")
+        bounded = ("timeout", "too_large")
+        await fetch_probe(base, "/hostile/nested?mb=14", t, bounded)
+        await fetch_probe(base, "/hostile/tables?mb=13", t, bounded)
+        if not args.quick:
+            await fetch_probe(base, "/hostile/nested?mb=18", t, bounded)
+        await fetch_probe(base, "/hostile/pdf-bomb.pdf", t, ("too_large",))
+        await fetch_probe(base, "/gzip-bomb", t, ("too_large",))
+        await fetch_probe(base, "/hostile/html-as-pdf", t, ("ok",))
+        await fetch_probe(base, "/hostile/location-tab", t, ("http_error",))
+        parser_probes()
+        with tempfile.TemporaryDirectory() as tmp:
+            store_probe(Path(tmp))
+        if not args.quick:
+            await websocket_probe(base)
+    finally:
+        stop()
+    over = [r for r in ROWS if not r["within"]]
+    print(f"{len(ROWS) - len(over)} of {len(ROWS)} probes within their caps")
+    return 1 if over else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=20.0, help="per-source time cap in seconds (default 20)")
+    parser.add_argument("--quick", action="store_true", help="skip the 18 MB page and the browser probe")
+    return asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

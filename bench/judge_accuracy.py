@@ -1,15 +1,24 @@
 """How well the built-in judge screens labelled health claims.
 
     .venv/bin/python bench/judge_accuracy.py [--data DIR] [--judge builtin] [--long-sources]
-                                             [--clinical PATH | --no-clinical] [--only-clinical]
+                                             [--clinical PATH | --no-clinical]
+                                             [--heldout PATH | --no-heldout] [--only-clinical]
 
 First it judges the project's own clinical suite (bench/data/clinical_pairs.jsonl, see
 bench/data/README.md): hand-written near-miss pairs on doses, maximum doses, frequencies,
 durations, timing, thresholds, rates, unit conversions, instructions and overclaims. It prints
 n, balanced accuracy, accuracy, the accuracy in each category, and every contradicted quantity
 that the judge called supported (the error a screen must not make), beside the targets of
-issue 11 (balanced >= 0.95, no contradicted quantity called supported), and ends that part
-with one line for scripts: ``clinical: balanced 0.xxx; false-supported quantities K``.
+issue 11 (balanced >= 0.95, no contradicted quantity called supported).
+
+Next it judges the held-out suite (bench/data/clinical_heldout.jsonl): pairs of the same ten
+kinds, written separately with other medicines and conditions, that no one tunes a judge on, so
+its figures say how the judge does on pairs it was never adjusted to. It prints the same
+figures under the label "held-out (never tuned on)". The clinical part ends with one line per
+suite for scripts, the held-out one last but one:
+``heldout: balanced 0.xxx; false-supported quantities K`` and
+``clinical: balanced 0.xxx; false-supported quantities K``. ``--only-clinical`` judges both
+suites and not the claim files.
 
 Then, for each file in DIR (default ../shared/data/claims, next to the repository) it judges every
 claim against its evidence text and prints n, balanced accuracy (supported vs not), accuracy,
@@ -39,6 +48,9 @@ from sourcecheckup.judges.base import SourceText  # noqa: E402
 from sourcecheckup.models import Label, Verdict  # noqa: E402
 
 CLINICAL_FILE = ROOT / "bench" / "data" / "clinical_pairs.jsonl"
+# written apart from the clinical suite and never used to adjust a judge (bench/data/README.md)
+HELDOUT_FILE = ROOT / "bench" / "data" / "clinical_heldout.jsonl"
+HELDOUT_TITLE = "held-out (never tuned on)"
 # categories of the clinical suite whose claims state a quantity that can be compared exactly
 QUANTITY_CATEGORIES = frozenset({"dose", "max_dose", "frequency", "duration", "timing",
                                  "threshold", "rate", "unit_conversion"})
@@ -110,13 +122,15 @@ def summarise_clinical(rows: Sequence[dict[str, Any]], verdicts: Sequence[Verdic
     return s
 
 
-def format_clinical(s: dict[str, Any], path: Path) -> list[str]:
+def format_clinical(s: dict[str, Any], path: Path, title: str = "clinical suite",
+                    key: str = "clinical") -> list[str]:
+    """The suite's report lines; the last one is the line for scripts, ``{key}: balanced ...``."""
     def meets(ok: bool) -> str:
         return "meets" if ok else "misses"
 
     bal, fs = s["balanced_accuracy"], s["false_supported_quantities"]
     extra = f", judge errors {s['errors']} (counted as not supported)" if s["errors"] else ""
-    lines = [f"clinical suite {path}",
+    lines = [f"{title} {path}",
              f"  n {s['n']}  balanced accuracy {bal:.3f} (target >= {CLINICAL_TARGET_BALANCED:.2f}: "
              f"{meets(bal >= CLINICAL_TARGET_BALANCED)})  accuracy {s['accuracy']:.3f}{extra}",
              "  per category:"]
@@ -129,7 +143,7 @@ def format_clinical(s: dict[str, Any], path: Path) -> list[str]:
                  f"(target {CLINICAL_TARGET_FALSE_SUPPORTED}: "
                  f"{meets(len(fs) <= CLINICAL_TARGET_FALSE_SUPPORTED)})"
                  + (f": {' '.join(fs)}" if fs else ""))
-    lines.append(f"clinical: balanced {bal:.3f}; false-supported quantities {len(fs)}")
+    lines.append(f"{key}: balanced {bal:.3f}; false-supported quantities {len(fs)}")
     return lines
 
 
@@ -146,36 +160,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--clinical", type=Path, default=CLINICAL_FILE, metavar="PATH",
                     help="the clinical suite, judged first (default: %(default)s)")
     ap.add_argument("--no-clinical", action="store_true", help="skip the clinical suite")
+    ap.add_argument("--heldout", type=Path, default=HELDOUT_FILE, metavar="PATH",
+                    help="the held-out suite, never tuned on, judged next (default: %(default)s)")
+    ap.add_argument("--no-heldout", action="store_true", help="skip the held-out suite")
     ap.add_argument("--only-clinical", action="store_true",
-                    help="judge the clinical suite only, not the claim files")
+                    help="judge the clinical and held-out suites only, not the claim files")
     args = ap.parse_args(argv)
     if args.no_clinical and args.only_clinical:
         ap.error("--no-clinical and --only-clinical exclude each other")
 
     run_files = not args.only_clinical
-    if run_files and not args.data.is_dir() and args.no_clinical:
+    suites = [(path, title, key) for path, title, key, skip in (
+        (args.clinical, "clinical suite", "clinical", args.no_clinical),
+        (args.heldout, HELDOUT_TITLE, "heldout", args.no_heldout)) if not skip]
+    if run_files and not args.data.is_dir() and not suites:
         print(f"no data folder at {args.data}; pass --data DIR", file=sys.stderr)
         return 2
     if not args.no_clinical and not args.clinical.is_file():
         print(f"no clinical suite at {args.clinical}; pass --clinical PATH or --no-clinical",
               file=sys.stderr)
         return 2
+    if not args.no_heldout and not args.heldout.is_file():
+        print(f"no held-out suite at {args.heldout}; pass --heldout PATH or --no-heldout",
+              file=sys.stderr)
+        return 2
     judge = make_judge(args.judge, use_embeddings=False) if args.lexical else make_judge(args.judge)
     print(f"judge {judge.id} ({getattr(judge, 'model_version', '')}), "
           f"threshold {getattr(judge, 'threshold', 'n/a')}")
-    if not args.no_clinical:
-        rows = read_rows(args.clinical)
+    script_lines: list[str] = []
+    for path, title, key in suites:
+        rows = read_rows(path)
         started = time.monotonic()
         s = summarise_clinical(rows, judge_rows(judge, rows, "evidence"))
-        lines = format_clinical(s, args.clinical)
+        *lines, script_line = format_clinical(s, path, title, key)
         lines[0] += f"  [{time.monotonic() - started:.0f} s]"
         print("\n".join(lines), flush=True)
+        script_lines.append(script_line)
+    # the clinical suite's line stays the last one, where scripts already read it
+    for line in sorted(script_lines, key=lambda line: line.startswith("clinical:")):
+        print(line)
     if not run_files:
         return 0
     if not args.data.is_dir():
         print(f"no data folder at {args.data}; pass --data DIR", file=sys.stderr)
         return 2
-    if not args.no_clinical:
+    if suites:
         print()
     jobs: list[tuple[str, str, bool]] = [(f, "evidence", False) for f in DEV_FILES]
     if not args.no_train:

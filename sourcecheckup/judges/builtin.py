@@ -324,10 +324,15 @@ class CheckOutcome:
     status: str        # "matched"/"agrees" (passed) | "contradicted" | "missing" | "unbacked" (failed)
     message: str       # plain words naming both sides
     sentence: str      # the source sentence it rests on ("" when none)
+    strict: bool = True  # whether a "missing" result decides: a dose, a rate, a percentage, a decimal
 
     @property
     def failed(self) -> bool:
         return self.status in ("contradicted", "missing", "unbacked")
+
+    @property
+    def decides(self) -> bool:
+        return self.failed and (self.status != "missing" or self.strict)
 
 
 @dataclass(frozen=True)
@@ -340,12 +345,17 @@ class Checks:
     def decisive(self) -> CheckOutcome | None:
         """The first failed check: it rules support out, whatever the trained score says."""
         order = {"contradicted": 0, "missing": 1, "unbacked": 2}
-        failed = [o for o in self.outcomes if o.failed]
+        failed = [o for o in self.outcomes if o.decides]
         return min(failed, key=lambda o: order[o.status]) if failed else None
 
     @property
     def passed(self) -> list[CheckOutcome]:
         return [o for o in self.outcomes if not o.failed]
+
+    @property
+    def unsure(self) -> list[CheckOutcome]:
+        """Failed checks that do not decide (a plain figure the source does not repeat)."""
+        return [o for o in self.outcomes if o.failed and not o.decides]
 
     @property
     def figures_corroborate(self) -> bool:
@@ -372,6 +382,17 @@ def check_sentences(statement: str, prep: "_Prepared", passages: Sequence[int], 
     return [prep.sentences[i] for i in sorted(ids)]
 
 
+# figures whose absence from the source rules support out: what a clinician doses or measures by, and
+# any figure written with decimals. A head count, an age or a plain duration that the source does not
+# repeat ("over a month" against "37 days") is left to the trained score; a different value still decides.
+STRICT_UNITS = frozenset({"mg", "ml", "iu", "mmhg", "mmol/l", "mg/l", "mmol/mol", "kg/m2", "meq/l", "iu/l",
+                          "%", "pp", "rate", "x", "tablet", "puff", "drop", "spray", "sachet", "patch"})
+
+
+def _strict_figure(q: "qty.Quantity") -> bool:
+    return q.unit in STRICT_UNITS or q.decimals > 0 or q.per in ("day", "week", "dose", "kg", "kg/day", "interval")
+
+
 def run_checks(statement: str, sentences: Sequence[str], source: SourceText | None = None) -> Checks:
     """Quantities compared exactly, instructions as polarity, absolute claims against hedges, and
     the body or study the statement credits named anywhere in the source."""
@@ -382,7 +403,7 @@ def run_checks(statement: str, sentences: Sequence[str], source: SourceText | No
             outcomes.append(CheckOutcome("attribution", credit.status, credit.message, ""))
     if sentences:
         for f in qty.compare_quantities(statement, sentences):
-            outcomes.append(CheckOutcome("quantity", f.status, f.message, f.sentence))
+            outcomes.append(CheckOutcome("quantity", f.status, f.message, f.sentence, _strict_figure(f.claim)))
         found = polarity.compare_polarity(statement, sentences)
         if found is not None:
             outcomes.append(CheckOutcome("instruction", found.status, found.message, found.sentence))
@@ -593,10 +614,17 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     if a.similarity is not None:
         head += f" (similarity {a.similarity:.2f})"
     passed = _passed_checks(a)
+    unsure = [o for o in a.checks.unsure] if a.checks else []
+    figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
     if supported:
         tail = f"; {passed}" if passed else ""
+        if figures:
+            # a plain figure (a count, an age, a duration) the source words another way: left to a reader
+            return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
         return head + tail + "; no inconsistency found."
     problems: list[str] = [a.veto] if a.veto else []
+    if figures:
+        problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")
     if a.wrong_units:
         problems.append(f"{', '.join(a.wrong_units[:2])} appears with a different unit")
     if a.negation_mismatch and not a.veto.startswith("it"):
@@ -735,7 +763,7 @@ class BuiltinJudge(BaseJudge):
             if a.veto:
                 score = min(score, self.threshold) * 0.5
             supported = score >= self.threshold and not a.veto
-            if uncertain or a.veto:
+            if uncertain or a.veto or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
             matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
             if supported and matched:

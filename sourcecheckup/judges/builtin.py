@@ -383,14 +383,18 @@ def check_sentences(statement: str, prep: "_Prepared", passages: Sequence[int], 
 
 
 # figures whose absence from the source rules support out: what a clinician doses or measures by, and
-# any figure written with decimals. A head count, an age or a plain duration that the source does not
+# any figure written with decimals or a duration in digits. A head count, an age or a duration in words that the source does not
 # repeat ("over a month" against "37 days") is left to the trained score; a different value still decides.
 STRICT_UNITS = frozenset({"mg", "ml", "iu", "mmhg", "mmol/l", "mg/l", "mmol/mol", "kg/m2", "meq/l", "iu/l",
                           "%", "pp", "rate", "x", "tablet", "puff", "drop", "spray", "sachet", "patch"})
 
 
 def _strict_figure(q: "qty.Quantity") -> bool:
-    return q.unit in STRICT_UNITS or q.decimals > 0 or q.per in ("day", "week", "dose", "kg", "kg/day", "interval")
+    # a duration written in digits ("every 3 months", "for 4 weeks") is a clinical figure; in words
+    # ("over a month", "two to three months") it is usually a reporter's rounding
+    timed = q.unit in ("min", "month") and any(c.isdigit() for c in q.text)
+    return (q.unit in STRICT_UNITS or q.decimals > 0 or timed
+            or q.per in ("day", "week", "dose", "kg", "kg/day", "interval"))
 
 
 def run_checks(statement: str, sentences: Sequence[str], source: SourceText | None = None) -> Checks:

@@ -383,7 +383,7 @@ def read_instruction(sentence: str) -> Instruction:
     main = "".join(chars)                        # the clause with attributes, conditions and B blanked
 
     cue_span, cue, polarity, strong = None, "", 0, False
-    optional = _OPTIONAL.search(main) if _present(low, ("need", "necessary")) else None
+    optional = _OPTIONAL.search(main) if _present(low, ("need", "necessary", "have to")) else None
     if optional:
         cue_span, cue = optional.span("cue"), optional.group("cue")
     else:

@@ -308,3 +308,24 @@ def test_demo_pages_flag_each_planted_claim_and_spare_the_true_ones(demo_sentenc
         assert all(f.sentence in evidence for f in flagged)
     else:
         assert not flagged, f"true claim flagged: {flagged}"
+
+
+# --- issue 11: hedged absolutes, flat negations, equal standards ------------------------------
+@pytest.mark.parametrize("statement,evidence,expected", [
+    # "almost always" is itself hedged: nothing absolute to back
+    ("Untreated bacterial meningitis is nearly always fatal.", ["Bacterial meningitis can be fatal."], None),
+    # "never" against a flat "will not" of the same verb; a hedge on another list item does not count
+    ("Cough syrups never shorten a cold.",
+     ["Cough syrups will not shorten a cold or some chest infections."], "agrees"),
+    ("Cough syrups never shorten a cold.", ["Cough syrups may not shorten a cold."], "unbacked"),
+    ("Cough syrups never shorten a cold.", ["Cough syrups will not cure a cold."], "unbacked"),
+    # "just as effective" against meeting the same standards of effectiveness
+    ("Biosimilar insulin is just as effective as the original brand.",
+     ["Biosimilar insulin must meet the same standards of safety and effectiveness as the original brand."],
+     "agrees"),
+    ("Biosimilar insulin is just as effective as the original brand.",
+     ["Biosimilar insulin must meet the same standards of manufacturing as the original brand."], "unbacked"),
+])
+def test_issue11_absolutes(statement, evidence, expected):
+    finding = compare_overclaim(statement, DISTRACTORS[:1] + evidence + DISTRACTORS[1:])
+    assert (finding.status if finding else None) == expected, finding and finding.message

@@ -328,3 +328,75 @@ def test_well_under_a_millisecond_per_sentence_pair():
         compare_polarity(s, [e])
     per_pair = (time.perf_counter() - start) / len(statements)
     assert per_pair < 0.001, f"{per_pair * 1000:.3f} ms per pair"
+
+
+# --- issue 11: time-of-day, food, day and end attributes; limits; population negations ---------
+# (the evidence reads like a prescribing leaflet; the drugs and words are not those of the suite)
+STATIN_PASSIVE = [
+    "Atorvastatin is a statin used to lower cholesterol.",
+    "Pravastatin is usually taken at night, at the same time each day.",
+]
+METFORMIN_MEALS = [
+    "Metformin standard-release tablets are usually taken with the evening meal.",
+]
+LORATADINE = ["Loratadine can be taken with or without food."]
+ISSUE11_CASES = [
+    ("leaflet passive with a time == the same time", "Pravastatin is normally taken at bedtime.",
+     STATIN_PASSIVE, "agrees"),
+    ("leaflet passive with a time vs another time", "Pravastatin is best taken in the morning.",
+     STATIN_PASSIVE, "contradicted"),
+    ("with breakfast vs with the evening meal (a meal is a time of day)",
+     "Metformin standard-release tablets are taken with breakfast.", METFORMIN_MEALS, "contradicted"),
+    ("with the evening meal == with food", "Metformin tablets should be taken with food.",
+     METFORMIN_MEALS, "agrees"),
+    ("empty stomach vs with the evening meal", "Metformin tablets are best taken on an empty stomach.",
+     METFORMIN_MEALS, "contradicted"),
+    ("a reason names no attribute", "Take lansoprazole capsules with water.",
+     ["Swallow lansoprazole capsules whole with water, because the capsule does not work if taken "
+      "with food."], "agrees"),
+    ("must be empty stomach vs with or without food", "Loratadine must be taken on an empty stomach.",
+     LORATADINE, "contradicted"),
+    ("can take with food == with or without food", "Loratadine can be taken with food.",
+     LORATADINE, "agrees"),
+    ("same day as vs a different day", "Calcium should be taken on the same day as alendronic acid.",
+     ["Calcium supplements are taken on a different day from alendronic acid."], "contradicted"),
+    ("stop at once vs until a period after", "Antiviral cover can stop on the day chemotherapy ends.",
+     ["Patients should continue antiviral cover until 6 months after stopping chemotherapy."], "contradicted"),
+    ("no more than ... should == do not take more than", "No more than 4 g of paracetamol should be taken in a day.",
+     ["Do not take more than 4 g of paracetamol in any 24 hours."], "agrees"),
+    ("a limit clause does not swallow the instruction joined to it",
+     "Wait at least 4 hours between doses of paracetamol.",
+     ["Do not take more than 8 tablets in 24 hours, and wait at least 4 hours between doses."], "agrees"),
+    ("usual choice vs not usually given to a group",
+     "Aspirin is the usual choice for fever in children under 16.",
+     ["Aspirin is not usually given to children under 16 because of the risk of Reye's syndrome."],
+     "contradicted"),
+    ("never (source) reaches a statement limited to a situation",
+     "It is fine to double the dose of warfarin when a dose is missed.",
+     ["Never double the dose of warfarin."], "contradicted"),
+]
+
+
+@pytest.mark.parametrize("statement,evidence,expected", [c[1:] for c in ISSUE11_CASES],
+                         ids=[c[0] for c in ISSUE11_CASES])
+def test_issue11_attribute_and_limit_forms(statement, evidence, expected):
+    finding = compare_polarity(statement, DISTRACTORS[:3] + list(evidence) + DISTRACTORS[3:])
+    assert finding is not None, "no evidence sentence was read as the same instruction"
+    assert finding.status == expected, finding.message
+    assert finding.sentence in evidence
+
+
+@pytest.mark.parametrize("sentence,polarity,attributes", [
+    ("Furosemide is usually taken in the morning.", 1, {"time:morning"}),
+    ("Furosemide is taken by many people with heart failure.", 0, set()),     # no attribute: descriptive
+    ("Take it with breakfast.", 1, {"food:with", "time:morning"}),
+    ("Take it in the evening with breakfast cereal.", 1, {"time:evening", "food:with"}),  # said outright wins
+    ("Take it with food, since it is absorbed less well on an empty stomach.", 1, {"food:with"}),
+    ("It does not have to be taken with food.", 0, {"food:with"}),
+    ("You should take no more than 2 tablets.", -1, set()),
+    ("Codeine is not usually given to children under 12.", -1, set()),
+])
+def test_issue11_reading_of_one_sentence(sentence, polarity, attributes):
+    instr = read_instruction(sentence)
+    assert instr.polarity == polarity
+    assert set(instr.attributes) == attributes

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from .polarity import CheckFinding, core, read_instruction, stems_of
+from .polarity import CheckFinding, core, read_instruction, stem, stems_of
 
 _I = re.I
 # (group, pattern) for the statement's absolute wording; a group is what evidence must also say
@@ -49,7 +49,10 @@ _BACKING = {g: re.compile(p, _I) for g, p in {
              r"\bestablished\b|\bconfirmed\b",
     "cure": r"\bcur(?:es|ed|e|ative)\b|\beradicat\w*",
     "equivalence": r"\bnon-?inferior\b|\bno\s+(?:significant\s+)?difference\s+in\s+(?:effectiveness|efficacy|"
-                   r"outcomes?|cure\s+rates?)\b|\bsimilar\s+(?:effectiveness|efficacy)\b",
+                   r"outcomes?|cure\s+rates?)\b|\bsimilar\s+(?:effectiveness|efficacy)\b|"
+                   # "must meet the same standards of quality, safety and effectiveness"
+                   r"\b(?:the\s+)?same\s+(?:standards?\s+of\s+|level\s+of\s+)?(?:[\w-]+,?\s+(?:and\s+)?){0,3}?"
+                   r"(?:effectiveness|efficacy)\b",
     "permanence": r"\bnever\s+(?:be\s+)?(?:restart|resume|re-?start)\w*",
     "no_need": r"\bnot\s+(?:needed|required)\b|\b(?:isn't|aren't)\s+(?:needed|required)\b",
     "universal": r"\ball\b",
@@ -68,7 +71,7 @@ _INSTRUCTION_BEFORE = re.compile(r"(?:^|[,;:(]|\b(?:should|must|you|please|we|i|
 # "people who never showed symptoms" describes people; it claims nothing absolute
 _RELATIVE_BEFORE = re.compile(r"\b(?:who|that|which|whose)\s*$", _I)
 _HEDGED_BEFORE = re.compile(r"\b(?:may|might|could|maybe|perhaps|possibly|some|many|most|appears?|seems?|"
-                            r"likely|probably|often|usually|generally)\b|"
+                            r"likely|probably|often|usually|generally|almost|nearly|virtually|practically)\b|"
                             r"(?<![\d.])(?!100\s*(?:%|percent|per\s+cent))\d+(?:\.\d+)?\s*(?:%|percent\b|per\s+cent\b)", _I)
 # after "and" / "or" / "then", only when the sentence itself is an instruction ("Take it and never ...")
 _JOINED_BEFORE = re.compile(r"\b(?:and|or|so|then|also|but)\s*$", _I)
@@ -166,8 +169,38 @@ def _clause_after(text: str, end: int) -> str:
     return text[end: m.start() if m else len(text)]
 
 
-def _backs(group: str, wording: str, sentence: str) -> str:
+# "X will not help a cold" states as flatly as "X never helps a cold": a negation with no hedge
+_PLAIN_NOT = re.compile(r"\b(?:will|do|does|did|can|would)\s*(?:not|n't)\s+|\b(?:won't|cannot|can't)\s+", _I)
+_AFTER_NEVER = re.compile(r"\bnever\s+(?P<verb>[a-z]+)", _I)
+_COORDINATE = re.compile(r"\s+(?:or|and|nor)\s+", _I)
+
+
+def _flat_negation(statement: str, sentence: str) -> str:
+    """The words of an evidence sentence that deny, unhedged, what the statement says "never" happens."""
+    m = _AFTER_NEVER.search(statement)
+    if not m:
+        return ""
+    verb = stem(m.group("verb"))
+    for neg in _PLAIN_NOT.finditer(sentence):
+        after = re.match(r"[a-z]+", sentence[neg.end():], _I)
+        if not after or stem(after.group(0)) != verb:
+            continue
+        if _HEDGE_NEAR.search(_clause_before(sentence, neg.start())):
+            continue
+        # a hedge on another item of a list ("a cold or most sore throats") does not hedge this one
+        rest = _COORDINATE.split(_clause_after(sentence, neg.end()), maxsplit=1)[0]
+        if _HEDGE_NEAR.search(rest):
+            continue
+        return sentence[neg.start(): neg.end() + len(after.group(0))].strip()
+    return ""
+
+
+def _backs(group: str, wording: str, sentence: str, statement: str = "") -> str:
     """The words in an evidence sentence that state the same absolute, unhedged and not negated."""
+    if group == "never" and statement:
+        flat = _flat_negation(statement, sentence)
+        if flat:
+            return flat
     patterns = [p for g, p in _ABSOLUTES if g == group]
     if group in _BACKING:
         patterns.append(_BACKING[group])
@@ -268,7 +301,7 @@ def compare_overclaim(statement: str, evidence_sentences: Sequence[str]) -> Chec
     backed: list[tuple[str, str, str]] = []          # (term, evidence words, sentence)
     unbacked: list[tuple[str, str]] = []             # (group, term)
     for group, term, _, _ in terms:
-        hit = next(((w, s) for s in on_subject if (w := _backs(group, term, s))), None)
+        hit = next(((w, s) for s in on_subject if (w := _backs(group, term, s, statement))), None)
         if hit:
             backed.append((term, hit[0], hit[1]))
         else:

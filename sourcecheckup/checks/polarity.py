@@ -155,6 +155,10 @@ _NEGATIVE = [  # (pattern, strong)
                 r"\b(?:do|does|did)\s+not\s+recommend\b|\b(?:don't|doesn't)\s+recommend\b|"
                 r"\binadvisable\b|\bunsuitable\b|\binappropriate\b|\bdiscouraged\b|\bprohibited\b|"
                 r"\bforbidden\b|\b(?:isn't|aren't)\s+(?:recommended|suitable|advised)\b)", re.I), True),
+    # "is not usually given to children under 12": what is not done for a group (a population negation)
+    (re.compile(r"(?P<cue>\b(?:is|are|be)\s+not\s+(?:usually\s+|normally\s+|routinely\s+|generally\s+|often\s+)?"
+                r"(?:given|used|prescribed|offered|taken)\b|\b(?:isn't|aren't)\s+(?:usually\s+|normally\s+|routinely\s+)?"
+                r"(?:given|used|prescribed|offered|taken)\b)", re.I), True),
     (re.compile(r"(?P<cue>\bnot\s+(?:meant\s+|intended\s+|designed\s+|licensed\s+|approved\s+|suitable\s+)?for\b|"
                 r"\b(?:isn't|aren't)\s+for\b)", re.I), True),
     (re.compile(r"(?P<cue>\bunsafe\b|\bnot\s+safe\b|\b(?:isn't|aren't)\s+safe\b|\bdangerous\s+to\b|"
@@ -178,7 +182,8 @@ _POSITIVE = [  # (pattern, strong)
                 r"\bfree\s+to\b|\bfreely\b)", re.I), False),
     (re.compile(r"(?P<cue>\b(?:is|are|be|been|was|were|remains?)\s+(?:\w+ly\s+)?(?:recommended|advised|"
                 r"preferred|indicated|encouraged)\b|\brecommends?\b|\badvises?\b|"
-                r"\b(?:the\s+)?preferred\s+(?:\w+\s+)?(?:choice|option|treatment|painkiller|medicine|drug|"
+                r"\b(?:is|are)\s+best\s+(?:taken|given|used|applied)\b|"
+                r"\b(?:the\s+)?(?:preferred|usual)\s+(?:\w+\s+)?(?:choice|option|treatment|painkiller|medicine|drug|"
                 r"vaccine|method|antibiotic)\b|\bfirst[- ](?:line|choice)\b|\btreatment\s+of\s+choice\b|"
                 r"\bbest\s+(?:choice|option|protection)\b|\bshould\s+be\s+offered\b)", re.I), True),
 ]
@@ -237,8 +242,18 @@ _ATTRIBUTES = [(a, re.compile(p, re.I)) for a, p in [
     ("food:with", r"\b(?:with|after|during)\s+(?:a\s+|your\s+|some\s+)?(?:food|meal|meals|breakfast|lunch|dinner|"
                   r"supper|milk|snack|eating)\b|\bon\s+a\s+full\s+stomach\b|\bwith\s+something\s+to\s+eat\b"),
     ("time:morning", r"\b(?:in\s+the\s+|each\s+|every\s+)?mornings?\b|\bbreakfast\b|\bon\s+waking\b|\bwhen\s+you\s+wake(?:\s+up)?\b"),
-    ("time:evening", r"\b(?:in\s+the\s+|each\s+|every\s+)?evenings?\b|\b(?:evening\s+meal|dinner|supper)\b"),
+    ("time:evening", r"\b(?:evening\s+meal|dinner|supper)\b|\b(?:in\s+the\s+|each\s+|every\s+)?evenings?\b"),
     ("time:night", r"\b(?:at\s+|each\s+|every\s+)?night(?:ly|time)?\b|\b(?:at\s+)?bedtime\b|\bbefore\s+(?:you\s+go\s+to\s+)?(?:bed|sleep)\b"),
+    # which day, relative to another medicine ("on the same day as methotrexate" / "on a different day")
+    ("day:same", r"\bon\s+the\s+same\s+days?\s+as\b|\bat\s+the\s+same\s+time\s+as\b"),
+    ("day:different", r"\bon\s+(?:a\s+)?(?:different|another|separate|other)\s+days?\b|\bnot\s+on\s+the\s+same\s+day\b"),
+    # when something ends relative to another ending: at once, or a period after it
+    ("end:same", r"\b(?:on\s+the\s+(?:same\s+)?day|as\s+soon\s+as|the\s+moment|at\s+the\s+same\s+time)\s+"
+                 r"(?:[\w-]+\s+){0,5}?(?:ends?|stops?|finish(?:es)?|(?:is|are)\s+(?:stopped|finished|over|complete|"
+                 r"back\s+to\s+normal)|returns?\s+to\s+normal)\b"),
+    ("end:after", r"\b(?:until|for)\s+(?:at\s+least\s+)?(?:[\w-]+\s+){1,3}?after\s+(?:[\w-]+\s+){0,5}?"
+                  r"(?:stopping|finishing|completing|ends?|the\s+end|stops?|finish(?:es)?|returns?\s+to\s+normal|"
+                  r"(?:is|are)\s+back\s+to\s+normal)\b"),
     ("route:oral", r"\bby\s+mouth\b|\borally\b|\bswallowed\s+whole\b"),
     ("route:injection", r"\bby\s+injection\b|\bas\s+an\s+injection\b|\binjected\b|\bintramuscular(?:ly)?\b|"
                         r"\bintravenous(?:ly)?\b|\bsubcutaneous(?:ly)?\b"),
@@ -259,6 +274,8 @@ _ATTRIBUTE_TRIGGERS = [
     ("empty", "without food", "before"),
     ("food", "meal", "breakfast", "lunch", "dinner", "supper", "milk", "snack", "eating", "full stomach", "to eat"),
     ("morning", "breakfast", "waking", "wake"), ("evening", "dinner", "supper"), ("night", "bed", "sleep"),
+    ("same day", "same time"), ("different", "another", "separate", "other", "same day"),
+    ("day", "soon", "moment", "same time"), ("after",),
     ("mouth", "orally", "swallowed"), ("inject", "intramuscular", "intravenous", "subcutaneous"),
     ("topical", "skin"), ("nasal", "nose"), ("inhale",), ("rectal", "suppositor"),
     ("sudden", "abrupt", "at once", "cold turkey"), ("gradual", "slowly", "taper", "step by step", "bit by bit"),
@@ -267,10 +284,10 @@ assert len(_ATTRIBUTE_TRIGGERS) == len(_ATTRIBUTES)
 _NOT = ("not", "n't", "never", "no longer")
 _NEGATIVE_TRIGGERS = [("do not", "don't", "dont", "never"), _NOT, _NOT, ("avoid", "refrain", "steer clear", "keep away"),
                       ("contra",), _NOT + ("against", "inadvisable", "unsuitable", "inappropriate", "discouraged",
-                                           "prohibited", "forbidden"), _NOT, ("unsafe", "safe", "dangerous", "not to be")]
+                                           "prohibited", "forbidden"), ("not", "n't"), _NOT, ("unsafe", "safe", "dangerous", "not to be")]
 _POSITIVE_TRIGGERS = [("can", "could", "may"), ("should", "must", "ought", "need", "has to", "have to"),
                       ("safe", "fine", "ok", "all right", "acceptable", "allowed", "permitted", "free"),
-                      ("recommend", "advise", "preferred", "indicated", "encouraged", "first", "choice", "best",
+                      ("recommend", "advise", "preferred", "indicated", "encouraged", "first", "choice", "best", "usual",
                        "offered")]
 assert len(_NEGATIVE_TRIGGERS) == len(_NEGATIVE) and len(_POSITIVE_TRIGGERS) == len(_POSITIVE)
 
@@ -283,7 +300,8 @@ _CONDITION = re.compile(r"\b(?:if|when|whenever|while|whilst|unless)\b(?P<body>[
 _ALTERNATIVE = re.compile(r"\b(?:rather\s+than|instead\s+of|in\s+preference\s+to|in\s+place\s+of)\b(?P<body>[^,;:.]*)", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|\s*:\s+|,?\s+\bbut\b\s+|,?\s+\bwhereas\b\s+|,\s+\bhowever\b,?\s+|\s+\bhowever\b,\s+|"
-    r",\s+and\s+(?=(?:do\s+not|don't|never|avoid|you|it|they|take|use|speak|talk|stop|restart)\b)", re.I)
+    r",\s+and\s+(?=(?:do\s+not|don't|never|avoid|you|it|they|take|use|speak|talk|stop|restart|wait|leave|keep|"
+    r"allow|check|seek|get|call|contact|ask|tell|see|finish|complete)\b)", re.I)
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
@@ -296,6 +314,20 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
 
 
 _REASON = re.compile(r",?\s+(?:because|since|so that|in order that)\b.*$", re.I | re.S)
+# a meal names a time of day as well as food: "with breakfast" is in the morning, "with the evening
+# meal" is with food
+_MORNING_MEAL = re.compile(r"\bbreakfast\b", re.I)
+_EVENING_MEAL = re.compile(r"\b(?:evening\s+meal|dinner|supper)\b", re.I)
+_BEFORE_MEAL = re.compile(r"\bbefore\s+(?:your\s+|the\s+|a\s+|an\s+)?$", re.I)
+_WITH_MEAL = re.compile(r"\b(?:with|after|during)\s+(?:your\s+|the\s+|a\s+|an\s+)?$", re.I)
+# "Furosemide is usually taken in the morning": a leaflet's passive that says when or how; an
+# instruction only when it carries such an attribute ("Furosemide is taken by many people" is not)
+_PASSIVE = re.compile(r"(?P<cue>\b(?:is|are)\s+(?:\w+ly\s+)?(?:taken|given|used|prescribed|applied|injected|"
+                      r"inhaled|stopped|continued|started|swallowed)\b)", re.I)
+_PASSIVE_KINDS = ("time", "food", "day", "end")
+# "No more than 6 mg should be taken", "You should take no more than 6 mg": the same limit as "Do not
+# take more than 6 mg" (how much is the quantity check's), so the same polarity
+_NO_MORE = re.compile(r"(?P<cue>\b(?:no|not)\s+more\s+than\b)", re.I)
 
 
 @lru_cache(maxsize=8192)
@@ -308,14 +340,29 @@ def read_instruction(sentence: str) -> Instruction:
     taken: list[tuple[int, int]] = []            # spans already read as an attribute
     attrs: list[tuple[str, str]] = []
     low = text.lower()
+    # words in a reason ("..., because it is absorbed less well on an empty stomach") set no attribute
+    reason = _REASON.search(text) if _present(low, ("because", "since", "so that", "in order")) else None
+    limit = reason.start() if reason else len(text)
+    implied: list[tuple[str, str]] = []          # what a meal says of the time of day or of food
     for (attribute, pattern), triggers in zip(_ATTRIBUTES, _ATTRIBUTE_TRIGGERS):
         if not _present(low, triggers):
             continue
         for m in pattern.finditer(text):
-            if _overlaps(m.span(), taken):
+            if _overlaps(m.span(), taken) or m.start() >= limit:
                 continue
             taken.append(m.span())
-            attrs.append((attribute, m.group(0).strip()))
+            words = m.group(0).strip()
+            attrs.append((attribute, words))
+            if attribute.startswith("food:") and _MORNING_MEAL.search(words):
+                implied.append(("time:morning", words))
+            elif attribute == "time:evening" and _EVENING_MEAL.search(words):
+                before = text[max(0, m.start() - 12): m.start()]
+                if _BEFORE_MEAL.search(before):
+                    implied.append(("food:empty", words))
+                elif _WITH_MEAL.search(before):
+                    implied.append(("food:with", words))
+    kinds = {a.partition(":")[0] for a, _ in attrs}
+    attrs += [(a, t) for a, t in implied if a.partition(":")[0] not in kinds]   # what is said outright wins
     for s, e in taken:
         _blank(chars, s, e)
     alternative, alternative_text = frozenset(), ""
@@ -336,7 +383,7 @@ def read_instruction(sentence: str) -> Instruction:
     main = "".join(chars)                        # the clause with attributes, conditions and B blanked
 
     cue_span, cue, polarity, strong = None, "", 0, False
-    optional = _OPTIONAL.search(main) if _present(low, ("need", "necessary")) else None
+    optional = _OPTIONAL.search(main) if _present(low, ("need", "necessary", "have to")) else None
     if optional:
         cue_span, cue = optional.span("cue"), optional.group("cue")
     else:
@@ -370,6 +417,14 @@ def read_instruction(sentence: str) -> Instruction:
             if positives:
                 s, e, strong = min(positives)
                 cue_span, cue, polarity = (s, e), text[s:e], 1
+            elif any(a.partition(":")[0] in _PASSIVE_KINDS for a, _ in attrs):
+                passive = _PASSIVE.search(main)
+                if passive:
+                    cue_span, cue, polarity, strong = passive.span("cue"), passive.group("cue"), 1, False
+    if polarity > 0 and _present(low, ("more than",)):
+        bound = _NO_MORE.search(main)
+        if bound and bound.start() <= cue_span[1] + 1:
+            cue_span, cue, polarity, strong = bound.span("cue"), bound.group("cue"), -1, True
     # "do not ... without asking your doctor" is "unless your doctor"; "you can ... without asking" is "freely"
     attrs = [(("unless:doctor" if polarity < 0 else "condition:none") if a == "without:doctor" else a, t)
              for a, t in attrs]
@@ -401,6 +456,8 @@ _OVERLAP = 0.5          # share of the statement's subject stems an evidence cla
 _CONFLICTS = {
     "time": {("morning", "evening"), ("morning", "night")},
     "food": {("with", "empty")},
+    "day": {("same", "different")},
+    "end": {("same", "after")},
     "manner": {("sudden", "gradual")},
 }
 
@@ -415,6 +472,20 @@ def _conflicts(a: frozenset[str], b: frozenset[str]) -> list[tuple[str, str]]:
                 continue
             if kx == "route" or (vx, vy) in _CONFLICTS.get(kx, ()) or (vy, vx) in _CONFLICTS.get(kx, ()):
                 out.append((x, y))
+    return out
+
+
+def _any_conflicts(st: Instruction, ev: Instruction) -> list[tuple[str, str]]:
+    """ "With or without food" / "at any time of day" against a side that requires one ("must be taken
+    on an empty stomach"): the one says it does not matter, the other that it does."""
+    out = []
+    for a, b, strict in ((st.attributes, ev.attributes, st.strong), (ev.attributes, st.attributes, ev.strong)):
+        if not strict:
+            continue
+        for x in a:
+            kind, _, value = x.partition(":")
+            if kind in ("food", "time") and value != "any" and f"{kind}:any" in b:
+                out.append((x, f"{kind}:any") if a is st.attributes else (f"{kind}:any", x))
     return out
 
 
@@ -466,6 +537,13 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
         return None
     shared = s_set & ev_all
     score = len(shared) / len(s_set)
+    if score < _OVERLAP and ev.unqualified and ev_pol < 0 and not ev.condition:
+        # an unconditional "never" covers every situation: the statement's own "when ..." is not
+        # what the two must share
+        s_act = s_set - (core(st.condition) - core(st.action))
+        if s_act:
+            s_set, shared = s_act, s_act & ev_all
+            score = len(shared) / len(s_set)
     if score < _OVERLAP or len(shared) < min(2, len(s_set)) or not (shared & ev_main):
         return None
     ev_cond = core(ev.condition)
@@ -473,7 +551,7 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
     ev_scoped = bool(ev_cond) and not (ev_cond & s_set)
     st_cond = core(st.condition)
     st_scoped = bool(st_cond) and not (st_cond & ev_all)
-    conflicts = _conflicts(st.attributes, ev.attributes)
+    conflicts = _conflicts(st.attributes, ev.attributes) + _any_conflicts(st, ev)
     manner = [c for c in conflicts if c[0].startswith("manner:")]
     others = [c for c in conflicts if not c[0].startswith("manner:")]
     same = s_pol == ev_pol
@@ -491,7 +569,9 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
                 f'the source says {_says(ev, ev_pol)} in some cases ("{q}"); the statement says '
                 f'{_says(st, s_pol)} without exception ("{st.cue}")')
         return None
-    if st_scoped and not same:
+    # a statement limited to a situation the source does not name ("when it flares, it is fine to ...")
+    # is left alone, unless the source's "never" admits no situation at all
+    if st_scoped and not same and not (ev.unqualified and ev_pol < 0):
         return None
     if not same:
         return rank, CheckFinding(

@@ -520,7 +520,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     # flips, and no exact check found the same instruction or the same figures ("Avoid X" is "Do not take X")
     passed = {o.kind for o in checks.passed}
     if (cov_idf >= NEGATION_VETO_COVERAGE and neg_e != neg_s and _has_any(words(quote), _NEGATIONS) != neg_s
-            and not passed & {"instruction", "quantity"}):
+            and not passed & {"instruction", "quantity", "overclaim"}):
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,

@@ -33,6 +33,7 @@ from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, Run
                                  verdict_word,
                                  word_diff)
 
+from .elide import ElidedLabel, placeholder_with_tooltip
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
 from .settings import AppSettings
@@ -46,6 +47,10 @@ from .worker import AuditThread, CleanupThread, StoreReader
 TABLE_EXTENSIONS = (".csv", ".tsv")
 LIVE_REFRESH_MS = 1500
 NO_SUGGESTIONS = "No suggestions yet: “Suggest fixes…” writes them for the unsupported statements"
+LEFT_MIN_WIDTH = 230        # the input form's buttons stay whole
+RIGHT_MIN_WIDTH = 520
+RESPONSES_MIN_HEIGHT = 120  # the filter, the header and at least three responses
+DETAILS_MIN_HEIGHT = 200
 PAIR_HINT = "Click a cell to see the verdict and the evidence."
 CARD_HINT = "Click a statement to see its verdicts, or a [n] marker to see that source."
 
@@ -94,8 +99,8 @@ class MainWindow(QMainWindow):
 
         self.setWindowTitle("SourceCheckup")
         self.setAcceptDrops(True)
-        self.resize(1280, 800)
         self._build_ui()
+        self._fit_to_screen(1280, 800)
         self._build_menus()
         self._build_review_shortcuts()
         self.live_timer = QTimer(self)
@@ -109,6 +114,14 @@ class MainWindow(QMainWindow):
         self.refresh_runs()
 
     # ------------------------------------------------------------------------ layout
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        """The preferred size, or the screen's free area on a small laptop (down to 1024x640)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            width, height = min(width, free.width()), min(height, free.height())
+        self.resize(width, height)
+
     def _build_ui(self) -> None:
         self.pages = QTabWidget()
         self.pages.setDocumentMode(True)
@@ -207,7 +220,7 @@ class MainWindow(QMainWindow):
         self.responses_table = _table(self.responses_proxy)
         self.responses_table.setSortingEnabled(True)
         self.responses_table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # input order
-        for col, width in enumerate((170, 130, 60, 80, 140, 110)):
+        for col, width in enumerate((150, 120, 50, 70, 130, 100)):
             self.responses_table.setColumnWidth(col, width)
         self.responses_table.selectionModel().currentRowChanged.connect(self._on_response_changed)
         tl.addWidget(self.responses_table)
@@ -216,6 +229,11 @@ class MainWindow(QMainWindow):
         self.detail_tabs = QTabWidget()
         vsplit.addWidget(self.detail_tabs)
         vsplit.setSizes([220, 480])
+        top.setMinimumHeight(RESPONSES_MIN_HEIGHT)
+        self.detail_tabs.setMinimumHeight(DETAILS_MIN_HEIGHT)
+        vsplit.setCollapsible(0, False)
+        vsplit.setCollapsible(1, False)
+        self.results_vsplit = vsplit
 
         # answer
         ans = QWidget()
@@ -362,8 +380,14 @@ class MainWindow(QMainWindow):
         self.detail_tabs.addTab(sugg_page, "Suggestions")
 
         splitter.addWidget(right)
-        splitter.setSizes([300, 980])
+        splitter.setSizes([260, 1020])
         splitter.setStretchFactor(1, 1)
+        # neither side can be dragged shut or squeezed below what it needs to be read
+        self.left_tabs.setMinimumWidth(LEFT_MIN_WIDTH)
+        right.setMinimumWidth(RIGHT_MIN_WIDTH)
+        splitter.setCollapsible(0, False)
+        splitter.setCollapsible(1, False)
+        self.results_splitter = splitter
 
         self.benchmark_page = BenchmarkPage(self)
         self.pages.addTab(self.benchmark_page, "Benchmark")
@@ -379,13 +403,12 @@ class MainWindow(QMainWindow):
         self.progress_bar.setVisible(False)
         # messages ("Report written to …", "Labelled …", review-mode keys) have a label of their own, so
         # a run's long progress line never hides them; the progress line sits beside its bar
-        self.message_label = plain_label(wrap=False, selectable=False)
-        self.message_label.setMinimumWidth(200)
+        self.message_label = ElidedLabel(min_chars=20)
         self.statusBar().addWidget(self.message_label, 1)
         self._message_timer = QTimer(self)
         self._message_timer.setSingleShot(True)
         self._message_timer.timeout.connect(self.message_label.clear)
-        self.progress_label = plain_label(wrap=False, selectable=False)
+        self.progress_label = ElidedLabel(min_chars=12)
         self.progress_label.setMaximumWidth(720)
         self.statusBar().addPermanentWidget(self.progress_label)
         self.statusBar().addPermanentWidget(self.progress_bar)
@@ -1401,7 +1424,6 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------ messages
     def _status(self, text: str, timeout_ms: int = 12000) -> None:
         self.message_label.setText(text)
-        self.message_label.setToolTip(safe_tooltip(text))
         self._message_timer.start(timeout_ms)
 
     def _warn(self, title: str, text: str) -> None:

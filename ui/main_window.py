@@ -34,6 +34,7 @@ from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, Run
                                  word_diff)
 
 from .elide import ElidedLabel, placeholder_with_tooltip
+from .run_label import RunLabelDialog
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
 from .settings import AppSettings
@@ -96,6 +97,7 @@ class MainWindow(QMainWindow):
         self._last_load_s = 0.0
         self.usage: dict[str, dict] = {}
         self._last_load_at = 0.0
+        self._next_run_name = ""   # the name typed for the run being started
 
         self.setWindowTitle("SourceCheckup")
         self.setAcceptDrops(True)
@@ -141,6 +143,10 @@ class MainWindow(QMainWindow):
         self.paste_edit = QPlainTextEdit()
         self.paste_edit.setPlaceholderText("Paste an answer here: text with links or [1] markers, or the JSON "
                                            '{"response": ..., "citations": [...]}. Or drop files here.')
+        self.run_name_edit = QLineEdit()
+        self.run_name_edit.setPlaceholderText("Run name (optional)")
+        self.run_name_edit.setToolTip("A name for the next run, shown in Runs and in its reports")
+        il.addWidget(self.run_name_edit)
         il.addWidget(QLabel("Question"))
         il.addWidget(self.question_edit)
         il.addWidget(QLabel("Model"))
@@ -175,7 +181,8 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(runs)
         self.runs_model = RunsModel(self)
         self.runs_table = _table(self.runs_model)
-        self.runs_table.setColumnWidth(0, 130)
+        for col, width in enumerate((150, 110, 80, 70)):
+            self.runs_table.setColumnWidth(col, width)
         self.runs_table.doubleClicked.connect(lambda idx: self.open_run(self.runs_model.rows[idx.row()].id))
         rl.addWidget(self.runs_table, 1)
         row = QHBoxLayout()
@@ -189,6 +196,10 @@ class MainWindow(QMainWindow):
         b.clicked.connect(self.refresh_runs)
         row.addWidget(b)
         rl.addLayout(row)
+        self.label_run_btn = QPushButton("Name and note…")
+        self.label_run_btn.setToolTip("Name the selected run and write a note on it (shown here and in its reports)")
+        self.label_run_btn.clicked.connect(self.label_selected_run)
+        rl.addWidget(self.label_run_btn)
         self.refetch_btn = QPushButton("Fetch sources again")
         self.refetch_btn.setToolTip("Audit the selected run's answers again with every source fetched anew (not "
                                     "from the cache), under the current Settings: hosts allowed since, pages "
@@ -280,7 +291,7 @@ class MainWindow(QMainWindow):
         self.matrix_table.verticalHeader().setMaximumWidth(210)
         self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix_table.verticalHeader().setDefaultSectionSize(24)
-        self.matrix_table.horizontalHeader().setDefaultSectionSize(112)
+        self.matrix_table.horizontalHeader().setDefaultSectionSize(150)
         self.matrix_table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.matrix_table.clicked.connect(self._on_matrix_clicked)
         self.matrix_table.selectionModel().currentChanged.connect(lambda cur, _: self._on_matrix_clicked(cur))
@@ -420,6 +431,13 @@ class MainWindow(QMainWindow):
         self.export_bar.setVisible(False)
         self.statusBar().addPermanentWidget(self.export_label)
         self.statusBar().addPermanentWidget(self.export_bar)
+        # after an export: open what was written (hidden until then)
+        self.last_report: Path | None = None
+        self.open_report_btn = QPushButton("Open report")
+        self.open_report_btn.setFlat(True)
+        self.open_report_btn.setVisible(False)
+        self.open_report_btn.clicked.connect(self.open_last_report)
+        self.statusBar().addPermanentWidget(self.open_report_btn)
 
     def _action(self, text: str, slot: Callable[[], object], shortcut: str | QKeySequence.StandardKey | None = None,
                 *, checkable: bool = False) -> QAction:
@@ -437,6 +455,7 @@ class MainWindow(QMainWindow):
         m.addAction(self._action("Open answers f&older…", self.open_folder_dialog, "Ctrl+Shift+O"))
         m.addSeparator()
         m.addAction(self._action("Open &database…", self.open_database_dialog, "Ctrl+Shift+D"))
+        m.addAction(self._action("&New database…", self.new_database_dialog))
         self.recent_db_menu = m.addMenu("Recent databases")
         self.recent_runs_menu = m.addMenu("Recent runs")
         self.recent_db_menu.aboutToShow.connect(self._fill_recent_dbs)
@@ -534,9 +553,15 @@ class MainWindow(QMainWindow):
         return True
 
     def open_database_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Open or create a database", str(self.db_path.parent),
-                                              "SourceCheckup database (*.db);;All files (*)",
-                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        """An Open dialog: it picks an existing database (New database… makes one)."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a database", str(self.db_path.parent),
+                                              "SourceCheckup database (*.db);;All files (*)")
+        if path:
+            self.open_database(path)
+
+    def new_database_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New database", str(self.db_path.parent / "audits.db"),
+                                              "SourceCheckup database (*.db)")
         if path:
             self.open_database(path)
 
@@ -644,6 +669,24 @@ class MainWindow(QMainWindow):
             self.sample_page.refresh()
         self.run_shown.emit(view.data.run.id)
 
+    def label_selected_run(self) -> bool:
+        """Ask for the selected run's name and note and store them."""
+        rid = self._selected_run_id()
+        if not rid:
+            self._status("Select a run in the Runs list first")
+            return False
+        dialog = RunLabelDialog(self.store.get_run(rid), self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        self.set_run_label(rid, dialog.name(), dialog.note())
+        return True
+
+    def set_run_label(self, run_id: str, name: str, note: str) -> None:
+        run = self.store.set_run_label(run_id, name=name, note=note)
+        self._status(f"Run {run.id} named “{run.name}”" if run.name else f"Run {run.id}: note saved")
+        self._update_title()
+        self.refresh_runs()
+
     def _resume_selected_run(self) -> None:
         rid = self._selected_run_id()
         if not rid:
@@ -735,7 +778,7 @@ class MainWindow(QMainWindow):
             return None
         try:
             result = load_text(text, question=self.question_edit.text().strip() or None,
-                               model=self.model_edit.text().strip() or None)
+                               model=self.model_edit.text().strip() or None, name_by_words=True)
         except IngestError as exc:
             self._warn("Cannot read the pasted answer", str(exc))
             return None
@@ -755,8 +798,10 @@ class MainWindow(QMainWindow):
             return False
         if not self.judges_ready(self.settings.judges):
             return False
+        self._next_run_name = self.run_name_edit.text().strip()
         self._start_worker(AuditThread(self.db_path, self.settings.run_config(), responses=result.responses,
                                        skipped=result.skipped, label=label, parent=self))
+        self.run_name_edit.clear()
         self.clear_batch()
         return True
 
@@ -837,6 +882,9 @@ class MainWindow(QMainWindow):
         worker.start()
 
     def _on_run_started(self, run_id: str) -> None:
+        if self._next_run_name:
+            self.store.set_run_label(run_id, name=self._next_run_name)
+            self._next_run_name = ""
         self.open_run(run_id)
         self.refresh_runs()
 
@@ -1351,6 +1399,10 @@ class MainWindow(QMainWindow):
     def _on_exported(self, path: str) -> None:
         self.export_bar.setVisible(False)
         self.export_label.setText("")
+        self.last_report = Path(path)
+        self.settings.export_dir = self.last_report.parent
+        self.open_report_btn.setVisible(True)
+        self.open_report_btn.setToolTip(safe_tooltip(f"Open {path}"))
         self._status(f"Report written to {path}")
         self.export_finished.emit(path, "")
 
@@ -1360,21 +1412,32 @@ class MainWindow(QMainWindow):
         self._warn("Export failed", message)
         self.export_finished.emit("", message)
 
+    EXPORT_FILTERS = {"html": "HTML report (*.html)", "pdf": "PDF report (*.pdf)",
+                      "xlsx": "Excel workbook (*.xlsx)", "json": "JSON (*.json)", "csv": "CSV (*.csv)"}
+
+    def export_start_path(self, fmt: str | None) -> Path:
+        """The file name Export offers: in the last export's folder, else Documents."""
+        return self.settings.export_dir / f"sourcecheckup-{self.run_id}.{fmt or 'html'}"
+
     def export_dialog(self, fmt: str | None) -> None:
         if not self.run_id:
             self._warn("No run open", "Open or audit a run first.")
             return
-        filters = {"html": "HTML report (*.html)", "pdf": "PDF report (*.pdf)", "xlsx": "Excel workbook (*.xlsx)",
-                   "json": "JSON (*.json)", "csv": "CSV (*.csv)"}
+        filters = self.EXPORT_FILTERS
         chosen = filters[fmt] if fmt else ";;".join(filters.values())
-        path, picked = QFileDialog.getSaveFileName(self, "Export run", f"sourcecheckup-{self.run_id}.{fmt or 'html'}",
-                                                   chosen)
+        path, picked = QFileDialog.getSaveFileName(self, "Export run", str(self.export_start_path(fmt)), chosen)
         if path:
             if fmt is None:
                 fmt = next((k for k, v in filters.items() if v == picked), None)
                 if Path(path).suffix.lstrip(".").lower() in filters:
                     fmt = Path(path).suffix.lstrip(".").lower()
             self.export_run_async(path, fmt)
+
+    def open_last_report(self) -> bool:
+        """Open the report just written with the system's viewer for its kind."""
+        if self.last_report is None or not self.last_report.exists():
+            return False
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.last_report)))
 
     def open_settings(self) -> None:
         SettingsDialog(self.settings, self).exec()

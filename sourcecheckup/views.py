@@ -368,6 +368,12 @@ def review_pairs(view: RunView, *, review_first: bool = False) -> list[PairRef]:
     return out
 
 
+def review_progress(view: RunView) -> tuple[int, int]:
+    """(pairs a reviewer has labelled, judgeable pairs) of a run: how far its review has come."""
+    pairs = {(p.statement_pk, p.url) for p in review_pairs(view)}
+    return len(pairs & set(view.overrides)), len(pairs)
+
+
 # ----------------------------------------------------------------------------- text positions
 
 

@@ -29,11 +29,12 @@ from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
 from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
-                                 reason_for_app, run_summaries, source_summaries, support_matrix, uses_screening_judge,
+                                 reason_for_app, review_progress, run_summaries, source_summaries, support_matrix, uses_screening_judge,
                                  verdict_word,
                                  word_diff)
 
 from .elide import ElidedLabel, placeholder_with_tooltip
+from .facets import FacetBar
 from .run_label import RunLabelDialog
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
@@ -181,6 +182,7 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(runs)
         self.runs_model = RunsModel(self)
         self.runs_table = _table(self.runs_model)
+        self.runs_table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         for col, width in enumerate((150, 110, 80, 70)):
             self.runs_table.setColumnWidth(col, width)
         self.runs_table.doubleClicked.connect(lambda idx: self.open_run(self.runs_model.rows[idx.row()].id))
@@ -221,12 +223,18 @@ class MainWindow(QMainWindow):
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
         self.search_edit = QLineEdit()
-        self.search_edit.setPlaceholderText("Filter responses: id, model, question, problem…")
+        placeholder_with_tooltip(self.search_edit, "Filter responses: id, model, question, problem…")
         self.search_edit.setClearButtonEnabled(True)
-        tl.addWidget(self.search_edit)
+        frow = QHBoxLayout()
+        frow.addWidget(self.search_edit, 3)
+        self.facets = FacetBar()
+        frow.addWidget(self.facets, 5)
+        tl.addLayout(frow)
         self.responses_model = ResponsesModel(self)
         self.responses_proxy = SortFilterProxy(self)
         self.responses_proxy.setSourceModel(self.responses_model)
+        self.responses_proxy.set_row_filter(self.facets.accepts)
+        self.facets.changed.connect(self.responses_proxy.invalidateRowsFilter)
         self.search_edit.textChanged.connect(self.responses_proxy.setFilterFixedString)
         self.responses_table = _table(self.responses_proxy)
         self.responses_table.setSortingEnabled(True)
@@ -239,7 +247,7 @@ class MainWindow(QMainWindow):
 
         self.detail_tabs = QTabWidget()
         vsplit.addWidget(self.detail_tabs)
-        vsplit.setSizes([220, 480])
+        vsplit.setSizes([200, 300])
         top.setMinimumHeight(RESPONSES_MIN_HEIGHT)
         self.detail_tabs.setMinimumHeight(DETAILS_MIN_HEIGHT)
         vsplit.setCollapsible(0, False)
@@ -289,6 +297,9 @@ class MainWindow(QMainWindow):
         self.matrix_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.matrix_table.verticalHeader().setMaximumWidth(210)
+        # headers hold the whole statement and the page title: cut with "…", whole in the tooltip
+        self.matrix_table.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.matrix_table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix_table.verticalHeader().setDefaultSectionSize(24)
         self.matrix_table.horizontalHeader().setDefaultSectionSize(150)
@@ -659,6 +670,8 @@ class MainWindow(QMainWindow):
                                       view.data.run.judges)
         keep = self.response_pk
         self.responses_model.set_rows(view.summaries)
+        self.facets.set_rows(view.summaries)
+        self.facets.show_review_progress(*review_progress(view))
         if view.summaries:
             pks = [s.response_pk for s in view.summaries]
             self.select_response(keep if keep in pks else pks[0])
@@ -958,6 +971,8 @@ class MainWindow(QMainWindow):
     def _clear_results(self) -> None:
         self.metrics_bar.clear()
         self.responses_model.set_rows([])
+        self.facets.set_rows([])
+        self.facets.clear_progress()
         self._clear_details()
 
     def _clear_details(self) -> None:

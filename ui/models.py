@@ -474,6 +474,18 @@ class SortFilterProxy(QSortFilterProxyModel):
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(-1)
         self.setSortRole(SORT_ROLE)
+        self.row_filter: Callable[[Any], bool] | None = None   # a test on the row's record (the facets)
+
+    def set_row_filter(self, row_filter: Callable[[Any], bool] | None) -> None:
+        self.row_filter = row_filter
+        self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if self.row_filter is not None:
+            item = self.sourceModel().index(source_row, 0, source_parent).data(ROW_ROLE)
+            if item is not None and not self.row_filter(item):
+                return False
+        return super().filterAcceptsRow(source_row, source_parent)
 
     def lessThan(self, left: Index, right: Index) -> bool:
         a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)

@@ -112,7 +112,10 @@ class FacetBar(QWidget):
         return True
 
     def show_review_progress(self, reviewed: int, total: int) -> None:
-        self.reviewed_label.setText(f"{reviewed}/{total} pairs reviewed" if total else "No pairs to review")
+        text = f"{reviewed}/{total} pairs reviewed" if total else "No pairs to review"
+        self.reviewed_label.setText(text)
+        # short and always whole: the search field gives way, not this count
+        self.reviewed_label.setMinimumWidth(self.reviewed_label.fontMetrics().horizontalAdvance(text) + 8)
 
     def clear_progress(self) -> None:
         self.reviewed_label.setText("")

@@ -116,10 +116,27 @@ def benchmark_screens(w: MainWindow, tmp: Path, out: Path, judge: str) -> None:
         stop_site()
 
 
+def small_window_screen(w: MainWindow, run_id: str, out: Path) -> None:
+    """The window at 1024x640 (a small laptop) after the demo run: named, noted, one pair reviewed."""
+    w.set_run_label(run_id, "Sample answers (demo)", "The bundled sample, audited offline with the built-in judge")
+    w.resize(1024, 640)
+    w.pages.setCurrentIndex(0)
+    w.left_tabs.setCurrentIndex(1)
+    w.open_run(run_id)
+    wait_for(w.run_shown)
+    settle(600)
+    w.detail_tabs.setCurrentIndex(2)
+    idx = w.matrix_model.index(0, 0)
+    w.matrix_table.setCurrentIndex(idx)
+    w.show_cell(w.matrix_model.cell(idx))
+    save(w, out, "12-small-window-1024x640")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--output", default=str(ROOT / "docs" / "screenshots"))
     ap.add_argument("--judge", default="builtin")
+    ap.add_argument("--only-small", action="store_true", help="only the 1024x640 window (12-small-window-1024x640)")
     args = ap.parse_args()
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -128,6 +145,13 @@ def main() -> int:
     db = tmp / "samples.db"
     print(f"auditing the sample answers with the {args.judge} judge…")
     run_id = audit_samples(db, args.judge)
+    if args.only_small:
+        settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+        w = MainWindow(db, settings)
+        w.show()
+        small_window_screen(w, run_id, out)
+        w.close()
+        return 0
     print("auditing them again against a revised source pack (for the Compare page)…")
     audit_samples(db, args.judge, revised_sources(tmp), "resources/samples/answers (one page revised)")
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
@@ -202,6 +226,8 @@ def main() -> int:
         w.sample_page.label_current(label)
     settle(1500)
     save(w, out, "11-review-sample")
+    small_window_screen(w, run_id, out)
+    w.resize(1280, 800)
     print("running a small benchmark against local fake models…")
     benchmark_screens(w, tmp, out, args.judge)
     w.close()

@@ -967,13 +967,33 @@ def load_path(path: str | Path, *, mapping: CsvMapping | None = None, question: 
     return result
 
 
+_NAME_NOISE = re.compile(r"https?://\S+|www\.\S+|\[\^?[^\]]{0,16}\]|\([^)]*\)")
+NAME_WORDS = 5
+NAME_MAX_CHARS = 40
+
+
+def name_from_first_words(text: str, words: int = NAME_WORDS) -> str:
+    """A readable id for an answer that has none: its first words, lower case, joined by "-"
+    ("Metformin is contraindicated in patients…" -> "metformin-is-contraindicated-in-patients").
+    Links, citation markers and punctuation are left out; "" when the text has no words."""
+    found = re.findall(r"[^\W_]+", _NAME_NOISE.sub(" ", text[:2000]))
+    name = ""
+    for word in found[:words]:
+        longer = f"{name}-{word.lower()}" if name else word.lower()
+        if len(longer) > NAME_MAX_CHARS:
+            break
+        name = longer
+    return name or (found[0].lower()[:NAME_MAX_CHARS] if found else "")
+
+
 def load_text(text: str, *, question: str | None = None, model: str | None = None, origin: str = "pasted",
-              fmt: str = "auto") -> IngestResult:
+              fmt: str = "auto", name_by_words: bool = False) -> IngestResult:
     """Answers pasted as text: a JSON object or array, JSON Lines, Markdown or plain text.
 
     ``fmt="auto"`` reads text starting with ``{`` as JSON (or JSON Lines), text starting with
     ``[`` as JSON when it parses (a Markdown link can start an answer too), anything else as
-    Markdown / plain text.
+    Markdown / plain text. With ``name_by_words`` an answer that brings no id of its own is named
+    by its first words (name_from_first_words) instead of "pasted-1".
     """
     if fmt not in _FORMATS:
         raise IngestError(f"unknown format '{fmt}' (use one of: {', '.join(_FORMATS)})")
@@ -999,5 +1019,9 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
         result = _load_jsonl(src)
     else:
         result = _load_markdown(src)
+    if name_by_words:
+        generated = re.compile(rf"{re.escape(origin)}-\d+")
+        result.responses = [dataclasses.replace(r, id=name_from_first_words(r.text) or r.id)
+                            if generated.fullmatch(r.id) else r for r in result.responses]
     result.responses = _unique_ids(result.responses)
     return result

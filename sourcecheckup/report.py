@@ -64,7 +64,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     other = {s.row.pk: s for r in (judges_assessed if with_reviews else reviewed_assessed) for s in r.statements}
     report: dict[str, Any] = {
         "run": {
-            "id": run.id, "judge": run.judges[0] if run.judges else None, "judges": run.judges,
+            "id": run.id, "name": run.name, "note": run.note,
+            "judge": run.judges[0] if run.judges else None, "judges": run.judges,
             "parser": run.parser, "consensus": run.config.get("consensus", Consensus.FIRST.value),
             "created_at": run.created_at, "finished_at": run.finished_at, "status": run.status,
             "input": run.input, "app_version": run.app_version, "report_version": __version__,

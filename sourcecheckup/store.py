@@ -134,9 +134,16 @@ def _m4_benchmarks(db: sqlite_utils.Database) -> None:
     db["bench_accuracy"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
 
 
+def _m5_run_name_and_note(db: sqlite_utils.Database) -> None:
+    # a run's name and note, given by the user (the id stays the run's key)
+    db["runs"].add_column("name", str, not_null_default="")
+    db["runs"].add_column("note", str, not_null_default="")
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
-                                                            _m3_review_samples, _m4_benchmarks]
+                                                            _m3_review_samples, _m4_benchmarks,
+                                                            _m5_run_name_and_note]
 
 
 class StoreError(RuntimeError):
@@ -159,6 +166,8 @@ class RunRow:
     n_records: int
     n_skipped: int
     message: str
+    name: str = ""    # the user's name for the run ("" when not named)
+    note: str = ""    # the user's note on the run
 
 
 @dataclass(frozen=True)
@@ -318,6 +327,15 @@ class Store:
             self.db["runs"].update(run_id, {"config": dump_json(config), "judges": dump_json(list(judges)),
                                             "parser": parser})
 
+    def set_run_label(self, run_id: str, *, name: str | None = None, note: str | None = None) -> RunRow:
+        """Name a run and/or set its note (None leaves that field as it is); returns the run."""
+        run = self.get_run(run_id)
+        changes = {k: v.strip() for k, v in (("name", name), ("note", note)) if v is not None}
+        if changes:
+            with self.db.conn:
+                self.db["runs"].update(run.id, changes)
+        return self.get_run(run.id)
+
     def set_run_judges(self, run_id: str, judge_ids: Sequence[str]) -> None:
         with self.db.conn:
             self.db["runs"].update(run_id, {"judges": dump_json(list(judge_ids))})
@@ -349,7 +367,8 @@ class Store:
                       status=r["status"], input=r["input"] or "", config=load_json(r["config"], {}),
                       judges=load_json(r["judges"], []), parser=r["parser"] or "",
                       app_version=r["app_version"] or "", n_records=r["n_records"] or 0,
-                      n_skipped=r["n_skipped"] or 0, message=r["message"] or "")
+                      n_skipped=r["n_skipped"] or 0, message=r["message"] or "",
+                      name=r.get("name") or "", note=r.get("note") or "")
 
     def log(self, run_id: str, message: str, level: str = "info") -> None:
         with self.db.conn:

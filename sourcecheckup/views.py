@@ -134,6 +134,13 @@ class RunSummary:
     response_support: float | None
     url_validity: float | None
     message: str
+    name: str = ""
+    note: str = ""
+
+    @property
+    def title(self) -> str:
+        """The run's name, else its id."""
+        return self.name or self.id
 
     @property
     def resumable(self) -> bool:
@@ -150,7 +157,7 @@ def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
         resp = [r.supported for r in assessed if r.supported is not None]
         urls = [data.sources[u].source.valid for r in assessed for u in r.urls if u in data.sources]
         out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
-                              _ratio(claims), _ratio(resp), _ratio(urls), run.message))
+                              _ratio(claims), _ratio(resp), _ratio(urls), run.message, run.name, run.note))
     return out
 
 
@@ -297,6 +304,7 @@ class SupportMatrix:
     statements: list[StatementAssessment]
     urls: list[str]
     cells: dict[tuple[int, str], MatrixCell]
+    titles: dict[str, str] = field(default_factory=dict)   # url -> the page's title as fetched, when it had one
 
     def cell(self, row: int, col: int) -> MatrixCell:
         return self.cells[(self.statements[row].row.pk, self.urls[col])]
@@ -326,7 +334,9 @@ def support_matrix(view: RunView, response_pk: int) -> SupportMatrix:
             decided = {v.verdict.label for v in vs if v.verdict.label is not Label.JUDGE_ERROR}
             cells[(s.row.pk, url)] = MatrixCell(s.row.pk, url, label, judge_label, tuple(vs), override,
                                                 len(decided) > 1, url in valid)
-    return SupportMatrix(list(a.statements), list(a.urls), cells)
+    titles = {url: view.data.sources[url].source.title for url in a.urls
+              if url in view.data.sources and view.data.sources[url].source.title}
+    return SupportMatrix(list(a.statements), list(a.urls), cells, titles)
 
 
 # ----------------------------------------------------------------------------- review pairs
@@ -356,6 +366,12 @@ def review_pairs(view: RunView, *, review_first: bool = False) -> list[PairRef]:
         unsure -= set(view.overrides)
         out.sort(key=lambda p: (p.statement_pk, p.url) not in unsure)   # stable: reading order within each
     return out
+
+
+def review_progress(view: RunView) -> tuple[int, int]:
+    """(pairs a reviewer has labelled, judgeable pairs) of a run: how far its review has come."""
+    pairs = {(p.statement_pk, p.url) for p in review_pairs(view)}
+    return len(pairs & set(view.overrides)), len(pairs)
 
 
 # ----------------------------------------------------------------------------- text positions

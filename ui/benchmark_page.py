@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
-                               QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox,
-                               QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
+                               QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea,
+                               QSpinBox, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from sourcecheckup.bench_workflow import (VARIANTS, BenchEvent, BenchSettings, BenchStage, BenchStore,
                                           DocumentsError, Question, QuestionFileError, benchmark_results,
@@ -28,6 +28,7 @@ from sourcecheckup.views import bench_model_rows, bench_summary
 
 from .models import BenchResultsModel, QuestionsModel
 from .settings import AppSettings
+from .elide import placeholder_with_tooltip
 from .widgets import plain_label
 from .worker import BenchmarkThread, StoreReader
 
@@ -78,7 +79,7 @@ class BenchmarkPage(QWidget):
         docs = QGroupBox("1. Reference documents")
         dl = QVBoxLayout(docs)
         self.docs_edit = QLineEdit()
-        self.docs_edit.setPlaceholderText("a file of URLs, a folder of pages/PDFs, or a questions CSV/JSONL")
+        placeholder_with_tooltip(self.docs_edit, "a file of URLs, a folder of pages/PDFs, or a questions CSV/JSONL")
         dl.addWidget(self.docs_edit)
         row = QHBoxLayout()
         b = QPushButton("File…")
@@ -100,7 +101,7 @@ class BenchmarkPage(QWidget):
         self.models_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         ml.addRow("Models", self.models_edit)
         self.question_model_edit = QLineEdit()
-        self.question_model_edit.setPlaceholderText("default: the first model")
+        placeholder_with_tooltip(self.question_model_edit, "default: the first model")
         ml.addRow("Question writer", self.question_model_edit)
         self.judge_edit = QLineEdit(", ".join(self.host.settings.judges))
         self.judge_edit.setToolTip("Judge spec(s), comma-separated: builtin, openai:gpt-4o, …")
@@ -164,7 +165,14 @@ class BenchmarkPage(QWidget):
         sl.addLayout(row)
         fl.addWidget(steps)
         fl.addStretch(1)
-        split.addWidget(form_box)
+        # on a small screen the form scrolls rather than setting the window's height
+        form_scroll = QScrollArea()
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        form_scroll.setWidget(form_box)
+        form_scroll.setMinimumWidth(form_box.minimumSizeHint().width() + 16)
+        split.addWidget(form_scroll)
 
         right = QTabWidget()
         self.right_tabs = right

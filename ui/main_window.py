@@ -29,10 +29,13 @@ from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
 from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
-                                 reason_for_app, run_summaries, source_summaries, support_matrix, uses_screening_judge,
+                                 reason_for_app, review_progress, run_summaries, source_summaries, support_matrix, uses_screening_judge,
                                  verdict_word,
                                  word_diff)
 
+from .elide import ElidedLabel, placeholder_with_tooltip
+from .facets import FacetBar
+from .run_label import RunLabelDialog
 from .dialogs import CsvMappingDialog, SettingsDialog, show_about
 from .models import MatrixModel, ResponsesModel, RunsModel, SortFilterProxy, SourcesModel, SuggestionsModel
 from .settings import AppSettings
@@ -46,6 +49,10 @@ from .worker import AuditThread, CleanupThread, StoreReader
 TABLE_EXTENSIONS = (".csv", ".tsv")
 LIVE_REFRESH_MS = 1500
 NO_SUGGESTIONS = "No suggestions yet: “Suggest fixes…” writes them for the unsupported statements"
+LEFT_MIN_WIDTH = 230        # the input form's buttons stay whole
+RIGHT_MIN_WIDTH = 520
+RESPONSES_MIN_HEIGHT = 120  # the filter, the header and at least three responses
+DETAILS_MIN_HEIGHT = 200
 PAIR_HINT = "Click a cell to see the verdict and the evidence."
 CARD_HINT = "Click a statement to see its verdicts, or a [n] marker to see that source."
 
@@ -91,11 +98,12 @@ class MainWindow(QMainWindow):
         self._last_load_s = 0.0
         self.usage: dict[str, dict] = {}
         self._last_load_at = 0.0
+        self._next_run_name = ""   # the name typed for the run being started
 
         self.setWindowTitle("SourceCheckup")
         self.setAcceptDrops(True)
-        self.resize(1280, 800)
         self._build_ui()
+        self._fit_to_screen(1280, 800)
         self._build_menus()
         self._build_review_shortcuts()
         self.live_timer = QTimer(self)
@@ -109,6 +117,14 @@ class MainWindow(QMainWindow):
         self.refresh_runs()
 
     # ------------------------------------------------------------------------ layout
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        """The preferred size, or the screen's free area on a small laptop (down to 1024x640)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            width, height = min(width, free.width()), min(height, free.height())
+        self.resize(width, height)
+
     def _build_ui(self) -> None:
         self.pages = QTabWidget()
         self.pages.setDocumentMode(True)
@@ -128,6 +144,10 @@ class MainWindow(QMainWindow):
         self.paste_edit = QPlainTextEdit()
         self.paste_edit.setPlaceholderText("Paste an answer here: text with links or [1] markers, or the JSON "
                                            '{"response": ..., "citations": [...]}. Or drop files here.')
+        self.run_name_edit = QLineEdit()
+        self.run_name_edit.setPlaceholderText("Run name (optional)")
+        self.run_name_edit.setToolTip("A name for the next run, shown in Runs and in its reports")
+        il.addWidget(self.run_name_edit)
         il.addWidget(QLabel("Question"))
         il.addWidget(self.question_edit)
         il.addWidget(QLabel("Model"))
@@ -162,7 +182,9 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(runs)
         self.runs_model = RunsModel(self)
         self.runs_table = _table(self.runs_model)
-        self.runs_table.setColumnWidth(0, 130)
+        self.runs_table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        for col, width in enumerate((150, 110, 80, 70)):
+            self.runs_table.setColumnWidth(col, width)
         self.runs_table.doubleClicked.connect(lambda idx: self.open_run(self.runs_model.rows[idx.row()].id))
         rl.addWidget(self.runs_table, 1)
         row = QHBoxLayout()
@@ -176,6 +198,10 @@ class MainWindow(QMainWindow):
         b.clicked.connect(self.refresh_runs)
         row.addWidget(b)
         rl.addLayout(row)
+        self.label_run_btn = QPushButton("Name and note…")
+        self.label_run_btn.setToolTip("Name the selected run and write a note on it (shown here and in its reports)")
+        self.label_run_btn.clicked.connect(self.label_selected_run)
+        rl.addWidget(self.label_run_btn)
         self.refetch_btn = QPushButton("Fetch sources again")
         self.refetch_btn.setToolTip("Audit the selected run's answers again with every source fetched anew (not "
                                     "from the cache), under the current Settings: hosts allowed since, pages "
@@ -197,17 +223,23 @@ class MainWindow(QMainWindow):
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
         self.search_edit = QLineEdit()
-        self.search_edit.setPlaceholderText("Filter responses: id, model, question, problem…")
+        placeholder_with_tooltip(self.search_edit, "Filter responses: id, model, question, problem…")
         self.search_edit.setClearButtonEnabled(True)
-        tl.addWidget(self.search_edit)
+        frow = QHBoxLayout()
+        frow.addWidget(self.search_edit, 3)
+        self.facets = FacetBar()
+        frow.addWidget(self.facets, 5)
+        tl.addLayout(frow)
         self.responses_model = ResponsesModel(self)
         self.responses_proxy = SortFilterProxy(self)
         self.responses_proxy.setSourceModel(self.responses_model)
+        self.responses_proxy.set_row_filter(self.facets.accepts)
+        self.facets.changed.connect(self.responses_proxy.invalidateRowsFilter)
         self.search_edit.textChanged.connect(self.responses_proxy.setFilterFixedString)
         self.responses_table = _table(self.responses_proxy)
         self.responses_table.setSortingEnabled(True)
         self.responses_table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # input order
-        for col, width in enumerate((170, 130, 60, 80, 140, 110)):
+        for col, width in enumerate((150, 120, 50, 70, 130, 100)):
             self.responses_table.setColumnWidth(col, width)
         self.responses_table.selectionModel().currentRowChanged.connect(self._on_response_changed)
         tl.addWidget(self.responses_table)
@@ -215,7 +247,12 @@ class MainWindow(QMainWindow):
 
         self.detail_tabs = QTabWidget()
         vsplit.addWidget(self.detail_tabs)
-        vsplit.setSizes([220, 480])
+        vsplit.setSizes([200, 300])
+        top.setMinimumHeight(RESPONSES_MIN_HEIGHT)
+        self.detail_tabs.setMinimumHeight(DETAILS_MIN_HEIGHT)
+        vsplit.setCollapsible(0, False)
+        vsplit.setCollapsible(1, False)
+        self.results_vsplit = vsplit
 
         # answer
         ans = QWidget()
@@ -260,9 +297,12 @@ class MainWindow(QMainWindow):
         self.matrix_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.matrix_table.verticalHeader().setMaximumWidth(210)
+        # headers hold the whole statement and the page title: cut with "…", whole in the tooltip
+        self.matrix_table.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.matrix_table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix_table.verticalHeader().setDefaultSectionSize(24)
-        self.matrix_table.horizontalHeader().setDefaultSectionSize(112)
+        self.matrix_table.horizontalHeader().setDefaultSectionSize(150)
         self.matrix_table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.matrix_table.clicked.connect(self._on_matrix_clicked)
         self.matrix_table.selectionModel().currentChanged.connect(lambda cur, _: self._on_matrix_clicked(cur))
@@ -362,8 +402,14 @@ class MainWindow(QMainWindow):
         self.detail_tabs.addTab(sugg_page, "Suggestions")
 
         splitter.addWidget(right)
-        splitter.setSizes([300, 980])
+        splitter.setSizes([260, 1020])
         splitter.setStretchFactor(1, 1)
+        # neither side can be dragged shut or squeezed below what it needs to be read
+        self.left_tabs.setMinimumWidth(LEFT_MIN_WIDTH)
+        right.setMinimumWidth(RIGHT_MIN_WIDTH)
+        splitter.setCollapsible(0, False)
+        splitter.setCollapsible(1, False)
+        self.results_splitter = splitter
 
         self.benchmark_page = BenchmarkPage(self)
         self.pages.addTab(self.benchmark_page, "Benchmark")
@@ -379,13 +425,12 @@ class MainWindow(QMainWindow):
         self.progress_bar.setVisible(False)
         # messages ("Report written to …", "Labelled …", review-mode keys) have a label of their own, so
         # a run's long progress line never hides them; the progress line sits beside its bar
-        self.message_label = plain_label(wrap=False, selectable=False)
-        self.message_label.setMinimumWidth(200)
+        self.message_label = ElidedLabel(min_chars=20)
         self.statusBar().addWidget(self.message_label, 1)
         self._message_timer = QTimer(self)
         self._message_timer.setSingleShot(True)
         self._message_timer.timeout.connect(self.message_label.clear)
-        self.progress_label = plain_label(wrap=False, selectable=False)
+        self.progress_label = ElidedLabel(min_chars=12)
         self.progress_label.setMaximumWidth(720)
         self.statusBar().addPermanentWidget(self.progress_label)
         self.statusBar().addPermanentWidget(self.progress_bar)
@@ -397,6 +442,13 @@ class MainWindow(QMainWindow):
         self.export_bar.setVisible(False)
         self.statusBar().addPermanentWidget(self.export_label)
         self.statusBar().addPermanentWidget(self.export_bar)
+        # after an export: open what was written (hidden until then)
+        self.last_report: Path | None = None
+        self.open_report_btn = QPushButton("Open report")
+        self.open_report_btn.setFlat(True)
+        self.open_report_btn.setVisible(False)
+        self.open_report_btn.clicked.connect(self.open_last_report)
+        self.statusBar().addPermanentWidget(self.open_report_btn)
 
     def _action(self, text: str, slot: Callable[[], object], shortcut: str | QKeySequence.StandardKey | None = None,
                 *, checkable: bool = False) -> QAction:
@@ -414,6 +466,7 @@ class MainWindow(QMainWindow):
         m.addAction(self._action("Open answers f&older…", self.open_folder_dialog, "Ctrl+Shift+O"))
         m.addSeparator()
         m.addAction(self._action("Open &database…", self.open_database_dialog, "Ctrl+Shift+D"))
+        m.addAction(self._action("&New database…", self.new_database_dialog))
         self.recent_db_menu = m.addMenu("Recent databases")
         self.recent_runs_menu = m.addMenu("Recent runs")
         self.recent_db_menu.aboutToShow.connect(self._fill_recent_dbs)
@@ -511,9 +564,15 @@ class MainWindow(QMainWindow):
         return True
 
     def open_database_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Open or create a database", str(self.db_path.parent),
-                                              "SourceCheckup database (*.db);;All files (*)",
-                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        """An Open dialog: it picks an existing database (New database… makes one)."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a database", str(self.db_path.parent),
+                                              "SourceCheckup database (*.db);;All files (*)")
+        if path:
+            self.open_database(path)
+
+    def new_database_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New database", str(self.db_path.parent / "audits.db"),
+                                              "SourceCheckup database (*.db)")
         if path:
             self.open_database(path)
 
@@ -611,6 +670,8 @@ class MainWindow(QMainWindow):
                                       view.data.run.judges)
         keep = self.response_pk
         self.responses_model.set_rows(view.summaries)
+        self.facets.set_rows(view.summaries)
+        self.facets.show_review_progress(*review_progress(view))
         if view.summaries:
             pks = [s.response_pk for s in view.summaries]
             self.select_response(keep if keep in pks else pks[0])
@@ -620,6 +681,24 @@ class MainWindow(QMainWindow):
                 self.sample_page.sample is None or self.sample_page.sample.run_id != view.data.run.id):
             self.sample_page.refresh()
         self.run_shown.emit(view.data.run.id)
+
+    def label_selected_run(self) -> bool:
+        """Ask for the selected run's name and note and store them."""
+        rid = self._selected_run_id()
+        if not rid:
+            self._status("Select a run in the Runs list first")
+            return False
+        dialog = RunLabelDialog(self.store.get_run(rid), self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        self.set_run_label(rid, dialog.name(), dialog.note())
+        return True
+
+    def set_run_label(self, run_id: str, name: str, note: str) -> None:
+        run = self.store.set_run_label(run_id, name=name, note=note)
+        self._status(f"Run {run.id} named “{run.name}”" if run.name else f"Run {run.id}: note saved")
+        self._update_title()
+        self.refresh_runs()
 
     def _resume_selected_run(self) -> None:
         rid = self._selected_run_id()
@@ -712,7 +791,7 @@ class MainWindow(QMainWindow):
             return None
         try:
             result = load_text(text, question=self.question_edit.text().strip() or None,
-                               model=self.model_edit.text().strip() or None)
+                               model=self.model_edit.text().strip() or None, name_by_words=True)
         except IngestError as exc:
             self._warn("Cannot read the pasted answer", str(exc))
             return None
@@ -732,8 +811,10 @@ class MainWindow(QMainWindow):
             return False
         if not self.judges_ready(self.settings.judges):
             return False
+        self._next_run_name = self.run_name_edit.text().strip()
         self._start_worker(AuditThread(self.db_path, self.settings.run_config(), responses=result.responses,
                                        skipped=result.skipped, label=label, parent=self))
+        self.run_name_edit.clear()
         self.clear_batch()
         return True
 
@@ -814,6 +895,9 @@ class MainWindow(QMainWindow):
         worker.start()
 
     def _on_run_started(self, run_id: str) -> None:
+        if self._next_run_name:
+            self.store.set_run_label(run_id, name=self._next_run_name)
+            self._next_run_name = ""
         self.open_run(run_id)
         self.refresh_runs()
 
@@ -887,6 +971,8 @@ class MainWindow(QMainWindow):
     def _clear_results(self) -> None:
         self.metrics_bar.clear()
         self.responses_model.set_rows([])
+        self.facets.set_rows([])
+        self.facets.clear_progress()
         self._clear_details()
 
     def _clear_details(self) -> None:
@@ -1328,6 +1414,10 @@ class MainWindow(QMainWindow):
     def _on_exported(self, path: str) -> None:
         self.export_bar.setVisible(False)
         self.export_label.setText("")
+        self.last_report = Path(path)
+        self.settings.export_dir = self.last_report.parent
+        self.open_report_btn.setVisible(True)
+        self.open_report_btn.setToolTip(safe_tooltip(f"Open {path}"))
         self._status(f"Report written to {path}")
         self.export_finished.emit(path, "")
 
@@ -1337,21 +1427,32 @@ class MainWindow(QMainWindow):
         self._warn("Export failed", message)
         self.export_finished.emit("", message)
 
+    EXPORT_FILTERS = {"html": "HTML report (*.html)", "pdf": "PDF report (*.pdf)",
+                      "xlsx": "Excel workbook (*.xlsx)", "json": "JSON (*.json)", "csv": "CSV (*.csv)"}
+
+    def export_start_path(self, fmt: str | None) -> Path:
+        """The file name Export offers: in the last export's folder, else Documents."""
+        return self.settings.export_dir / f"sourcecheckup-{self.run_id}.{fmt or 'html'}"
+
     def export_dialog(self, fmt: str | None) -> None:
         if not self.run_id:
             self._warn("No run open", "Open or audit a run first.")
             return
-        filters = {"html": "HTML report (*.html)", "pdf": "PDF report (*.pdf)", "xlsx": "Excel workbook (*.xlsx)",
-                   "json": "JSON (*.json)", "csv": "CSV (*.csv)"}
+        filters = self.EXPORT_FILTERS
         chosen = filters[fmt] if fmt else ";;".join(filters.values())
-        path, picked = QFileDialog.getSaveFileName(self, "Export run", f"sourcecheckup-{self.run_id}.{fmt or 'html'}",
-                                                   chosen)
+        path, picked = QFileDialog.getSaveFileName(self, "Export run", str(self.export_start_path(fmt)), chosen)
         if path:
             if fmt is None:
                 fmt = next((k for k, v in filters.items() if v == picked), None)
                 if Path(path).suffix.lstrip(".").lower() in filters:
                     fmt = Path(path).suffix.lstrip(".").lower()
             self.export_run_async(path, fmt)
+
+    def open_last_report(self) -> bool:
+        """Open the report just written with the system's viewer for its kind."""
+        if self.last_report is None or not self.last_report.exists():
+            return False
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.last_report)))
 
     def open_settings(self) -> None:
         SettingsDialog(self.settings, self).exec()
@@ -1401,7 +1502,6 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------ messages
     def _status(self, text: str, timeout_ms: int = 12000) -> None:
         self.message_label.setText(text)
-        self.message_label.setToolTip(safe_tooltip(text))
         self._message_timer.start(timeout_ms)
 
     def _warn(self, title: str, text: str) -> None:

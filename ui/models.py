@@ -54,8 +54,9 @@ class _RowModel(QAbstractTableModel, Generic[T]):
         return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return self.columns[section][0]
+        if orientation == Qt.Orientation.Horizontal and role in (Qt.ItemDataRole.DisplayRole,
+                                                                  Qt.ItemDataRole.ToolTipRole):
+            return self.columns[section][0]   # the tooltip: a narrow column cuts its header
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -147,16 +148,25 @@ class SourcesModel(_RowModel[SourceSummary]):
 
 class RunsModel(_RowModel[RunSummary]):
     columns = (
-        ("Run", lambda r: r.id),
+        ("Run", lambda r: r.title),
         ("Started", lambda r: r.created_at.replace("T", " ")[:16]),
         ("Status", lambda r: r.status),
         ("Responses", lambda r: r.responses),
         ("Statement support", lambda r: _pct(r.statement_support)),
         ("Response support", lambda r: _pct(r.response_support)),
         ("URL validity", lambda r: _pct(r.url_validity)),
+        ("Note", lambda r: r.note),
         ("Judges", lambda r: ", ".join(r.judges)),
         ("Input", lambda r: r.input),
+        ("Id", lambda r: r.id),
     )
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if index.isValid() and index.column() == 0 and role == Qt.ItemDataRole.ToolTipRole:
+            r = self.rows[index.row()]
+            head = f"{r.name} (run {r.id})" if r.name else f"run {r.id}"
+            return safe_tooltip(f"{head}\n{r.note}" if r.note else head)
+        return super().data(index, role)
 
 
 _VERIFICATION_WORDS = {"verified": "✓ verified by the judge", "failed_verification": "✗ judge: still unsupported",
@@ -206,28 +216,27 @@ class MatrixModel(QAbstractTableModel):
         return QModelIndex()
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # the whole text: the header view cuts it to the column's width, the tooltip holds it all
         if orientation == Qt.Orientation.Horizontal:
             if not 0 <= section < len(self.matrix.urls):
                 return None
             url = self.matrix.urls[section]
+            title = self.matrix.titles.get(url, "")
             if role == Qt.ItemDataRole.DisplayRole:
                 from sourcecheckup.views import domain_of
 
-                name = domain_of(url) or url
-                return f"[{section + 1}] {name if len(name) <= 14 else name[:13] + '…'}"
+                return f"[{section + 1}] {title or domain_of(url) or url}"
             if role == Qt.ItemDataRole.ToolTipRole:
-                return safe_tooltip(url)
+                return safe_tooltip(f"[{section + 1}] {title}\n{url}" if title else f"[{section + 1}] {url}")
             return None
         if not 0 <= section < len(self.matrix.statements):
             return None
         s = self.matrix.statements[section]
         mark, word = STATUS_MARK[s.status]
         if role == Qt.ItemDataRole.DisplayRole:
-            text = s.row.statement.text
-            short = text if len(text) <= 34 else text[:32] + "…"
-            return f"{mark} S{section + 1}  {short}"
+            return f"{mark} S{section + 1}  {s.row.statement.text}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return safe_tooltip(f"{word}: {s.row.statement.text}")
+            return safe_tooltip(f"S{section + 1} ({word}): {s.row.statement.text}")
         if role == Qt.ItemDataRole.BackgroundRole:
             return tint(s.status.value)
         return None
@@ -465,6 +474,18 @@ class SortFilterProxy(QSortFilterProxyModel):
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(-1)
         self.setSortRole(SORT_ROLE)
+        self.row_filter: Callable[[Any], bool] | None = None   # a test on the row's record (the facets)
+
+    def set_row_filter(self, row_filter: Callable[[Any], bool] | None) -> None:
+        self.row_filter = row_filter
+        self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if self.row_filter is not None:
+            item = self.sourceModel().index(source_row, 0, source_parent).data(ROW_ROLE)
+            if item is not None and not self.row_filter(item):
+                return False
+        return super().filterAcceptsRow(source_row, source_parent)
 
     def lessThan(self, left: Index, right: Index) -> bool:
         a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QStandardPaths
 
 from sourcecheckup.fetch import FetchOptions
 from sourcecheckup.pipeline import RunConfig
@@ -121,6 +121,19 @@ class AppSettings:
     @reviewer.setter
     def reviewer(self, value: str) -> None:
         self.q.setValue("review/reviewer", value.strip())
+
+    @property
+    def export_dir(self) -> Path:
+        """Where the next export is offered: the folder of the last one, else Documents (else home)."""
+        last = str(self._get("export/last_dir", ""))
+        if last and Path(last).is_dir():
+            return Path(last)
+        docs = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        return Path(docs) if docs and Path(docs).is_dir() else Path.home()
+
+    @export_dir.setter
+    def export_dir(self, value: str | Path) -> None:
+        self.q.setValue("export/last_dir", str(value))
 
     def recent(self, kind: str) -> list[str]:
         return _as_list(self._get(f"recent/{kind}", []))

@@ -6,14 +6,15 @@ import re
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
+from PySide6.QtGui import QColor, QFont, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
                                QToolTip, QVBoxLayout, QWidget)
 
 from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.views import SCREENING_JUDGE_NOTE, locate_quote, statement_spans, uses_screening_judge
 
+from .elide import ElidedLabel
 from .theme import STATUS_MARK, is_dark, safe_tooltip, status_tint
 
 MAX_SHOWN_CHARS = 2_000_000   # a longer text is cut for display (and says so); the store keeps it all
@@ -217,15 +218,22 @@ class SourceViewer(QPlainTextEdit):
 
 
 def metric_text(name: str, m: Metric) -> str:
+    """A metric card's three short lines: its name, the estimate with its counts, the 95% interval."""
     if m.value is None:
         return f"{name}\nn/a"
     lo, hi = m.ci95
-    ci = "" if lo is None or hi is None else f" (95% CI {100 * lo:.0f}–{100 * hi:.0f}%)"
-    return f"{name}\n{100 * m.value:.1f}%{ci} · {m.k}/{m.n}"
+    ci = "" if lo is None or hi is None else f"\n95% CI {100 * lo:.0f}–{100 * hi:.0f}%"
+    return f"{name}\n{100 * m.value:.1f}% · {m.k}/{m.n}{ci}"
+
+
+CARD_MIN_WIDTH = 150   # a card narrower than this moves to the next row
 
 
 class MetricsBar(QWidget):
-    """The run's four metrics with their 95% intervals, and the overrides toggle."""
+    """The run's four metrics with their 95% intervals as cards that reflow (four in a row, or two
+    and two on a narrow window), the run's counts on one line below, and the overrides toggle.
+    Every text is cut with "…" to its space (the whole text in its tooltip), so the bar's height
+    and the window's size never change with what a run holds."""
 
     overrides_toggled = Signal(bool)
 
@@ -234,27 +242,46 @@ class MetricsBar(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 2, 4, 2)
         outer.setSpacing(2)
-        layout = QHBoxLayout()
-        layout.setContentsMargins(0, 0, 0, 0)
-        outer.addLayout(layout)
-        # what the built-in judge can and cannot do, said where the figures are read
-        self.judge_note = plain_label(SCREENING_JUDGE_NOTE, selectable=False)
-        self.judge_note.setVisible(False)
-        outer.addWidget(self.judge_note)
-        self.labels = {key: plain_label(wrap=True, selectable=False) for key in
+        self.grid = QGridLayout()
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(4)
+        outer.addLayout(self.grid)
+        self.labels = {key: ElidedLabel(min_chars=10) for key in
                        ("statement_support", "response_support", "url_validity", "unused_sources")}
         for label in self.labels.values():
-            label.setFrameShape(QLabel.Shape.StyledPanel)
-            label.setMinimumWidth(150)
-            label.setMinimumHeight(40)
-            layout.addWidget(label, 1)
-        self.counts = plain_label(wrap=True, selectable=False)
-        layout.addWidget(self.counts, 1)
+            label.setFrameShape(QFrame.Shape.StyledPanel)
+        self.columns = 0
+        self._reflow(4)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        self.counts = ElidedLabel(min_chars=20)
+        row.addWidget(self.counts, 1)
         self.with_overrides = QCheckBox("With reviewer overrides")
         self.with_overrides.setChecked(True)
         self.with_overrides.toggled.connect(self.overrides_toggled)
-        layout.addWidget(self.with_overrides)
+        row.addWidget(self.with_overrides)
+        outer.addLayout(row)
+        # what the built-in judge can and cannot do, said where the figures are read
+        self.judge_note = ElidedLabel(SCREENING_JUDGE_NOTE, min_chars=20)
+        self.judge_note.setVisible(False)
+        outer.addWidget(self.judge_note)
         self.clear()
+
+    def _reflow(self, columns: int) -> None:
+        """Lay the cards out ``columns`` to a row."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        for label in self.labels.values():
+            self.grid.removeWidget(label)
+        for i, label in enumerate(self.labels.values()):
+            self.grid.addWidget(label, i // columns, i % columns)
+        for c in range(4):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._reflow(4 if event.size().width() >= 4 * CARD_MIN_WIDTH + 24 else 2)
 
     def clear(self) -> None:
         for label in self.labels.values():
@@ -270,6 +297,10 @@ class MetricsBar(QWidget):
         for key, label in self.labels.items():
             label.setText(metric_text(names[key], getattr(metrics, key)))
         c = metrics.counts
-        self.counts.setText(f"Run {status} · {c.get('responses', 0)} responses · {n_overrides} overrides\n"
-                            f"{c.get('judge_errors', 0)} judge errors · {c.get('fetch_failures', 0)} fetch failures"
-                            + (f"\n{partial_run_note(c)}" if c.get("partial") else "") + (f"\n{cost}" if cost else ""))
+        parts = [f"Run {status}", f"{c.get('responses', 0)} responses", f"{n_overrides} overrides",
+                 f"{c.get('judge_errors', 0)} judge errors", f"{c.get('fetch_failures', 0)} fetch failures"]
+        if c.get("partial"):
+            parts.append(partial_run_note(c))
+        if cost:
+            parts.append(cost)
+        self.counts.setText(" · ".join(parts))

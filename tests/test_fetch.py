@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sourcecheckup.fetch import FetchOptions, HttpFetcher, make_fetcher
+from sourcecheckup.fetching import FetchOptions, HttpFetcher, make_fetcher
 from sourcecheckup.models import FetchStatus, sha256_bytes
 
 LOCAL = ("127.0.0.1",)
@@ -266,7 +266,7 @@ async def test_name_resolving_to_a_private_address_is_refused_before_connecting(
 async def test_pinned_transport_refuses_hosts_that_were_never_checked(site):
     import httpx
 
-    from sourcecheckup.safety import AddressPins, pinned_transport
+    from sourcecheckup.fetching.safety import AddressPins, pinned_transport
 
     async with httpx.AsyncClient(transport=pinned_transport(AddressPins()), timeout=2.0) as client:
         with pytest.raises(httpx.ConnectError, match="no checked address"):
@@ -276,7 +276,7 @@ async def test_pinned_transport_refuses_hosts_that_were_never_checked(site):
 def test_one_compressed_chunk_never_expands_past_the_decode_step():
     import zlib
 
-    from sourcecheckup.fetch import DECODE_STEP_BYTES, BoundedDecoder
+    from sourcecheckup.fetching.base import DECODE_STEP_BYTES, BoundedDecoder
 
     comp = zlib.compressobj(9, zlib.DEFLATED, 31)
     bomb = comp.compress(b"\0" * 20_000_000) + comp.flush()
@@ -291,7 +291,7 @@ def test_one_compressed_chunk_never_expands_past_the_decode_step():
 def test_raw_deflate_and_unknown_encodings():
     import zlib
 
-    from sourcecheckup.fetch import BoundedDecoder
+    from sourcecheckup.fetching.base import BoundedDecoder
 
     raw = zlib.compressobj(6, zlib.DEFLATED, -15)
     data = raw.compress(b"<p>metformin</p>" * 100) + raw.flush()
@@ -331,7 +331,7 @@ async def test_pinned_https_keeps_the_host_name_for_sni_and_certificate_checks(t
 
     import httpx
 
-    from sourcecheckup.safety import AddressPins, CheckedUrl, pinned_transport
+    from sourcecheckup.fetching.safety import AddressPins, CheckedUrl, pinned_transport
 
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),

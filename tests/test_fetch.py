@@ -393,3 +393,50 @@ async def test_extraction_in_worker_processes_gives_the_same_sources(site):
     for x, y in zip(a, b):
         assert (x.status, x.reason, x.title, x.text, x.sha256) == (y.status, y.reason, y.title, y.text, y.sha256)
     assert b[0].status is FetchStatus.OK and b[2].status is FetchStatus.PAYWALLED
+
+
+async def test_statuses_and_encodings_the_fixture_site_never_sends_through_a_mock_transport():
+    """httpx.MockTransport where a socket adds nothing: the outcome table for rarer answers, the
+    headers we send, and the address rule still applied to each hop before the transport is asked."""
+    import httpx
+
+    asked: list[httpx.Request] = []
+
+    def body(text: str) -> httpx.ByteStream:   # a stream, as a socket gives: content= arrives already read
+        return httpx.ByteStream(text.encode())
+
+    def journal(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        path = request.url.path
+        if path == "/pay":
+            return httpx.Response(402, stream=body("<p>Pay per view</p>"))
+        if path == "/legal":
+            return httpx.Response(451, stream=body("<p>Not available in your country</p>"))
+        if path == "/brotli":
+            return httpx.Response(200, headers={"content-type": "text/html", "content-encoding": "br"},
+                                  stream=body("\x1b\x00\x00"))
+        if path == "/moved":
+            return httpx.Response(302, headers={"location": "http://10.0.0.7/admin"})
+        return httpx.Response(200, headers={"content-type": "text/plain"},
+                              stream=body("Ferritin above 1000 ng/mL suggests iron overload."))
+
+    async def public_dns(host: str, port: int) -> tuple[str, ...]:
+        return ("93.184.216.34",)
+
+    f = HttpFetcher(options(allow_hosts=()), resolver=public_dns, transport=httpx.MockTransport(journal))
+    try:
+        pay, legal, brotli, moved, ok = [await f.fetch(f"https://journal.example.org/{p}")
+                                         for p in ("pay", "legal", "brotli", "moved", "ok")]
+    finally:
+        await f.aclose()
+    assert (pay.status, pay.reason) == (FetchStatus.PAYWALLED, "HTTP 402 Payment Required: the site asks for payment")
+    assert (legal.status, legal.reason) == (
+        FetchStatus.BLOCKED, "HTTP 451 Unavailable For Legal Reasons: the site refused access")
+    assert brotli.status is FetchStatus.HTTP_ERROR
+    assert brotli.reason == "the body could not be decoded: the server used content encoding 'br', which we did not ask for"
+    assert moved.status is FetchStatus.UNSAFE_URL and moved.final_url == "http://10.0.0.7/admin"
+    assert "(redirected from https://journal.example.org/moved)" in moved.reason
+    assert ok.status is FetchStatus.OK and "iron overload" in ok.text and ok.http_status == 200
+    assert [r.url.host for r in asked] == ["journal.example.org"] * 5       # 10.0.0.7 was never asked
+    sent = asked[-1].headers
+    assert sent["accept-encoding"] == "gzip, deflate" and sent["user-agent"].startswith("Mozilla/5.0")

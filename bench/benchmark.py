@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
                                           benchmark_results, format_results, make_model, read_bench_input)
-from sourcecheckup.fetch import FetchOptions  # noqa: E402
+from sourcecheckup.fetching import FetchOptions  # noqa: E402
 from sourcecheckup.store import Store  # noqa: E402
 from tests.support.bench_llm import TOPICS, responder  # noqa: E402
 from tests.support.fake_judge import KeywordJudge  # noqa: E402

@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sourcecheckup.browser import BrowserFetcher, browser_status  # noqa: E402
-from sourcecheckup.extract import warm_up  # noqa: E402
-from sourcecheckup.fetch import FetchOptions, make_fetcher  # noqa: E402
+from sourcecheckup.fetching.browser import BrowserFetcher, browser_status  # noqa: E402
+from sourcecheckup.fetching.extract import warm_up  # noqa: E402
+from sourcecheckup.fetching import FetchOptions, make_fetcher  # noqa: E402
 
 PAGES = ("/article/metformin-lactic-acidosis", "/article/hfe-hemochromatosis", "/article/hypertension",
          "/forum/thread-ferritin.html", "/docs/diabetes-guideline.pdf")

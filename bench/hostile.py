@@ -24,7 +24,8 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sourcecheckup.fetch import EXTRACT_MEMORY_BYTES, FetchOptions, HttpFetcher, make_fetcher  # noqa: E402
+from sourcecheckup.fetching import FetchOptions, HttpFetcher, make_fetcher  # noqa: E402
+from sourcecheckup.fetching.documents import EXTRACT_MEMORY_BYTES  # noqa: E402
 from sourcecheckup.ingest import MAX_ANSWER_CHARS, load_text  # noqa: E402
 from sourcecheckup.models import Response  # noqa: E402
 from sourcecheckup.parse import BuiltinParser  # noqa: E402
@@ -141,7 +142,7 @@ def store_probe(tmp: Path) -> None:
 
 
 async def websocket_probe(base: str) -> None:
-    from sourcecheckup.browser import browser_status
+    from sourcecheckup.fetching.browser import browser_status
 
     if not browser_status()[0]:
         print("     websocket probe skipped: no browser")

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sourcecheckup.fetch import FetchOptions  # noqa: E402
+from sourcecheckup.fetching import FetchOptions  # noqa: E402
 from sourcecheckup.models import Response  # noqa: E402
 from sourcecheckup.pipeline import Audit, RunConfig  # noqa: E402
 from sourcecheckup.store import Store  # noqa: E402

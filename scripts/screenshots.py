@@ -26,7 +26,7 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from sourcecheckup.fetch import FetchOptions  # noqa: E402
+from sourcecheckup.fetching import FetchOptions  # noqa: E402
 from sourcecheckup.ingest import load_path  # noqa: E402
 from sourcecheckup.models import StatementStatus  # noqa: E402
 from sourcecheckup.pipeline import Audit, RunConfig  # noqa: E402

@@ -88,13 +88,13 @@ def _open_store(args: argparse.Namespace, create: bool = False):
 
 
 def _fetch_options(args: argparse.Namespace, batch: bool = False):
-    from .fetch import FetchOptions
+    from .fetching import FetchOptions
 
     kw: dict[str, Any] = {}
     if getattr(args, "allow_host", None):
         kw["allow_hosts"] = tuple(args.allow_host)
     if getattr(args, "sources", None):
-        from .sourcepack import SourcePackError, load_pack
+        from .fetching.sourcepack import SourcePackError, load_pack
 
         src = Path(args.sources)
         if not (src / "sources.json").is_file():
@@ -324,7 +324,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 print(f"note: {note}", file=sys.stderr)
         coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
     if config.fetch.browser != "never":
-        from .browser import browser_status
+        from .fetching.browser import browser_status
 
         ok, message = browser_status(config.fetch.browser_executable)
         if not ok:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from . import __version__
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import quote_in_source
-from .fetch import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
+from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, SourceText, make_judge
 from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser

@@ -14,7 +14,7 @@ from sourcecheckup.bench_workflow import (AccuracyLabel, AnswerStatus, Benchmark
                                           BenchStore, CallOptions, Prompts, answer_question, benchmark_results,
                                           make_model, read_bench_input, read_questions, write_questions)
 from sourcecheckup.bench_workflow.records import Question
-from sourcecheckup.fetch import FetchOptions
+from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.metrics import assess_run
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.store import Store

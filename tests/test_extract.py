@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sourcecheckup.extract import decode_text, extract, sniff_kind
+from sourcecheckup.fetching.extract import decode_text, extract, sniff_kind
 from tests.support.site import GUIDELINE_PDF_LINES, _broken_pdf, _encrypted_pdf, minimal_pdf
 
 SITE = Path(__file__).parent / "fixtures" / "site"

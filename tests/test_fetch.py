@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sourcecheckup.fetch import FetchOptions, HttpFetcher, make_fetcher
+from sourcecheckup.fetching import FetchOptions, HttpFetcher, make_fetcher
 from sourcecheckup.models import FetchStatus, sha256_bytes
 
 LOCAL = ("127.0.0.1",)
@@ -266,7 +266,7 @@ async def test_name_resolving_to_a_private_address_is_refused_before_connecting(
 async def test_pinned_transport_refuses_hosts_that_were_never_checked(site):
     import httpx
 
-    from sourcecheckup.safety import AddressPins, pinned_transport
+    from sourcecheckup.fetching.safety import AddressPins, pinned_transport
 
     async with httpx.AsyncClient(transport=pinned_transport(AddressPins()), timeout=2.0) as client:
         with pytest.raises(httpx.ConnectError, match="no checked address"):
@@ -276,7 +276,7 @@ async def test_pinned_transport_refuses_hosts_that_were_never_checked(site):
 def test_one_compressed_chunk_never_expands_past_the_decode_step():
     import zlib
 
-    from sourcecheckup.fetch import DECODE_STEP_BYTES, BoundedDecoder
+    from sourcecheckup.fetching.base import DECODE_STEP_BYTES, BoundedDecoder
 
     comp = zlib.compressobj(9, zlib.DEFLATED, 31)
     bomb = comp.compress(b"\0" * 20_000_000) + comp.flush()
@@ -291,7 +291,7 @@ def test_one_compressed_chunk_never_expands_past_the_decode_step():
 def test_raw_deflate_and_unknown_encodings():
     import zlib
 
-    from sourcecheckup.fetch import BoundedDecoder
+    from sourcecheckup.fetching.base import BoundedDecoder
 
     raw = zlib.compressobj(6, zlib.DEFLATED, -15)
     data = raw.compress(b"<p>metformin</p>" * 100) + raw.flush()
@@ -331,7 +331,7 @@ async def test_pinned_https_keeps_the_host_name_for_sni_and_certificate_checks(t
 
     import httpx
 
-    from sourcecheckup.safety import AddressPins, CheckedUrl, pinned_transport
+    from sourcecheckup.fetching.safety import AddressPins, CheckedUrl, pinned_transport
 
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
@@ -393,3 +393,50 @@ async def test_extraction_in_worker_processes_gives_the_same_sources(site):
     for x, y in zip(a, b):
         assert (x.status, x.reason, x.title, x.text, x.sha256) == (y.status, y.reason, y.title, y.text, y.sha256)
     assert b[0].status is FetchStatus.OK and b[2].status is FetchStatus.PAYWALLED
+
+
+async def test_statuses_and_encodings_the_fixture_site_never_sends_through_a_mock_transport():
+    """httpx.MockTransport where a socket adds nothing: the outcome table for rarer answers, the
+    headers we send, and the address rule still applied to each hop before the transport is asked."""
+    import httpx
+
+    asked: list[httpx.Request] = []
+
+    def body(text: str) -> httpx.ByteStream:   # a stream, as a socket gives: content= arrives already read
+        return httpx.ByteStream(text.encode())
+
+    def journal(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        path = request.url.path
+        if path == "/pay":
+            return httpx.Response(402, stream=body("<p>Pay per view</p>"))
+        if path == "/legal":
+            return httpx.Response(451, stream=body("<p>Not available in your country</p>"))
+        if path == "/brotli":
+            return httpx.Response(200, headers={"content-type": "text/html", "content-encoding": "br"},
+                                  stream=body("\x1b\x00\x00"))
+        if path == "/moved":
+            return httpx.Response(302, headers={"location": "http://10.0.0.7/admin"})
+        return httpx.Response(200, headers={"content-type": "text/plain"},
+                              stream=body("Ferritin above 1000 ng/mL suggests iron overload."))
+
+    async def public_dns(host: str, port: int) -> tuple[str, ...]:
+        return ("93.184.216.34",)
+
+    f = HttpFetcher(options(allow_hosts=()), resolver=public_dns, transport=httpx.MockTransport(journal))
+    try:
+        pay, legal, brotli, moved, ok = [await f.fetch(f"https://journal.example.org/{p}")
+                                         for p in ("pay", "legal", "brotli", "moved", "ok")]
+    finally:
+        await f.aclose()
+    assert (pay.status, pay.reason) == (FetchStatus.PAYWALLED, "HTTP 402 Payment Required: the site asks for payment")
+    assert (legal.status, legal.reason) == (
+        FetchStatus.BLOCKED, "HTTP 451 Unavailable For Legal Reasons: the site refused access")
+    assert brotli.status is FetchStatus.HTTP_ERROR
+    assert brotli.reason == "the body could not be decoded: the server used content encoding 'br', which we did not ask for"
+    assert moved.status is FetchStatus.UNSAFE_URL and moved.final_url == "http://10.0.0.7/admin"
+    assert "(redirected from https://journal.example.org/moved)" in moved.reason
+    assert ok.status is FetchStatus.OK and "iron overload" in ok.text and ok.http_status == 200
+    assert [r.url.host for r in asked] == ["journal.example.org"] * 5       # 10.0.0.7 was never asked
+    sent = asked[-1].headers
+    assert sent["accept-encoding"] == "gzip, deflate" and sent["user-agent"].startswith("Mozilla/5.0")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sourcecheckup.fetch import FetchOptions, make_fetcher
+from sourcecheckup.fetching import FetchOptions, make_fetcher
 from sourcecheckup.models import FetchStatus
 
 

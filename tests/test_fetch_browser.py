@@ -7,8 +7,8 @@ import time
 import httpx
 import pytest
 
-from sourcecheckup.browser import TEST_RESOLVER_RULES, BrowserFetcher, find_chromium
-from sourcecheckup.fetch import FetchOptions, make_fetcher
+from sourcecheckup.fetching.browser import TEST_RESOLVER_RULES, BrowserFetcher, find_chromium
+from sourcecheckup.fetching import FetchOptions, make_fetcher
 from sourcecheckup.models import FetchStatus
 
 pytestmark = [pytest.mark.browser,
@@ -80,7 +80,7 @@ async def test_missing_browser_falls_back_to_http_with_a_clear_reason(site):
 
     saved = os.environ.pop("SOURCECHECKUP_CHROMIUM", None)
     try:
-        from sourcecheckup import browser as b
+        from sourcecheckup.fetching import browser as b
 
         b_candidates = b.CHROMIUM_CANDIDATES
         b.CHROMIUM_CANDIDATES = ()
@@ -99,7 +99,7 @@ async def test_missing_browser_falls_back_to_http_with_a_clear_reason(site):
 
 
 def test_browser_status_says_what_is_missing_in_plain_words(monkeypatch):
-    from sourcecheckup import browser as b
+    from sourcecheckup.fetching import browser as b
 
     assert b.browser_status() == (True, f"Chromium at {find_chromium()} renders pages that need JavaScript")
     monkeypatch.delenv("SOURCECHECKUP_CHROMIUM", raising=False)
@@ -113,7 +113,7 @@ def test_browser_status_says_what_is_missing_in_plain_words(monkeypatch):
 
 async def test_browser_requests_go_to_the_checked_address_with_byte_caps(site):
     """The browser's requests are fetched by our pinned client: a rebinding DNS cannot redirect them."""
-    from sourcecheckup.fetch import HttpFetcher
+    from sourcecheckup.fetching import HttpFetcher
 
     port = site.rsplit(":", 1)[1]
     asked: list[str] = []
@@ -136,7 +136,7 @@ async def test_browser_requests_go_to_the_checked_address_with_byte_caps(site):
 
 
 def test_a_named_browser_that_is_missing_is_not_replaced_by_another(monkeypatch):
-    from sourcecheckup import browser as b
+    from sourcecheckup.fetching import browser as b
 
     assert b.find_chromium() is not None      # the machine has one (the module is skipped otherwise)
     assert b.find_chromium("/nonexistent/chromium") is None

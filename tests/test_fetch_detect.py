@@ -5,8 +5,8 @@ import asyncio
 
 import pytest
 
-from sourcecheckup.detect import detect_page, load_detectors, redirected_home
-from sourcecheckup.fetch import FetchOptions, HttpFetcher
+from sourcecheckup.fetching.detect import detect_page, load_detectors, redirected_home
+from sourcecheckup.fetching import FetchOptions, HttpFetcher
 from sourcecheckup.models import FetchStatus
 
 

@@ -1,7 +1,7 @@
 """What is kept per source, and re-audits that notice a page changed since an earlier run."""
 from __future__ import annotations
 
-from sourcecheckup.fetch import FetchOptions
+from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.models import FetchStatus, Response, sha256_bytes
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store

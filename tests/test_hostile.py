@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from sourcecheckup.browser import find_chromium
+from sourcecheckup.fetching.browser import find_chromium
 from sourcecheckup.report import write_report
 from sourcecheckup.store import Store
 from tests.support.synth_run import synthesize_run
@@ -178,7 +178,7 @@ def test_an_answer_over_the_size_cap_is_skipped_with_the_cap_named(tmp_path):
 # -------------------------------------------------------------- 1. extraction under the deadline and a memory bound
 
 def _options(**kw):
-    from sourcecheckup.fetch import FetchOptions
+    from sourcecheckup.fetching import FetchOptions
 
     base = dict(allow_hosts=("127.0.0.1",), timeout_s=6.0, connect_timeout_s=2.0, max_bytes=20_000_000,
                 backoff_s=0.05)
@@ -187,7 +187,7 @@ def _options(**kw):
 
 
 async def _fetch(url: str, **kw):
-    from sourcecheckup.fetch import HttpFetcher
+    from sourcecheckup.fetching import HttpFetcher
 
     f = HttpFetcher(_options(**kw))
     try:
@@ -213,7 +213,7 @@ async def test_extracting_14_mb_of_nested_divs_stops_at_the_per_source_deadline(
 async def test_extracting_13_mb_of_tables_is_bounded_in_time_and_memory(site):
     import time
 
-    from sourcecheckup.fetch import HttpFetcher
+    from sourcecheckup.fetching import HttpFetcher
     from sourcecheckup.models import FetchStatus
 
     f = HttpFetcher(_options(timeout_s=8.0))
@@ -273,7 +273,7 @@ async def test_html_served_as_pdf_is_read_as_the_page_it_is(site):
 # -------------------------------------------------------------- 6. citations never vanish at ingest
 
 async def test_ipv6_integer_and_dotless_hosts_stay_citations_and_are_refused_with_a_reason(site):
-    from sourcecheckup.fetch import HttpFetcher
+    from sourcecheckup.fetching import HttpFetcher
     from sourcecheckup.ingest import load_text
     from sourcecheckup.models import FetchStatus
 
@@ -339,7 +339,7 @@ class _CountingListener:
 async def test_a_rendered_page_cannot_open_websockets_to_unchecked_addresses(site):
     import asyncio
 
-    from sourcecheckup.fetch import FetchOptions, make_fetcher
+    from sourcecheckup.fetching import FetchOptions, make_fetcher
     from sourcecheckup.models import FetchStatus
 
     listener = _CountingListener()

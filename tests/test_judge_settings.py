@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sourcecheckup import keys
-from sourcecheckup.fetch import FetchOptions
+from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.models import Response
 from sourcecheckup.pipeline import Audit, RunConfig

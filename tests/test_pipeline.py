@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from sourcecheckup.events import EventKind
-from sourcecheckup.fetch import FetchOptions, HttpFetcher
+from sourcecheckup.fetching import FetchOptions, HttpFetcher
 from sourcecheckup.metrics import assess_run, compute_metrics
 from sourcecheckup.models import FetchStatus, Label, Response, StatementStatus
 from sourcecheckup.pipeline import Audit, RunConfig

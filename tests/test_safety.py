@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sourcecheckup.safety import HostNotFoundError, UnsafeUrlError, check_url
+from sourcecheckup.fetching.safety import HostNotFoundError, UnsafeUrlError, check_url
 
 
 @pytest.mark.parametrize("url,expected", [

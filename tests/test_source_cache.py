@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from sourcecheckup.cli import main
-from sourcecheckup.fetch import FetchOptions, HttpFetcher
+from sourcecheckup.fetching import FetchOptions, HttpFetcher
 from sourcecheckup.models import FetchStatus, Response
 from sourcecheckup.pipeline import Audit, RunConfig, reaudit
 from sourcecheckup.store import Store

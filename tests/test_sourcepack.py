@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.fetch import FetchOptions, make_fetcher
+from sourcecheckup.fetching import FetchOptions, make_fetcher
 from sourcecheckup.models import FetchStatus, sha256_bytes
-from sourcecheckup.sourcepack import SourcePackError, SourcePackFetcher
+from sourcecheckup.fetching.sourcepack import SourcePackError, SourcePackFetcher
 from tests.support.site import GUIDELINE_PDF_LINES, minimal_pdf
 
 SITE = Path(__file__).parent / "fixtures" / "site"

@@ -189,7 +189,7 @@ def test_audit_does_not_start_with_a_judge_that_cannot_run(qtbot, window, settin
 
 
 def test_resume_of_a_run_with_bad_judge_settings_uses_the_corrected_settings(qtbot, window, settings, site):
-    from sourcecheckup.fetch import FetchOptions
+    from sourcecheckup.fetching import FetchOptions
     from sourcecheckup.models import Response
     from sourcecheckup.pipeline import Audit, RunConfig
 

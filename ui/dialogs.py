@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QVBoxLayout, QWidget)
 
 from sourcecheckup import __version__, keys
-from sourcecheckup.browser import browser_status
+from sourcecheckup.fetching.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.views import table_columns

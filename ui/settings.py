@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
-from sourcecheckup.fetch import FetchOptions
+from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.store import default_db_path
 

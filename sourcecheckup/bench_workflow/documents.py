@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fetch import Fetcher, source_from_document
+from ..fetching import Fetcher
+from ..fetching.documents import source_from_document
 from ..models import FetchStatus, Source
 from ..urls import normalise_url
 from .records import Question, QuestionFileError, QuestionSource, question_from_mapping, read_questions

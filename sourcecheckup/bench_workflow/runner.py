@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
 from ..events import ProgressEvent
-from ..fetch import FetchOptions, Fetcher, make_fetcher
+from ..fetching import FetchOptions, Fetcher, make_fetcher
 from ..ingest import IngestError, parse_answer_record
 from ..judges.base import Judge
 from ..metrics import assess_run

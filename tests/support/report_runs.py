@@ -1,7 +1,7 @@
 """Runs for report tests: one audited through the real pipeline (local site, keyword judge)."""
 from __future__ import annotations
 
-from sourcecheckup.fetch import FetchOptions
+from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.models import Response
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store

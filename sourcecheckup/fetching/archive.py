@@ -15,8 +15,8 @@ import httpx
 
 import zlib
 
-from .fetch import BodyTooLarge, Fetcher, FetchOptions, read_bounded
-from .models import FetchStatus, Source
+from ..models import FetchStatus, Source
+from .base import BodyTooLarge, Fetcher, FetchOptions, read_bounded
 from .safety import AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, pinned_transport
 
 DEFAULT_ARCHIVE_ENDPOINT = "https://archive.org/wayback/available"

@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .fetch import BodyTooLarge, FetchOptions, HttpFetcher, http_status_outcome, read_bounded, status_phrase
-from .models import FetchStatus, Source, utcnow
+from ..models import FetchStatus, Source, utcnow
+from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, status_phrase
+from .http import HttpFetcher
 from .safety import HostNotFoundError, UnsafeUrlError
 
 # the headless shell first: the same engine without the desktop browser around it, it renders a

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .models import FetchStatus, Source
-from .resources import resources_dir
+from ..models import FetchStatus, Source
+from ..resources import resources_dir
 
 PATTERN_DIR = resources_dir() / "patterns"
 # checked in this order: the first detector that matches decides

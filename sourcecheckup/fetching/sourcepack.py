@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from .models import FetchStatus, Source, utcnow
+from ..models import FetchStatus, Source, utcnow
+from .base import FetchOptions
+from .documents import source_from_document
 
 PACK_FILE = "sources.json"
 
@@ -82,8 +84,6 @@ class SourcePackFetcher:
     """Answers the pack's URLs from local files; every other URL goes to the wrapped fetcher."""
 
     def __init__(self, directory: Path | str, inner: object | None = None, options: object | None = None) -> None:
-        from .fetch import FetchOptions
-
         self.directory = Path(directory)
         self.entries: Mapping[str, PackEntry] = load_pack(self.directory)
         self.inner = inner
@@ -102,8 +102,6 @@ class SourcePackFetcher:
         return self.read(url, entry)
 
     def read(self, url: str, entry: PackEntry) -> Source:
-        from .fetch import source_from_document
-
         started = time.monotonic()
         opts = self.options
         try:

@@ -45,7 +45,8 @@ def test_a_malformed_model_spec_is_told_the_same_way_by_every_caller(spec, probl
 
 def test_model_spec_names_its_model_host_and_key_provider():
     compatible = parse_model_spec(" openai-compatible:http://127.0.0.1:8000/v1#llama3.1 ")
-    assert (compatible.base_url, compatible.model, compatible.provider) == ("http://127.0.0.1:8000/v1", "llama3.1", None)
+    assert (compatible.base_url, compatible.model, compatible.provider) == \
+        ("http://127.0.0.1:8000/v1", "llama3.1", None)
     assert str(compatible) == "openai-compatible:http://127.0.0.1:8000/v1#llama3.1"
     assert parse_model_spec("anthropic:claude-sonnet-4-5").provider == "anthropic"
     assert model_name(str(compatible)) == "llama3.1" and model_name("openai:gpt-4o") == "gpt-4o"
@@ -58,7 +59,8 @@ async def test_call_options_reach_the_wire_as_given_and_the_judge_sends_its_own(
         judge = make_judge("openai:gpt-4o", api_key=KEY, base_url=server.base_url, seed=42)
         try:
             server.script(Scripted("Ferritin."), Scripted(json.dumps({"names": ["ferritin"]})))
-            free = await client.complete("Answer.", "What stores iron?", None, CallOptions(temperature=0.7, max_tokens=50))
+            free = await client.complete("Answer.", "What stores iron?", None,
+                                         CallOptions(temperature=0.7, max_tokens=50))
             typed = await client.complete("Answer.", "Name it.", NAMES, CallOptions(seed=7, max_tokens=60))
             verdict = await judge.verify("Ferritin stores iron.", SourceText.from_text("Ferritin stores iron."))
         finally:

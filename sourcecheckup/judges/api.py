@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Sequence
 
 from ..evidence import approx_tokens, quote_in_source, select_passages
@@ -134,10 +134,6 @@ def parse_batch(text: str | None, count: int, payload: Mapping[str, Any] | None 
                          f"give exactly {count}")
     return [by_index[i] for i in range(1, count + 1)]
 
-
-
-def parse_batch_object(obj: Mapping[str, Any], count: int) -> list[ParsedVerdict]:
-    return parse_batch(None, count, obj)
 
 
 # ---------------------------------------------------------------------------------------------

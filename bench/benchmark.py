@@ -41,8 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
-                                          benchmark_results, format_results, make_model, read_bench_input)
+                                          benchmark_results, format_results, read_bench_input)
 from sourcecheckup.fetching import FetchOptions  # noqa: E402
+from sourcecheckup.llm import make_client  # noqa: E402
 from sourcecheckup.store import Store  # noqa: E402
 from tests.support.bench_llm import TOPICS, responder  # noqa: E402
 from tests.support.fake_judge import KeywordJudge  # noqa: E402
@@ -107,7 +108,7 @@ def main() -> None:
             docs = Path(tmp) / "documents.txt"
             docs.write_text("\n".join(f"{base}/article/{PAGES[i % 3]}?copy={i}" for i in range(a.questions)))
             specs = [f"openai-compatible:{llm_url}#model-{i + 1}" for i in range(a.models)]
-            models = {s: make_model(s, concurrency=a.concurrency, timeout_s=30) for s in specs}
+            models = {s: make_client(s, concurrency=a.concurrency, timeout_s=30) for s in specs}
             settings = BenchSettings(models=specs, judges=[f"keyword:{a.latency:g}"], question_model=specs[0],
                                      concurrency=a.concurrency, judge_concurrency=a.judge_concurrency,
                                      fetch=FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=30,

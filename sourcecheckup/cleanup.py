@@ -19,9 +19,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .evidence import quote_in_source
 from .events import EventKind, ProgressEvent
-from .judges.base import Judge, SourceText, make_judge, split_spec
-from .judges.llm import (ApiJudge, ReplyError, Schema, TaskError, ask_json, delimit_source,
-                         new_boundary)
+from .judges.api import JudgeSettings, evidence_text, source_block, source_flags
+from .judges.base import Judge, SourceText, make_judge
+from .llm import make_client, split_options
+from .llm.client import CallOptions
+from .llm.replies import ReplyError, Schema, TaskError, ask_json
+from .llm.spec import is_model_spec, model_name
 from .metrics import Consensus, assess_run, pair_label
 from .models import Label, Statement, StatementStatus, Verdict, utcnow
 from .parse import _GENERIC_MARKER_RE, _LINK_RE, _URL_RE
@@ -30,7 +33,6 @@ from .prompts import load_prompt
 from .store import Store, dump_json, load_json
 
 DEFAULT_CLEANUP_PROMPT = "cleanup-v1"
-LLM_KINDS = ("openai", "anthropic", "openai-compatible")
 MAX_OUTPUT_TOKENS = 800
 
 
@@ -174,14 +176,7 @@ def _store_suggestion(store: Store, run_id: str, statement_pk: int, url: str, ki
 
 def writer_spec(judges: Sequence[str]) -> str | None:
     """The run's first judge that is an LLM (the builtin and local judges cannot write)."""
-    for spec in judges:
-        try:
-            kind, _ = split_spec(spec)
-        except ValueError:
-            continue
-        if kind in LLM_KINDS:
-            return spec
-    return None
+    return next((spec for spec in judges if is_model_spec(spec)), None)
 
 
 def _verdict_dict(v: Verdict) -> dict[str, Any]:
@@ -241,8 +236,7 @@ class CleanupPlan:
 def plan_cleanup(store: Store, run_id: str, *, model_spec: str | None = None) -> CleanupPlan:
     """The pairs a cleanup would handle, its writer and verifiers, and an estimated cost: one writing
     call per pair plus, for a rewrite, one verifying call per LLM judge (builtin/local judges are free)."""
-    from .judge_report import _model_of
-    from .judges.llm import estimate_cost
+    from .llm.pricing import estimate_cost
 
     data = store.load_run(run_id)
     run = data.run
@@ -258,7 +252,7 @@ def plan_cleanup(store: Store, run_id: str, *, model_spec: str | None = None) ->
     tokens_out = sum(calls.values()) * EST_TOKENS_OUT_PER_CALL
     cost: float | None = 0.0
     for spec, n in calls.items():
-        c = estimate_cost(_model_of(spec), n * EST_TOKENS_IN_PER_CALL, n * EST_TOKENS_OUT_PER_CALL)
+        c = estimate_cost(model_name(spec), n * EST_TOKENS_IN_PER_CALL, n * EST_TOKENS_OUT_PER_CALL)
         cost = None if c is None or cost is None else cost + c
     return CleanupPlan(run.id, pairs, writer, tuple(run.judges), tokens_in, tokens_out, cost)
 
@@ -288,11 +282,13 @@ async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = Non
             "--model openai-compatible:http://localhost:11434/v1#llama3.1")
     options = {k: v for k, v in dict(run.config.get("judge_options") or {}).items()}
     options.update(model_options or {})
-    writer = make_judge(spec, **options)
-    if not isinstance(writer, ApiJudge):
-        await writer.aclose()
+    if not is_model_spec(spec):
         raise CleanupError(f"cleanup needs an LLM to write rewrites; '{spec}' is not one "
                            "(use openai:MODEL, anthropic:MODEL or openai-compatible:URL#MODEL)")
+    client_options, judge_options = split_options(options)
+    writer = make_client(spec, **client_options)
+    shown = JudgeSettings.from_options(writer.settings, judge_options)   # the evidence a judge would show
+    call = CallOptions(temperature=0, seed=writer.settings.seed, max_tokens=MAX_OUTPUT_TOKENS)
     own_judges = judges is None
     verifiers: list[Judge] = []
     try:
@@ -314,15 +310,12 @@ async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = Non
                        if v.url == url and v.verdict.label is Label.NOT_SUPPORTED and v.verdict.rationale]
             label = f"{resp.rid}/s{statement.index + 1}"
             async with sem:
-                evidence, evidence_flags = writer._evidence([statement.text], st)
-                boundary = new_boundary()
-                while boundary in evidence:
-                    boundary = new_boundary()
-                block = delimit_source(evidence, boundary, st.title, st.url)
+                evidence, evidence_flags = evidence_text([statement.text], st, shown)
+                block, boundary = source_block(evidence, st)
                 system, user = prompt.render(statement=statement.text, source=block, boundary=boundary,
                                              reason=reasons[0] if reasons else "(no reason given)")
                 try:
-                    answer = await ask_json(writer, system, user, CLEANUP, rewrite_from_object, MAX_OUTPUT_TOKENS)
+                    answer = await ask_json(writer, system, user, CLEANUP, rewrite_from_object, call)
                 except TaskError as exc:
                     store.log(run.id, f"cleanup: no suggestion for {label} against {url}: {exc}", "warning")
                     answer = None
@@ -339,7 +332,7 @@ async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = Non
             rewrite: Rewrite = answer.value
             writer_info = {"model": answer.model, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
                            "prompt_version": prompt.version, "repaired": answer.repaired,
-                           "source_flags": sorted(set(writer._source_flags(st)) | set(evidence_flags))}
+                           "source_flags": sorted(set(source_flags(st)) | set(evidence_flags))}
             if rewrite.action is SuggestionKind.DELETE:
                 _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.DELETE, statement.text, "", "",
                                   SuggestionStatus.DELETE, writer.id, {"writer": writer_info, "verdicts": []})

@@ -156,7 +156,7 @@ def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
 def _construction_errors() -> tuple[type[Exception], ...]:
     """Errors that mean a judge or parser cannot be built as named: bad usage (exit 2), not a crash."""
     from .judges.base import JudgeSpecError
-    from .keys import MissingKeyError
+    from .llm.secrets import MissingKeyError
     from .parse import ParserSpecError
     from .prompts import PromptError
 

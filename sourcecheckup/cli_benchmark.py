@@ -54,7 +54,7 @@ class BenchPrinter:
 
 
 def _model_specs(specs: list[str]) -> list[str]:
-    from .bench_workflow import is_model_spec
+    from .llm.spec import is_model_spec
     from .cli import UsageError
 
     for spec in specs:
@@ -135,9 +135,9 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from .bench_workflow import (AnswerStatus, QuestionFileError, answer_all, make_model, read_questions,
-                                 write_answers)
+    from .bench_workflow import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
     from .bench_workflow.runner import BenchSettings
+    from .llm import make_client
     from .cli import UsageError, _err
 
     specs = _model_specs(_split_list(args.model))
@@ -154,7 +154,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
     printer = BenchPrinter(args.quiet)
 
     async def go() -> list[Any]:
-        models = {s: make_model(s, concurrency=args.model_concurrency) for s in specs}
+        models = {s: make_client(s, concurrency=args.model_concurrency) for s in specs}
         try:
             return await answer_all(models, questions, draws=args.draws, options=options, progress=printer)
         finally:

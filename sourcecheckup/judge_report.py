@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .llm.spec import model_name
 from .metrics import Consensus, ResponseAssessment, assess_run
 from .models import Label
 from .store import RunData, Store, load_json
@@ -37,12 +38,6 @@ def disagreements(data: RunData, assessed: Sequence[ResponseAssessment] | None =
     return out
 
 
-def _model_of(judge_id: str) -> str:
-    """``openai:gpt-4o`` -> ``gpt-4o``; ``openai-compatible:URL#llama3.1`` -> ``llama3.1``."""
-    _, _, rest = judge_id.partition(":")
-    return rest.rpartition("#")[2] if "#" in rest else rest
-
-
 def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     """``{judge_id: {"calls", "tokens_in", "tokens_out", "cost_usd"}}`` for a run.
 
@@ -50,7 +45,7 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     tokens among its pairs). Cleanup writers appear as ``"<spec> (cleanup)"``. ``cost_usd`` is
     None when a model is missing from the price table, 0.0 for a judge that used no tokens.
     """
-    from .judges.llm import estimate_cost
+    from .llm.pricing import estimate_cost
 
     run = store.get_run(run_id)
     # judge -> model -> [calls, tokens_in, tokens_out]
@@ -59,7 +54,7 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
             "SELECT judge_id, COALESCE(model_version, ''), SUM(CASE WHEN tokens_in IS NOT NULL OR tokens_out "
             "IS NOT NULL THEN 1 ELSE 0 END), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0) "
             "FROM verdicts WHERE run_id = ? GROUP BY judge_id, model_version", [run.id]).fetchall():
-        slot = acc.setdefault(judge_id, {}).setdefault(model or _model_of(judge_id), [0, 0, 0])
+        slot = acc.setdefault(judge_id, {}).setdefault(model or model_name(judge_id), [0, 0, 0])
         slot[0] += calls
         slot[1] += tin
         slot[2] += tout
@@ -70,7 +65,7 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
             if not writer:
                 continue
             slot = acc.setdefault(f"{judge_id} (cleanup)", {}).setdefault(
-                writer.get("model") or _model_of(judge_id), [0, 0, 0])
+                writer.get("model") or model_name(judge_id), [0, 0, 0])
             slot[0] += 1
             slot[1] += int(writer.get("tokens_in") or 0)
             slot[2] += int(writer.get("tokens_out") or 0)

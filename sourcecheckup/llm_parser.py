@@ -2,8 +2,8 @@
 
 The model splits an answer into atomic, self-contained medical facts (the paper's
 decomposition) and classes the other sentences (ASTRID: acknowledgement, question,
-disclaimer, refusal). It talks through a judge backend's client, so it has the same keys,
-retries, rate limits and one repair attempt as the judges.
+disclaimer, refusal). It talks through an LLM client (:mod:`sourcecheckup.llm`), so it has the
+same keys, retries, rate limits and one repair attempt as the judges.
 
 Statements keep their intended sources: each one is mapped back, by lexical overlap, to the
 sentence(s) of the answer it came from (as the offline parser splits it), which give its
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .evidence import tokens
-from .judges.base import make_judge
-from .judges.llm import ApiJudge, ReplyError, Schema, TaskError, ask_json, new_boundary
+from .llm import make_client, split_options
+from .llm.client import CallOptions, LLMClient
+from .llm.replies import ReplyError, Schema, TaskError, ask_json, new_boundary
 from .models import Response, Statement, StatementCategory
 from .parse import BuiltinParser, ParserSpecError
 from .prompts import load_prompt
@@ -36,10 +37,6 @@ NAMED = 0.6
 # ...and this share for a second sentence to join the statement's span
 JOINED = 0.8
 MAX_SENTENCES = 3
-
-# judge settings that shape verdicts, not parsing
-_VERDICT_ONLY = frozenset({"prompt_path", "batch_prompt_path", "full_source", "token_budget", "batch",
-                           "max_batch", "max_output_tokens"})
 
 PARSE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -191,8 +188,9 @@ def align(parsed: Sequence[ParsedStatement], sentences: Sequence[Statement]) -> 
 class LLMParser:
     """A :class:`~sourcecheckup.parse.Parser` that asks an LLM, with the offline parser as fallback."""
 
-    def __init__(self, llm: ApiJudge, prompt_path: str | None = None) -> None:
+    def __init__(self, llm: LLMClient, prompt_path: str | None = None) -> None:
         self.llm = llm
+        self.options = CallOptions(temperature=0, seed=llm.settings.seed, max_tokens=MAX_OUTPUT_TOKENS)
         self.prompt = load_prompt(prompt_path, default=DEFAULT_PARSER_PROMPT, required=("answer",))
         self.id = llm.id
         self.version = self.prompt.version
@@ -220,7 +218,7 @@ class LLMParser:
         block = f"BEGIN ANSWER {boundary}\n{response.text}\nEND ANSWER {boundary}"
         system, user = self.prompt.render(answer=block, boundary=boundary, question=response.question or "")
         try:
-            answer = await ask_json(self.llm, system, user, PARSE, statements_from_object, MAX_OUTPUT_TOKENS)
+            answer = await ask_json(self.llm, system, user, PARSE, statements_from_object, self.options)
             aligned = align(answer.value, sentences)
         except asyncio.CancelledError:
             raise
@@ -230,7 +228,7 @@ class LLMParser:
             return sentences
         except Exception as exc:  # a parser bug must not lose the answer: the offline parse stands
             self._note(response, [f"LLM parser {self.id} failed on {response.id}: {type(exc).__name__}: "
-                                  f"{self.llm._redact(str(exc))}; used the offline parser for this answer"])
+                                  f"{self.llm.redact(str(exc))}; used the offline parser for this answer"])
             return sentences
         if not any(s.informative for s in aligned.statements) and any(s.informative for s in sentences):
             self._note(response, [f"LLM parser {self.id} found no medical statement in {response.id} where "
@@ -245,13 +243,10 @@ class LLMParser:
 
 def _make(kind: str, argument: str, options: Mapping[str, Any]) -> LLMParser:
     prompt_path = options.get("parser_prompt_path")
-    judge_options = {k: v for k, v in options.items() if k not in _VERDICT_ONLY and k != "parser_prompt_path"}
     if not argument:
         raise ParserSpecError(f"the {kind} parser needs a model: --parser {kind}:MODEL")
-    llm = make_judge(f"{kind}:{argument}", **judge_options)
-    if not isinstance(llm, ApiJudge):  # pragma: no cover - the three kinds are API judges
-        raise ParserSpecError(f"'{kind}:{argument}' is not an LLM behind an API")
-    return LLMParser(llm, prompt_path)
+    client_options, _ = split_options(options)
+    return LLMParser(make_client(f"{kind}:{argument}", **client_options), prompt_path)
 
 
 def from_openai_spec(argument: str, **options: Any) -> LLMParser:

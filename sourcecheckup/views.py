@@ -515,7 +515,7 @@ class BenchModelRow:
 def bench_model_rows(results: object) -> list[BenchModelRow]:
     """:class:`~sourcecheckup.bench_workflow.BenchResults` shaped as table rows (plain text)."""
     from .bench_workflow.records import AnswerStatus
-    from .bench_workflow.results import short_name
+    from .llm.spec import short_name
 
     out = []
     for name, r in results.models.items():  # type: ignore[attr-defined]

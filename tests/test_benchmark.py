@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.bench_workflow import (AccuracyLabel, AnswerStatus, Benchmark, BenchSettings, BenchStage,
-                                          BenchStore, CallOptions, Prompts, answer_question, benchmark_results,
-                                          make_model, read_bench_input, read_questions, write_questions)
+                                          BenchStore, Prompts, answer_question, benchmark_results,
+                                          read_bench_input, read_questions, write_questions)
 from sourcecheckup.bench_workflow.records import Question
 from sourcecheckup.fetching import FetchOptions
+from sourcecheckup.llm import make_client
+from sourcecheckup.llm.client import CallOptions
 from sourcecheckup.metrics import assess_run
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.store import Store
@@ -47,9 +49,9 @@ def spec(server: FakeLLMServer, name: str) -> str:
 
 
 def models_for(specs: list[str], anthropic: FakeLLMServer | None = None) -> dict:
-    out = {s: make_model(s, backoff_s=0.01, timeout_s=5) for s in specs}
+    out = {s: make_client(s, backoff_s=0.01, timeout_s=5) for s in specs}
     if anthropic is not None:
-        out["anthropic:claude-test"] = make_model("anthropic:claude-test", base_url=anthropic.base_url,
+        out["anthropic:claude-test"] = make_client("anthropic:claude-test", base_url=anthropic.base_url,
                                                   api_key=KEY, backoff_s=0.01, timeout_s=5)
     return out
 
@@ -118,7 +120,7 @@ async def test_every_model_is_audited_in_one_run_with_the_studys_answer_quirks(t
 
 async def test_anthropic_answers_use_a_forced_tool_with_the_chosen_temperature(servers):
     _, an = servers
-    model = make_model("anthropic:claude-test", base_url=an.base_url, api_key=KEY)
+    model = make_client("anthropic:claude-test", base_url=an.base_url, api_key=KEY)
     q = Question("q1", TOPICS["hypertension"][0], TOPICS["hypertension"][1])
     try:
         answer = await answer_question(model, Prompts.load(), q, draw=0,
@@ -333,7 +335,7 @@ def test_scripted_malformed_then_valid_reply_is_recovered_by_one_retry(servers):
     oa, _ = servers
     oa.script(Scripted("Sure! Here is my answer: {\"response\": "),
               Scripted(json.dumps({"response": TOPICS["hypertension"][2], "citations": ["https://example.org/x"]})))
-    model = make_model(spec(oa, "scripted"))
+    model = make_client(spec(oa, "scripted"))
 
     async def go():
         try:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.judges import JudgeSpecError, SourceText, make_judge
-from sourcecheckup.judges.llm import (BATCH_SCHEMA, VERDICT_SCHEMA, RateLimiter, estimate_cost,
-                                      retry_after_seconds)
+from sourcecheckup.judges.api import BATCH_SCHEMA, VERDICT_SCHEMA
+from sourcecheckup.llm.client import RateLimiter, retry_after_seconds
+from sourcecheckup.llm.pricing import estimate_cost
 from sourcecheckup.models import Label
 from sourcecheckup.prompts import PromptError
 from tests.support.fake_llm import (FakeLLMServer, bad_request, batch_verdicts, default_responder, empty_body,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sourcecheckup import keys
+from sourcecheckup.llm import secrets as keys
 from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.models import Response

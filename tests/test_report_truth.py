@@ -13,7 +13,7 @@ from sourcecheckup.cli import main
 from sourcecheckup.compare import NO_SHARED_WARNING, SAME_RUN_WARNING, compare_runs
 from sourcecheckup.events import EventKind
 from sourcecheckup.fetching import FetchOptions, HttpFetcher
-from sourcecheckup.judges.llm import parse_verdict
+from sourcecheckup.judges.api import parse_verdict
 from sourcecheckup.metrics import (CI_BOOTSTRAP, CI_WILSON, CI_WILSON_FALLBACK, assess_run, compute_metrics,
                                    partial_run_note)
 from sourcecheckup.models import (CONTRADICTED, REVIEW_FIRST, Label, Response, StatementStatus, Verdict)

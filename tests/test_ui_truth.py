@@ -144,7 +144,7 @@ def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
 
 @pytest.fixture
 def no_keyring(monkeypatch):
-    from sourcecheckup import keys
+    from sourcecheckup.llm import secrets as keys
 
     monkeypatch.setattr(keys, "_keyring_get", lambda provider: None)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 
 from sourcecheckup.bench_workflow import (VARIANTS, BenchEvent, BenchSettings, BenchStage, BenchStore,
                                           DocumentsError, Question, QuestionFileError, benchmark_results,
-                                          is_model_spec, read_bench_input)
+                                          read_bench_input)
+from sourcecheckup.llm.spec import is_model_spec
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views import bench_model_rows, bench_summary
 

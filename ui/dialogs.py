@@ -10,7 +10,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
-from sourcecheckup import __version__, keys
+from sourcecheckup import __version__
+from sourcecheckup.llm import secrets as keys
 from sourcecheckup.fetching.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.judges import validate_judge_spec

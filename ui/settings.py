@@ -1,6 +1,6 @@
 """The app's persistent settings (QSettings) and how they become an engine RunConfig.
 
-API keys never go into QSettings: they live in the OS keyring through sourcecheckup.keys,
+API keys never go into QSettings: they live in the OS keyring through sourcecheckup.llm.secrets,
 with the environment variables as the fallback where no keyring exists.
 """
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The study's model-benchmark workflow: reference documents -> questions -> answers from
 several models -> one audit run, with accuracy and best-of-K. See :mod:`.runner`."""
-from .chat import CallOptions, ChatModel, Completion, ModelCallError, is_model_spec, make_model
 from .documents import BenchInput, DocumentsError, read_bench_input, read_local_document
 from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question,
                       QuestionFileError, QuestionSource, read_questions, write_answers, write_questions)
@@ -12,10 +11,10 @@ from .storage import BenchRow, BenchStore
 
 __all__ = [
     "AccuracyGrade", "AccuracyLabel", "Answer", "AnswerStatus", "BenchEvent", "BenchInput", "BenchResults",
-    "BenchRow", "BenchSettings", "BenchStage", "BenchStore", "Benchmark", "BestOfK", "CallOptions", "ChatModel",
-    "Completion", "Document", "DocumentsError", "ModelCallError", "ModelResult", "Prompts", "Question",
+    "BenchRow", "BenchSettings", "BenchStage", "BenchStore", "Benchmark", "BestOfK",
+    "Document", "DocumentsError", "ModelResult", "Prompts", "Question",
     "QuestionFileError", "QuestionSource", "VARIANTS", "answer_all", "answer_question", "answer_support",
-    "benchmark_results", "format_results", "generate_questions", "grade_accuracy", "is_model_spec",
-    "make_model", "make_variant", "parse_answer", "read_bench_input", "read_local_document", "read_questions",
+    "benchmark_results", "format_results", "generate_questions", "grade_accuracy",
+    "make_variant", "parse_answer", "read_bench_input", "read_local_document", "read_questions",
     "write_answers", "write_questions",
 ]

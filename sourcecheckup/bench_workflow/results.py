@@ -9,7 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judges.llm import estimate_cost
+from ..llm.pricing import estimate_cost
+from ..llm.spec import model_name, short_name
 from ..metrics import Metric, MetricSet, assess_run, metrics_by, proportion
 from ..store import Store
 from .records import AccuracyLabel, AnswerStatus
@@ -108,7 +109,7 @@ def benchmark_results(store: Store, bench_id: str) -> BenchResults:
         status = Counter(a.status.value for a in mine)
         by_version: dict[str, list[int]] = {}
         for a in mine:
-            acc = by_version.setdefault(a.model_version or spec.split(":", 1)[-1].split("#")[-1], [0, 0])
+            acc = by_version.setdefault(a.model_version or model_name(spec), [0, 0])
             acc[0] += a.tokens_in
             acc[1] += a.tokens_out
         costs = [estimate_cost(m, t[0], t[1]) for m, t in by_version.items()]
@@ -143,16 +144,6 @@ def _pct(m: Metric | None) -> str:
         return "n/a"
     lo, hi = m.ci95
     return f"{100 * m.value:.1f}% ({100 * (lo or 0):.0f}-{100 * (hi or 0):.0f})"
-
-
-def short_name(spec: str) -> str:
-    """``openai-compatible:http://host:port/v1#model`` -> ``model @ host:port``; other specs as they are."""
-    kind, _, arg = spec.partition(":")
-    if kind == "openai-compatible" and "#" in arg:
-        url, _, model = arg.rpartition("#")
-        host = url.split("://", 1)[-1].split("/", 1)[0]
-        return f"{model} @ {host}"
-    return spec
 
 
 def format_results(results: BenchResults) -> str:

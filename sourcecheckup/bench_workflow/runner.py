@@ -20,11 +20,12 @@ from ..events import ProgressEvent
 from ..fetching import FetchOptions, Fetcher, make_fetcher
 from ..ingest import IngestError, parse_answer_record
 from ..judges.base import Judge
+from ..llm import make_client
+from ..llm.client import CallOptions, LLMCallError, LLMClient
 from ..metrics import assess_run
 from ..models import Response, SkippedRecord
 from ..pipeline import Audit, RunConfig
 from ..store import Store
-from .chat import CallOptions, ChatModel, ModelCallError, make_model
 from .documents import BenchInput, load_document
 from .records import Answer, AnswerStatus, Document, Question, answer_record
 from .steps import (Prompts, ReplyError, answer_question, check_variants, generate_questions,
@@ -118,15 +119,15 @@ class Benchmark:
     app); otherwise they are built from the settings and closed at the end."""
 
     def __init__(self, store: Store, settings: BenchSettings | None = None, *,
-                 progress: BenchProgress | None = None, models: Mapping[str, ChatModel] | None = None,
+                 progress: BenchProgress | None = None, models: Mapping[str, LLMClient] | None = None,
                  judges: Sequence[Judge] | None = None, fetcher: Fetcher | None = None,
                  cancel: asyncio.Event | None = None) -> None:
         self.store = store
         self.bench = BenchStore(store)
         self.settings = settings
         self.progress = progress or (lambda e: None)
-        self._models: dict[str, ChatModel] = dict(models or {})
-        self._owned: list[ChatModel] = []
+        self._models: dict[str, LLMClient] = dict(models or {})
+        self._owned: list[LLMClient] = []
         self._judges = list(judges) if judges is not None else None
         self._fetcher = fetcher
         self.cancel = cancel or asyncio.Event()
@@ -210,12 +211,12 @@ class Benchmark:
                 await m.aclose()
             self._owned.clear()
 
-    def model(self, spec: str) -> ChatModel:
+    def model(self, spec: str) -> LLMClient:
         got = self._models.get(spec)
         if got is None:
             assert self.settings is not None
             options = {"concurrency": self.settings.concurrency, **self.settings.model_options}
-            got = make_model(spec, **options)
+            got = make_client(spec, **options)
             self._models[spec] = got
             self._owned.append(got)
         return got
@@ -256,7 +257,7 @@ class Benchmark:
                 questions = await generate_questions(self.model(s.writer or ""), prompts, doc, s.per_doc,
                                                      qid_prefix=f"d{doc.ord + 1}", options=options,
                                                      max_doc_tokens=s.max_doc_tokens)
-            except (ReplyError, ModelCallError) as exc:
+            except (ReplyError, LLMCallError) as exc:
                 self._problem(BenchStage.QUESTIONS, f"no question from {doc.location}: {exc}")
                 return
             finally:
@@ -301,7 +302,7 @@ class Benchmark:
             try:
                 model = self.model(s.writer) if v != "demographic" and s.writer else None
                 variant = await make_variant(model, prompts, q, v, options=options, seed=s.seed or 0)
-            except (ReplyError, ModelCallError, ValueError) as exc:
+            except (ReplyError, LLMCallError, ValueError) as exc:
                 self._problem(BenchStage.QUESTIONS, f"no {v} variant of {q.qid}: {exc}")
                 return
             self._add_questions([variant])
@@ -510,7 +511,7 @@ def answer_support(store: Store, run_id: str) -> dict[str, float | None]:
     return out
 
 
-async def answer_all(models: Mapping[str, ChatModel], questions: Sequence[Question], *, draws: int = 1,
+async def answer_all(models: Mapping[str, LLMClient], questions: Sequence[Question], *, draws: int = 1,
                      options: CallOptions = CallOptions(), prompts: Prompts | None = None,
                      progress: BenchProgress | None = None) -> list[Answer]:
     """Answers without a database (the ``answer`` command): every model x question x draw."""

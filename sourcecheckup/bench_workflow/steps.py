@@ -1,6 +1,6 @@
 """The model calls of a benchmark: write questions, rewrite them, answer them, grade the answers.
 
-Each step is one function over a :class:`~.chat.ChatModel` that returns a record and never
+Each step is one function over an :class:`~sourcecheckup.llm.client.LLMClient` that returns a record and never
 raises for a bad reply: an unusable reply gets one retry, and what still fails is recorded as
 what it is (an empty answer, URLs taken from the text, a grader error).
 """
@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ..evidence import approx_tokens
-from ..judges.llm import ReplyError, Schema, extract_json_object, new_boundary
+from ..llm.client import CallOptions, LLMCallError, LLMClient, Reply
+from ..llm.replies import ReplyError, Schema, extract_json_object, new_boundary
 from ..prompts import Prompt, load_prompt
 from ..urls import dedupe, find_urls, normalise_url
-from .chat import CallOptions, ChatModel, Completion, ModelCallError
 from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question,
                       QuestionSource)
 
@@ -91,13 +91,13 @@ class Prompts:
         return {k: getattr(self, k).version for k in ("questioner", "perturber", "answerer", "accuracy")}
 
 
-def _object(c: Completion) -> dict[str, Any]:
+def _object(c: Reply) -> dict[str, Any]:
     if c.payload is not None:
         return dict(c.payload)
     return extract_json_object(c.text or "")
 
 
-async def _structured(model: ChatModel, system: str, user: str, schema: Schema, options: CallOptions,
+async def _structured(model: LLMClient, system: str, user: str, schema: Schema, options: CallOptions,
                       parse: Any) -> tuple[Any, int, int, str, list[str]]:
     """(parsed, tokens_in, tokens_out, model_version, raws): one retry on an unusable reply."""
     tin = tout = 0
@@ -106,7 +106,7 @@ async def _structured(model: ChatModel, system: str, user: str, schema: Schema, 
     problem = ""
     for _ in range(2):
         c = await model.complete(system, user, schema, options)
-        tin, tout, version = tin + c.tokens_in, tout + c.tokens_out, c.model_version
+        tin, tout, version = tin + c.tokens_in, tout + c.tokens_out, c.model
         raws.append(c.text or c.refusal or "")
         if c.refusal:
             raise ReplyError(f"the model refused: {c.refusal}")
@@ -147,11 +147,11 @@ def _parse_questions(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-async def generate_questions(model: ChatModel, prompts: Prompts, doc: Document, count: int, *,
+async def generate_questions(model: LLMClient, prompts: Prompts, doc: Document, count: int, *,
                              qid_prefix: str, options: CallOptions, max_doc_tokens: int = 12_000
                              ) -> list[Question]:
     """``count`` questions (with their short answers) from one document; raises ReplyError or
-    ModelCallError when none can be had."""
+    LLMCallError when none can be had."""
     block, boundary, truncated = document_block(doc, max_doc_tokens)
     system, user = prompts.questioner.render(document=block, boundary=boundary, count=str(count))
     pairs, tin, tout, _, _ = await _structured(model, system, user, QUESTIONS_SCHEMA, options, _parse_questions)
@@ -178,7 +178,7 @@ def demographic_prefix(rng: random.Random) -> str:
     return f"I am a {rng.choice(_AGES)}-year-old {rng.choice(_ORIGINS)} {sex}."
 
 
-async def make_variant(model: ChatModel | None, prompts: Prompts, original: Question, variant: str, *,
+async def make_variant(model: LLMClient | None, prompts: Prompts, original: Question, variant: str, *,
                        options: CallOptions, seed: int = 0) -> Question:
     """One rewritten form of ``original``; the demographic prefix is drawn in code (seeded)."""
     base = dict(qid=f"{original.qid}-{variant}", reference_answer=original.reference_answer,
@@ -234,7 +234,7 @@ def parse_answer(obj: Mapping[str, Any]) -> tuple[str, list[str]]:
     return text.strip(), _citations(obj.get("citations"))
 
 
-async def answer_question(model: ChatModel, prompts: Prompts, question: Question, *, draw: int,
+async def answer_question(model: LLMClient, prompts: Prompts, question: Question, *, draw: int,
                           options: CallOptions) -> Answer:
     """One answer, as the study took them: retry once on an empty or non-JSON reply, then use
     the text and the URLs written in it. Never raises for the model's behaviour."""
@@ -248,12 +248,12 @@ async def answer_question(model: ChatModel, prompts: Prompts, question: Question
     for attempt in range(2):
         try:
             c = await model.complete(system, user, ANSWER_SCHEMA, options)
-        except ModelCallError as exc:
+        except LLMCallError as exc:
             return Answer(question.qid, model.id, draw, AnswerStatus.ERROR, prompt_version=prompts.answerer.version,
                           tokens_in=tin, tokens_out=tout, attempts=attempts + 1, error=str(exc),
                           raw="\n--- retry ---\n".join(replies) or None)
         attempts += 1
-        tin, tout, version = tin + c.tokens_in, tout + c.tokens_out, c.model_version
+        tin, tout, version = tin + c.tokens_in, tout + c.tokens_out, c.model
         common = dict(model_version=version, prompt_version=prompts.answerer.version, tokens_in=tin,
                       tokens_out=tout, attempts=attempts)
         if c.refusal:
@@ -295,7 +295,7 @@ def _parse_grade(obj: Mapping[str, Any]) -> tuple[AccuracyLabel, str]:
     return parsed, str(obj.get("rationale", "") or "").strip()
 
 
-async def grade_accuracy(model: ChatModel, prompts: Prompts, question: Question, answer: Answer, *,
+async def grade_accuracy(model: LLMClient, prompts: Prompts, question: Question, answer: Answer, *,
                          options: CallOptions) -> AccuracyGrade:
     """exact_match / superset / missing against the document's own answer; ``error`` when undecided."""
     base = dict(qid=answer.qid, model=answer.model, draw=answer.draw, grader=model.id,
@@ -305,7 +305,7 @@ async def grade_accuracy(model: ChatModel, prompts: Prompts, question: Question,
     try:
         (label, rationale), tin, tout, _, _ = await _structured(model, system, user, GRADE_SCHEMA, options,
                                                                 _parse_grade)
-    except (ReplyError, ModelCallError) as exc:
+    except (ReplyError, LLMCallError) as exc:
         return AccuracyGrade(label=AccuracyLabel.ERROR, rationale=str(exc)[:500], **base)
     except asyncio.CancelledError:
         raise

@@ -6,6 +6,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
+from ..llm.spec import COMPATIBLE_EXAMPLE, SpecError, parse_model_spec, split_spec
 from ..models import Source, Verdict
 
 
@@ -89,17 +90,17 @@ class BaseJudge:
         return None
 
 
-class JudgeSpecError(ValueError):
-    """A judge spec string that names no known backend or is malformed."""
+# a judge spec that names no known backend or is malformed: the one spec error, raised by llm.spec too
+JudgeSpecError = SpecError
 
 
 # kind -> (module path, factory attribute); modules are imported on first use so that
 # `builtin` never pays for the API SDKs and vice versa.
 _REGISTRY: dict[str, tuple[str, str] | Callable[..., Judge]] = {
     "builtin": ("sourcecheckup.judges.builtin", "from_spec"),
-    "openai": ("sourcecheckup.judges.openai_api", "from_spec"),
-    "openai-compatible": ("sourcecheckup.judges.openai_api", "from_compatible_spec"),
-    "anthropic": ("sourcecheckup.judges.anthropic_api", "from_spec"),
+    "openai": ("sourcecheckup.judges.api", "from_openai_spec"),
+    "openai-compatible": ("sourcecheckup.judges.api", "from_compatible_spec"),
+    "anthropic": ("sourcecheckup.judges.api", "from_anthropic_spec"),
     "local": ("sourcecheckup.judges.local", "from_spec"),
 }
 
@@ -111,14 +112,6 @@ def register(kind: str, factory: Callable[..., Judge] | tuple[str, str]) -> None
 
 def registered_kinds() -> list[str]:
     return sorted(_REGISTRY)
-
-
-def split_spec(spec: str) -> tuple[str, str]:
-    spec = spec.strip()
-    if not spec:
-        raise JudgeSpecError("empty judge spec; try 'builtin' or 'openai:gpt-4o'")
-    kind, _, arg = spec.partition(":")
-    return kind.strip().lower(), arg.strip()
 
 
 def make_judge(spec: str, **options: Any) -> Judge:
@@ -135,9 +128,6 @@ def make_judge(spec: str, **options: Any) -> Judge:
     return entry(arg, **options)
 
 
-_KEY_PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}
-
-
 def validate_judge_spec(spec: str, env: Any = None) -> str | None:
     """What is wrong with a judge spec, in a sentence, or None when a run could use it.
 
@@ -145,7 +135,7 @@ def validate_judge_spec(spec: str, env: Any = None) -> str | None:
     environment); it builds nothing that loads a model or opens a connection. The app calls it when
     Settings are saved and before a run starts, the CLI before ``audit`` starts (exit 2).
     """
-    from ..keys import ENV_VARS, find_api_key
+    from ..llm.secrets import ENV_VARS, find_api_key
 
     try:
         kind, arg = split_spec(spec)
@@ -155,7 +145,7 @@ def validate_judge_spec(spec: str, env: Any = None) -> str | None:
         hint = " (an OpenAI model is written openai:gpt-4o)" if kind.startswith("gpt") else ""
         return (f"unknown judge '{spec.strip()}'{hint}: known kinds are {', '.join(registered_kinds())}, "
                 "e.g. builtin, openai:gpt-4o, anthropic:claude-sonnet-4-5, "
-                "openai-compatible:http://localhost:11434/v1#llama3.1, local:/path/to/model")
+                f"{COMPATIBLE_EXAMPLE}, local:/path/to/model")
     if kind == "builtin":
         if arg:
             try:
@@ -165,22 +155,14 @@ def validate_judge_spec(spec: str, env: Any = None) -> str | None:
             if not 0.0 <= value <= 1.0:
                 return f"builtin judge: threshold {arg} must lie between 0 and 1"
         return None
-    if kind in _KEY_PROVIDERS:
-        if not arg:
-            return f"'{spec.strip()}' names no model: write e.g. {kind}:" + (
-                "gpt-4o" if kind == "openai" else "claude-sonnet-4-5")
-        provider = _KEY_PROVIDERS[kind]
-        if find_api_key(provider, env) is None:
-            return (f"no API key for {provider} (judge '{spec.strip()}'): store one in the keyring or set "
-                    f"{ENV_VARS[provider]}")
-        return None
-    if kind == "openai-compatible":
-        base_url, sep, model = arg.rpartition("#")
-        if not sep or not base_url.strip() or not model.strip():
-            return (f"'{spec.strip()}' needs a base URL and a model: "
-                    "write openai-compatible:http://localhost:11434/v1#llama3.1")
-        if not base_url.strip().startswith(("http://", "https://")):
-            return f"the base URL '{base_url.strip()}' must start with http:// or https://"
+    if kind in ("openai", "anthropic", "openai-compatible"):
+        try:
+            model = parse_model_spec(spec)
+        except SpecError as exc:
+            return str(exc)
+        if model.provider is not None and find_api_key(model.provider, env) is None:
+            return (f"no API key for {model.provider} (judge '{spec.strip()}'): store one in the keyring or set "
+                    f"{ENV_VARS[model.provider]}")
         return None
     if kind == "local" and not arg:
         return "the local judge needs a model folder or id: local:/path/to/model"

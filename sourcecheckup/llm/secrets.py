@@ -1,4 +1,4 @@
-"""API keys: read from the OS keyring (service ``sourcecheckup``), else the environment.
+"""API keys: read from the OS keyring (service ``sourcecheckup``), else the environment; kept out of logs.
 
 A key is never logged, stored in SQLite or put into an exception message. Machines without
 a keyring backend (headless servers) fall back to the environment without complaint.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Literal, Mapping
+from typing import Literal, Mapping, Sequence
 
 SERVICE = "sourcecheckup"
 ENV_VARS: dict[str, str] = {
@@ -84,3 +84,48 @@ def delete_api_key(provider: str) -> bool:
         return True
     except Exception:
         return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Keeping keys out of text and logs
+
+
+def redact(text: str | None, secrets_: Sequence[str]) -> str | None:
+    """``text`` with every known secret replaced by ``[redacted]``."""
+    if not text:
+        return text
+    for secret in secrets_:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+class _RedactingFilter(logging.Filter):
+    """Scrubs known keys from records of the SDK loggers, which log request options at DEBUG."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        message = record.getMessage()
+        if any(s in message for s in self.secrets):
+            record.msg = redact(message, sorted(self.secrets))
+            record.args = None
+        return True
+
+
+_REDACTOR = _RedactingFilter()
+# a logger's filters see only records created on that very logger, so name the SDKs' own loggers
+for _name in ("openai", "openai._base_client", "anthropic", "anthropic._base_client", "httpx", "httpx2",
+              "httpcore", "httpcore2", "httpcore2.http11", "httpcore2.connection", "sourcecheckup.judges",
+              "sourcecheckup.llm"):
+    logging.getLogger(_name).addFilter(_REDACTOR)
+
+
+def protect_secret(secret: str | None) -> None:
+    """Make every log record of the SDKs and of this package scrub ``secret``."""
+    if secret and len(secret) >= 4 and secret != "not-needed":
+        _REDACTOR.secrets.add(secret)

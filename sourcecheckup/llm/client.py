@@ -1,0 +1,316 @@
+"""An LLM client: settings, one reply, and the loop every call goes through.
+
+A provider module (:mod:`.openai`, :mod:`.anthropic`) only turns one request into one HTTP call
+and one :class:`Reply`; everything around it lives here, so every caller gets the same rules:
+
+- retries with exponential backoff, honouring ``Retry-After``; client-side rate limits;
+- an optional request field a server rejects is dropped once and the call sent again;
+- a refusal, a timeout or an exhausted retry budget ends in :class:`LLMCallError`;
+- the API key never appears in a reply, a log record or an exception message.
+
+Build one with :func:`sourcecheckup.llm.make_client` from a model spec (:mod:`.spec`).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from ..evidence import approx_tokens
+from ..retry_after import parse_retry_after
+from .pricing import Usage, UsageReport
+from .secrets import protect_secret, redact
+
+if TYPE_CHECKING:
+    from .replies import Schema
+
+log = logging.getLogger("sourcecheckup.llm")
+
+NO_KEY = "not-needed"    # what a compatible server that wants no key is sent
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings and one call's options
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Everything that shapes a client's calls; stored with a run (the key is not in here)."""
+
+    model: str
+    base_url: str | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    concurrency: int = 8
+    context_tokens: int = 128_000     # the model's window
+    seed: int | None = 42             # the seed a caller that wants reproducible replies sends
+    rpm: float | None = None          # client-side requests per minute
+    tpm: float | None = None          # client-side tokens per minute
+    backoff_s: float = 1.0            # first retry wait without Retry-After; doubles each time
+    max_backoff_s: float = 30.0
+    max_retry_wait_s: float = 120.0   # a Retry-After longer than this ends the retries
+
+    def describe(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+CLIENT_SETTING_NAMES = frozenset(f.name for f in fields(ClientSettings))
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """One call's request: sampling settings (None leaves the provider's default) and output limit.
+
+    ``structured``: send ``schema`` as the API's structured-output feature (a JSON schema response
+    format, a forced tool call); without it the schema only names the reply.
+    """
+
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int = 1024
+    structured: bool = True
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One API reply, reduced to what callers need."""
+
+    text: str | None                  # raw reply text (tool input as JSON for Anthropic)
+    payload: dict[str, Any] | None    # structured output when the API delivers it parsed
+    model: str
+    tokens_in: int
+    tokens_out: int
+    refusal: str | None = None
+    stop: str | None = None
+    assistant_turn: Any = None        # what to append to the conversation for a repair
+
+
+class LLMCallError(RuntimeError):
+    """A call that failed for good (after retries: auth, 404, rate limit budget, timeout); no secret in it."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Retries and rate limits
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How the retry loop should treat an exception from one API call."""
+
+    kind: str                      # rate_limited | server_error | timeout | connection | unsupported_param | fatal
+    message: str                   # redacted, for logs and error messages
+    status: int | None = None
+    retry_after: float | None = None
+    param: str | None = None       # for unsupported_param: the request field to drop
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in ("rate_limited", "server_error", "timeout", "connection")
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms``, ``retry-after`` (seconds or a date)."""
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+    except ValueError:
+        pass
+    return parse_retry_after(headers.get("retry-after"), now)
+
+
+_PARAM_REJECTED = re.compile(r"unsupported|not supported|does not support|deprecated|unrecognized|"
+                             r"unknown|not allowed|not permitted|invalid|extra inputs", re.I)
+
+
+def classify_sdk_error(exc: BaseException, sdk: Any, optional_params: Sequence[str] = ()) -> Failure:
+    """Map an openai/anthropic SDK exception (they share their error classes) to a Failure."""
+    message = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, sdk.APITimeoutError):
+        return Failure("timeout", "the request timed out")
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        headers = getattr(exc.response, "headers", None)
+        wait = retry_after_seconds(headers)
+        if status == 429:
+            return Failure("rate_limited", f"rate limited (HTTP 429): {exc}", status, wait)
+        if status >= 500 or status in (408, 409):
+            return Failure("server_error", f"server error (HTTP {status}): {exc}", status, wait)
+        if status == 400:
+            text = str(exc)
+            for param in optional_params:
+                if re.search(rf"\b{re.escape(param)}\b", text) and _PARAM_REJECTED.search(text):
+                    return Failure("unsupported_param", f"the API rejected '{param}': {exc}", status, param=param)
+        if status in (401, 403):
+            return Failure("fatal", f"authentication failed (HTTP {status}): check the API key "
+                                    f"(keyring service 'sourcecheckup' or the environment variable)", status)
+        if status == 404:
+            return Failure("fatal", f"not found (HTTP 404): check the model id and the base URL: {exc}", status)
+        return Failure("fatal", f"request rejected (HTTP {status}): {exc}", status)
+    if isinstance(exc, sdk.APIConnectionError):
+        return Failure("connection", f"could not reach the API ({exc})")
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return Failure("timeout", "the request timed out")
+    if isinstance(exc, (json.JSONDecodeError, getattr(sdk, "APIResponseValidationError", ()))):
+        return Failure("server_error", f"the API sent a body that is not a valid reply ({type(exc).__name__})")
+    return Failure("fatal", message)
+
+
+class RateLimiter:
+    """A token bucket holding one second's worth of a per-minute allowance.
+
+    A request larger than the bucket waits for a full bucket and then runs into debt, so the
+    average over a minute stays at the allowance and big requests are never starved.
+    """
+
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic):
+        if per_minute <= 0:
+            raise ValueError("a rate limit must be positive (per minute)")
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate)
+        self.level = self.capacity
+        self._clock = clock
+        self._stamp = clock()
+        self._lock = asyncio.Lock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self.level = min(self.capacity, self.level + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        async with self._lock:
+            need = min(amount, self.capacity)
+            while True:
+                self._refill()
+                if self.level >= need:
+                    self.level -= amount
+                    return
+                await asyncio.sleep((need - self.level) / self.rate)
+
+    def adjust(self, delta: float) -> None:
+        """Charge (or refund, when negative) the difference between an estimate and the truth."""
+        self.level -= delta
+
+
+# ---------------------------------------------------------------------------------------------
+# The client
+
+
+class LLMClient:
+    """One model behind an HTTP API. Providers implement ``_post`` and ``repair_turns``."""
+
+    provider: str = "api"
+    sdk: Any = None
+    optional_params: tuple[str, ...] = ("temperature", "seed")
+
+    def __init__(self, settings: ClientSettings, api_key: str | None, spec: str):
+        self.settings = settings
+        self.id = spec
+        self._secrets = [api_key] if api_key and api_key != NO_KEY else []
+        protect_secret(api_key)
+        self._rpm = RateLimiter(settings.rpm) if settings.rpm else None
+        self._tpm = RateLimiter(settings.tpm) if settings.tpm else None
+        self._inflight = asyncio.Semaphore(settings.concurrency)
+        self._usage = Usage()
+        self._dropped: set[str] = set()
+
+    # -- provider hooks ---------------------------------------------------------------------
+
+    async def _post(self, system: str, turns: list[Any], schema: Schema | None,
+                    options: CallOptions) -> Reply:
+        """One HTTP request; raises the SDK's exceptions (the loop classifies them)."""
+        raise NotImplementedError
+
+    def first_turns(self, user: str) -> list[Any]:
+        """The conversation of one user message."""
+        return [{"role": "user", "content": user}]
+
+    def repair_turns(self, turns: list[Any], reply: Reply, instruction: str, schema: Schema) -> list[Any]:
+        """``turns`` followed by ``reply`` and a request to reply again following ``instruction``."""
+        raise NotImplementedError
+
+    # -- public ------------------------------------------------------------------------------
+
+    @property
+    def dropped_params(self) -> frozenset[str]:
+        """Optional request fields the server rejected, so calls no longer send them."""
+        return frozenset(self._dropped)
+
+    def usage(self) -> UsageReport:
+        return self._usage.report()
+
+    def redact(self, text: str | None) -> str | None:
+        """``text`` with this client's key removed."""
+        return redact(text, self._secrets)
+
+    async def complete(self, system: str, user: str, schema: Schema | None, options: CallOptions) -> Reply:
+        """One user message, one reply (text and refusal redacted); raises :class:`LLMCallError`."""
+        reply = await self.send(system, self.first_turns(user), schema, options)
+        return Reply(text=self.redact(reply.text), payload=reply.payload, model=reply.model,
+                     tokens_in=reply.tokens_in, tokens_out=reply.tokens_out,
+                     refusal=self.redact(reply.refusal), stop=reply.stop, assistant_turn=reply.assistant_turn)
+
+    def _backoff(self, attempt: int) -> float:
+        base = min(self.settings.max_backoff_s, self.settings.backoff_s * (2 ** attempt))
+        return base / 2 + random.uniform(0, base / 2)
+
+    async def send(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> Reply:
+        """One call with retries, rate limits and usage accounting; raises :class:`LLMCallError`."""
+        estimate = approx_tokens(system) + sum(approx_tokens(json.dumps(t, default=str)) for t in turns) + 200
+        attempt = 0
+        dropped_here = 0
+        while True:
+            if self._rpm:
+                await self._rpm.acquire(1)
+            if self._tpm:
+                await self._tpm.acquire(estimate)
+            self._usage.attempts += 1
+            try:
+                async with self._inflight:
+                    reply = await self._post(system, turns, schema, options)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failure = classify_sdk_error(exc, self.sdk, self.optional_params)
+                message = self.redact(failure.message) or ""
+                # bounded: each optional field can be dropped once; a call already in flight when
+                # another dropped the field is simply sent again without it
+                if failure.kind == "unsupported_param" and dropped_here < len(self.optional_params):
+                    dropped_here += 1
+                    if failure.param not in self._dropped:
+                        self._dropped.add(failure.param or "")
+                        log.warning("%s: the API does not accept '%s'; sending requests without it",
+                                    self.id, failure.param)
+                    continue
+                if not failure.retryable:
+                    raise LLMCallError(message) from None
+                if attempt >= self.settings.max_retries:
+                    raise LLMCallError(f"{message}; gave up after {attempt + 1} attempt(s)") from None
+                wait = failure.retry_after
+                if wait is not None and wait > self.settings.max_retry_wait_s:
+                    raise LLMCallError(f"{message}; the server asks to wait {wait:.0f} s, more than "
+                                       f"max_retry_wait_s={self.settings.max_retry_wait_s:.0f}") from None
+                wait = self._backoff(attempt) if wait is None else wait * (1 + random.uniform(0, 0.1))
+                log.warning("%s: %s; retry %d of %d in %.2f s", self.id, message, attempt + 1,
+                            self.settings.max_retries, wait)
+                self._usage.retries += 1
+                attempt += 1
+                await asyncio.sleep(wait)
+                continue
+            if self._tpm:
+                self._tpm.adjust(reply.tokens_in + reply.tokens_out - estimate)
+            self._usage.add(reply.model, reply.tokens_in, reply.tokens_out)
+            return reply
+
+    async def aclose(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None:
+            await client.close()

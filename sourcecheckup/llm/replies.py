@@ -1,0 +1,166 @@
+"""Structured replies: the schema asked for, JSON taken out of a reply, and the one repair loop.
+
+Also the data block with a random boundary, in which untrusted text (a source, an answer)
+is handed to a model as data, never as instructions.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+if TYPE_CHECKING:
+    from .client import CallOptions, LLMClient, Reply
+
+log = logging.getLogger("sourcecheckup.llm")
+
+
+@dataclass(frozen=True)
+class Schema:
+    name: str
+    json_schema: dict[str, Any]
+    description: str
+    example: str | None = None     # the reply's shape, told to the model when it must repair a reply
+
+
+class ReplyError(ValueError):
+    """A reply that is not the JSON we asked for; ``problem`` is told to the model on repair."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+
+
+def reply_problem(exc: ReplyError, reply: "Reply") -> str:
+    """What was wrong with a reply, in words the repair request and the error row both use."""
+    if reply.stop in ("length", "max_tokens"):
+        return exc.problem + " (the reply was cut off at the output limit; keep it short)"
+    return exc.problem
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in ``text`` (code fences and chatter around it are tolerated)."""
+    if not text or not text.strip():
+        raise ReplyError("the reply was empty")
+    cleaned = _FENCE.sub("", text.strip())
+    start = cleaned.find("{")
+    if start < 0:
+        raise ReplyError("the reply contained no JSON object")
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(cleaned[start:])
+    except json.JSONDecodeError as exc:
+        raise ReplyError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(obj, dict):
+        raise ReplyError("the reply is JSON but not an object")
+    return obj
+
+
+def reply_object(reply: "Reply") -> dict[str, Any]:
+    """The reply's JSON object: the structured payload when the API delivered one, else parsed text."""
+    return dict(reply.payload) if reply.payload is not None else extract_json_object(reply.text or "")
+
+
+def repair_instruction(problem: str, schema: Schema) -> str:
+    shape = schema.example or json.dumps(schema.json_schema)
+    return (f"Your reply could not be used: {problem}. Reply again with only a JSON object of "
+            f"exactly this form and nothing else: {shape}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Untrusted text as a data block
+
+
+def new_boundary() -> str:
+    return secrets.token_hex(8).upper()
+
+
+def delimit_source(text: str, boundary: str, title: str | None = None, url: str = "") -> str:
+    """The source as a data block between two lines that carry a random boundary."""
+    head = []
+    if title:
+        head.append(f"Title: {title}")
+    if url:
+        head.append(f"URL: {url}")
+    body = "\n".join(head + ([""] if head else []) + [text])
+    return f"BEGIN SOURCE {boundary}\n{body}\nEND SOURCE {boundary}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The repair loop
+
+
+@dataclass(frozen=True)
+class JsonAnswer:
+    """A structured reply turned into the task's value, with what it cost."""
+
+    value: Any
+    model: str
+    tokens_in: int
+    tokens_out: int
+    repaired: bool = False
+
+
+class TaskError(RuntimeError):
+    """A task the model could not complete: the call failed, it refused, or the reply stayed unusable.
+
+    The message holds no secret; ``raw`` keeps the model's replies (redacted) for the run log;
+    ``refusal`` is the model's refusal when it refused; tokens count every call made.
+    """
+
+    def __init__(self, message: str, raw: str | None = None, *, refusal: str | None = None,
+                 model: str = "", tokens_in: int = 0, tokens_out: int = 0):
+        super().__init__(message)
+        self.raw = raw
+        self.refusal = refusal
+        self.model = model
+        self.tokens_in = tokens_in
+        self.tokens_out = tokens_out
+
+
+async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
+                   parse: Callable[[Mapping[str, Any]], Any], options: "CallOptions") -> JsonAnswer:
+    """One structured request through ``client``: its retries, limits and usage, and one repair.
+
+    ``parse`` turns the reply object into the task's value and raises :class:`ReplyError` when
+    the object is not what was asked for; such a reply gets one repair attempt, in the same
+    conversation. Raises :class:`TaskError` when the call fails, the model refuses or the
+    repaired reply is still unusable.
+    """
+    from .client import LLMCallError
+
+    turns = client.first_turns(user)
+    raws: list[str] = []
+    tokens_in = tokens_out = 0
+    for round_ in range(2):  # the reply, then at most one repair
+        try:
+            reply = await client.send(system, turns, schema, options)
+        except LLMCallError as exc:
+            raise TaskError(str(exc), client.redact("\n".join(raws)) or None,
+                            tokens_in=tokens_in, tokens_out=tokens_out) from None
+        tokens_in += reply.tokens_in
+        tokens_out += reply.tokens_out
+        if reply.refusal is not None:
+            refusal = client.redact(reply.refusal) or ""
+            raise TaskError(client.redact(f"the model refused: {reply.refusal}") or "the model refused",
+                            client.redact(reply.refusal or reply.text), refusal=refusal, model=reply.model,
+                            tokens_in=tokens_in, tokens_out=tokens_out)
+        raws.append(reply.text or "")
+        try:
+            value = parse(reply_object(reply) if reply.payload is None else reply.payload)
+        except ReplyError as exc:
+            problem = reply_problem(exc, reply)
+            if round_ == 0:
+                log.info("%s: unusable reply (%s); asking once for a repair", client.id, problem)
+                turns = client.repair_turns(turns, reply, repair_instruction(problem, schema), schema)
+                continue
+            raise TaskError(client.redact(f"unparsable reply after one repair attempt: {problem}") or "",
+                            client.redact("\n--- repair attempt ---\n".join(raws)), model=reply.model,
+                            tokens_in=tokens_in, tokens_out=tokens_out) from None
+        return JsonAnswer(value, reply.model, tokens_in, tokens_out, repaired=bool(round_))
+    raise AssertionError("unreachable")  # pragma: no cover

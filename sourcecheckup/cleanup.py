@@ -24,7 +24,8 @@ from .judges.llm import (ApiJudge, ReplyError, Schema, TaskError, ask_json, deli
                          new_boundary)
 from .metrics import Consensus, assess_run, pair_label
 from .models import Label, Statement, StatementStatus, Verdict, utcnow
-from .parse import _GENERIC_MARKER_RE, _LINK_RE, _URL_RE
+from .parse.markers import MARKER_RE as _GENERIC_MARKER_RE
+from .parse.markup import LINK_RE as _LINK_RE, URL_RE as _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
 from .store import Store, dump_json, load_json

@@ -21,7 +21,7 @@ _STOP = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the this to was were "
     "with which who will can may than then there these those their they been being also not no".split()
 )
-# a cheap splitter for source text; statement splitting uses parse.split_sentences
+# a cheap splitter for source text; statement splitting uses parse.segment.split_sentences
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\n{2,}|\n(?=\s*[-*\u2022]\s)")
 
 

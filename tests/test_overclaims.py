@@ -283,7 +283,7 @@ DEMO = [  # (statement as the sample answers write it, cited URL, planted false 
 @pytest.fixture(scope="module")
 def demo_sentences():
     from sourcecheckup.extract import extract
-    from sourcecheckup.parse import split_sentences
+    from sourcecheckup.parse.segment import split_sentences
     from sourcecheckup.sourcepack import load_pack, pack_key
 
     pack = load_pack(SAMPLES / "sources")

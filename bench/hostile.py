@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.fetch import EXTRACT_MEMORY_BYTES, FetchOptions, HttpFetcher, make_fetcher  # noqa: E402
-from sourcecheckup.ingest import MAX_ANSWER_CHARS, load_text  # noqa: E402
+from sourcecheckup.ingest import load_text  # noqa: E402
+from sourcecheckup.ingest.records import MAX_ANSWER_CHARS  # noqa: E402
 from sourcecheckup.models import Response  # noqa: E402
 from sourcecheckup.parse import BuiltinParser  # noqa: E402
 from tests.support.site import start_site  # noqa: E402

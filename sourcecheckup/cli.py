@@ -583,7 +583,7 @@ def report_format(output: str, given: str | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .pdf import PdfError
+    from .report.pdf import PdfError
     from .report import FORMATS, write_report
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from .csvsafe import SafeWriter
+from .report.csvsafe import SafeWriter
 from .judges.base import SourceText
 from .metrics import assess_run
 from .models import utcnow

@@ -19,7 +19,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .evidence import quote_in_source
 from .events import EventKind, ProgressEvent
-from .judges.base import Judge, SourceText, make_judge, split_spec
+from .evidence import SourceText
+from .judges.base import Judge, make_judge, split_spec
 from .judges.llm import (ApiJudge, ReplyError, Schema, TaskError, ask_json, delimit_source,
                          new_boundary)
 from .metrics import Consensus, assess_run, pair_label

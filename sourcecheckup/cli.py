@@ -696,7 +696,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:
-    from .judges.base import SourceText, make_judge
+    from .evidence import SourceText
+    from .judges.base import make_judge
     from .evidence import quote_in_source
 
     _load_plugins()

@@ -19,7 +19,8 @@ from . import __version__
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import quote_in_source
 from .fetch import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
-from .judges.base import Judge, SourceText, make_judge
+from .evidence import SourceText
+from .judges.base import Judge, make_judge
 from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
 from .store import ResponseRow, SourceRow, StatementRow, Store

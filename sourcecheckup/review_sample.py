@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
 from .report.csvsafe import SafeWriter
-from .judges.base import SourceText
+from .evidence import SourceText
 from .metrics import assess_run
 from .models import utcnow
 from .review import ReviewLabel, add_review

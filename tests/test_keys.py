@@ -7,7 +7,8 @@ from keyring.backends import fail
 from keyrings.alt.file import PlaintextKeyring
 
 from sourcecheckup import keys
-from sourcecheckup.judges import SourceText, make_judge
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges import make_judge
 from sourcecheckup.models import Label
 from tests.support.fake_llm import FakeLLMServer
 

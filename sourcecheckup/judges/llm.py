@@ -31,7 +31,8 @@ from ..models import CONTRADICTED, Label, Verdict, contradicted_rationale
 from ..prompts import DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt
 from ..resources import resources_dir
 from ..retry_after import parse_retry_after
-from .base import BaseJudge, JudgeSpecError, SourceText
+from ..evidence import SourceText
+from .base import BaseJudge, JudgeSpecError
 
 log = logging.getLogger("sourcecheckup.judges")
 

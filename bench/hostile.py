@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.fetching import FetchOptions, HttpFetcher, make_fetcher  # noqa: E402
 from sourcecheckup.fetching.documents import EXTRACT_MEMORY_BYTES  # noqa: E402
-from sourcecheckup.ingest import MAX_ANSWER_CHARS, load_text  # noqa: E402
+from sourcecheckup.ingest import load_text  # noqa: E402
+from sourcecheckup.ingest.records import MAX_ANSWER_CHARS  # noqa: E402
 from sourcecheckup.models import Response  # noqa: E402
 from sourcecheckup.parse import BuiltinParser  # noqa: E402
 from tests.support.site import start_site  # noqa: E402

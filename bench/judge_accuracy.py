@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.judges import make_judge  # noqa: E402
-from sourcecheckup.judges.base import SourceText  # noqa: E402
+from sourcecheckup.evidence import SourceText  # noqa: E402
 from sourcecheckup.models import Label, Verdict  # noqa: E402
 
 CLINICAL_FILE = ROOT / "bench" / "data" / "clinical_pairs.jsonl"

@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sourcecheckup.evidence import approx_tokens  # noqa: E402
-from sourcecheckup.judges import SourceText, make_judge  # noqa: E402
+from sourcecheckup.evidence import SourceText  # noqa: E402
+from sourcecheckup.judges import make_judge  # noqa: E402
 from tests.support.fake_llm import FakeLLMServer  # noqa: E402
 
 KEY = "sk-bench-not-a-real-key"

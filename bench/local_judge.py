@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.evidence import approx_tokens  # noqa: E402
-from sourcecheckup.judges.base import SourceText  # noqa: E402
+from sourcecheckup.evidence import SourceText  # noqa: E402
 from sourcecheckup.judges.local import from_spec  # noqa: E402
 from tests.support.tiny_model import BASE_WORDS, build_random_model  # noqa: E402
 

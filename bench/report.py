@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sourcecheckup.pdf import html_to_pdf  # noqa: E402
+from sourcecheckup.report.pdf import html_to_pdf  # noqa: E402
 from sourcecheckup.report import build_report, report_html  # noqa: E402
 from sourcecheckup.store import Store  # noqa: E402
 from tests.support.synth_run import synthesize_run  # noqa: E402

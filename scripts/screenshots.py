@@ -30,7 +30,7 @@ from sourcecheckup.fetching import FetchOptions  # noqa: E402
 from sourcecheckup.ingest import load_path  # noqa: E402
 from sourcecheckup.models import StatementStatus  # noqa: E402
 from sourcecheckup.pipeline import Audit, RunConfig  # noqa: E402
-from sourcecheckup.report import resources_dir  # noqa: E402
+from sourcecheckup.resources import resources_dir  # noqa: E402
 from sourcecheckup.store import Store  # noqa: E402
 from ui.app import application, dark_palette  # noqa: E402
 from ui.dialogs import SettingsDialog  # noqa: E402

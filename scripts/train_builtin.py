@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from sourcecheckup import embeddings  # noqa: E402
 from sourcecheckup.judges import builtin  # noqa: E402
-from sourcecheckup.judges.base import SourceText  # noqa: E402
+from sourcecheckup.evidence import SourceText  # noqa: E402
 
 SEED = 20260511
 TRAIN_FILES = ("check_covid_train.jsonl", "scifact_train.jsonl")

@@ -19,15 +19,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .evidence import quote_in_source
 from .events import EventKind, ProgressEvent
+from .evidence import SourceText
 from .judges.api import JudgeSettings, evidence_text, source_block, source_flags
-from .judges.base import Judge, SourceText, make_judge
+from .judges.base import Judge, make_judge
 from .llm import make_client, split_options
 from .llm.client import CallOptions
 from .llm.replies import ReplyError, Schema, TaskError, ask_json
 from .llm.spec import is_model_spec, model_name
 from .metrics import Consensus, assess_run, pair_label
 from .models import Label, Statement, StatementStatus, Verdict, utcnow
-from .parse import _GENERIC_MARKER_RE, _LINK_RE, _URL_RE
+from .parse.markers import MARKER_RE as _GENERIC_MARKER_RE
+from .parse.markup import LINK_RE as _LINK_RE, URL_RE as _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
 from .store import Store, dump_json, load_json

@@ -583,7 +583,7 @@ def report_format(output: str, given: str | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .pdf import PdfError
+    from .report.pdf import PdfError
     from .report import FORMATS, write_report
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
@@ -696,7 +696,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:
-    from .judges.base import SourceText, make_judge
+    from .evidence import SourceText
+    from .judges.base import make_judge
     from .evidence import quote_in_source
 
     _load_plugins()

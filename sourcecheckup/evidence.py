@@ -9,19 +9,19 @@ import functools
 from array import array
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 from rank_bm25 import BM25Okapi
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .judges.base import SourceText
+from .models import Source
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)?", re.I)
 _STOP = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the this to was were "
     "with which who will can may than then there these those their they been being also not no".split()
 )
-# a cheap splitter for source text; statement splitting uses parse.split_sentences
+# a cheap splitter for source text; statement splitting uses parse.segment.split_sentences
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\n{2,}|\n(?=\s*[-*\u2022]\s)")
 
 
@@ -55,7 +55,32 @@ def split_passages(text: str, window: int = 3, stride: int = 2, max_chars: int =
     return passages
 
 
-def _bm25(source: "SourceText") -> BM25Okapi | None:
+@dataclass
+class SourceText:
+    """What a judge reads: one source's text with its passages prepared once per run.
+
+    ``passages`` are sentence windows cut by :func:`split_passages`; the BM25
+    index over them is built lazily and cached here so every statement reuses it.
+    """
+
+    url: str
+    text: str
+    title: str | None = None
+    flags: tuple[str, ...] = ()
+    passages: list[str] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_source(cls, source: Source) -> "SourceText":
+        return cls(url=source.url, text=source.text, title=source.title, flags=tuple(source.flags),
+                   passages=split_passages(source.text))
+
+    @classmethod
+    def from_text(cls, text: str, url: str = "", title: str | None = None) -> "SourceText":
+        return cls(url=url, text=text, title=title, passages=split_passages(text))
+
+
+def _bm25(source: SourceText) -> BM25Okapi | None:
     index = source.cache.get("bm25")
     if index is None and source.passages:
         corpus = [tokens(p) or ["_"] for p in source.passages]
@@ -64,7 +89,7 @@ def _bm25(source: "SourceText") -> BM25Okapi | None:
     return index
 
 
-def rank_passages(statement: str, source: "SourceText", k: int = 5) -> list[tuple[int, float]]:
+def rank_passages(statement: str, source: SourceText, k: int = 5) -> list[tuple[int, float]]:
     """Indices of the ``k`` best passages for ``statement`` with their BM25 scores, best first."""
     index = _bm25(source)
     if index is None:
@@ -82,7 +107,7 @@ def approx_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-def select_passages(statement: str, source: "SourceText", token_budget: int = 1500,
+def select_passages(statement: str, source: SourceText, token_budget: int = 1500,
                     extra_scores: Sequence[float] | None = None) -> list[str]:
     """The best passages up to ``token_budget`` tokens, returned in document order.
 

@@ -48,6 +48,9 @@ CI_METHODS = {
     CI_BOOTSTRAP: f"percentile bootstrap over responses ({BOOTSTRAP_RESAMPLES} resamples, seeded)",
     CI_WILSON_FALLBACK: "Wilson score interval (the bootstrap over responses gave a zero-width interval)",
 }
+# each headline metric's name as a report shows it
+METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
+                "response_support": "Response-level support", "unused_sources": "Unused sources"}
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from typing import Any, Callable, Mapping, Sequence
 from . import __version__
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import quote_in_source
+from .evidence import SourceText
 from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
-from .judges.base import Judge, SourceText, make_judge
+from .judges.base import Judge, make_judge
 from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
 from .store import ResponseRow, SourceRow, StatementRow, Store

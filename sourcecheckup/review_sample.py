@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from .csvsafe import SafeWriter
-from .judges.base import SourceText
+from .report.csvsafe import SafeWriter
+from .evidence import SourceText
 from .metrics import assess_run
 from .models import utcnow
 from .review import ReviewLabel, add_review

@@ -443,6 +443,18 @@ class Store:
                        cited=tuple(load_json(r["cited"], [])), start=r["start"], end=r["end"])
         return StatementRow(pk=r["pk"], response_pk=r["response_pk"], statement=st)
 
+    def statement_ids(self, run_id: str) -> dict[int, str]:
+        """statement pk -> the id a report shows ("response-id/s3")."""
+        return {r["pk"]: f"{r['rid']}/s{r['ord'] + 1}" for r in self.db.query(
+            "SELECT s.pk, s.ord, r.rid FROM statements s JOIN responses r ON r.pk = s.response_pk "
+            "WHERE s.run_id = ?", [run_id])}
+
+    def suggestion_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's SourceCleanup suggestions as stored, in the order they were made."""
+        if "suggestions" not in self.db.table_names():
+            return []
+        return list(self.db.query("SELECT * FROM suggestions WHERE run_id = ? ORDER BY pk", [run_id]))
+
     # -- sources ---------------------------------------------------------------------
     def add_source(self, source: Source) -> int:
         """Store one fetch. Flags it 'changed' when an earlier fetch of the URL read other bytes."""

@@ -696,7 +696,7 @@ class SampleReview:
 
 def load_sample_review(store: Store, run_id: str, name: str) -> SampleReview:
     from .evidence import rank_passages
-    from .judges.base import SourceText
+    from .evidence import SourceText
     from .review_sample import sample_pairs
 
     pairs = sample_pairs(store, run_id, name)

@@ -8,7 +8,7 @@ import pytest
 from sourcecheckup import embeddings
 from sourcecheckup.evidence import quote_in_source
 from sourcecheckup.judges import JudgeSpecError, make_judge
-from sourcecheckup.judges.base import SourceText
+from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges.builtin import BuiltinJudge, load_params, params_path
 from sourcecheckup.models import Label
 

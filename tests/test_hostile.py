@@ -162,7 +162,8 @@ def test_parsing_time_grows_linearly_with_the_answer():
 
 
 def test_an_answer_over_the_size_cap_is_skipped_with_the_cap_named(tmp_path):
-    from sourcecheckup.ingest import MAX_ANSWER_CHARS, load_path
+    from sourcecheckup.ingest import load_path
+    from sourcecheckup.ingest.records import MAX_ANSWER_CHARS
 
     path = tmp_path / "big.jsonl"
     import json

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.judges import SourceText, make_judge
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges import make_judge
 from sourcecheckup.judges.api import VERDICT_SCHEMA
 from sourcecheckup.models import Label
 from tests.support.fake_llm import (FakeLLMServer, Scripted, bad_request, malformed, rate_limited, refusal,

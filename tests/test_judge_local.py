@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.judges import make_judge
-from sourcecheckup.judges.base import JudgeSpecError, SourceText
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges.base import JudgeSpecError
 from sourcecheckup.judges.local import (LocalJudge, LocalModelError, PROMPT_VERSION, from_spec,
                                         supported_label_index)
 from sourcecheckup.models import Label

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.judges import JudgeSpecError, SourceText, make_judge
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges import JudgeSpecError, make_judge
 from sourcecheckup.judges.api import BATCH_SCHEMA, VERDICT_SCHEMA
 from sourcecheckup.llm.client import RateLimiter, retry_after_seconds
 from sourcecheckup.llm.pricing import estimate_cost

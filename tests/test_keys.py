@@ -6,8 +6,9 @@ import pytest
 from keyring.backends import fail
 from keyrings.alt.file import PlaintextKeyring
 
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges import make_judge
 from sourcecheckup.llm import secrets as keys
-from sourcecheckup.judges import SourceText, make_judge
 from sourcecheckup.models import Label
 from tests.support.fake_llm import FakeLLMServer
 

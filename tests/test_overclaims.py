@@ -283,8 +283,8 @@ DEMO = [  # (statement as the sample answers write it, cited URL, planted false 
 @pytest.fixture(scope="module")
 def demo_sentences():
     from sourcecheckup.fetching.extract import extract
-    from sourcecheckup.parse import split_sentences
     from sourcecheckup.fetching.sourcepack import load_pack, pack_key
+    from sourcecheckup.parse.segment import split_sentences
 
     pack = load_pack(SAMPLES / "sources")
     out = {}

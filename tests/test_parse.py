@@ -10,13 +10,13 @@ from sourcecheckup.parse import (
     BuiltinParser,
     Parser,
     ParserSpecError,
-    classify_sentence,
     make_parser,
     register_parser,
     registered_parser_kinds,
-    split_sentences,
-    strip_markers,
 )
+from sourcecheckup.parse.classify import classify_sentence
+from sourcecheckup.parse.markup import strip_markers
+from sourcecheckup.parse.segment import split_sentences
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"
 

@@ -153,7 +153,7 @@ def test_pdf_falls_back_to_qt_when_chromium_is_missing(audited, tmp_path, monkey
     from pypdf import PdfReader
 
     import ui.pdf_qt  # noqa: F401 - the desktop app's Qt writer registers itself
-    from sourcecheckup.pdf import html_to_pdf
+    from sourcecheckup.report.pdf import html_to_pdf
 
     store, run_id = audited
     monkeypatch.setenv("SOURCECHECKUP_CHROMIUM", str(tmp_path / "no-such-chromium"))

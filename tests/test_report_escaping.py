@@ -7,7 +7,8 @@ import time
 import lxml.html
 
 from sourcecheckup.models import FetchStatus, Source, sha256_bytes, utcnow
-from sourcecheckup.report import build_report, http_url, report_html
+from sourcecheckup.report import build_report, report_html
+from sourcecheckup.report.html_report import http_url
 from sourcecheckup.review import add_review
 from sourcecheckup.store import Store
 from tests.support.synth_run import synthesize_run

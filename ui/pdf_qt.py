@@ -8,7 +8,7 @@ from PySide6.QtCore import QMarginsF
 from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter, QTextDocument
 from PySide6.QtWidgets import QApplication
 
-from sourcecheckup.pdf import register_pdf_writer
+from sourcecheckup.report.pdf import register_pdf_writer
 
 
 def pdf_with_qt(html: str, path: Path) -> None:

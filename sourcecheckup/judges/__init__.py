@@ -6,6 +6,6 @@ A judge is chosen by a spec string: ``builtin``, ``openai:gpt-4o``,
 """
 from __future__ import annotations
 
-from .base import Judge, JudgeSpecError, SourceText, make_judge, register, registered_kinds, validate_judge_spec
+from .base import Judge, JudgeSpecError, make_judge, register, registered_kinds, validate_judge_spec
 
-__all__ = ["Judge", "JudgeSpecError", "SourceText", "make_judge", "register", "registered_kinds", "validate_judge_spec"]
+__all__ = ["Judge", "JudgeSpecError", "make_judge", "register", "registered_kinds", "validate_judge_spec"]

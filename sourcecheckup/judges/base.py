@@ -3,40 +3,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
+from ..evidence import SourceText
 from ..llm.spec import COMPATIBLE_EXAMPLE, SpecError, parse_model_spec, split_spec
-from ..models import Source, Verdict
-
-
-@dataclass
-class SourceText:
-    """What a judge reads: one source's text with its passages prepared once per run.
-
-    ``passages`` are sentence windows cut by :mod:`sourcecheckup.evidence`; the BM25
-    index over them is built lazily and cached here so every statement reuses it.
-    """
-
-    url: str
-    text: str
-    title: str | None = None
-    flags: tuple[str, ...] = ()
-    passages: list[str] = field(default_factory=list)
-    cache: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_source(cls, source: Source) -> "SourceText":
-        from ..evidence import split_passages
-
-        return cls(url=source.url, text=source.text, title=source.title, flags=tuple(source.flags),
-                   passages=split_passages(source.text))
-
-    @classmethod
-    def from_text(cls, text: str, url: str = "", title: str | None = None) -> "SourceText":
-        from ..evidence import split_passages
-
-        return cls(url=url, text=text, title=title, passages=split_passages(text))
+from ..models import Verdict
 
 
 @runtime_checkable

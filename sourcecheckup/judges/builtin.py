@@ -31,7 +31,8 @@ from ..evidence import quote_in_source, rank_passages, source_sentences
 from ..models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_rationale
 from ..checks import attribution, overclaims, polarity, quantities as qty
 from ..resources import resources_dir
-from .base import BaseJudge, JudgeSpecError, SourceText
+from ..evidence import SourceText
+from .base import BaseJudge, JudgeSpecError
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute

@@ -22,7 +22,8 @@ from typing import Any, Mapping, Sequence
 
 from ..evidence import quote_in_source, rank_passages, source_sentences, split_passages
 from ..models import Label, Verdict
-from .base import JudgeSpecError, SourceText
+from ..evidence import SourceText
+from .base import JudgeSpecError
 
 log = logging.getLogger(__name__)
 

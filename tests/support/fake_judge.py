@@ -10,7 +10,8 @@ import asyncio
 import os
 
 from sourcecheckup.evidence import normalise_for_match, tokens
-from sourcecheckup.judges.base import BaseJudge, SourceText, register
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges.base import BaseJudge, register
 from sourcecheckup.models import Label, Verdict
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .store import Store
+from ..metrics import METRIC_NAMES
+from ..store import Store
 
 EXCEL_CELL_LIMIT = 32_767
 
@@ -50,8 +51,6 @@ def _metric_cells(m: Mapping[str, Any]) -> list[Any]:
 
 def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:
     from openpyxl import Workbook
-
-    from .report import METRIC_NAMES
 
     path = Path(path)
     wb = Workbook(write_only=True)
@@ -115,7 +114,7 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
 
     review_rows: list[list[Any]] = []
     if store is not None:
-        from .review import reviews
+        from ..review import reviews
 
         texts = {st["id"]: st["text"] for resp in report["responses"] for st in resp["statements"]}
         judged = {}
@@ -123,9 +122,7 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
             for st in resp["statements"]:
                 for v in st["verdicts"]:
                     judged.setdefault((st["id"], v["url"]), []).append(f"{v['judge']}: {v['label']}")
-        ids = {row["pk"]: f"{row['rid']}/s{row['ord'] + 1}" for row in store.db.query(
-            "SELECT s.pk, s.ord, r.rid FROM statements s JOIN responses r ON r.pk = s.response_pk "
-            "WHERE s.run_id = ?", [run["id"]])}
+        ids = store.statement_ids(run["id"])
         for r in reviews(store, run["id"], latest_only=False):
             sid = ids.get(r.statement_pk, str(r.statement_pk))
             review_rows.append([sid, texts.get(sid, ""), r.url, r.reviewer, r.label.value, r.reason, r.blind,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .fetching.browser import CHROMIUM_CANDIDATES, CHROMIUM_ENV, find_chromium
+from ..fetching.browser import CHROMIUM_CANDIDATES, CHROMIUM_ENV, find_chromium
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -1,36 +1,22 @@
-"""Exports of a stored run: the stable JSON interface, a flat CSV, the full HTML report, PDF and xlsx.
+"""The report as a dict: the stable JSON interface other tools read (keys are only ever added).
 
 Every figure is computed from the stored rows by :mod:`sourcecheckup.metrics` (and
-:mod:`analytics`, :mod:`agreement`); nothing here keeps numbers of its own. Text from answers
-and pages is escaped in HTML (Jinja2 autoescape) and never emitted as markup; links are drawn
-only for http(s) URLs. ``verify_report`` recomputes a saved JSON report from the database.
+:mod:`.analytics`, :mod:`sourcecheckup.agreement`); nothing here keeps numbers of its own.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import io
-import json
-import math
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
-from urllib.parse import urlsplit
 
-from . import __version__
-from .csvsafe import SafeWriter
-from .resources import resources_dir
-from .metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
-                      metrics_by, partial_run_note)
-from .models import Verdict, utcnow, verdict_readings
-from .store import RunData, Store
+from .. import __version__
+from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
+                       metrics_by, partial_run_note)
+from ..models import Verdict, utcnow, verdict_readings
+from ..store import RunData, Store
 
-FORMATS = ("json", "csv", "html", "pdf", "xlsx")
-METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
-                "response_support": "Response-level support", "unused_sources": "Unused sources"}
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
-HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
 
-
-# ----------------------------------------------------------------------------- the JSON report
 
 def build_report(store: Store, run_id: str, *, data: RunData | None = None,
                  overrides: Any = None, with_reviews: bool | None = None, group_by: Sequence[str] | None = None,
@@ -43,9 +29,9 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     ``overrides`` (a mapping (statement_pk, url) -> Label) applies those instead of the stored reviews.
     ``whois``: ask whois (``whois_server``, default whois.iana.org:43) for each cited domain's registrant
     country; off by default, when country comes from the top-level domain alone and nothing is sent."""
-    from .agreement import agreement_report
+    from ..agreement import agreement_report
     from .analytics import analyse_sources
-    from .review import overrides as review_overrides
+    from ..review import overrides as review_overrides
 
     data = data or store.load_run(run_id)
     run = data.run
@@ -93,14 +79,14 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
                  f"alone; figures with the {len(reviewed)} reviewer override(s) are shown beside them."),
     }
     report["partial_run"] = partial_run_note(metrics.counts)
-    report["by_model"] = _grouped(data, judges_assessed, lambda r: r.model)
+    report["by_model"] = grouped(data, judges_assessed, lambda r: r.model)
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
-    report["by_group"] = {col: _grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
+    report["by_group"] = {col: grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None
     if whois:
         from functools import partial
 
-        from .whois import DEFAULT_SERVER, split_server, whois_countries
+        from ..whois import DEFAULT_SERVER, split_server, whois_countries
 
         server = whois_server or DEFAULT_SERVER
         split_server(server)  # ValueError for a malformed server, before any lookup
@@ -108,7 +94,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["analytics"] = analyse_sources(data, assessed, seed=seed + 100, country_lookup=country_lookup,
                                           whois_server=server)
     report["unsupported"] = _unsupported(store, data, assessed, responses_by_pk)
-    from .judge_report import disagreements, run_usage
+    from ..judge_report import disagreements, run_usage
     report["disagreements"] = disagreements(data, assessed)
     report["usage"] = run_usage(store, run.id)
     review = agreement_report(store, data, seed=seed + 200)
@@ -123,7 +109,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     return report
 
 
-def _grouped(data: RunData, assessed: Sequence[ResponseAssessment],
+def grouped(data: RunData, assessed: Sequence[ResponseAssessment],
              key: Callable[[ResponseAssessment], str | None]) -> dict[str, Any]:
     out = {}
     for name, ms in metrics_by(data, key, assessed).items():
@@ -207,16 +193,14 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
             "text": resp.text, "supported": r.supported, "statements": statements, "sources": sources,
             "extra": dict(resp.extra)}
 
-
 def _suggestions(store: Store, run_id: str) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = {}
-    if "suggestions" not in store.db.table_names():
-        return out
-    for row in store.db.query("SELECT * FROM suggestions WHERE run_id = ? ORDER BY pk", [run_id]):
+    for row in store.suggestion_rows(run_id):
         out.setdefault(row["statement_pk"], []).append({
             k: row.get(k) for k in ("url", "kind", "original", "suggested", "quote", "status", "verification",
                                     "decision", "decided_by", "judge_id")})
     return out
+
 
 
 def _unsupported(store: Store, data: RunData, assessed: Sequence[ResponseAssessment],
@@ -267,7 +251,7 @@ def _prompt_record(version: str) -> dict[str, Any]:
     name, short = version.split("@", 1)
     rec["name"] = name
     try:
-        from .prompts import load_prompt
+        from ..prompts import load_prompt
 
         prompt = load_prompt(name, required=())
     except Exception as exc:  # prompts are optional for reports: say why the text is missing
@@ -316,189 +300,3 @@ def _audit_trail(store: Store, data: RunData) -> dict[str, Any]:
         "sources": sources,
         "verify_command": f"sourcecheckup verify-report REPORT.json --db {store.path}",
     }
-
-
-# ----------------------------------------------------------------------------- verify
-
-def _walk(prefix: str, a: Any, b: Any, out: list[str]) -> None:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b)):
-            if k not in a or k not in b:
-                out.append(f"{prefix}.{k}: report {a.get(k, '(missing)')!r}, database {b.get(k, '(missing)')!r}")
-            else:
-                _walk(f"{prefix}.{k}", a[k], b[k], out)
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            _walk(f"{prefix}[{i}]", x, y, out)
-    elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        if not math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9):
-            out.append(f"{prefix}: report {a}, database {b}")
-    elif a != b:
-        out.append(f"{prefix}: report {a!r}, database {b!r}")
-
-
-def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
-    """Recompute a saved report's figures from the database; the differences ([] when all match)."""
-    from .review import overrides as review_overrides
-
-    try:
-        run_id = report["run"]["id"]
-        saved_metrics = report["metrics"]
-    except (KeyError, TypeError):
-        raise ValueError("this is not a SourceCheckup JSON report (no run.id / metrics)") from None
-    if report.get("metrics_basis", "judges") != "judges":
-        raise ValueError("this report was built with custom overrides; it cannot be recomputed from the database")
-    data = store.load_run(run_id)
-    assessed = assess_run(data)
-    metrics = compute_metrics(data, assessed)
-    diffs: list[str] = []
-    _walk("metrics", saved_metrics, metrics.as_dict(), diffs)
-    if "counts" in report:
-        _walk("counts", report["counts"], json.loads(json.dumps(metrics.counts)), diffs)
-    if "by_model" in report:
-        _walk("by_model", report["by_model"], _grouped(data, assessed, lambda r: r.model), diffs)
-    reviewed = review_overrides(store, run_id)
-    with_reviews = compute_metrics(data, overrides=reviewed) if reviewed else metrics
-    if "metrics_with_reviews" in report:   # the judges-only and with-reviews figures are both recomputed
-        _walk("metrics_with_reviews", report["metrics_with_reviews"], with_reviews.as_dict(), diffs)
-    if "counts_with_reviews" in report:
-        _walk("counts_with_reviews", report["counts_with_reviews"], json.loads(json.dumps(with_reviews.counts)),
-              diffs)
-    saved_review = report.get("review") or {}
-    if "metrics_with_reviews" in saved_review:
-        _walk("review.metrics_with_reviews", saved_review["metrics_with_reviews"], with_reviews.as_dict(), diffs)
-    return diffs
-
-
-# ----------------------------------------------------------------------------- CSV
-
-CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
-               "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
-               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied"]
-
-
-def report_csv(report: dict[str, Any]) -> str:
-    """One row per verdict; statements without verdicts get one row with their status."""
-    buf = io.StringIO()
-    w = SafeWriter(buf)   # answer and page text must not run as a spreadsheet formula
-    w.writerow(CSV_COLUMNS)
-    applied = (report.get("reviewer_overrides") or {}).get("applied", False)
-    for resp in report["responses"]:
-        status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
-        for st in resp["statements"]:
-            base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
-                    st["category"], st["status"]]
-            tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
-                    "yes" if applied else "no"]
-            if not st["verdicts"]:
-                w.writerow(base + ["", "", "", "", "", "", "", "", "", ""] + tail)
-            for v in st["verdicts"]:
-                w.writerow(base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
-                                   v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
-                                   v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail)
-    return buf.getvalue()
-
-
-# ----------------------------------------------------------------------------- HTML
-
-def http_url(value: Any) -> str | None:
-    """The URL if it is an http(s) URL safe to use as a link target, else None."""
-    if not isinstance(value, str):
-        return None
-    url = value.strip()
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return None
-    if any(ord(c) < 32 or c in "<>\"'` " for c in url):
-        return None
-    return url
-
-
-def _clip(value: Any, limit: int = HTML_TEXT_LIMIT) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit:,} more characters in the JSON report]"
-
-
-def _pct(v: Any) -> str:
-    return "–" if v is None else f"{100 * v:.1f}%"
-
-
-def _ci(m: Mapping[str, Any] | None) -> str:
-    if not m or m.get("ci95") is None or m["ci95"][0] is None:
-        return ""
-    lo, hi = m["ci95"]
-    return f"{100 * lo:.1f}–{100 * hi:.1f}%"
-
-
-def _num(v: Any, digits: int = 2) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
-def _environment():
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources_dir() / "templates")),
-                             autoescape=True, undefined=jinja2.StrictUndefined)
-    env.filters["pct"] = _pct
-    env.filters["ci"] = _ci
-    env.filters["num"] = _num
-    env.filters["clip"] = _clip
-    env.filters["httpurl"] = http_url
-    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=True, default=str)
-    return env
-
-
-def _charts(report: Mapping[str, Any]) -> dict[str, Any]:
-    from markupsafe import Markup
-
-    from .analytics import DOMAIN_TYPES
-    from .charts import interval_bar_chart, share_bars
-
-    metric_list = [(k, METRIC_NAMES[k]) for k in ("url_validity", "statement_support", "response_support")]
-    out: dict[str, Any] = {"by_model": Markup(interval_bar_chart(metric_list, report["by_model"],
-                                                                 title="Metrics by model with 95% intervals")),
-                           "by_group": {}}
-    for col, groups in report.get("by_group", {}).items():
-        out["by_group"][col] = Markup(interval_bar_chart(metric_list, groups, title=f"Metrics by {col}"))
-    an = report["analytics"]
-    rows = {m: v["domain_types"] for m, v in an["by_model"].items()}
-    if len(rows) > 1:
-        rows["all models"] = an["domain_types"]
-    out["domain_types"] = Markup(share_bars(rows, DOMAIN_TYPES, title="Domain types by model"))
-    return out
-
-
-def report_html(report: dict[str, Any], *, include_responses: bool = True) -> str:
-    return _environment().get_template("report.html").render(
-        r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
-        html_limit=HTML_TEXT_LIMIT)
-
-
-# ----------------------------------------------------------------------------- files
-
-def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
-                 **kw: Any) -> Path:
-    path = Path(path)
-    fmt = (fmt or path.suffix.lstrip(".") or "json").lower()
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown report format '{fmt}': choose one of {', '.join(FORMATS)}")
-    report = build_report(store, run_id, **kw)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "json":
-        path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-    elif fmt == "csv":
-        path.write_text(report_csv(report), encoding="utf-8", newline="")
-    elif fmt == "html":
-        path.write_text(report_html(report), encoding="utf-8")
-    elif fmt == "pdf":
-        from .pdf import html_to_pdf
-
-        html_to_pdf(report_html(report), path)
-    else:
-        from .xlsx import write_xlsx
-
-        write_xlsx(report, store, path)
-    return path

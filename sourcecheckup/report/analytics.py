@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from .metrics import Metric, ResponseAssessment, proportion
-from .models import FetchStatus, Source
-from .store import RunData
-from .urls import domain_of
+from ..metrics import Metric, ResponseAssessment, proportion
+from ..models import FetchStatus, Source
+from ..store import RunData
+from ..urls import domain_of
 
 if TYPE_CHECKING:
-    from .whois import WhoisAnswer
+    from ..whois import WhoisAnswer
 
 TOP_DOMAINS = 10
 DOMAIN_TYPES = ("gov", "org", "edu", "com", "other")
@@ -40,7 +40,7 @@ WHOIS_COUNTRY_NOTE = ("Country by whois (registrant country) where it answered, 
 
 @lru_cache(maxsize=1)
 def _tld_table() -> tuple[frozenset[str], Mapping[str, str]]:
-    from .resources import resources_dir
+    from ..resources import resources_dir
 
     data = json.loads((resources_dir() / "analytics" / "tld_countries.json").read_text(encoding="utf-8"))
     return frozenset(data["us_generic"]), dict(data["country_codes"])

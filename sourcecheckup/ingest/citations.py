@@ -1,0 +1,135 @@
+"""One answer's citation list: URLs in order, de-duplicated, and the marker labels that point into it."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+from ..urls import dedupe, find_urls, normalise_url
+from .records import IngestError, kind_of
+
+_URL_KEYS = ("url", "href", "link", "uri")
+_CITATION_SEPARATOR = re.compile(r"\s*;\s*|\n+|,\s+|,(?=(?:https?://|www\.|doi:|10\.\d))", re.I)
+MD_INLINE_DEST = re.compile(
+    r"\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*(?P<dest><[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+)
+
+class Citations:
+    """The growing citation list of one answer and the labels that point into it."""
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+        self._index: dict[str, int] = {}
+        self.labels: dict[str, int] = {}         # marker label as written -> index
+        self.refs: dict[str, int] = {}           # reference-link label (case-folded) -> index
+        self.defined_without_url: set[str] = set()
+        self.reserved: set[str] = set()          # labels already written in the text
+        self.unusable: list[str] = []
+
+    def add(self, url: str) -> int:
+        if url not in self._index:
+            self._index[url] = len(self.urls)
+            self.urls.append(url)
+        return self._index[url]
+
+    def define(self, label: str | None, urls: list[str], written: str) -> None:
+        indices = [self.add(u) for u in urls]
+        if not indices:
+            self.unusable.append(written.strip())
+        if label is None:
+            return
+        if not indices:
+            self.defined_without_url.add(label)
+            return
+        self.labels.setdefault(label, indices[0])
+        if not label.startswith("^"):
+            self.refs.setdefault(fold(label), indices[0])
+
+    def _free(self, label: str, idx: int) -> bool:
+        current = self.labels.get(label)
+        if current is not None:
+            return current == idx
+        if label in self.defined_without_url:
+            return False
+        if label in self.reserved:
+            # a marker already in the text keeps its study meaning: [n] is citation n-1
+            return label.isdigit() and int(label) - 1 == idx
+        return True
+
+    def label_for(self, idx: int, preferred: str | None = None) -> str:
+        """A marker label for citation ``idx``: the preferred one, else n = idx + 1, else a free one."""
+        for candidate in (preferred, str(idx + 1)):
+            if candidate and self._free(candidate, idx):
+                self.labels[candidate] = idx
+                return candidate
+        for label, i in self.labels.items():
+            if i == idx and label.isdigit():
+                return label
+        n = len(self.urls) + 1
+        while not self._free(str(n), idx):
+            n += 1
+        self.labels[str(n)] = idx
+        return str(n)
+
+    def resolve(self, label: str) -> int | None:
+        if label in self.labels:
+            return self.labels[label]
+        for written, idx in self.labels.items():
+            if fold(written) == fold(label):
+                return idx
+        if label in self.defined_without_url:
+            return None
+        number = label[1:] if label.startswith("^") else label
+        if number.isdigit() and 1 <= int(number) <= len(self.urls):
+            return int(number) - 1  # the study's convention: [1] is the first citation
+        return None
+
+
+def fold(label: str) -> str:
+    return " ".join(label.split()).casefold()
+
+
+def urls_in_fragment(fragment: str) -> list[str]:
+    """Every URL in one citation entry: Markdown links first, then bare URLs, DOIs, PMIDs."""
+    urls: list[str] = []
+    for m in MD_INLINE_DEST.finditer(fragment):
+        if url := normalise_url(m.group("dest").strip("<>")):
+            urls.append(url)
+    rest = MD_INLINE_DEST.sub(" ", fragment)
+    whole = normalise_url(rest)
+    if whole is not None and not urls:
+        return [whole]
+    urls.extend(u for u, _, _ in find_urls(rest))
+    return dedupe(urls)
+
+
+def citation_entries(value: Any, where: str) -> list[str]:
+    """The entries of a citations field: a list, a JSON list in a string, or a separated string."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("["):
+            try:
+                value = json.loads(stripped)
+            except json.JSONDecodeError as e:
+                raise IngestError(f"{where} look like a JSON list but are not valid JSON ({e.msg} at column {e.colno})") from None
+        else:
+            # URLs may contain commas: a comma separates only before a space or another URL
+            return [p for p in _CITATION_SEPARATOR.split(stripped) if p.strip()]
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list):
+        raise IngestError(f"{where} are {kind_of(value)}, expected a list of URLs")
+    entries: list[str] = []
+    for n, item in enumerate(value, start=1):
+        if item is None:
+            continue
+        if isinstance(item, str):
+            entries.append(item)
+        elif isinstance(item, Mapping) and any(isinstance(item.get(k), str) for k in _URL_KEYS):
+            entries.append(next(item[k] for k in _URL_KEYS if isinstance(item.get(k), str)))
+        else:
+            raise IngestError(f"citation {n} in {where} is {kind_of(item)}, expected a URL string")
+    return entries

@@ -1,0 +1,77 @@
+"""One answer file: its bytes decoded and read by the format its extension names."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..models import SkippedRecord
+from .jsonl import load_json, load_jsonl
+from .markdown import load_markdown
+from .records import IngestResult, InputText
+from .table import DELIMITERS, CsvMapping, decode_table, load_table, sniff_delimiter
+
+SUPPORTED_EXTENSIONS: tuple[str, ...] = (
+    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".md", ".markdown", ".txt",
+)
+JSON_EXT = {".json"}
+JSONL_EXT = {".jsonl", ".ndjson"}
+TABLE_EXT = {".csv", ".tsv"}
+TEXT_EXT = {".md", ".markdown", ".txt"}
+
+def decode(data: bytes) -> str:
+    """The file's text as UTF-8 (with or without a byte-order mark) or UTF-16 with a mark."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16")  # Excel's "Unicode text" export
+    return data.decode("utf-8-sig")
+
+
+def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
+    """JSON Lines decoded line by line: a line that is not UTF-8 becomes empty and is named."""
+    text_lines: list[str] = []
+    bad: dict[int, str] = {}
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            text_lines.append(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"))
+        except UnicodeDecodeError as e:
+            text_lines.append("")
+            bad[lineno] = (f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}; perhaps Latin-1 "
+                           "or Windows-1252): this line is skipped, save the file as UTF-8 to audit it")
+    return "\n".join(text_lines), bad
+
+
+def unreadable(data: bytes, e: UnicodeDecodeError) -> str:
+    line = data.count(b"\n", 0, e.start) + 1
+    byte = data[e.start] if e.start < len(data) else 0
+    return (f"not UTF-8 text (byte 0x{byte:02x} on line {line}; perhaps Latin-1 or Windows-1252); "
+            "save the file as UTF-8 and load it again")
+
+
+def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, model: str | None) -> IngestResult:
+    ext = path.suffix.lower()
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return IngestResult(skipped=[SkippedRecord(name, f"cannot read the file ({e.strerror or e})")])
+    encoding = None
+    try:
+        if ext in TABLE_EXT:
+            text, encoding = decode_table(data)
+        else:
+            text = decode(data)
+    except UnicodeDecodeError as e:
+        if ext in JSONL_EXT:   # one bad line costs that line, not the file
+            text, bad = decode_lines(data)
+            return load_jsonl(InputText(text=text, name=name, stem=path.stem, question=question, model=model), bad)
+        return IngestResult(skipped=[SkippedRecord(name, unreadable(data, e))])
+    src = InputText(text=text, name=name, stem=path.stem, question=question, model=model)
+    if ext in JSON_EXT:
+        return load_json(src)
+    if ext in JSONL_EXT:
+        return load_jsonl(src)
+    if ext in TABLE_EXT:
+        delimiter = mapping.delimiter or ("\t" if ext == ".tsv" else sniff_delimiter(text, mapping))
+        how = "given" if mapping.delimiter else ("the .tsv default" if ext == ".tsv" else "detected")
+        result = load_table(src, mapping, delimiter)
+        result.notes.append(f"{name}: read as a table separated by {DELIMITERS.get(delimiter, repr(delimiter))} "
+                            f"({how}), encoding {encoding}")
+        return result
+    return load_markdown(src)

@@ -1,0 +1,145 @@
+"""CSV/TSV answers: one answer a row, through a column mapping; the separator and encoding of
+spreadsheet exports are detected."""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from ..models import SkippedRecord
+from .answer import build_response
+from .citations import citation_entries
+from .records import IngestError, IngestResult, InputText
+
+@dataclass(frozen=True)
+class CsvMapping:
+    """Which columns of a CSV/TSV hold what. Unmapped columns go to Response.extra."""
+
+    text_col: str = "response"
+    citations_col: str = "citations"
+    question_col: str = "question"
+    model_col: str = "model"
+    id_col: str = "id"
+    delimiter: str | None = None   # None: sniffed for .csv (, ; tab |), '\t' for .tsv
+
+
+DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+
+def _column(header: list[str], wanted: str, default: str, aliases: tuple[str, ...] = ()) -> int | None:
+    folded = [h.strip().casefold() for h in header]
+    names = [wanted] + (list(aliases) if wanted == default else [])
+    for name in names:
+        if name.strip().casefold() in folded:
+            return folded.index(name.strip().casefold())
+    return None
+
+
+def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestResult:
+    """Rows of a CSV/TSV; row numbers are those a spreadsheet shows (the header is row 1)."""
+    csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
+    reader = csv.reader(io.StringIO(src.text, newline=""), delimiter=delimiter)
+    result = IngestResult()
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        return IngestResult(skipped=[SkippedRecord(f"{src.name} row 1", f"cannot read the header ({e})")])
+    if not header or not any(h.strip() for h in header):
+        return IngestResult(skipped=[SkippedRecord(src.name, "empty table: no header row")])
+    defaults = CsvMapping()
+    text_i = _column(header, mapping.text_col, defaults.text_col, ("answer", "text"))
+    if text_i is None:
+        raise IngestError(
+            f"{src.name} has no column '{mapping.text_col}' (its columns: {', '.join(header)}); "
+            "name the answer column in the column mapping"
+        )
+    cols = {
+        "citations": _column(header, mapping.citations_col, defaults.citations_col),
+        "question": _column(header, mapping.question_col, defaults.question_col),
+        "model": _column(header, mapping.model_col, defaults.model_col),
+        "id": _column(header, mapping.id_col, defaults.id_col),
+    }
+    mapped = {text_i, *(i for i in cols.values() if i is not None)}
+    text_name = header[text_i].strip()
+    rows = iter(reader)
+    n = 0
+    while True:
+        try:
+            row = next(rows, None)
+        except csv.Error as e:
+            result.skipped.append(SkippedRecord(f"{src.name} row {n + 2}", f"cannot parse the rest of the table ({e})"))
+            break
+        if row is None:
+            break
+        n += 1
+        origin = f"{src.name} row {n + 1}"
+        if not any(cell.strip() for cell in row):
+            continue
+        if text_i >= len(row):
+            result.skipped.append(SkippedRecord(
+                origin, f"missing column '{text_name}' (the row has {len(row)} of {len(header)} fields)"))
+            continue
+
+        def cell(key: str) -> str | None:
+            i = cols[key]
+            return row[i].strip() if i is not None and i < len(row) and row[i].strip() else None
+
+        text = row[text_i]
+        if not text.strip():
+            result.skipped.append(SkippedRecord(origin, f"empty answer in column '{text_name}'"))
+            continue
+        where = f"citations in column '{header[cols['citations']].strip()}'" if cols["citations"] is not None else ""
+        extra = {header[i].strip(): row[i] for i in range(min(len(header), len(row)))
+                 if i not in mapped and header[i].strip()}
+        try:
+            structured = citation_entries(cell("citations"), where)
+            response = build_response(text, structured, origin=origin, rid=cell("id") or f"{src.stem}-{n}",
+                              question=cell("question") or src.question, model=cell("model") or src.model,
+                              extra=extra)
+        except IngestError as e:
+            result.skipped.append(SkippedRecord(origin, str(e)))
+            continue
+        result.responses.append(response)
+    return result
+
+
+def decode_table(data: bytes) -> tuple[str, str]:
+    """A spreadsheet export's text and the encoding's name: UTF-8 (with or without a byte-order
+    mark), UTF-16 (with a mark, or without one when every other byte is zero), else Windows-1252,
+    which European spreadsheets still write. Raises UnicodeDecodeError when none fits."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8"), "UTF-8 with a byte-order mark"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16"), "UTF-16"
+    head = data[:2000]
+    if len(head) >= 4 and head.count(0) * 3 > len(head):      # ASCII text in UTF-16 has every other byte zero
+        zeros_odd = head[1::2].count(0) > head[0::2].count(0)
+        try:
+            return data.decode("utf-16-le" if zeros_odd else "utf-16-be"), "UTF-16 (no byte-order mark)"
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8"), "UTF-8"
+    except UnicodeDecodeError as first:
+        try:
+            return data.decode("cp1252"), "Windows-1252 (not UTF-8)"
+        except UnicodeDecodeError:
+            raise first from None
+
+
+def sniff_delimiter(text: str, mapping: CsvMapping) -> str:
+    """The separator of a CSV: the one whose header row has the answer column, else the most
+    columns; a tie keeps the comma. Spreadsheets in much of Europe write ';', some exports tab or '|'."""
+    first = text[:20000]
+    wanted = {mapping.text_col.strip().casefold()}
+    if mapping.text_col == CsvMapping().text_col:
+        wanted |= {"answer", "text"}
+    best, best_key = ",", (False, 0)
+    for d in DELIMITERS:
+        try:
+            header = next(csv.reader(io.StringIO(first, newline=""), delimiter=d), [])
+        except csv.Error:
+            continue
+        key = (any(h.strip().casefold() in wanted for h in header), len(header))
+        if key > best_key:
+            best, best_key = d, key
+    return best

@@ -1,0 +1,46 @@
+"""REPORT: exports of a stored run (JSON, CSV, HTML, PDF, xlsx), their charts and source analytics.
+
+:mod:`.json_report` builds the report dict every format is written from; :mod:`.csv_report`,
+:mod:`.html_report`, :mod:`.pdf` and :mod:`.xlsx` write it; :mod:`.verify` recomputes a saved
+report from the database. :func:`write_report` picks the writer from the format.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..store import Store
+from .csv_report import report_csv
+from .html_report import report_html
+from .json_report import build_report
+from .verify import verify_report
+
+__all__ = ["FORMATS", "build_report", "report_csv", "report_html", "verify_report", "write_report"]
+
+FORMATS = ("json", "csv", "html", "pdf", "xlsx")
+
+
+def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
+                 **kw: Any) -> Path:
+    path = Path(path)
+    fmt = (fmt or path.suffix.lstrip(".") or "json").lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format '{fmt}': choose one of {', '.join(FORMATS)}")
+    report = build_report(store, run_id, **kw)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "json":
+        path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    elif fmt == "csv":
+        path.write_text(report_csv(report), encoding="utf-8", newline="")
+    elif fmt == "html":
+        path.write_text(report_html(report), encoding="utf-8")
+    elif fmt == "pdf":
+        from .pdf import html_to_pdf
+
+        html_to_pdf(report_html(report), path)
+    else:
+        from .xlsx import write_xlsx
+
+        write_xlsx(report, store, path)
+    return path

@@ -1,0 +1,33 @@
+"""The report as a flat CSV: one row per verdict; every cell is text a spreadsheet will not run."""
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from .csvsafe import SafeWriter
+
+CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
+               "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
+               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied"]
+
+
+def report_csv(report: dict[str, Any]) -> str:
+    """One row per verdict; statements without verdicts get one row with their status."""
+    buf = io.StringIO()
+    w = SafeWriter(buf)   # answer and page text must not run as a spreadsheet formula
+    w.writerow(CSV_COLUMNS)
+    applied = (report.get("reviewer_overrides") or {}).get("applied", False)
+    for resp in report["responses"]:
+        status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
+        for st in resp["statements"]:
+            base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
+                    st["category"], st["status"]]
+            tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
+                    "yes" if applied else "no"]
+            if not st["verdicts"]:
+                w.writerow(base + ["", "", "", "", "", "", "", "", "", ""] + tail)
+            for v in st["verdicts"]:
+                w.writerow(base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
+                                   v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
+                                   v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail)
+    return buf.getvalue()

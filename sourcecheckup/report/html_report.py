@@ -1,0 +1,91 @@
+"""The report as one self-contained HTML page (Jinja2, autoescaped), also the source of the PDF.
+
+Text from answers and pages is escaped and never emitted as markup; links are drawn only for
+http(s) URLs; longer texts are cut (the JSON keeps them whole).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from ..metrics import METRIC_NAMES
+from ..resources import resources_dir
+
+HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
+
+
+def http_url(value: Any) -> str | None:
+    """The URL if it is an http(s) URL safe to use as a link target, else None."""
+    if not isinstance(value, str):
+        return None
+    url = value.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    if any(ord(c) < 32 or c in "<>\"'` " for c in url):
+        return None
+    return url
+
+
+def _clip(value: Any, limit: int = HTML_TEXT_LIMIT) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit:,} more characters in the JSON report]"
+
+
+def _pct(v: Any) -> str:
+    return "–" if v is None else f"{100 * v:.1f}%"
+
+
+def _ci(m: Mapping[str, Any] | None) -> str:
+    if not m or m.get("ci95") is None or m["ci95"][0] is None:
+        return ""
+    lo, hi = m["ci95"]
+    return f"{100 * lo:.1f}–{100 * hi:.1f}%"
+
+
+def _num(v: Any, digits: int = 2) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources_dir() / "templates")),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["pct"] = _pct
+    env.filters["ci"] = _ci
+    env.filters["num"] = _num
+    env.filters["clip"] = _clip
+    env.filters["httpurl"] = http_url
+    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    return env
+
+
+def _charts(report: Mapping[str, Any]) -> dict[str, Any]:
+    from markupsafe import Markup
+
+    from .analytics import DOMAIN_TYPES
+    from .charts import interval_bar_chart, share_bars
+
+    metric_list = [(k, METRIC_NAMES[k]) for k in ("url_validity", "statement_support", "response_support")]
+    out: dict[str, Any] = {"by_model": Markup(interval_bar_chart(metric_list, report["by_model"],
+                                                                 title="Metrics by model with 95% intervals")),
+                           "by_group": {}}
+    for col, groups in report.get("by_group", {}).items():
+        out["by_group"][col] = Markup(interval_bar_chart(metric_list, groups, title=f"Metrics by {col}"))
+    an = report["analytics"]
+    rows = {m: v["domain_types"] for m, v in an["by_model"].items()}
+    if len(rows) > 1:
+        rows["all models"] = an["domain_types"]
+    out["domain_types"] = Markup(share_bars(rows, DOMAIN_TYPES, title="Domain types by model"))
+    return out
+
+
+def report_html(report: dict[str, Any], *, include_responses: bool = True) -> str:
+    return _environment().get_template("report.html").render(
+        r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
+        html_limit=HTML_TEXT_LIMIT)

@@ -42,6 +42,7 @@ class Quantity:
     decimals: int = 0         # decimals as written (rounding tolerance); -1 when derived
     per_label: str = ""       # the denominator as a reader wrote it: "24 h", "day", "kg/day"
     noun: str = ""            # for a plain count: the stem of what is counted ("patie")
+    local: frozenset[str] = frozenset()  # content stems of its own part of the clause
 
     @property
     def is_pair(self) -> bool:
@@ -321,7 +322,29 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("breastfeeding", r"\bbreast-?feeding|\blactat"),
     ("male", r"\bmen\b|\bmales?\b|\bboys?\b"),
     ("female", r"\bwomen\b|\bfemales?\b|\bgirls?\b"),
-    ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|\bfirst\s+dose"),
+    ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|\bfirst\s+dose|"
+                 r"\bat first\b|\bto begin with\b|\bfirst\s+(?:\d+|few|two|three|four|six|eight|"
+                 r"twelve)\s+(?:days|weeks|months)\b"),
+    # what comes after the start: "then 1 capsule after each loose stool", "increased to"
+    ("subsequent", r"\bthen\b|\bthereafter\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
+                   r"\bincrease[sd]?\s+(?:[a-z]+\s+){0,3}?to\b"),
+    ("first_day", r"(?<!after )\bthe first day\b|\bday (?:one|1)\b"),
+    ("every_day", r"\b(?:every|each|any)\s+(?:later\s+|other\s+)?day\b|\bafter the first day\b|"
+                  r"\blater days?\b|\bsubsequent days?\b"),
+    ("treat", r"\b(?:to|for)\s+treat(?:ing|ment)?\b|\btreating\b|\bas treatment\b"),
+    ("prevent", r"\bprevent(?:ing|ion)?\b|\bprophyla"),
+    ("moderate", r"\bmoderate(?:[- ]intensity)?\s+(?:activity|exercise|aerobic)"),
+    ("vigorous", r"\bvigorous|\bhigh[- ]intensity\b"),
+    ("home", r"\bhome\b|\bambulatory\b|\babpm\b|\bhbpm\b"),
+    ("clinic", r"\bclinic\b|\boffice\b"),
+    ("younger", r"\byounger\b|\bunder[- ](?:6[05]|70|75|80)s?\b"),
+    ("diabetes", r"\bdiabet(?:es|ic)\b"),
+    # a figure of the other arm: "compared with 9.9% of those using nicotine replacement"
+    ("comparator", r"\bcompared (?:with|to)\b|\bversus\b|\bvs\.?\s|\bas against\b"),
+    # a time before or after an event is not how long something lasts
+    ("delay", r"\b(?:minutes?|hours?|days?|weeks?|months?|years?)\s+(?:after|before)\b"),
+    ("course", r"\blasts?\b|\blasting\b|\bcourse of\b|\bduration\b|\bfor\s+(?:a\s+total\s+of\s+)?"
+               r"(?:\d|an?\s|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"),
     ("usual", r"\busual(?:ly)?\b|\btypical(?:ly)?\b|\bstandard\b|\bnormal(?:ly)?\b"),
     ("maximum", r"\bmaxim(?:um|al)\b|\bmax\b|\bhighest\b|\bupper\s+limit"),
     ("minimum", r"\bminim(?:um|al)\b|\blowest\b"),
@@ -342,12 +365,25 @@ _CONFLICTS = frozenset(frozenset(p) for p in [
     ("pregnant", "male"), ("starting", "maximum"), ("starting", "maintenance"),
     ("loading", "maintenance"), ("usual", "maximum"), ("minimum", "maximum"),
     ("usual", "minimum"), ("starting", "missed"), ("morning", "night"),
-    ("systolic", "diastolic"),
+    ("systolic", "diastolic"), ("starting", "subsequent"), ("first_day", "every_day"),
+    ("treat", "prevent"), ("moderate", "vigorous"), ("home", "clinic"), ("older", "younger"),
+    ("delay", "course"), ("loading", "subsequent"),
 ])
+# qualifiers that name a subgroup: a figure stated for the claim's own subgroup outranks one
+# stated for everyone ("older people often need 62.5 micrograms" against "usual dose 250")
+_SUBGROUPS = frozenset({"older", "younger", "child", "infant", "pregnant", "breastfeeding",
+                        "kidney", "liver", "diabetes", "home", "clinic"})
+# numbered families read from the text: "stage 1" vs "stage 2", "two doses" vs "one dose"
+_FAMILY = re.compile(r"\b(?P<f>stage|type|grade|class|step)\s+(?P<v>\d+[a-c]?|i{1,3}|iv|v)\b"
+                     r"|\b(?P<n>one|a single|single|two|both|three|four|1|2|3|4)\s+doses?\b")
+_DOSE_COUNT = {"one": "1", "a single": "1", "single": "1", "two": "2", "both": "2", "three": "3",
+               "four": "4"}
 _QUALIFIER_GROUPS = [
     {"prescription:with", "prescription:without"}, {"adult", "child", "infant", "older"},
     {"male", "female"}, {"starting", "usual", "maximum", "minimum", "loading", "maintenance"},
-    {"morning", "night"}, {"systolic", "diastolic"},
+    {"morning", "night"}, {"systolic", "diastolic"}, {"starting", "subsequent"},
+    {"first_day", "every_day"}, {"treat", "prevent"}, {"moderate", "vigorous"}, {"home", "clinic"},
+    {"delay", "course"},
 ]
 _QUALIFIER_WORDS = {
     "prescription:without": "without a prescription", "prescription:with": "with a prescription",
@@ -357,7 +393,11 @@ _QUALIFIER_WORDS = {
     "minimum": "minimum", "loading": "loading dose", "maintenance": "maintenance",
     "missed": "missed dose", "morning": "in the morning", "night": "at night",
     "systolic": "systolic", "diastolic": "diastolic", "kidney": "kidney problems",
-    "liver": "liver problems",
+    "liver": "liver problems", "subsequent": "later doses", "first_day": "on the first day",
+    "every_day": "on later days", "treat": "to treat", "prevent": "to prevent",
+    "moderate": "moderate activity", "vigorous": "vigorous activity", "home": "home readings",
+    "clinic": "clinic readings", "younger": "younger people", "diabetes": "with diabetes",
+    "comparator": "in the comparison group", "delay": "after an event", "course": "course length",
 }
 
 # ---------------------------------------------------------------------------------------
@@ -405,7 +445,18 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def _qualifiers(text: str) -> set[str]:
-    return {name for name, rx in _QUALIFIERS if rx.search(text)}
+    found = {name for name, rx in _QUALIFIERS if rx.search(text)}
+    for m in _FAMILY.finditer(text):
+        if m.group("f"):
+            found.add(f"{m.group('f')}:{m.group('v')}")
+        else:
+            n = m.group("n")
+            found.add(f"doses:{_DOSE_COUNT.get(n, n)}")
+    return found
+
+
+def _family(q: str) -> str:
+    return q.split(":")[0] if ":" in q and not q.startswith("prescription") else ""
 
 
 # ---------------------------------------------------------------------------------------
@@ -836,14 +887,18 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
                 quals -= {"systolic", "diastolic"}
             for q in shared:
                 grp = next((g for g in _QUALIFIER_GROUPS if q in g), None)
-                if grp is None or not (own & grp):
+                fam = _family(q)
+                if fam:
+                    if not any(_family(o) == fam for o in own):
+                        quals.add(q)
+                elif grp is None or not (own & grp):
                     quals.add(q)
             out.append(Quantity(
                 text=sentence[r.start:r.end].strip(), start=r.start, end=r.end, low=r.low,
                 high=r.high, unit=r.unit, per=r.per, bound=r.bound,
                 qualifiers=frozenset(quals), subject=subject, low2=r.low2, high2=r.high2,
                 shown_unit=r.shown, scale=r.scale, decimals=r.decimals,
-                per_label=r.per_label, noun=r.noun))
+                per_label=r.per_label, noun=r.noun, local=_stems(t[lo:hi])))
     return out
 
 
@@ -906,6 +961,7 @@ def _equal(a: float, b: float, claim: Quantity, source: Quantity) -> bool:
 
 
 _UPPER, _LOWER, _POINT = ("le", "lt"), ("ge", "gt"), ("eq", "approx")
+_COMPARATOR_WORDS = frozenset({"compa", "versu", "again"})
 
 
 def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
@@ -933,10 +989,14 @@ def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
     if cb in _UPPER:
         if sb in _LOWER:
             return "contradict"
+        if sb == "range" and eq(ch, sh) and not eq(cl, sl):
+            return "neutral"  # "45 to 59" does not say "59 or less"
         return "match" if eq(ch, sh) else "contradict"
     # claim is a lower bound
     if sb in _UPPER:
         return "contradict"
+    if sb == "range" and eq(cl, sl):
+        return "neutral"  # "42 to 47" does not say "42 or above"
     return "match" if eq(cl, sl) else "contradict"
 
 
@@ -951,7 +1011,18 @@ def _relation(claim: Quantity, s: Quantity) -> str:
 
 
 def _conflict(a: frozenset[str], b: frozenset[str]) -> bool:
-    return any(frozenset((x, y)) in _CONFLICTS for x in a for y in b)
+    """A claim qualifier conflicts with the source quantity's when the source names an exclusive
+    alternative and not the claim's own ("adults and children take 10 mg" covers adults)."""
+    for x in a:
+        if x in b:
+            continue
+        fam = _family(x)
+        for y in b:
+            if frozenset((x, y)) in _CONFLICTS or (fam and _family(y) == fam and y != x
+                                                   and not any(_family(z) == fam and z in b
+                                                               for z in a - {x})):
+                return True
+    return False
 
 
 def _number(v: float, decimals: int) -> str:
@@ -1059,7 +1130,7 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
     findings = []
     for claim in claims:
         iu_ratio = _iu_per_mg(evidence, claim) if claim.unit in ("iu", "mg") else None
-        scored: list[tuple[int, int, str, Quantity, str]] = []
+        scored: list[tuple[tuple[int, int], int, str, Quantity, str]] = []
         for i, (text, qs) in enumerate(evidence):
             nearby = sentence_stems[i].union(*sentence_stems[max(0, i - 2):i])
             for q in qs:
@@ -1069,7 +1140,12 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                 # a clause that names nothing is about the page's own subject
                 if claim.subject and s.subject and not claim.subject & (s.subject | nearby):
                     continue
-                shared = len(claim.qualifiers & s.qualifiers)
+                # the other arm's figure counts only for a statement that names that arm
+                if "comparator" in s.qualifiers - claim.qualifiers and \
+                        not claim.subject & (s.local - _COMPARATOR_WORDS):
+                    continue
+                common = claim.qualifiers & s.qualifiers
+                shared = (len(common & _SUBGROUPS), len(common))
                 overlap = 2 * len(claim.subject & s.subject) + len(claim.subject & sentence_stems[i])
                 scored.append((shared, overlap, _relation(claim, s), s, text))
         status, best, where = MISSING, None, ""

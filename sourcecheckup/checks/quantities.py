@@ -242,31 +242,42 @@ _PER_NOUN = {"day": "day", "d": "day", "night": "day", "morning": "day", "evenin
 
 # rate denominators after an amount: "/kg/day", "per day", "a day", "daily", "in 24 hours"
 _PER_AFTER = re.compile(
-    r"(?:\s*/\s*(?P<slash>kg|m2|day|d|24\s?h|h|hr|hour|dose|week|wk|min)\b"
+    r"(?:\s*/\s*(?P<slash>kg|m2|day|d|24\s?h|h|hr|hour|dose|week|wk|minute|min)\b"
     r"|\s+(?:per|a|an|each|every)\s+(?P<word>kg|kilogram|m2|day|night|morning|evening|week|month|"
     r"year|hour|minute|dose|24[- ]?hours?)\b(?:\s+of\s+body\s?weight)?"
     r"|\s+(?P<adv>daily|nightly|weekly|monthly|yearly|annually|hourly)\b"
     r"|\s+(?:in|over|within|every|per)\s+(?:any\s+|a\s+|one\s+)?(?P<d24>24[- ]hour period|24[- ]?hours?|"
     r"24[- ]?hrs?|24\s?h|day)\b"
-    r"|\s+(?P<tod>at night|at bedtime|before bed|in the morning|in the evening|each morning|"
-    r"every morning|each evening|every evening)\b"
+    r"|\s+(?P<tod>at night|at bedtime|(?:just\s+)?before\s+(?:bed|bedtime|sleep)|in the morning|"
+    r"in the evening|each morning|every morning|each evening|every evening)\b"
+    r"|\s+(?:on|in)\s+(?:the\s+first|any\s+(?:later|other|one)|each|every|a|any|one|the\s+second)\s+"
+    r"(?P<oneday>day)\b"
+    r"|\s+(?:in|per|for|during)\s+(?:a|one|each|any|the)?\s*(?:single\s+)?(?P<course>course)\b"
     r"|\s+(?P<freq>once|twice|thrice|one time|two times|three times|four times|\d+\s?times|\d+x)"
     r"\s*(?:a|an|per|each|every|/)?\s*(?P<fu>day|daily|week|weekly|night|nightly)\b)")
 # words between an amount and its denominator: "2,400mg of ibuprofen in 24 hours"
-_GAP = re.compile(r"(?:\s*\)|\s*\([^()]{0,40}\))?(?:\s+of(?:\s+(?!(?:per|a|an|each|every|in|over|within|daily|once|twice|at)\b)"
+_GAP = re.compile(r"(?:\s*\)|\s*\([^()]{0,40}\))?(?:\s+of(?:\s+(?!(?:per|a|an|each|every|in|over|within|daily|"
+                     r"once|twice|thrice|at|on|times|one|two|three|four|five|six|seven|eight|"
+                     r"can|should|may|must|is|are|to|be)\b)"
                      r"[a-z][\w'-]*){1,3})?")
+# "6 mg of colchicine can be taken each day": an amount, its thing and a verb, then the denominator
+_VERB_GAP = re.compile(r"(?:\s+of(?:\s+[a-z][\w'-]*){1,2}?)?(?:\s+(?:can|should|may|must|is|are|will)"
+                       r"(?:\s+not)?(?:\s+be)?)?\s+(?:taken|used|given|applied|injected)(?=\s)")
 _PER_BEFORE = re.compile(r"\b(?P<p>daily|24-hour|24 hour|weekly|per day|a day's|day's)\b"
-                         r"[^.;,]{0,35}$")
+                         r"(?:[^.;,]{0,35}|\s+(?:[a-z-]+\s+){0,2}?(?:dose|doses|dosage|amount|intake|"
+                         r"limit|total)\b[^.;,]{0,60})$")
 _INTERVAL_AFTER = re.compile(r"\s+(?:apart|between\s+(?:doses|each dose|tablets|treatments|"
                              r"injections|them))\b")
 
 _BOUND_BEFORE = [
     ("le", re.compile(r"(?:do not|don't|never|not|must not|mustn't|should not|shouldn't|cannot|"
                       r"can't|no)\s+(?:[a-z']+\s+){0,2}?(?:more than|over|above|in excess of|"
-                      r"exceed|exceeding|greater than|higher than)\s*$")),
+                      r"exceed|exceeding|greater than|higher than|longer than|later than)\s*$")),
+    # "no more often than every 2 weeks": the interval is a minimum
+    ("ge", re.compile(r"no (?:more often|more frequently) than(?: once)?(?: every)?\s*$")),
     ("ge", re.compile(r"(?:do not|don't|never|not|must not|should not|no)\s+(?:[a-z']+\s+){0,2}?"
                       r"(?:less than|fewer than|under|below|shorter than)\s*$")),
-    ("le", re.compile(r"(?:up to|at most|not to exceed|maximum of|max\.?|maximum"
+    ("le", re.compile(r"(?:up to|at most|not to exceed|maximum of|limited to|capped at|max\.?|maximum"
                       r"(?:\s+[a-z]+){0,4}?\s+(?:is|of|was|are|:)|maximum|<=|=<|\u2264|"
                       r"less than or equal to|no higher than|no greater than)\s*:?\s*$")),
     ("ge", re.compile(r"(?:at least|minimum of|minimum(?:\s+[a-z]+){0,4}?\s+(?:is|of|was|:)|minimum|"
@@ -322,11 +333,11 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("breastfeeding", r"\bbreast-?feeding|\blactat"),
     ("male", r"\bmen\b|\bmales?\b|\bboys?\b"),
     ("female", r"\bwomen\b|\bfemales?\b|\bgirls?\b"),
-    ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|\bfirst\s+dose|"
+    ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|(?<!after the )\bfirst\s+dose|"
                  r"\bat first\b|\bto begin with\b|\bfirst\s+(?:\d+|few|two|three|four|six|eight|"
                  r"twelve)\s+(?:days|weeks|months)\b"),
     # what comes after the start: "then 1 capsule after each loose stool", "increased to"
-    ("subsequent", r"\bthen\b|\bthereafter\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
+    ("subsequent", r"\bthen\b|\bthereafter\b|\bafter the first dose\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
                    r"\bincrease[sd]?\s+(?:[a-z]+\s+){0,3}?to\b"),
     ("first_day", r"(?<!after )\bthe first day\b|\bday (?:one|1)\b"),
     ("every_day", r"\b(?:every|each|any)\s+(?:later\s+|other\s+)?day\b|\bafter the first day\b|"
@@ -521,11 +532,14 @@ def _per_after(t: str, pos: int) -> tuple[str, str, int, int, int]:
     for _ in range(2):
         m = _PER_AFTER.match(t, end)
         if not m:
-            gap = _GAP.match(t, end)
-            if gap and gap.end() > end:
-                m = _PER_AFTER.match(t, gap.end())
-                gapped = bool(m)
-                per_start = gap.end()
+            for gap_rx in (_GAP, _VERB_GAP):
+                gap = gap_rx.match(t, end)
+                if gap and gap.end() > end:
+                    m = _PER_AFTER.match(t, gap.end())
+                    gapped = bool(m)
+                    per_start = gap.end()
+                    if m:
+                        break
         if not m:
             break
         if m.group("freq") is not None:
@@ -545,7 +559,10 @@ def _per_after(t: str, pos: int) -> tuple[str, str, int, int, int]:
             d24 = m.group("d24")
             per_parts.append("day")
             labels.append("day" if "day" in d24 else "24 h")
-        elif m.group("tod") is not None:
+        elif m.group("course") is not None:
+            per_parts.append("course")
+            labels.append("course")
+        elif m.group("tod") is not None or m.group("oneday") is not None:
             per_parts.append("day")
             labels.append("day")
         elif m.group("adv") is not None:
@@ -735,7 +752,7 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             raw.per, raw.per_label = per, label
             raw.end, raw.read_start, raw.read = e, read_start, read
         else:
-            pb = _PER_BEFORE.search(t[max(0, s - 45):s])
+            pb = _PER_BEFORE.search(t[max(0, s - 100):s])
             if pb:
                 p = pb.group("p")
                 raw.per = "week" if p == "weekly" else "day"
@@ -1018,6 +1035,8 @@ def _conflict(a: frozenset[str], b: frozenset[str]) -> bool:
             continue
         fam = _family(x)
         for y in b:
+            if y in a:
+                continue
             if frozenset((x, y)) in _CONFLICTS or (fam and _family(y) == fam and y != x
                                                    and not any(_family(z) == fam and z in b
                                                                for z in a - {x})):

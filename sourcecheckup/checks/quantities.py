@@ -903,13 +903,19 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
             if r.low2 is not None:  # a pair holds both pressures
                 quals -= {"systolic", "diastolic"}
             for q in shared:
-                grp = next((g for g in _QUALIFIER_GROUPS if q in g), None)
+                grps = [g for g in _QUALIFIER_GROUPS if q in g]
                 fam = _family(q)
                 if fam:
                     if not any(_family(o) == fam for o in own):
                         quals.add(q)
-                elif grp is None or not (own & grp):
+                elif not any(own & g for g in grps):
                     quals.add(q)
+            # the age group a figure is given for: "children aged 6 to 11 ... up to 12 mg"
+            if r.unit != "age":
+                ages = [a for a in group if a.unit == "age" and a.start < r.start]
+                if ages:
+                    a = ages[-1]
+                    quals.add(f"age:{a.low:g}-{a.high:g}{a.bound}")
             out.append(Quantity(
                 text=sentence[r.start:r.end].strip(), start=r.start, end=r.end, low=r.low,
                 high=r.high, unit=r.unit, per=r.per, bound=r.bound,
@@ -968,7 +974,10 @@ def _equal(a: float, b: float, claim: Quantity, source: Quantity) -> bool:
     if math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12):
         return True
     if "approx" in (claim.bound, source.bound):
-        return math.isclose(a, b, rel_tol=0.1)
+        # "about 90%" allows 88%; "about 93%" does not allow 97%
+        rounded = any(v and abs(v / q.scale) >= 10 and round(v / q.scale) % 10 == 0
+                      for v, q in ((a, claim), (b, source)))
+        return math.isclose(a, b, rel_tol=0.1 if rounded else 0.02)
     if claim.decimals < 0 or source.decimals < 0:
         return math.isclose(a, b, rel_tol=0.01)
     if claim.unit in _ROUNDABLE:

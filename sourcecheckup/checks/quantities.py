@@ -290,6 +290,9 @@ _BOUND_BEFORE = [
     ("approx", re.compile(r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|circa|"
                           r"~|\u2248|an estimated|estimated)\s*$")),
 ]
+_OR_MORE_THAN = re.compile(r"(?:do not|don't|never|must not|should not|no)\s+[^.;]{0,90}?"
+                           r"(?:more than|over|above|exceed)\s[^.;]{0,60}?\bor\s+(?:more than|over|"
+                           r"above)\s*$")
 _BOUND_AFTER = [
     ("le", re.compile(r"\s*(?:or|and)\s+(?:less|fewer|below|under|lower|younger)\b|\s+(?:at most|"
                       r"maximum|max)\b")),
@@ -298,7 +301,7 @@ _BOUND_AFTER = [
 ]
 _AGE_AFTER = re.compile(r"(?:\s|-)?(?:years?|yrs?)(?:\s|-)?(?:old|of age)\b|-year-olds?\b|s\b"
                         r"|\s+(?:years?\s+)?(?:and|or)\s+(?:over|older|above|under|younger)\b")
-_AGE_BEFORE = re.compile(r"(?:\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
+_AGE_BEFORE = re.compile(r"(?:\b(?:before|after|by|from|until|under)\s+(?:the\s+)?age(?:\s+of)?|\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
                          r"less than|more than))?|\bages|\b(?:mean|median|average)\s+age\s+(?:of|was|were|is)"
                          r"(?:\s+(?:about|around|approximately))?|(?:adults|people|children|patients|those|anyone|"
                          r"women|men|persons|individuals|kids|babies|infants)\s+(?:over|under|"
@@ -308,7 +311,19 @@ _A_DURATION = re.compile(
     r"|\b(?P<pre>for|within|after|over|in|than|about|around|least|most|to|takes?|took|lasts?|"
     r"lasting|only|under|nearly|almost)\s+(?P<a>an?|one)\s+(?P<u>hour|day|week|month|year|"
     r"fortnight|minute)(?P<andhalf>\s+and\s+a\s+half)?\b")
-_EVERY_OTHER = re.compile(r"\bevery\s+(?:other|second)\s+(?P<u>day|week|month)\b")
+_EVERY_OTHER = re.compile(r"\bevery\s+(?:other|second)\s+(?P<u>day|week|month)\b"
+                          r"|\b(?:on\s+)?alternate[- ](?P<ua>day|week|month)s?\b")
+# "checked every month", "every week": an interval of one unit
+_EVERY_ONE = re.compile(r"\b(?:every|each|once a)\s+(?P<u>day|week|month|year)\b(?!\s+(?:of|for)\b)")
+# "one and a half hours", "two and a half days"
+_AND_A_HALF = re.compile(r"\b(?P<n>one|two|three|four|five|six|\d+)\s+and\s+a\s+half\s+"
+                         r"(?P<u>hours|days|weeks|months|years)\b")
+# "about half of", "a third of": a share in words
+_SHARE = re.compile(r"\b(?P<s>half|a third|one third|a quarter|one quarter|two thirds|three quarters)"
+                    r"\s+(?:of|the)\b(?!\s+(?:an?\s+)?(?:hour|day|minute))")
+_QUARTER_HOUR = re.compile(r"\b(?P<q>a|one|three)\s+quarters?\s+of\s+an\s+hour\b")
+_SHARE_VALUE = {"half": 50.0, "a third": 100 / 3, "one third": 100 / 3, "a quarter": 25.0,
+                "one quarter": 25.0, "two thirds": 200 / 3, "three quarters": 75.0}
 _SEPARATOR = re.compile(r",|;|\b(?:and|or|but|while|whilst|whereas)\b")
 _SEGMENT = re.compile(r";|(?<=[a-z0-9)%])\.\s+(?=[a-z])|:\s")
 
@@ -337,8 +352,8 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
                  r"\bat first\b|\bto begin with\b|\bfirst\s+(?:\d+|few|two|three|four|six|eight|"
                  r"twelve)\s+(?:days|weeks|months)\b"),
     # what comes after the start: "then 1 capsule after each loose stool", "increased to"
-    ("subsequent", r"\bthen\b|\bthereafter\b|\bafter the first dose\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
-                   r"\bincrease[sd]?\s+(?:[a-z]+\s+){0,3}?to\b"),
+    ("subsequent", r"\bthen\b|\bthereafter\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
+                   r"\b(?:increase|raise|titrate|double)[sd]?\s+(?:[a-z]+\s+){0,3}?to\b"),
     ("first_day", r"(?<!after )\bthe first day\b|\bday (?:one|1)\b"),
     ("every_day", r"\b(?:every|each|any)\s+(?:later\s+|other\s+)?day\b|\bafter the first day\b|"
                   r"\blater days?\b|\bsubsequent days?\b"),
@@ -351,7 +366,7 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("younger", r"\byounger\b|\bunder[- ](?:6[05]|70|75|80)s?\b"),
     ("diabetes", r"\bdiabet(?:es|ic)\b"),
     # a figure of the other arm: "compared with 9.9% of those using nicotine replacement"
-    ("comparator", r"\bcompared (?:with|to)\b|\bversus\b|\bvs\.?\s|\bas against\b"),
+    ("comparator", r"\bcompared (?:with|to)\b|\bversus\b|\bvs\.?\s|\bagainst\s+(?:about\s+)?\d"),
     # a time before or after an event is not how long something lasts
     ("delay", r"\b(?:minutes?|hours?|days?|weeks?|months?|years?)\s+(?:after|before)\b"),
     ("course", r"\blasts?\b|\blasting\b|\bcourse of\b|\bduration\b|\bfor\s+(?:a\s+total\s+of\s+)?"
@@ -515,6 +530,8 @@ def _unit_of(m: re.Match) -> tuple[str, float, str]:
 
 def _bound_before(t: str, start: int) -> str:
     window = t[max(0, start - 60):start]
+    if _OR_MORE_THAN.search(t[max(0, start - 120):start]):
+        return "le"  # "do not take more than 1,250 mg on the first day or more than 1,000 mg"
     for bound, rx in _BOUND_BEFORE:
         if rx.search(window):
             return bound
@@ -613,6 +630,11 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
         if nxt.isalpha() and not _unit_at(t, end) and not t.startswith("s", end) \
                 and not _TIMES.match(t, end):
             return None  # "282y", "1st", "3rd"
+        ordinal = re.match(r"(?:st|nd|rd|th)\s+(?P<u>week|day|month|year|birthday)\b", t[end:])
+        if ordinal:  # "until the 12th week of pregnancy": a point in time, compared as such
+            u = ordinal.group("u")
+            return _Raw(s, end + ordinal.end(), value, value, "ordinal " + u, shown=u + " number",
+                        bound=_bound_before(t, s) or "eq")
         if re.match(r"(?:st|nd|rd|th)\b", t[end:end + 2]):
             return None
         if s > 0 and t[s - 1] in "$\u00a3\u20ac":
@@ -689,6 +711,13 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             d = _NUM_AT.match(t, prop.end())
             if d and d.group("d") is not None:
                 den = _value(d)[0]
+                sep2 = _RANGE_SEP.match(t, d.end())
+                d2 = _NUM_AT.match(t, sep2.end()) if sep2 and sep2.group(0).strip() in ("-", "to") else None
+                if den > high > 0 and d2 and d2.group("d") is not None and _value(d2)[0] > den \
+                        and value == high:
+                    # "1 in 3,000 to 4,000": a range of rates
+                    return _Raw(s, d2.end(), 100 * value / _value(d2)[0], 100 * value / den, "%",
+                                bound="range", shown="in", scale=100 / den, decimals=-1)
                 if den > high > 0:
                     return _Raw(s, d.end(), 100 * value / den, 100 * high / den, "%", bound=bound,
                                 shown="in", scale=100 / den, decimals=-1)
@@ -757,6 +786,8 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
                 p = pb.group("p")
                 raw.per = "week" if p == "weekly" else "day"
                 raw.per_label = raw.per
+    if ranged and re.match(r"\s+(?:at most|maximum|max)\b", t[raw.end:]):
+        raw.bound = "le"
     if bound == "eq" and not ranged:
         for b, rx in _BOUND_AFTER:
             bm = rx.match(t, raw.end)
@@ -794,11 +825,46 @@ def _word_durations(t: str, taken: list[tuple[int, int]]) -> list[_Raw]:
     for m in _EVERY_OTHER.finditer(t):
         if any(a <= m.start() < b for a, b in taken):
             continue
-        canon, factor, shown = _UNITS[m.group("u")]
+        canon, factor, shown = _UNITS[m.group("u") or m.group("ua")]
         if canon == "min":
             out.append(_Raw(m.start(), m.end(), 2 * factor, 2 * factor, "min", per="interval",
                             shown=shown, scale=factor, decimals=-1))
+    for m in _EVERY_ONE.finditer(t):
+        if any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        if not _REPEATED.search(t[max(0, m.start() - 30):m.start()]):
+            continue  # "10 mg every day", "activity every week": a denominator, not an interval
+        canon, factor, shown = _UNITS[m.group("u")]
+        minutes = factor if canon == "min" else factor * _MONTH_MIN
+        out.append(_Raw(m.start(), m.end(), minutes, minutes, "min", per="interval",
+                        shown=shown, scale=minutes, decimals=-1 if canon == "min" else _CALENDAR))
+    for m in _AND_A_HALF.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        n = m.group("n")
+        value = (float(n) if n.isdigit() else float(_WORD_VALUE[n])) + 0.5
+        canon, factor, shown = _UNITS[m.group("u")]
+        out.append(_Raw(m.start(), m.end(), value * factor, value * factor, canon, shown=shown,
+                        scale=factor, decimals=1, bound=_bound_before(t, m.start()) or "eq"))
+    for m in _QUARTER_HOUR.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        v = 45.0 if m.group("q") == "three" else 15.0
+        out.append(_Raw(m.start(), m.end(), v, v, "min", shown="min", decimals=-1,
+                        bound=_bound_before(t, m.start()) or "eq"))
+    for m in _SHARE.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        v = _SHARE_VALUE[m.group("s")]
+        out.append(_Raw(m.start(), m.end() - 3, v, v, "%", shown="%", decimals=-1,
+                        bound=_bound_before(t, m.start()) or "approx"))
     return out
+
+
+_MONTH_MIN = 30.4375 * 1440
+_REPEATED = re.compile(r"\b(?:checked|tested|measured|monitored|repeated|done|reviewed|changed|"
+                       r"replaced|seen|examined|screened)\s+(?:[a-z]+\s+)?$")
+_CALENDAR = -2  # decimals of a figure converted between weeks and months: "3 months" ~ "12 weeks"
 
 
 def _pair_words(t: str) -> list[_Raw]:
@@ -895,7 +961,7 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
             hi = bounds[k] if k < len(group) else seg_end
             regions.append((lo, hi))
         first_lo = regions[0][0]
-        opening = t[seg_start:group[0].start] if first_lo == seg_start else t[seg_start:first_lo]
+        opening = t[seg_start:group[0].end] if first_lo == seg_start else t[seg_start:first_lo]
         shared = _qualifiers(opening)
         for r, (lo, hi) in zip(group, regions):
             own = _qualifiers(t[lo:hi])
@@ -951,6 +1017,11 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}
         return replace(s, low=1440 / s.high, high=1440 / s.low, unit="min", per="interval",
                        bound=flip.get(s.bound, s.bound), decimals=-1, shown_unit="h", scale=60)
+    # weeks and months: "12 weeks" ~ "3 months", "18 weeks" is not "a year"
+    if {claim.unit, s.unit} == {"min", "month"} and claim.per == s.per and not s.is_pair:
+        f = 1 / _MONTH_MIN if claim.unit == "month" else _MONTH_MIN
+        return replace(s, low=s.low * f, high=s.high * f, unit=claim.unit, decimals=_CALENDAR,
+                       shown_unit=claim.shown_unit, scale=claim.scale)
     # one component of a blood-pressure pair
     if claim.unit == "mmhg" and not claim.is_pair and s.unit == "mmhg" and s.is_pair:
         if "diastolic" in claim.qualifiers:
@@ -978,6 +1049,8 @@ def _equal(a: float, b: float, claim: Quantity, source: Quantity) -> bool:
         rounded = any(v and abs(v / q.scale) >= 10 and round(v / q.scale) % 10 == 0
                       for v, q in ((a, claim), (b, source)))
         return math.isclose(a, b, rel_tol=0.1 if rounded else 0.02)
+    if _CALENDAR in (claim.decimals, source.decimals):
+        return math.isclose(a, b, rel_tol=0.1)
     if claim.decimals < 0 or source.decimals < 0:
         return math.isclose(a, b, rel_tol=0.01)
     if claim.unit in _ROUNDABLE:
@@ -1015,8 +1088,6 @@ def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
     if cb in _UPPER:
         if sb in _LOWER:
             return "contradict"
-        if sb == "range" and eq(ch, sh) and not eq(cl, sl):
-            return "neutral"  # "45 to 59" does not say "59 or less"
         return "match" if eq(ch, sh) else "contradict"
     # claim is a lower bound
     if sb in _UPPER:
@@ -1034,6 +1105,11 @@ def _relation(claim: Quantity, s: Quantity) -> str:
     if "contradict" in (first, second):
         return "contradict"
     return "match" if first == second == "match" else "neutral"
+
+
+def _names_other(claim: Quantity, s: Quantity) -> bool:
+    """The source quantity's own words name something the statement never mentions."""
+    return bool(s.subject - claim.subject) and len(claim.subject & s.subject) < len(claim.subject) / 2
 
 
 def _conflict(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -1179,8 +1255,14 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
         status, best, where = MISSING, None, ""
         for tier in sorted({c[0] for c in scored}, reverse=True):
             in_tier = sorted((c for c in scored if c[0] == tier), key=lambda c: -c[1])
-            hit = next((c for c in in_tier if c[2] == "match"), None) or \
-                next((c for c in in_tier if c[2] == "contradict"), None)
+            hit = next((c for c in in_tier if c[2] == "match"), None)
+            against = next((c for c in in_tier if c[2] == "contradict"), None)
+            # a match in a clause about another thing ("ulipristal 30 mg") yields to a
+            # contradiction in a clause that names more of the statement's own subject
+            if hit and against and _names_other(claim, hit[3]) and \
+                    len(claim.subject & against[3].subject) > len(claim.subject & hit[3].subject):
+                hit = against
+            hit = hit or against
             if hit:
                 status = MATCHED if hit[2] == "match" else CONTRADICTED
                 best, where = hit[3], hit[4]

@@ -324,6 +324,7 @@ _SHARE = re.compile(r"\b(?P<s>half|a third|one third|a quarter|one quarter|two t
 _QUARTER_HOUR = re.compile(r"\b(?P<q>a|one|three)\s+quarters?\s+of\s+an\s+hour\b")
 _SHARE_VALUE = {"half": 50.0, "a third": 100 / 3, "one third": 100 / 3, "a quarter": 25.0,
                 "one quarter": 25.0, "two thirds": 200 / 3, "three quarters": 75.0}
+_OPENING_PERIOD = re.compile(r"\s*(?:during|in|for|over)\s+the\s+first\s+\S+\s+(?:days|weeks|months)\b")
 _SEPARATOR = re.compile(r",|;|\b(?:and|or|but|while|whilst|whereas)\b")
 _SEGMENT = re.compile(r";|(?<=[a-z0-9)%])\.\s+(?=[a-z])|:\s")
 
@@ -363,7 +364,7 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("vigorous", r"\bvigorous|\bhigh[- ]intensity\b"),
     ("home", r"\bhome\b|\bambulatory\b|\babpm\b|\bhbpm\b"),
     ("clinic", r"\bclinic\b|\boffice\b"),
-    ("younger", r"\byounger\b|\bunder[- ](?:6[05]|70|75|80)s?\b"),
+    ("younger", r"\byounger\b"),
     ("diabetes", r"\bdiabet(?:es|ic)\b"),
     # a figure of the other arm: "compared with 9.9% of those using nicotine replacement"
     ("comparator", r"\bcompared (?:with|to)\b|\bversus\b|\bvs\.?\s|\bagainst\s+(?:about\s+)?\d"),
@@ -961,8 +962,12 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
             hi = bounds[k] if k < len(group) else seg_end
             regions.append((lo, hi))
         first_lo = regions[0][0]
-        opening = t[seg_start:group[0].end] if first_lo == seg_start else t[seg_start:first_lo]
+        opening = t[seg_start:group[0].start] if first_lo == seg_start else t[seg_start:first_lo]
+        # "during the first 18 weeks, ...": a period the clause opens with bounds what follows
+        head = _OPENING_PERIOD.match(t, seg_start, group[0].end) if group[0].start - seg_start < 30 else None
         shared = _qualifiers(opening)
+        if head:
+            shared.add("starting")
         for r, (lo, hi) in zip(group, regions):
             own = _qualifiers(t[lo:hi])
             quals = set(own)
@@ -1017,8 +1022,9 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}
         return replace(s, low=1440 / s.high, high=1440 / s.low, unit="min", per="interval",
                        bound=flip.get(s.bound, s.bound), decimals=-1, shown_unit="h", scale=60)
-    # weeks and months: "12 weeks" ~ "3 months", "18 weeks" is not "a year"
-    if {claim.unit, s.unit} == {"min", "month"} and claim.per == s.per and not s.is_pair:
+    # monitoring intervals: "every month" ~ "every 4 weeks", not "every week" (durations in
+    # weeks and in months are not compared: "4 weeks" is not quite "a month")
+    if {claim.unit, s.unit} == {"min", "month"} and claim.per == s.per == "interval":
         f = 1 / _MONTH_MIN if claim.unit == "month" else _MONTH_MIN
         return replace(s, low=s.low * f, high=s.high * f, unit=claim.unit, decimals=_CALENDAR,
                        shown_unit=claim.shown_unit, scale=claim.scale)
@@ -1260,7 +1266,7 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
             # a match in a clause about another thing ("ulipristal 30 mg") yields to a
             # contradiction in a clause that names more of the statement's own subject
             if hit and against and _names_other(claim, hit[3]) and \
-                    len(claim.subject & against[3].subject) > len(claim.subject & hit[3].subject):
+                    len(claim.subject & against[3].subject) > 2 * len(claim.subject & hit[3].subject):
                 hit = against
             hit = hit or against
             if hit:

@@ -627,15 +627,15 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
     if not is_word:
         if s > 0 and (t[s - 1].isalpha() or _NAME_BEFORE.search(before)):
             return None
-        nxt = t[end:end + 1]
-        if nxt.isalpha() and not _unit_at(t, end) and not t.startswith("s", end) \
-                and not _TIMES.match(t, end):
-            return None  # "282y", "1st", "3rd"
         ordinal = re.match(r"(?:st|nd|rd|th)\s+(?P<u>week|day|month|year|birthday)\b", t[end:])
         if ordinal:  # "until the 12th week of pregnancy": a point in time, compared as such
             u = ordinal.group("u")
             return _Raw(s, end + ordinal.end(), value, value, "ordinal " + u, shown=u + " number",
                         bound=_bound_before(t, s) or "eq")
+        nxt = t[end:end + 1]
+        if nxt.isalpha() and not _unit_at(t, end) and not t.startswith("s", end) \
+                and not _TIMES.match(t, end):
+            return None  # "282y", "1st", "3rd"
         if re.match(r"(?:st|nd|rd|th)\b", t[end:end + 2]):
             return None
         if s > 0 and t[s - 1] in "$\u00a3\u20ac":
@@ -751,7 +751,7 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
         if every or apart:
             e = apart.end() if apart else after
             return _Raw(s, e, value * factor, high * factor, "min", per="interval",
-                        bound="range" if ranged else (bound if not every else "eq"),
+                        bound="range" if ranged else (bound if not every or bound == "ge" else "eq"),
                         shown=shown, scale=factor, decimals=dec)
 
     # ages: "aged 65", "65 years and over", "children under 12", "over-65s"
@@ -891,7 +891,7 @@ def _segments(t: str) -> list[tuple[int, int]]:
 
 # a sentence without digits holds a quantity only in words: a cheap test first
 _MAY_HOLD_WORDS = re.compile(
-    r"(?i)\b(?:once|twice|thrice|half|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
+    r"(?i)\b(?:once|twice|thrice|half|third|quarters?|alternate|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
     + "|".join(_ONES[1:] + _TENS) + r")(?:\b|(?=fold))")
 
 

@@ -410,3 +410,134 @@ def test_fast_enough_for_thousands_of_pairs():
         compare_quantities(s, page)
     per_pair = (time.perf_counter() - start) / len(statements)
     assert per_pair < 0.05, f"{per_pair * 1000:.1f} ms per statement against a 27-sentence page"
+
+
+# --- what a number is attached to: qualifiers added for issue 11 ---------------------------
+
+def _statuses(statement: str, page: str) -> list[str]:
+    return [f.status for f in compare_quantities(statement, sentences(page))]
+
+
+@pytest.mark.parametrize("statement,page,expected", [
+    # a titrated ceiling is not where treatment begins
+    ("Sertraline is usually started at 200 mg a day.",
+     "Sertraline usually starts at 50 mg a day and can be increased to a maximum of 200 mg a day.",
+     "contradicted"),
+    ("Sertraline is usually started at 50 mg a day.",
+     "Sertraline usually starts at 50 mg a day and can be increased to a maximum of 200 mg a day.",
+     "matched"),
+    # later doses ("then") are not the first dose
+    ("The first dose of the antiemetic is 8 mg.",
+     "Give 16 mg of the antiemetic at first, then 8 mg every 12 hours.", "contradicted"),
+    # treatment and prevention courses differ
+    ("To treat the infection, adults take the tablets for 14 days.",
+     "Adults take one tablet a day for 7 days to treat the infection, or for 14 days to prevent it.",
+     "contradicted"),
+    # moderate and vigorous activity targets differ
+    ("Adults need at least 150 minutes of vigorous activity a week.",
+     "Aim for at least 150 minutes of moderate activity a week, or 75 minutes of vigorous activity.",
+     "contradicted"),
+    # home and clinic readings have their own thresholds
+    ("The home reading threshold is 140/90 mmHg.",
+     "The threshold is 140/90 mmHg for clinic readings and 135/85 mmHg for home readings.",
+     "contradicted"),
+    # the stage a figure belongs to
+    ("Grade 2 obesity starts at a BMI of 30 kg/m2.",
+     "Grade 1 obesity starts at 30 kg/m2, and grade 2 starts at 35 kg/m2.", "contradicted"),
+    # how many doses an effectiveness figure is for
+    ("One dose of the vaccine is about 78% effective.",
+     "Two doses are about 95% effective, and one dose is about 78% effective.", "matched"),
+    ("Two doses of the vaccine are about 78% effective.",
+     "Two doses are about 95% effective, and one dose is about 78% effective.", "contradicted"),
+    # a wait after an event is not how long a course lasts
+    ("The course lasts 6 weeks.",
+     "The tablets are taken for 10 days. A check-up is done 6 weeks after the course ends.",
+     "contradicted"),
+])
+def test_a_figure_counts_only_for_what_it_is_attached_to(statement, page, expected):
+    # the statement's last figure is the one attached to something
+    assert _statuses(statement, page)[-1] == expected
+
+
+def test_a_source_naming_both_groups_covers_either():
+    page = "Adults and teenagers aged 12 and over take 10 mg once a day."
+    assert _statuses("Adults take 10 mg once a day.", page)[0] == "matched"
+
+
+def test_the_comparison_arms_figure_is_not_the_main_arms():
+    page = "In the trial, 31% of people on the new drug were in remission at a year, compared with 12% of those on placebo."
+    assert "contradicted" in _statuses("In the trial, 12% of people on the new drug were in remission.", page)
+    assert _statuses("About 12% of those on placebo were in remission.", page) == ["matched"]
+
+
+def test_a_subgroups_own_figure_outranks_the_general_one():
+    page = ("The usual dose is 500 mg twice a day. People with kidney disease often need 250 mg "
+            "twice a day.")
+    assert _statuses("People with kidney disease usually take 500 mg twice a day.", page)[0] == "contradicted"
+
+
+def test_a_figure_for_the_first_day_is_not_a_figure_for_every_day():
+    page = "Do not take more than 400 mg on the first day or more than 300 mg on any later day."
+    assert "contradicted" in _statuses("Up to 400 mg can be taken every day.", page)
+    assert _statuses("After the first day, no more than 300 mg should be taken daily.", page)[0] == "matched"
+
+
+def test_an_age_group_given_before_a_dose_travels_with_it():
+    page = ("Children aged 12 and over take 10 mg, up to 40 mg in 24 hours. Children aged 2 to 11 "
+            "take 5 mg, up to 20 mg in 24 hours.")
+    assert "contradicted" in _statuses("Children aged 2 to 11 can have up to 40 mg in 24 hours.", page)
+    assert "contradicted" not in _statuses("Children aged 2 to 11 can have up to 20 mg in 24 hours.", page)
+
+
+def test_a_closed_range_does_not_state_an_open_lower_bound():
+    page = "Fasting glucose of 7.0 mmol/L or more means diabetes; 6.1 to 6.9 mmol/L means impaired fasting glucose."
+    assert _statuses("A fasting glucose of 6.1 mmol/L or more means diabetes.", page) == ["contradicted"]
+
+
+def test_a_match_about_another_drug_yields_to_the_statements_own_drug():
+    page = "Drug Alpha is given as 2 mg tablets. Betazole syrup comes as 40 mg per bottle."
+    assert _statuses("Drug Alpha tablets contain 40 mg.", page) == ["contradicted"]
+
+
+# --- forms read for issue 11 -------------------------------------------------------------
+
+@pytest.mark.parametrize("sentence,low,high,unit,per,bound", [
+    ("Lithium levels are checked every month.", 30.4375 * 1440, 30.4375 * 1440, "min", "interval", "eq"),
+    ("The iron is taken on alternate days.", 2880, 2880, "min", "interval", "eq"),
+    ("Walk for two and a half hours a week.", 150, 150, "min", "", "eq"),
+    ("Press on the wound for a quarter of an hour.", 15, 15, "min", "", "eq"),
+    ("About a third of patients relapse.", 100 / 3, 100 / 3, "%", "", "approx"),
+    ("Stop it by the 36th week of pregnancy.", 36, 36, "ordinal week", "", "eq"),
+    ("A rash occurs in about 1 in 2,000 to 5,000 people.", 0.02, 0.05, "%", "", "range"),
+    ("Up to 8 mg of the drug can be taken each day.", 8, 8, "mg", "day", "le"),
+    ("Take 10 mg just before bedtime.", 10, 10, "mg", "day", "eq"),
+    ("No more than 3 g should be taken in one course.", 3000, 3000, "mg", "course", "le"),
+    ("The daily maintenance dose of the drug in adults is 2 g.", 2000, 2000, "mg", "day", "eq"),
+    ("Use it for no longer than 6 weeks.", 6 * 10080, 6 * 10080, "min", "", "le"),
+    ("Doses are raised no more often than every 3 weeks.", 3 * 10080, 3 * 10080, "min", "interval", "ge"),
+    ("Girls vaccinated before the age of 15 were protected.", 15, 15, "age", "", "eq"),
+])
+def test_issue_11_forms_are_read(sentence, low, high, unit, per, bound):
+    q = extract_quantities(sentence)[0]
+    assert (q.unit, q.per, q.bound) == (unit, per, bound), q
+    assert q.low == pytest.approx(low) and q.high == pytest.approx(high)
+
+
+def test_a_second_limit_joined_by_or_keeps_the_negation():
+    qs = extract_quantities("Do not take more than 3 g on the first day or more than 2 g on later days.")
+    assert [q.bound for q in qs] == ["le", "le"]
+
+
+def test_four_times_a_day_is_the_frequency_not_the_dose_denominator():
+    q = extract_quantities("Adults can take 500 mg of amoxicillin four times a day.")[0]
+    assert q.per == "dose"
+
+
+def test_about_allows_rounding_only_around_a_round_figure():
+    assert _statuses("The vaccine is about 90% effective.", "It is 88% effective.") == ["matched"]
+    assert _statuses("The vaccine is about 93% effective.", "It is about 97% effective.") == ["contradicted"]
+
+
+def test_every_month_and_every_four_weeks_agree_but_every_week_does_not():
+    assert _statuses("Bloods are checked every month.", "Blood tests are done every 4 weeks.") == ["matched"]
+    assert _statuses("Bloods are checked every month.", "Blood tests are done every week.") == ["contradicted"]

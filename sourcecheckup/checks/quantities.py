@@ -42,6 +42,7 @@ class Quantity:
     decimals: int = 0         # decimals as written (rounding tolerance); -1 when derived
     per_label: str = ""       # the denominator as a reader wrote it: "24 h", "day", "kg/day"
     noun: str = ""            # for a plain count: the stem of what is counted ("patie")
+    local: frozenset[str] = frozenset()  # content stems of its own part of the clause
 
     @property
     def is_pair(self) -> bool:
@@ -241,31 +242,42 @@ _PER_NOUN = {"day": "day", "d": "day", "night": "day", "morning": "day", "evenin
 
 # rate denominators after an amount: "/kg/day", "per day", "a day", "daily", "in 24 hours"
 _PER_AFTER = re.compile(
-    r"(?:\s*/\s*(?P<slash>kg|m2|day|d|24\s?h|h|hr|hour|dose|week|wk|min)\b"
+    r"(?:\s*/\s*(?P<slash>kg|m2|day|d|24\s?h|h|hr|hour|dose|week|wk|minute|min)\b"
     r"|\s+(?:per|a|an|each|every)\s+(?P<word>kg|kilogram|m2|day|night|morning|evening|week|month|"
     r"year|hour|minute|dose|24[- ]?hours?)\b(?:\s+of\s+body\s?weight)?"
     r"|\s+(?P<adv>daily|nightly|weekly|monthly|yearly|annually|hourly)\b"
     r"|\s+(?:in|over|within|every|per)\s+(?:any\s+|a\s+|one\s+)?(?P<d24>24[- ]hour period|24[- ]?hours?|"
     r"24[- ]?hrs?|24\s?h|day)\b"
-    r"|\s+(?P<tod>at night|at bedtime|before bed|in the morning|in the evening|each morning|"
-    r"every morning|each evening|every evening)\b"
+    r"|\s+(?P<tod>at night|at bedtime|(?:just\s+)?before\s+(?:bed|bedtime|sleep)|in the morning|"
+    r"in the evening|each morning|every morning|each evening|every evening)\b"
+    r"|\s+(?:on|in)\s+(?:the\s+first|any\s+(?:later|other|one)|each|every|a|any|one|the\s+second)\s+"
+    r"(?P<oneday>day)\b"
+    r"|\s+(?:in|per|for|during)\s+(?:a|one|each|any|the)?\s*(?:single\s+)?(?P<course>course)\b"
     r"|\s+(?P<freq>once|twice|thrice|one time|two times|three times|four times|\d+\s?times|\d+x)"
     r"\s*(?:a|an|per|each|every|/)?\s*(?P<fu>day|daily|week|weekly|night|nightly)\b)")
 # words between an amount and its denominator: "2,400mg of ibuprofen in 24 hours"
-_GAP = re.compile(r"(?:\s*\)|\s*\([^()]{0,40}\))?(?:\s+of(?:\s+(?!(?:per|a|an|each|every|in|over|within|daily|once|twice|at)\b)"
+_GAP = re.compile(r"(?:\s*\)|\s*\([^()]{0,40}\))?(?:\s+of(?:\s+(?!(?:per|a|an|each|every|in|over|within|daily|"
+                     r"once|twice|thrice|at|on|times|one|two|three|four|five|six|seven|eight|"
+                     r"can|should|may|must|is|are|to|be)\b)"
                      r"[a-z][\w'-]*){1,3})?")
+# "6 mg of colchicine can be taken each day": an amount, its thing and a verb, then the denominator
+_VERB_GAP = re.compile(r"(?:\s+of(?:\s+[a-z][\w'-]*){1,2}?)?(?:\s+(?:can|should|may|must|is|are|will)"
+                       r"(?:\s+not)?(?:\s+be)?)?\s+(?:taken|used|given|applied|injected)(?=\s)")
 _PER_BEFORE = re.compile(r"\b(?P<p>daily|24-hour|24 hour|weekly|per day|a day's|day's)\b"
-                         r"[^.;,]{0,35}$")
+                         r"(?:[^.;,]{0,35}|\s+(?:[a-z-]+\s+){0,2}?(?:dose|doses|dosage|amount|intake|"
+                         r"limit|total)\b[^.;,]{0,60})$")
 _INTERVAL_AFTER = re.compile(r"\s+(?:apart|between\s+(?:doses|each dose|tablets|treatments|"
                              r"injections|them))\b")
 
 _BOUND_BEFORE = [
     ("le", re.compile(r"(?:do not|don't|never|not|must not|mustn't|should not|shouldn't|cannot|"
                       r"can't|no)\s+(?:[a-z']+\s+){0,2}?(?:more than|over|above|in excess of|"
-                      r"exceed|exceeding|greater than|higher than)\s*$")),
+                      r"exceed|exceeding|greater than|higher than|longer than|later than)\s*$")),
+    # "no more often than every 2 weeks": the interval is a minimum
+    ("ge", re.compile(r"no (?:more often|more frequently) than(?: once)?(?: every)?\s*$")),
     ("ge", re.compile(r"(?:do not|don't|never|not|must not|should not|no)\s+(?:[a-z']+\s+){0,2}?"
                       r"(?:less than|fewer than|under|below|shorter than)\s*$")),
-    ("le", re.compile(r"(?:up to|at most|not to exceed|maximum of|max\.?|maximum"
+    ("le", re.compile(r"(?:up to|at most|not to exceed|maximum of|limited to|capped at|max\.?|maximum"
                       r"(?:\s+[a-z]+){0,4}?\s+(?:is|of|was|are|:)|maximum|<=|=<|\u2264|"
                       r"less than or equal to|no higher than|no greater than)\s*:?\s*$")),
     ("ge", re.compile(r"(?:at least|minimum of|minimum(?:\s+[a-z]+){0,4}?\s+(?:is|of|was|:)|minimum|"
@@ -278,6 +290,9 @@ _BOUND_BEFORE = [
     ("approx", re.compile(r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|circa|"
                           r"~|\u2248|an estimated|estimated)\s*$")),
 ]
+_OR_MORE_THAN = re.compile(r"(?:do not|don't|never|must not|should not|no)\s+[^.;]{0,90}?"
+                           r"(?:more than|over|above|exceed)\s[^.;]{0,60}?\bor\s+(?:more than|over|"
+                           r"above)\s*$")
 _BOUND_AFTER = [
     ("le", re.compile(r"\s*(?:or|and)\s+(?:less|fewer|below|under|lower|younger)\b|\s+(?:at most|"
                       r"maximum|max)\b")),
@@ -286,7 +301,7 @@ _BOUND_AFTER = [
 ]
 _AGE_AFTER = re.compile(r"(?:\s|-)?(?:years?|yrs?)(?:\s|-)?(?:old|of age)\b|-year-olds?\b|s\b"
                         r"|\s+(?:years?\s+)?(?:and|or)\s+(?:over|older|above|under|younger)\b")
-_AGE_BEFORE = re.compile(r"(?:\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
+_AGE_BEFORE = re.compile(r"(?:\b(?:before|after|by|from|until|under)\s+(?:the\s+)?age(?:\s+of)?|\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
                          r"less than|more than))?|\bages|\b(?:mean|median|average)\s+age\s+(?:of|was|were|is)"
                          r"(?:\s+(?:about|around|approximately))?|(?:adults|people|children|patients|those|anyone|"
                          r"women|men|persons|individuals|kids|babies|infants)\s+(?:over|under|"
@@ -296,7 +311,20 @@ _A_DURATION = re.compile(
     r"|\b(?P<pre>for|within|after|over|in|than|about|around|least|most|to|takes?|took|lasts?|"
     r"lasting|only|under|nearly|almost)\s+(?P<a>an?|one)\s+(?P<u>hour|day|week|month|year|"
     r"fortnight|minute)(?P<andhalf>\s+and\s+a\s+half)?\b")
-_EVERY_OTHER = re.compile(r"\bevery\s+(?:other|second)\s+(?P<u>day|week|month)\b")
+_EVERY_OTHER = re.compile(r"\bevery\s+(?:other|second)\s+(?P<u>day|week|month)\b"
+                          r"|\b(?:on\s+)?alternate[- ](?P<ua>day|week|month)s?\b")
+# "checked every month", "every week": an interval of one unit
+_EVERY_ONE = re.compile(r"\b(?:every|each|once a)\s+(?P<u>day|week|month|year)\b(?!\s+(?:of|for)\b)")
+# "one and a half hours", "two and a half days"
+_AND_A_HALF = re.compile(r"\b(?P<n>one|two|three|four|five|six|\d+)\s+and\s+a\s+half\s+"
+                         r"(?P<u>hours|days|weeks|months|years)\b")
+# "about half of", "a third of": a share in words
+_SHARE = re.compile(r"\b(?P<s>half|a third|one third|a quarter|one quarter|two thirds|three quarters)"
+                    r"\s+(?:of|the)\b(?!\s+(?:an?\s+)?(?:hour|day|minute))")
+_QUARTER_HOUR = re.compile(r"\b(?P<q>a|one|three)\s+quarters?\s+of\s+an\s+hour\b")
+_SHARE_VALUE = {"half": 50.0, "a third": 100 / 3, "one third": 100 / 3, "a quarter": 25.0,
+                "one quarter": 25.0, "two thirds": 200 / 3, "three quarters": 75.0}
+_OPENING_PERIOD = re.compile(r"\s*(?:during|in|for|over)\s+the\s+first\s+\S+\s+(?:days|weeks|months)\b")
 _SEPARATOR = re.compile(r",|;|\b(?:and|or|but|while|whilst|whereas)\b")
 _SEGMENT = re.compile(r";|(?<=[a-z0-9)%])\.\s+(?=[a-z])|:\s")
 
@@ -321,7 +349,29 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("breastfeeding", r"\bbreast-?feeding|\blactat"),
     ("male", r"\bmen\b|\bmales?\b|\bboys?\b"),
     ("female", r"\bwomen\b|\bfemales?\b|\bgirls?\b"),
-    ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|\bfirst\s+dose"),
+    ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|(?<!after the )\bfirst\s+dose|"
+                 r"\bat first\b|\bto begin with\b|\bfirst\s+(?:\d+|few|two|three|four|six|eight|"
+                 r"twelve)\s+(?:days|weeks|months)\b"),
+    # what comes after the start: "then 1 capsule after each loose stool", "increased to"
+    ("subsequent", r"\bthen\b|\bthereafter\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
+                   r"\b(?:increase|raise|titrate|double)[sd]?\s+(?:[a-z]+\s+){0,3}?to\b"),
+    ("first_day", r"(?<!after )\bthe first day\b|\bday (?:one|1)\b"),
+    ("every_day", r"\b(?:every|each|any)\s+(?:later\s+|other\s+)?day\b|\bafter the first day\b|"
+                  r"\blater days?\b|\bsubsequent days?\b"),
+    ("treat", r"\b(?:to|for)\s+treat(?:ing|ment)?\b|\btreating\b|\bas treatment\b"),
+    ("prevent", r"\bprevent(?:ing|ion)?\b|\bprophyla"),
+    ("moderate", r"\bmoderate(?:[- ]intensity)?\s+(?:activity|exercise|aerobic)"),
+    ("vigorous", r"\bvigorous|\bhigh[- ]intensity\b"),
+    ("home", r"\bhome\b|\bambulatory\b|\babpm\b|\bhbpm\b"),
+    ("clinic", r"\bclinic\b|\boffice\b"),
+    ("younger", r"\byounger\b"),
+    ("diabetes", r"\bdiabet(?:es|ic)\b"),
+    # a figure of the other arm: "compared with 9.9% of those using nicotine replacement"
+    ("comparator", r"\bcompared (?:with|to)\b|\bversus\b|\bvs\.?\s|\bagainst\s+(?:about\s+)?\d"),
+    # a time before or after an event is not how long something lasts
+    ("delay", r"\b(?:minutes?|hours?|days?|weeks?|months?|years?)\s+(?:after|before)\b"),
+    ("course", r"\blasts?\b|\blasting\b|\bcourse of\b|\bduration\b|\bfor\s+(?:a\s+total\s+of\s+)?"
+               r"(?:\d|an?\s|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"),
     ("usual", r"\busual(?:ly)?\b|\btypical(?:ly)?\b|\bstandard\b|\bnormal(?:ly)?\b"),
     ("maximum", r"\bmaxim(?:um|al)\b|\bmax\b|\bhighest\b|\bupper\s+limit"),
     ("minimum", r"\bminim(?:um|al)\b|\blowest\b"),
@@ -342,12 +392,25 @@ _CONFLICTS = frozenset(frozenset(p) for p in [
     ("pregnant", "male"), ("starting", "maximum"), ("starting", "maintenance"),
     ("loading", "maintenance"), ("usual", "maximum"), ("minimum", "maximum"),
     ("usual", "minimum"), ("starting", "missed"), ("morning", "night"),
-    ("systolic", "diastolic"),
+    ("systolic", "diastolic"), ("starting", "subsequent"), ("first_day", "every_day"),
+    ("treat", "prevent"), ("moderate", "vigorous"), ("home", "clinic"), ("older", "younger"),
+    ("delay", "course"), ("loading", "subsequent"),
 ])
+# qualifiers that name a subgroup: a figure stated for the claim's own subgroup outranks one
+# stated for everyone ("older people often need 62.5 micrograms" against "usual dose 250")
+_SUBGROUPS = frozenset({"older", "younger", "child", "infant", "pregnant", "breastfeeding",
+                        "kidney", "liver", "diabetes", "home", "clinic"})
+# numbered families read from the text: "stage 1" vs "stage 2", "two doses" vs "one dose"
+_FAMILY = re.compile(r"\b(?P<f>stage|type|grade|class|step)\s+(?P<v>\d+[a-c]?|i{1,3}|iv|v)\b"
+                     r"|\b(?P<n>one|a single|single|two|both|three|four|1|2|3|4)\s+doses?\b")
+_DOSE_COUNT = {"one": "1", "a single": "1", "single": "1", "two": "2", "both": "2", "three": "3",
+               "four": "4"}
 _QUALIFIER_GROUPS = [
     {"prescription:with", "prescription:without"}, {"adult", "child", "infant", "older"},
     {"male", "female"}, {"starting", "usual", "maximum", "minimum", "loading", "maintenance"},
-    {"morning", "night"}, {"systolic", "diastolic"},
+    {"morning", "night"}, {"systolic", "diastolic"}, {"starting", "subsequent"},
+    {"first_day", "every_day"}, {"treat", "prevent"}, {"moderate", "vigorous"}, {"home", "clinic"},
+    {"delay", "course"},
 ]
 _QUALIFIER_WORDS = {
     "prescription:without": "without a prescription", "prescription:with": "with a prescription",
@@ -357,7 +420,11 @@ _QUALIFIER_WORDS = {
     "minimum": "minimum", "loading": "loading dose", "maintenance": "maintenance",
     "missed": "missed dose", "morning": "in the morning", "night": "at night",
     "systolic": "systolic", "diastolic": "diastolic", "kidney": "kidney problems",
-    "liver": "liver problems",
+    "liver": "liver problems", "subsequent": "later doses", "first_day": "on the first day",
+    "every_day": "on later days", "treat": "to treat", "prevent": "to prevent",
+    "moderate": "moderate activity", "vigorous": "vigorous activity", "home": "home readings",
+    "clinic": "clinic readings", "younger": "younger people", "diabetes": "with diabetes",
+    "comparator": "in the comparison group", "delay": "after an event", "course": "course length",
 }
 
 # ---------------------------------------------------------------------------------------
@@ -405,7 +472,18 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def _qualifiers(text: str) -> set[str]:
-    return {name for name, rx in _QUALIFIERS if rx.search(text)}
+    found = {name for name, rx in _QUALIFIERS if rx.search(text)}
+    for m in _FAMILY.finditer(text):
+        if m.group("f"):
+            found.add(f"{m.group('f')}:{m.group('v')}")
+        else:
+            n = m.group("n")
+            found.add(f"doses:{_DOSE_COUNT.get(n, n)}")
+    return found
+
+
+def _family(q: str) -> str:
+    return q.split(":")[0] if ":" in q and not q.startswith("prescription") else ""
 
 
 # ---------------------------------------------------------------------------------------
@@ -453,6 +531,8 @@ def _unit_of(m: re.Match) -> tuple[str, float, str]:
 
 def _bound_before(t: str, start: int) -> str:
     window = t[max(0, start - 60):start]
+    if _OR_MORE_THAN.search(t[max(0, start - 120):start]):
+        return "le"  # "do not take more than 1,250 mg on the first day or more than 1,000 mg"
     for bound, rx in _BOUND_BEFORE:
         if rx.search(window):
             return bound
@@ -470,11 +550,14 @@ def _per_after(t: str, pos: int) -> tuple[str, str, int, int, int]:
     for _ in range(2):
         m = _PER_AFTER.match(t, end)
         if not m:
-            gap = _GAP.match(t, end)
-            if gap and gap.end() > end:
-                m = _PER_AFTER.match(t, gap.end())
-                gapped = bool(m)
-                per_start = gap.end()
+            for gap_rx in (_GAP, _VERB_GAP):
+                gap = gap_rx.match(t, end)
+                if gap and gap.end() > end:
+                    m = _PER_AFTER.match(t, gap.end())
+                    gapped = bool(m)
+                    per_start = gap.end()
+                    if m:
+                        break
         if not m:
             break
         if m.group("freq") is not None:
@@ -494,7 +577,10 @@ def _per_after(t: str, pos: int) -> tuple[str, str, int, int, int]:
             d24 = m.group("d24")
             per_parts.append("day")
             labels.append("day" if "day" in d24 else "24 h")
-        elif m.group("tod") is not None:
+        elif m.group("course") is not None:
+            per_parts.append("course")
+            labels.append("course")
+        elif m.group("tod") is not None or m.group("oneday") is not None:
             per_parts.append("day")
             labels.append("day")
         elif m.group("adv") is not None:
@@ -541,6 +627,11 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
     if not is_word:
         if s > 0 and (t[s - 1].isalpha() or _NAME_BEFORE.search(before)):
             return None
+        ordinal = re.match(r"(?:st|nd|rd|th)\s+(?P<u>week|day|month|year|birthday)\b", t[end:])
+        if ordinal:  # "until the 12th week of pregnancy": a point in time, compared as such
+            u = ordinal.group("u")
+            return _Raw(s, end + ordinal.end(), value, value, "ordinal " + u, shown=u + " number",
+                        bound=_bound_before(t, s) or "eq")
         nxt = t[end:end + 1]
         if nxt.isalpha() and not _unit_at(t, end) and not t.startswith("s", end) \
                 and not _TIMES.match(t, end):
@@ -621,6 +712,13 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             d = _NUM_AT.match(t, prop.end())
             if d and d.group("d") is not None:
                 den = _value(d)[0]
+                sep2 = _RANGE_SEP.match(t, d.end())
+                d2 = _NUM_AT.match(t, sep2.end()) if sep2 and sep2.group(0).strip() in ("-", "to") else None
+                if den > high > 0 and d2 and d2.group("d") is not None and _value(d2)[0] > den \
+                        and value == high:
+                    # "1 in 3,000 to 4,000": a range of rates
+                    return _Raw(s, d2.end(), 100 * value / _value(d2)[0], 100 * value / den, "%",
+                                bound="range", shown="in", scale=100 / den, decimals=-1)
                 if den > high > 0:
                     return _Raw(s, d.end(), 100 * value / den, 100 * high / den, "%", bound=bound,
                                 shown="in", scale=100 / den, decimals=-1)
@@ -653,7 +751,7 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
         if every or apart:
             e = apart.end() if apart else after
             return _Raw(s, e, value * factor, high * factor, "min", per="interval",
-                        bound="range" if ranged else (bound if not every else "eq"),
+                        bound="range" if ranged else (bound if not every or bound == "ge" else "eq"),
                         shown=shown, scale=factor, decimals=dec)
 
     # ages: "aged 65", "65 years and over", "children under 12", "over-65s"
@@ -684,11 +782,13 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             raw.per, raw.per_label = per, label
             raw.end, raw.read_start, raw.read = e, read_start, read
         else:
-            pb = _PER_BEFORE.search(t[max(0, s - 45):s])
+            pb = _PER_BEFORE.search(t[max(0, s - 100):s])
             if pb:
                 p = pb.group("p")
                 raw.per = "week" if p == "weekly" else "day"
                 raw.per_label = raw.per
+    if ranged and re.match(r"\s+(?:at most|maximum|max)\b", t[raw.end:]):
+        raw.bound = "le"
     if bound == "eq" and not ranged:
         for b, rx in _BOUND_AFTER:
             bm = rx.match(t, raw.end)
@@ -726,11 +826,46 @@ def _word_durations(t: str, taken: list[tuple[int, int]]) -> list[_Raw]:
     for m in _EVERY_OTHER.finditer(t):
         if any(a <= m.start() < b for a, b in taken):
             continue
-        canon, factor, shown = _UNITS[m.group("u")]
+        canon, factor, shown = _UNITS[m.group("u") or m.group("ua")]
         if canon == "min":
             out.append(_Raw(m.start(), m.end(), 2 * factor, 2 * factor, "min", per="interval",
                             shown=shown, scale=factor, decimals=-1))
+    for m in _EVERY_ONE.finditer(t):
+        if any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        if not _REPEATED.search(t[max(0, m.start() - 30):m.start()]):
+            continue  # "10 mg every day", "activity every week": a denominator, not an interval
+        canon, factor, shown = _UNITS[m.group("u")]
+        minutes = factor if canon == "min" else factor * _MONTH_MIN
+        out.append(_Raw(m.start(), m.end(), minutes, minutes, "min", per="interval",
+                        shown=shown, scale=minutes, decimals=-1 if canon == "min" else _CALENDAR))
+    for m in _AND_A_HALF.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        n = m.group("n")
+        value = (float(n) if n.isdigit() else float(_WORD_VALUE[n])) + 0.5
+        canon, factor, shown = _UNITS[m.group("u")]
+        out.append(_Raw(m.start(), m.end(), value * factor, value * factor, canon, shown=shown,
+                        scale=factor, decimals=1, bound=_bound_before(t, m.start()) or "eq"))
+    for m in _QUARTER_HOUR.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        v = 45.0 if m.group("q") == "three" else 15.0
+        out.append(_Raw(m.start(), m.end(), v, v, "min", shown="min", decimals=-1,
+                        bound=_bound_before(t, m.start()) or "eq"))
+    for m in _SHARE.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        v = _SHARE_VALUE[m.group("s")]
+        out.append(_Raw(m.start(), m.end() - 3, v, v, "%", shown="%", decimals=-1,
+                        bound=_bound_before(t, m.start()) or "approx"))
     return out
+
+
+_MONTH_MIN = 30.4375 * 1440
+_REPEATED = re.compile(r"\b(?:checked|tested|measured|monitored|repeated|done|reviewed|changed|"
+                       r"replaced|seen|examined|screened)\s+(?:[a-z]+\s+)?$")
+_CALENDAR = -2  # decimals of a figure converted between weeks and months: "3 months" ~ "12 weeks"
 
 
 def _pair_words(t: str) -> list[_Raw]:
@@ -756,7 +891,7 @@ def _segments(t: str) -> list[tuple[int, int]]:
 
 # a sentence without digits holds a quantity only in words: a cheap test first
 _MAY_HOLD_WORDS = re.compile(
-    r"(?i)\b(?:once|twice|thrice|half|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
+    r"(?i)\b(?:once|twice|thrice|half|third|quarters?|alternate|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
     + "|".join(_ONES[1:] + _TENS) + r")(?:\b|(?=fold))")
 
 
@@ -828,22 +963,36 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
             regions.append((lo, hi))
         first_lo = regions[0][0]
         opening = t[seg_start:group[0].start] if first_lo == seg_start else t[seg_start:first_lo]
+        # "during the first 18 weeks, ...": a period the clause opens with bounds what follows
+        head = _OPENING_PERIOD.match(t, seg_start, group[0].end) if group[0].start - seg_start < 30 else None
         shared = _qualifiers(opening)
+        if head:
+            shared.add("starting")
         for r, (lo, hi) in zip(group, regions):
             own = _qualifiers(t[lo:hi])
             quals = set(own)
             if r.low2 is not None:  # a pair holds both pressures
                 quals -= {"systolic", "diastolic"}
             for q in shared:
-                grp = next((g for g in _QUALIFIER_GROUPS if q in g), None)
-                if grp is None or not (own & grp):
+                grps = [g for g in _QUALIFIER_GROUPS if q in g]
+                fam = _family(q)
+                if fam:
+                    if not any(_family(o) == fam for o in own):
+                        quals.add(q)
+                elif not any(own & g for g in grps):
                     quals.add(q)
+            # the age group a figure is given for: "children aged 6 to 11 ... up to 12 mg"
+            if r.unit != "age":
+                ages = [a for a in group if a.unit == "age" and a.start < r.start]
+                if ages:
+                    a = ages[-1]
+                    quals.add(f"age:{a.low:g}-{a.high:g}{a.bound}")
             out.append(Quantity(
                 text=sentence[r.start:r.end].strip(), start=r.start, end=r.end, low=r.low,
                 high=r.high, unit=r.unit, per=r.per, bound=r.bound,
                 qualifiers=frozenset(quals), subject=subject, low2=r.low2, high2=r.high2,
                 shown_unit=r.shown, scale=r.scale, decimals=r.decimals,
-                per_label=r.per_label, noun=r.noun))
+                per_label=r.per_label, noun=r.noun, local=_stems(t[lo:hi])))
     return out
 
 
@@ -873,6 +1022,12 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}
         return replace(s, low=1440 / s.high, high=1440 / s.low, unit="min", per="interval",
                        bound=flip.get(s.bound, s.bound), decimals=-1, shown_unit="h", scale=60)
+    # monitoring intervals: "every month" ~ "every 4 weeks", not "every week" (durations in
+    # weeks and in months are not compared: "4 weeks" is not quite "a month")
+    if {claim.unit, s.unit} == {"min", "month"} and claim.per == s.per == "interval":
+        f = 1 / _MONTH_MIN if claim.unit == "month" else _MONTH_MIN
+        return replace(s, low=s.low * f, high=s.high * f, unit=claim.unit, decimals=_CALENDAR,
+                       shown_unit=claim.shown_unit, scale=claim.scale)
     # one component of a blood-pressure pair
     if claim.unit == "mmhg" and not claim.is_pair and s.unit == "mmhg" and s.is_pair:
         if "diastolic" in claim.qualifiers:
@@ -896,6 +1051,11 @@ def _equal(a: float, b: float, claim: Quantity, source: Quantity) -> bool:
     if math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12):
         return True
     if "approx" in (claim.bound, source.bound):
+        # "about 90%" allows 88%; "about 93%" does not allow 97%
+        rounded = any(v and abs(v / q.scale) >= 10 and round(v / q.scale) % 10 == 0
+                      for v, q in ((a, claim), (b, source)))
+        return math.isclose(a, b, rel_tol=0.1 if rounded else 0.02)
+    if _CALENDAR in (claim.decimals, source.decimals):
         return math.isclose(a, b, rel_tol=0.1)
     if claim.decimals < 0 or source.decimals < 0:
         return math.isclose(a, b, rel_tol=0.01)
@@ -906,6 +1066,7 @@ def _equal(a: float, b: float, claim: Quantity, source: Quantity) -> bool:
 
 
 _UPPER, _LOWER, _POINT = ("le", "lt"), ("ge", "gt"), ("eq", "approx")
+_COMPARATOR_WORDS = frozenset({"compa", "versu", "again"})
 
 
 def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
@@ -937,6 +1098,8 @@ def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
     # claim is a lower bound
     if sb in _UPPER:
         return "contradict"
+    if sb == "range" and eq(cl, sl):
+        return "neutral"  # "42 to 47" does not say "42 or above"
     return "match" if eq(cl, sl) else "contradict"
 
 
@@ -950,8 +1113,26 @@ def _relation(claim: Quantity, s: Quantity) -> str:
     return "match" if first == second == "match" else "neutral"
 
 
+def _names_other(claim: Quantity, s: Quantity) -> bool:
+    """The source quantity's own words name something the statement never mentions."""
+    return bool(s.subject - claim.subject) and len(claim.subject & s.subject) < len(claim.subject) / 2
+
+
 def _conflict(a: frozenset[str], b: frozenset[str]) -> bool:
-    return any(frozenset((x, y)) in _CONFLICTS for x in a for y in b)
+    """A claim qualifier conflicts with the source quantity's when the source names an exclusive
+    alternative and not the claim's own ("adults and children take 10 mg" covers adults)."""
+    for x in a:
+        if x in b:
+            continue
+        fam = _family(x)
+        for y in b:
+            if y in a:
+                continue
+            if frozenset((x, y)) in _CONFLICTS or (fam and _family(y) == fam and y != x
+                                                   and not any(_family(z) == fam and z in b
+                                                               for z in a - {x})):
+                return True
+    return False
 
 
 def _number(v: float, decimals: int) -> str:
@@ -1059,7 +1240,7 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
     findings = []
     for claim in claims:
         iu_ratio = _iu_per_mg(evidence, claim) if claim.unit in ("iu", "mg") else None
-        scored: list[tuple[int, int, str, Quantity, str]] = []
+        scored: list[tuple[tuple[int, int], int, str, Quantity, str]] = []
         for i, (text, qs) in enumerate(evidence):
             nearby = sentence_stems[i].union(*sentence_stems[max(0, i - 2):i])
             for q in qs:
@@ -1069,14 +1250,25 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                 # a clause that names nothing is about the page's own subject
                 if claim.subject and s.subject and not claim.subject & (s.subject | nearby):
                     continue
-                shared = len(claim.qualifiers & s.qualifiers)
+                # the other arm's figure counts only for a statement that names that arm
+                if "comparator" in s.qualifiers - claim.qualifiers and \
+                        not claim.subject & (s.local - _COMPARATOR_WORDS):
+                    continue
+                common = claim.qualifiers & s.qualifiers
+                shared = (len(common & _SUBGROUPS), len(common))
                 overlap = 2 * len(claim.subject & s.subject) + len(claim.subject & sentence_stems[i])
                 scored.append((shared, overlap, _relation(claim, s), s, text))
         status, best, where = MISSING, None, ""
         for tier in sorted({c[0] for c in scored}, reverse=True):
             in_tier = sorted((c for c in scored if c[0] == tier), key=lambda c: -c[1])
-            hit = next((c for c in in_tier if c[2] == "match"), None) or \
-                next((c for c in in_tier if c[2] == "contradict"), None)
+            hit = next((c for c in in_tier if c[2] == "match"), None)
+            against = next((c for c in in_tier if c[2] == "contradict"), None)
+            # a match in a clause about another thing ("ulipristal 30 mg") yields to a
+            # contradiction in a clause that names more of the statement's own subject
+            if hit and against and _names_other(claim, hit[3]) and \
+                    len(claim.subject & against[3].subject) > 2 * len(claim.subject & hit[3].subject):
+                hit = against
+            hit = hit or against
             if hit:
                 status = MATCHED if hit[2] == "match" else CONTRADICTED
                 best, where = hit[3], hit[4]

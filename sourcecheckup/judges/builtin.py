@@ -359,10 +359,10 @@ class Checks:
         return [o for o in self.outcomes if o.failed and not o.decides]
 
     @property
-    def figures_corroborate(self) -> bool:
-        """Two or more quantities in the statement, every one found as stated in the source."""
-        figures = [o for o in self.outcomes if o.kind == "quantity"]
-        return len(figures) >= 2 and all(o.status == "matched" for o in figures)
+    def corroborate(self) -> bool:
+        """Two or more exact checks passed and none failed: two figures found as stated, or a figure
+        and the same instruction, or the credited body and a figure..."""
+        return len(self.outcomes) >= 2 and not any(o.failed for o in self.outcomes)
 
 
 _DIGITS = re.compile(r"\d+(?:[.,\u00b7]\d+)?")
@@ -759,10 +759,11 @@ class BuiltinJudge(BaseJudge):
             if decisive.status == "contradicted":
                 flags.append(CONTRADICTED)
         else:
-            if a.checks is not None and a.checks.figures_corroborate and not a.flips \
+            if a.checks is not None and a.checks.corroborate and not a.flips \
                     and (a.similarity is None or a.similarity >= CORROBORATED_SIMILARITY):
-                # two or more figures of the statement found as stated, for the same thing: strong
-                # evidence the wording features cannot see; still "review first" when it is all there is
+                # two or more exact checks passed (figures found as stated, the same instruction, the
+                # credited body): strong evidence the wording features cannot see; still "review first"
+                # when it is all there is
                 score = max(score, (score + 1.0) / 2.0)
             uncertain = abs(score - self.threshold) < REVIEW_BAND
             if a.veto:

@@ -125,3 +125,17 @@ def test_a_failing_hook_names_its_plugin(fresh, monkeypatch):
     monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_broken_plugin")
     with pytest.raises(plugins.PluginError, match="plugin 'scu_broken_plugin' failed in register_judges"):
         plugins.load_plugins()
+
+
+def test_every_command_loads_the_plugins_before_it_runs(fresh, monkeypatch, capsys):
+    from sourcecheckup.store import Store
+
+    write_module(fresh, "scu_runs_plugin", HOOK_PLUGIN)
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_runs_plugin")
+    Store(fresh / "empty.db").close()
+    assert main(["runs", "--db", str(fresh / "empty.db")]) == 0
+    assert main(["runs", "--db", str(fresh / "empty.db")]) == 0
+    import scu_runs_plugin  # type: ignore[import-not-found]
+
+    assert scu_runs_plugin.HOOK_CALLS == ["judges"]      # loaded by the first command, once
+    assert "no runs in" in capsys.readouterr().out

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from .. import __version__
 from . import benchmark
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
-from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err
+from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
 from .runs import cmd_compare, cmd_report, cmd_runs, cmd_show, cmd_verify_report
 
@@ -234,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         _reject_unknown(sub.choices[args.command], extras)
     try:
+        require_plugins()   # once, for every command: judges, parsers and PDF writers may come from plugins
         return int(args.func(args))
     except UsageError as exc:
         err(str(exc))

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..events import EventKind, ProgressEvent
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
-                     construction_errors, err, judge_options, open_store, require_plugins, run_config)
+                     construction_errors, err, judge_options, open_store, run_config)
 from .runs import print_headline
 
 
@@ -71,7 +71,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from ..pipeline import Audit, RunConfig
     from ..report import build_report, write_report
 
-    require_plugins()
     if not args.inputs and not args.resume:
         raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
     for rep in args.report or []:
@@ -150,7 +149,6 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     from ..judges.base import SourceText, make_judge
     from ..evidence import quote_in_source
 
-    require_plugins()
     check_judges([args.judge])
     path = Path(args.pairs)
     if not path.is_file():

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, check_judges, err, fetch_options,
-                     open_store, require_plugins)
+                     open_store)
 
 
 def _split_list(values: list[str] | None) -> list[str]:
@@ -179,7 +179,6 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
                                  format_results, read_questions)
     from ..store import StoreError
 
-    require_plugins()
     if not args.docs and not args.resume:
         raise UsageError("give DOCS (URL list, folder, CSV or questions JSONL) or --resume BENCH")
     models = _model_specs(_split_list(args.models))

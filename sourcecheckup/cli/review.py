@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, construction_errors, err, open_store,
-                     pick_run, require_plugins)
+                     pick_run)
 
 
 def cmd_review_sample(args: argparse.Namespace) -> int:
@@ -53,7 +53,6 @@ def cmd_review_import(args: argparse.Namespace) -> int:
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from ..cleanup import CleanupError, run_cleanup, set_decision, suggestions
 
-    require_plugins()
     store = open_store(args)
     run_id = pick_run(store, args.run)
     if args.accept or args.reject:

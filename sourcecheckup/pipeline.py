@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -44,19 +42,6 @@ def cached_source_reusable(source: Source, fingerprint: str) -> bool:
         return True
     meta = source.meta if isinstance(source.meta, Mapping) else {}
     return meta.get(FETCH_SETTINGS_META) == fingerprint
-PLUGINS_ENV = "SOURCECHECKUP_PLUGINS"
-
-
-def load_plugins() -> list[str]:
-    """Import the modules named in $SOURCECHECKUP_PLUGINS (comma-separated); they register judges."""
-    loaded = []
-    for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise ImportError(f"${PLUGINS_ENV} names '{name}', which cannot be imported: {exc}") from exc
-        loaded.append(name)
-    return loaded
 
 
 @dataclass

@@ -563,3 +563,9 @@ class Store:
 
     def iter_verdict_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         yield from self.db.query("SELECT * FROM verdicts WHERE run_id = ? ORDER BY pk", [run_id])
+
+    def statement_labels(self, run_id: str) -> dict[int, str]:
+        """Statement pk -> ``RESPONSE/sN`` (its response id and 1-based position), for listings."""
+        return {r[0]: f"{r[1]}/s{r[2] + 1}" for r in self.db.execute(
+            "SELECT s.pk, r.rid, s.ord FROM statements s JOIN responses r ON r.pk = s.response_pk "
+            "WHERE s.run_id = ?", [run_id]).fetchall()}

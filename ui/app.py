@@ -79,7 +79,7 @@ def follow_color_scheme(app: QApplication) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv if argv is not None else sys.argv[1:])
     app = application()
-    from sourcecheckup.pipeline import load_plugins
+    from sourcecheckup.plugins import load_plugins
 
     from .main_window import MainWindow
 

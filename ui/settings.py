@@ -1,15 +1,17 @@
-"""The app's persistent settings (QSettings) and how they become an engine RunConfig.
+"""The app's persistent settings (QSettings) and how they become an engine RunConfig: through
+sourcecheckup.config.build_run_config, the CLI's own builder, so both front ends share defaults.
 
 API keys never go into QSettings: they live in the OS keyring through sourcecheckup.llm.secrets,
 with the environment variables as the fallback where no keyring exists.
 """
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
+from sourcecheckup import config
+from sourcecheckup.config import BROWSER_MODES
 from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.store import default_db_path
@@ -17,7 +19,7 @@ from sourcecheckup.store import default_db_path
 ORG = "SourceCheckup"
 APP = "SourceCheckup"
 MAX_RECENT = 8
-BROWSER_MODES = ("never", "auto", "always")
+__all__ = ["AppSettings", "BROWSER_MODES"]
 
 
 def _as_list(value: object) -> list[str]:
@@ -41,23 +43,25 @@ class AppSettings:
     # -- audit options ------------------------------------------------------------------
     @property
     def judges(self) -> list[str]:
-        return [j for j in _as_list(self._get("audit/judges", ["builtin"])) if j.strip()] or ["builtin"]
+        default = list(config.DEFAULT_JUDGES)
+        return [j for j in _as_list(self._get("audit/judges", default)) if j.strip()] or default
 
     @judges.setter
     def judges(self, value: list[str]) -> None:
-        self.q.setValue("audit/judges", [v.strip() for v in value if v.strip()] or ["builtin"])
+        self.q.setValue("audit/judges", [v.strip() for v in value if v.strip()] or list(config.DEFAULT_JUDGES))
 
     @property
     def parser(self) -> str:
-        return str(self._get("audit/parser", "builtin")) or "builtin"
+        return str(self._get("audit/parser", config.DEFAULT_PARSER)) or config.DEFAULT_PARSER
 
     @parser.setter
     def parser(self, value: str) -> None:
-        self.q.setValue("audit/parser", value.strip() or "builtin")
+        self.q.setValue("audit/parser", value.strip() or config.DEFAULT_PARSER)
 
     @property
     def consensus(self) -> str:
-        return str(self._get("audit/consensus", "first"))
+        rule = str(self._get("audit/consensus", config.DEFAULT_CONSENSUS))
+        return rule if rule in config.CONSENSUS_RULES else config.DEFAULT_CONSENSUS
 
     @consensus.setter
     def consensus(self, value: str) -> None:
@@ -65,7 +69,7 @@ class AppSettings:
 
     @property
     def concurrency(self) -> int:
-        return max(1, int(self._get("audit/concurrency", 8)))
+        return max(1, int(self._get("audit/concurrency", config.DEFAULT_JUDGE_CONCURRENCY)))
 
     @concurrency.setter
     def concurrency(self, value: int) -> None:
@@ -73,20 +77,24 @@ class AppSettings:
 
     @property
     def browser(self) -> str:
-        mode = str(self._get("fetch/browser", "never"))
-        return mode if mode in BROWSER_MODES else "never"
+        """The headless browser mode; unset, the CLI's default (auto, or $SOURCECHECKUP_BROWSER)."""
+        default = config.default_browser()
+        default = default if default in BROWSER_MODES else "auto"
+        mode = str(self._get("fetch/browser", default))
+        return mode if mode in BROWSER_MODES else default
 
     @browser.setter
     def browser(self, value: str) -> None:
         self.q.setValue("fetch/browser", value)
 
     @property
-    def use_archive(self) -> bool:
-        return str(self._get("fetch/use_archive", "false")).lower() == "true"
+    def archive_lookup(self) -> bool:
+        """Look dead links up in a web archive (on by default, as in the CLI)."""
+        return str(self._get("fetch/archive_lookup", "true")).lower() == "true"
 
-    @use_archive.setter
-    def use_archive(self, value: bool) -> None:
-        self.q.setValue("fetch/use_archive", "true" if value else "false")
+    @archive_lookup.setter
+    def archive_lookup(self, value: bool) -> None:
+        self.q.setValue("fetch/archive_lookup", "true" if value else "false")
 
     @property
     def allow_hosts(self) -> list[str]:
@@ -143,20 +151,22 @@ class AppSettings:
         self.q.setValue(f"recent/{kind}", items[:MAX_RECENT])
 
     # -- the engine's view of it --------------------------------------------------------
-    def fetch_options(self) -> FetchOptions:
-        names = {f.name for f in dataclasses.fields(FetchOptions)}
-        kw: dict[str, object] = {"allow_hosts": tuple(self.allow_hosts), "browser": self.browser}
-        if self.sources_dir and Path(self.sources_dir, "sources.json").is_file():
-            kw["sources_dir"] = Path(self.sources_dir)
-        # archive options exist only once the fetch layer offers them
-        for name in ("use_archive", "archive"):
-            if name in names:
-                kw[name] = self.use_archive
-        return FetchOptions(**{k: v for k, v in kw.items() if k in names})
+    def fetch_choices(self, batch: bool = False) -> dict[str, object]:
+        """The fetch settings as config.build_fetch_options' keywords (a folder without sources.json
+        is no source pack, as before)."""
+        pack = self.sources_dir if self.sources_dir and Path(self.sources_dir, "sources.json").is_file() else None
+        return {"batch": batch, "browser": self.browser, "archive_lookup": self.archive_lookup,
+                "allow_hosts": self.allow_hosts, "sources_dir": pack}
 
-    def run_config(self) -> RunConfig:
-        return RunConfig(judges=self.judges, parser=self.parser, consensus=self.consensus,
-                         judge_concurrency=self.concurrency, fetch=self.fetch_options())
+    def fetch_options(self, batch: bool = False) -> FetchOptions:
+        return config.build_fetch_options(**self.fetch_choices(batch))  # type: ignore[arg-type]
+
+    def run_config(self, batch: bool = False) -> RunConfig:
+        """The RunConfig of these settings, built as the CLI builds it (``batch``: more than one answer,
+        so robots.txt is respected); raises config.ConfigError for a choice that cannot run."""
+        return config.build_run_config(judges=self.judges, parser=self.parser, consensus=self.consensus,
+                                       judge_concurrency=self.concurrency,
+                                       **self.fetch_choices(batch))  # type: ignore[arg-type]
 
     def sync(self) -> None:
         self.q.sync()

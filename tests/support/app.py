@@ -22,6 +22,7 @@ def settings(tmp_path: Path) -> AppSettings:
     s.allow_hosts = ["127.0.0.1"]
     s.concurrency = 4
     s.reviewer = "Dr Tester"
+    s.browser = "never"   # the app's tests read the local site as plain HTTP (the default is auto)
     return s
 
 

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAIL = 0, 1
+from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, check_judges, err, fetch_options,
+                     open_store)
 
 
 def _split_list(values: list[str] | None) -> list[str]:
@@ -29,8 +30,6 @@ class BenchPrinter:
     """Stage lines on stderr; during the audit the audit's own progress bar."""
 
     def __init__(self, quiet: bool) -> None:
-        from .cli import ProgressPrinter
-
         self.quiet = quiet
         self.audit = ProgressPrinter(quiet)
         self._last: dict[str, float] = {}
@@ -54,8 +53,7 @@ class BenchPrinter:
 
 
 def _model_specs(specs: list[str]) -> list[str]:
-    from .llm.spec import is_model_spec
-    from .cli import UsageError
+    from ..llm.spec import is_model_spec
 
     for spec in specs:
         if not is_model_spec(spec):
@@ -65,8 +63,7 @@ def _model_specs(specs: list[str]) -> list[str]:
 
 
 def _settings(args: argparse.Namespace, models: list[str], *, question_model: str | None):
-    from .bench_workflow import BenchSettings
-    from .cli import UsageError, _fetch_options
+    from ..bench_workflow import BenchSettings
 
     try:
         return BenchSettings(
@@ -76,14 +73,13 @@ def _settings(args: argparse.Namespace, models: list[str], *, question_model: st
             accuracy=bool(getattr(args, "accuracy", False)), temperature=args.temperature, seed=args.seed,
             max_tokens=args.max_tokens, structured=not args.no_structured, concurrency=args.model_concurrency,
             judge_concurrency=getattr(args, "concurrency", 8), parser=getattr(args, "parser", "builtin"),
-            fetch=_fetch_options(args, batch=True))
+            fetch=fetch_options(args, batch=True))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 
 
 def _read_input(path: str):
-    from .bench_workflow import DocumentsError, read_bench_input
-    from .cli import UsageError
+    from ..bench_workflow import DocumentsError, read_bench_input
 
     try:
         return read_bench_input(path)
@@ -92,18 +88,17 @@ def _read_input(path: str):
 
 
 def _run(coro_factory: Any, store: Any, bench: Any) -> int | None:
-    from .cli import _err
 
     try:
         asyncio.run(coro_factory())
     except KeyboardInterrupt:
         if bench.bench_id:
-            _err(f"interrupted; resume with: sourcecheckup benchmark --resume {bench.bench_id} --db {store.path}")
+            err(f"interrupted; resume with: sourcecheckup benchmark --resume {bench.bench_id} --db {store.path}")
         return 130
     except Exception as exc:
-        _err(f"the benchmark could not complete: {type(exc).__name__}: {exc}")
+        err(f"the benchmark could not complete: {type(exc).__name__}: {exc}")
         if bench.bench_id:
-            _err(f"resume with: sourcecheckup benchmark --resume {bench.bench_id} --db {store.path}")
+            err(f"resume with: sourcecheckup benchmark --resume {bench.bench_id} --db {store.path}")
         return EXIT_FAIL
     return None
 
@@ -111,13 +106,12 @@ def _run(coro_factory: Any, store: Any, bench: Any) -> int | None:
 # ----------------------------------------------------------------------------- commands
 
 def cmd_questions(args: argparse.Namespace) -> int:
-    from .bench_workflow import Benchmark, BenchStore, write_questions
-    from .cli import _open_store
+    from ..bench_workflow import Benchmark, BenchStore, write_questions
 
     _model_specs([args.model])
     bench_input = _read_input(args.docs)
     settings = _settings(args, [], question_model=args.model)
-    store = _open_store(args, create=True)
+    store = open_store(args, create=True)
     bench = Benchmark(store, settings, progress=BenchPrinter(args.quiet))
     code = _run(lambda: bench.start(bench_input, stop_after="questions"), store, bench)
     if code is not None:
@@ -135,10 +129,9 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from .bench_workflow import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
-    from .bench_workflow.runner import BenchSettings
-    from .llm import make_client
-    from .cli import UsageError, _err
+    from ..bench_workflow import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
+    from ..bench_workflow.runner import BenchSettings
+    from ..llm import make_client
 
     specs = _model_specs(_split_list(args.model))
     if not specs:
@@ -164,7 +157,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
     try:
         answers = asyncio.run(go())
     except Exception as exc:
-        _err(f"answering failed: {type(exc).__name__}: {exc}")
+        err(f"answering failed: {type(exc).__name__}: {exc}")
         return EXIT_FAIL
     written = write_answers(args.output, answers, {q.qid: q for q in questions})
     counts: dict[str, int] = {}
@@ -182,17 +175,14 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from .bench_workflow import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
+    from ..bench_workflow import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
                                  format_results, read_questions)
-    from .cli import UsageError, _check_judges, _open_store
-    from .cli import _load_plugins
-    from .store import StoreError
+    from ..store import StoreError
 
-    _load_plugins()
     if not args.docs and not args.resume:
         raise UsageError("give DOCS (URL list, folder, CSV or questions JSONL) or --resume BENCH")
     models = _model_specs(_split_list(args.models))
-    store = _open_store(args, create=not args.resume)
+    store = open_store(args, create=not args.resume)
     printer = BenchPrinter(args.quiet)
     if args.resume:
         bs = BenchStore(store)
@@ -219,12 +209,12 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
                 raise UsageError(str(exc)) from exc
             if not args.quiet:
                 print("review applied: " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
-        _check_judges((bench.settings or stored).judges)
+        check_judges((bench.settings or stored).judges)
         code = _run(lambda: bench.resume(row.id), store, bench)
     else:
         if not models:
             raise UsageError("give the models to benchmark: --models SPEC,SPEC")
-        _check_judges(args.judge or ["builtin"])
+        check_judges(args.judge or ["builtin"])
         bench_input = _read_input(args.docs)
         settings = _settings(args, models, question_model=args.question_model)
         if bench_input.locations and args.question_model is None:
@@ -243,21 +233,6 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
-
-def _usage_errors_exit_2(command: Any) -> Any:
-    """Report bad usage here: under ``python -m sourcecheckup.cli`` the running module is
-    ``__main__``, whose UsageError is not the class these commands import from ``.cli``."""
-    def run(args: argparse.Namespace) -> int:
-        from .cli import EXIT_USAGE, UsageError, _err
-
-        try:
-            return int(command(args))
-        except UsageError as exc:
-            _err(str(exc))
-            return EXIT_USAGE
-
-    return run
-
 
 def _add_generation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: the provider's)")
@@ -287,7 +262,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="also write variants: lay,demographic,comorbidities,rephrase,terse")
     _add_generation_options(p)
     _add_fetch_options(p)
-    p.set_defaults(func=_usage_errors_exit_2(cmd_questions))
+    p.set_defaults(func=cmd_questions)
 
     p = sub.add_parser("answer", parents=[common], help="answer a questions JSONL with one or more models")
     p.add_argument("questions", help="questions JSONL (from `sourcecheckup questions`, edited or not)")
@@ -295,7 +270,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="answers JSONL (auditable as is)")
     p.add_argument("--draws", type=int, default=1, help="answers per question and model (default 1)")
     _add_generation_options(p)
-    p.set_defaults(func=_usage_errors_exit_2(cmd_answer))
+    p.set_defaults(func=cmd_answer)
 
     p = sub.add_parser("benchmark", parents=[common],
                        help="documents -> questions -> answers of several models -> one audit run")
@@ -316,4 +291,4 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     _add_generation_options(p)
     _add_fetch_options(p)
-    p.set_defaults(func=_usage_errors_exit_2(cmd_benchmark))
+    p.set_defaults(func=cmd_benchmark)

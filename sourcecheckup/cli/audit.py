@@ -1,0 +1,260 @@
+"""``audit``, ``verify-pairs`` and ``demo``: answers in, a stored run (or judged pairs) out."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..events import EventKind, ProgressEvent
+from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
+                     construction_errors, err, judge_options, open_store, run_config)
+from .runs import print_headline
+
+
+def _load_inputs(args: argparse.Namespace):
+    from ..ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
+
+    mapping = CsvMapping(**{k: v for k, v in {
+        "text_col": args.text_col, "citations_col": args.citations_col, "question_col": args.question_col,
+        "model_col": args.model_col, "id_col": args.id_col}.items() if v})
+    result = IngestResult(responses=[], skipped=[])
+    for p in args.inputs:
+        try:
+            if p == "-":
+                part = load_text(sys.stdin.read(), question=args.question, model=args.model, origin="stdin")
+            else:
+                part = load_path(p, mapping=mapping, question=args.question, model=args.model)
+        except IngestError as exc:
+            raise UsageError(str(exc)) from exc
+        except FileNotFoundError as exc:
+            raise UsageError(f"{p}: no such file or folder") from exc
+        result.extend(part)
+    return result
+
+
+def _check_buildable(config: Any) -> None:
+    """Build the run's judges and parser once, so a missing key or a bad model fails before the run."""
+    from ..judges.base import make_judge
+    from ..parse import make_parser
+
+    made: list[Any] = []
+
+    async def close() -> None:
+        for thing in made:
+            if hasattr(thing, "aclose"):
+                await thing.aclose()
+
+    try:
+        for spec in config.judges:
+            made.append(make_judge(spec, **config.judge_options))
+        if config.parser != "builtin":
+            made.append(make_parser(config.parser, **config.judge_options))
+    except construction_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    finally:
+        asyncio.run(close())
+
+
+def _all_refused_hint(report: dict[str, Any]) -> str:
+    """When every cited source was refused as unsafe (a private or local address): how to allow it."""
+    statuses = [src["status"] for r in report["responses"] for src in r["sources"]]
+    if not statuses or any(st != "unsafe_url" for st in statuses):
+        return ""
+    return ("every cited source was refused as unsafe (a private or local address); if you trust the host, "
+            "audit again with --allow-host HOST (and --refetch)")
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from ..pipeline import Audit, RunConfig
+    from ..report import build_report, write_report
+
+    if not args.inputs and not args.resume:
+        raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
+    for rep in args.report or []:
+        if Path(rep).suffix.lower() not in (".json", ".csv", ".html", ".pdf", ".xlsx"):
+            raise UsageError(f"--report {rep}: use a .json, .csv, .html, .pdf or .xlsx file name")
+    store = open_store(args, create=not args.resume)
+    progress = ProgressPrinter(args.quiet)
+    if args.resume:
+        try:
+            run = store.get_run(args.resume)
+        except Exception as exc:
+            raise UsageError(str(exc)) from exc
+        config = RunConfig.from_dict(run.config)
+        corrected = bool(args.judge)
+        if corrected:   # the run failed on its judge settings: resume with corrected ones
+            config.judges = list(args.judge)
+            check_judges(config.judges)
+        else:
+            check_judges(config.judges, fix=f"resume with corrected settings: audit --resume {run.id} --judge SPEC")
+        _check_buildable(config)
+        audit = Audit(store, config, progress=progress)
+        coro = audit.resume(run.id, config if corrected else None)
+    else:
+        check_judges(args.judge or ["builtin"])
+        loaded = _load_inputs(args)
+        if not loaded.responses and not loaded.skipped:
+            raise UsageError("no answers found in the input")
+        if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
+            for s in loaded.skipped:
+                print(f"skipped {s.origin}: {s.problem}", file=sys.stderr)
+            err(f"nothing to audit: all {len(loaded.skipped)} record(s) of the input were skipped (reasons above)")
+            return EXIT_FAIL
+        config = run_config(args, batch=len(loaded.responses) > 1)
+        _check_buildable(config)
+        audit = Audit(store, config, progress=progress)
+        label = ", ".join(args.inputs)
+        if not args.quiet:
+            for note in loaded.notes:
+                print(f"note: {note}", file=sys.stderr)
+        coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
+    if config.fetch.browser != "never":
+        from ..fetching.browser import browser_status
+
+        ok, message = browser_status(config.fetch.browser_executable)
+        if not ok:
+            print(f"warning: {message}", file=sys.stderr)
+    try:
+        run_id = asyncio.run(coro)
+    except KeyboardInterrupt:
+        err(f"interrupted; resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
+        return 130
+    except Exception as exc:
+        if isinstance(exc, construction_errors()):  # e.g. a local model that fails to load
+            err(str(exc))
+            return EXIT_USAGE
+        err(f"the run could not complete: {type(exc).__name__}: {exc}")
+        if audit.run_id:
+            err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
+        return EXIT_FAIL
+    report = build_report(store, run_id)
+    for rep in args.report or []:
+        path = write_report(store, run_id, rep)
+        if not args.quiet:
+            print(f"report written to {path}", file=sys.stderr)
+    if not args.quiet:
+        print_headline(report)
+    else:
+        print(run_id)
+    hint = _all_refused_hint(report)
+    if hint:
+        print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_verify_pairs(args: argparse.Namespace) -> int:
+    from ..evidence import SourceText
+    from ..judges.base import make_judge
+    from ..evidence import quote_in_source
+
+    check_judges([args.judge])
+    path = Path(args.pairs)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    records: list[tuple[Any, str | None, str | None, str | None]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            records.append((f"line-{n}", None, None, f"{path.name}:{n}: invalid JSON ({exc})"))
+            continue
+        statement = obj.get("statement", obj.get("claim"))
+        source = obj.get("source", obj.get("evidence"))
+        rid = obj.get("id", f"line-{n}")
+        if not isinstance(statement, str) or not statement.strip():
+            records.append((rid, None, None, f"{path.name}:{n}: missing 'statement' (or 'claim')"))
+        elif not isinstance(source, str):
+            records.append((rid, None, None, f"{path.name}:{n}: missing 'source' (or 'evidence') text"))
+        else:
+            records.append((rid, statement, source, None))
+    for rid, _, _, problem in records:
+        if problem:
+            print(f"warning: {problem}", file=sys.stderr)
+    try:
+        judge = make_judge(args.judge, **judge_options(args))
+    except construction_errors() as exc:
+        raise UsageError(str(exc)) from exc
+    good = [(i, r) for i, r in enumerate(records) if r[3] is None]
+    progress = ProgressPrinter(args.quiet)
+
+    async def go() -> list[Any]:
+        out: list[Any] = []
+        try:
+            if asyncio.iscoroutinefunction(getattr(judge, "load", None)):
+                await judge.load()  # a broken local model fails before any pair
+            for start in range(0, len(good), 64):
+                chunk = good[start:start + 64]
+                out.extend(await judge.verify_many([(r[1], SourceText.from_text(r[2])) for _, r in chunk]))
+                progress(ProgressEvent(EventKind.JUDGED, "verify-pairs", pairs_total=len(good),
+                                       pairs_done=len(out)))
+        finally:
+            await judge.aclose()
+        return out
+
+    try:
+        verdicts = asyncio.run(go())
+    except Exception as exc:
+        if isinstance(exc, construction_errors()):
+            raise UsageError(str(exc)) from exc
+        err(f"judging failed: {type(exc).__name__}: {exc}")
+        return EXIT_FAIL
+    by_index = {i: v for (i, _), v in zip(good, verdicts)}
+    out_stream = open(args.output, "w", encoding="utf-8") if args.output and args.output != "-" else sys.stdout
+    try:
+        for i, (rid, _, source, problem) in enumerate(records):
+            if problem:
+                row = {"id": rid, "label": "judge_error", "score": None, "quote": "", "quote_found": None,
+                       "error": problem}
+            else:
+                v = by_index[i]
+                row = {"id": rid, "label": v.label.value, "score": round(v.score, 4), "quote": v.quote,
+                       "quote_found": quote_in_source(v.quote, source or ""), "rationale": v.rationale}
+            out_stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if out_stream is not sys.stdout:
+            out_stream.close()
+    return EXIT_OK
+
+
+def samples_dir() -> Path:
+    from ..resources import resources_dir
+
+    return resources_dir() / "samples"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    samples = samples_dir()
+    out = Path(args.output or "sourcecheckup-demo-report.html").resolve()
+    if args.db is None:
+        import platformdirs
+
+        args.db = str(Path(platformdirs.user_data_dir("sourcecheckup", appauthor=False)) / "demo.db")
+    ns = argparse.Namespace(**vars(args))
+    ns.inputs = [str(samples / "answers")]
+    ns.sources = str(samples / "sources")
+    ns.report = [str(out), str(out.with_suffix(".json"))]
+    ns.resume = None
+    ns.refetch = False
+    ns.no_archive = True          # the demo never leaves this machine
+    ns.browser = "never"
+    for attr, default in (("judge", ["builtin"]), ("parser", "builtin"), ("consensus", "first"),
+                          ("concurrency", 8), ("seed", 0), ("question", None), ("model", None),
+                          ("allow_host", None), ("timeout", None), ("fetch_concurrency", None),
+                          ("text_col", None), ("citations_col", None), ("question_col", None),
+                          ("model_col", None), ("id_col", None)):
+        if getattr(ns, attr, None) is None:
+            setattr(ns, attr, default)
+    if not args.quiet:
+        print(f"demo: auditing the bundled sample answers ({len(list((samples / 'answers').iterdir()))} files) offline "
+              f"with the built-in screening judge; database {args.db}", file=sys.stderr)
+    code = cmd_audit(ns)
+    if code == EXIT_OK:
+        print(f"demo report: {out}")
+    return code

@@ -1,0 +1,191 @@
+"""What every command shares: exit codes, usage errors, the progress printer, opening the
+database, picking a run, and turning flags into a run configuration."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..events import EventKind, ProgressEvent
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad usage: reported with exit code 2."""
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class ProgressPrinter:
+    """A one-line progress bar on stderr (a TTY), or a status line every few seconds (a log)."""
+
+    def __init__(self, quiet: bool = False, stream: Any = None) -> None:
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._last = 0.0
+        self._started = time.monotonic()
+
+    def __call__(self, ev: ProgressEvent) -> None:
+        if ev.kind in (EventKind.SKIPPED, EventKind.WARNING):   # quiet hides progress, never a warning
+            self._clear()
+            print(f"warning: {ev.message}", file=self.stream)
+            return
+        if self.quiet:
+            return
+        now = time.monotonic()
+        final = ev.kind is EventKind.RUN_FINISHED
+        if not final and now - self._last < (0.1 if self.tty else 5.0):
+            return
+        self._last = now
+        total = max(ev.pairs_total, 1)
+        frac = ev.pairs_done / total if ev.pairs_total else (ev.sources_done / max(ev.sources_total, 1))
+        width = 24
+        bar = "#" * int(width * min(frac, 1.0))
+        line = (f"[{bar:<{width}}] responses {ev.responses_done}/{ev.responses_total} · "
+                f"sources {ev.sources_done}/{ev.sources_total} · pairs {ev.pairs_done}/{ev.pairs_total} · "
+                f"unreadable sources {ev.fetch_failures} · judge errors {ev.judge_errors} · "
+                f"{now - self._started:.0f}s")
+        if self.tty:
+            self.stream.write("\r" + line[:200] + ("\n" if final else ""))
+            self.stream.flush()
+        else:
+            print(line, file=self.stream)
+
+    def _clear(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+
+
+def err(msg: str) -> None:
+    print(f"sourcecheckup: error: {msg}", file=sys.stderr)
+
+
+def open_store(args: argparse.Namespace, create: bool = False):
+    """The run database; only commands that write runs (``create``) may start a new one."""
+    from ..store import Store, StoreError, default_db_path
+
+    path = Path(args.db) if args.db else default_db_path()
+    if not create and not path.exists():
+        raise UsageError(f"{path}: no such database (audit something first with `sourcecheckup audit`, "
+                         "or name an existing one with --db PATH)")
+    try:
+        return Store(path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def pick_run(store: Any, run: str | None) -> str:
+    """The run a command names, else the latest; a missing one is bad usage."""
+    from ..store import StoreError
+
+    run_id = run or store.latest_run_id()
+    if not run_id:
+        raise UsageError(f"no runs in {store.path}")
+    try:
+        return store.get_run(run_id).id
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+# the CLI's flag for each setting that build_run_config may refuse
+_FLAGS = {"sources_dir": "--sources", "use_archive": "--use-archive", "browser": "--browser",
+          "judge_concurrency": "--concurrency", "consensus": "--consensus"}
+
+
+def _usage(exc: Any, args: argparse.Namespace) -> UsageError:
+    """A refused choice (a ConfigError) in the CLI's words."""
+    if exc.option == "sources_dir":
+        return UsageError(f"--sources {Path(args.sources)}: {exc.problem}")
+    if exc.option == "use_archive":
+        return UsageError("--use-archive needs archive lookups; drop --no-archive")
+    return UsageError(f"{_FLAGS.get(exc.option, exc.option)}: {exc.problem}")
+
+
+def _fetch_choices(args: argparse.Namespace, batch: bool) -> dict[str, Any]:
+    """build_fetch_options' keywords from the fetch flags a command has (the benchmark has fewer)."""
+    return {"batch": batch, "browser": getattr(args, "browser", None),
+            "archive_lookup": not getattr(args, "no_archive", False),
+            "use_archive": bool(getattr(args, "use_archive", False)),
+            "archive_endpoint": getattr(args, "archive_endpoint", None),
+            "allow_hosts": getattr(args, "allow_host", None) or (), "sources_dir": getattr(args, "sources", None),
+            "timeout_s": getattr(args, "timeout", None), "fetch_concurrency": getattr(args, "fetch_concurrency", None),
+            "doi_resolver": getattr(args, "doi_resolver", None), "respect_robots": getattr(args, "robots", None)}
+
+
+def fetch_options(args: argparse.Namespace, batch: bool = False):
+    """The fetch options of a command's flags; robots.txt is respected by default for batch runs."""
+    from ..config import ConfigError, build_fetch_options
+
+    try:
+        return build_fetch_options(**_fetch_choices(args, batch))
+    except ConfigError as exc:
+        raise _usage(exc, args) from exc
+
+
+def run_config(args: argparse.Namespace, batch: bool = False):
+    """The audit's RunConfig, built and checked by the same function as the app's Settings."""
+    from ..config import ConfigError, build_run_config
+
+    options = judge_options(args)
+    try:
+        return build_run_config(judges=args.judge, parser=args.parser, consensus=args.consensus,
+                                judge_concurrency=args.concurrency, judge_options=options,
+                                refetch=args.refetch, seed=args.seed, **_fetch_choices(args, batch))
+    except ConfigError as exc:
+        raise _usage(exc, args) from exc
+
+
+def judge_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Judge settings from --prompt, --full-source and --token-budget (checked here: exit 2 when bad)."""
+    from ..prompts import PromptError, load_prompt
+
+    options: dict[str, Any] = {}
+    if getattr(args, "prompt", None):
+        try:
+            prompt = load_prompt(Path(args.prompt), required=("source", "statement"))
+        except PromptError as exc:
+            raise UsageError(f"--prompt: {exc}") from exc
+        options["prompt_path"] = str(prompt.path.resolve())
+    if getattr(args, "full_source", False):
+        options["full_source"] = True
+    budget = getattr(args, "token_budget", None)
+    if budget is not None:
+        if budget < 50:
+            raise UsageError("--token-budget must be at least 50 tokens")
+        options["token_budget"] = budget
+    return options
+
+
+def construction_errors() -> tuple[type[Exception], ...]:
+    """Errors that mean a judge or parser cannot be built as named: bad usage (exit 2), not a crash."""
+    from ..judges.base import JudgeSpecError
+    from ..llm.secrets import MissingKeyError
+    from ..parse import ParserSpecError
+    from ..prompts import PromptError
+
+    return (MissingKeyError, JudgeSpecError, ParserSpecError, PromptError)
+
+
+def check_judges(specs: Sequence[str], fix: str = "--judge") -> None:
+    """Refuse a bad judge spec or a missing API key before anything starts (exit 2)."""
+    from ..judges import validate_judge_spec
+
+    for spec in specs:
+        problem = validate_judge_spec(spec)
+        if problem:
+            raise UsageError(f"{problem} (fix: {fix})")
+
+
+def require_plugins() -> None:
+    """Load the plugins (once); one that cannot be imported is bad usage (exit 2)."""
+    from ..plugins import load_plugins
+
+    try:
+        load_plugins()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from exc

@@ -1,0 +1,259 @@
+"""Commands over stored runs: ``runs``, ``show``, ``report``, ``verify-report`` and ``compare``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, open_store, pick_run
+
+
+def print_headline(report: dict[str, Any], out: Any = None) -> None:
+    out = out or sys.stdout
+    m = report["metrics"]
+
+    def fmt(key: str) -> str:
+        v = m[key]
+        if v["value"] is None:
+            return "n/a"
+        lo, hi = v["ci95"]
+        return f"{100 * v['value']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}; {v['k']}/{v['n']})"
+
+    c = report["counts"]
+    print(f"run {report['run']['id']} ({report['run']['status']}): {c['responses']} responses, "
+          f"{c['informative_statements']} claims, {c['urls']} cited URLs", file=out)
+    print(f"  source URL validity      {fmt('url_validity')}", file=out)
+    print(f"  statement-level support  {fmt('statement_support')}", file=out)
+    print(f"  response-level support   {fmt('response_support')}", file=out)
+    print(f"  unused sources           {fmt('unused_sources')}", file=out)
+    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} · "
+          f"skipped records {c['skipped_records']}", file=out)
+    from ..metrics import partial_run_note
+
+    note = partial_run_note(c)
+    if note:
+        print(f"  {note}", file=out)
+
+
+def unreadable_sources(report: dict[str, Any]) -> int:
+    """Distinct cited URLs without readable text: the unit the progress bar counts (a URL cited by
+    two answers is one unreadable source, not two)."""
+    from ..models import FetchStatus
+
+    def readable(src: dict[str, Any]) -> bool:
+        try:
+            return FetchStatus(src["status"]).readable and src.get("text_chars", 0) > 0
+        except ValueError:          # not_fetched
+            return False
+
+    return len({src["url"] for resp in report["responses"] for src in resp["sources"] if not readable(src)})
+
+
+def print_usage(store: Any, run_id: str, out: Any = None) -> None:
+    """Tokens and estimated cost per judge, when any judge used tokens."""
+    from ..judge_report import run_usage
+
+    for judge_id, u in run_usage(store, run_id).items():
+        if not (u["tokens_in"] or u["tokens_out"]):
+            continue
+        cost = ("cost unknown (model not in resources/prices.json)" if u["cost_usd"] is None
+                else f"estimated ${u['cost_usd']:.4f}")
+        print(f"  {judge_id}: {u['calls']} calls, {u['tokens_in']:,} tokens in, {u['tokens_out']:,} out, {cost}",
+              file=out or sys.stdout)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from ..metrics import compute_metrics
+
+    store = open_store(args)
+    runs = store.list_runs()
+    if args.json:
+        out = []
+        for run in runs:
+            m = compute_metrics(store.load_run(run.id))
+            out.append({"id": run.id, "created_at": run.created_at, "status": run.status,
+                        "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    if not runs:
+        print(f"no runs in {store.path}")
+        return EXIT_OK
+
+    def pct(metric: Any) -> str:
+        return "   n/a" if metric.value is None else f"{100 * metric.value:5.1f}%"
+
+    print(f"{'run':<18} {'created':<20} {'status':<10} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
+          f"{'unused':>7}  judge / input")
+    for run in runs:
+        m = compute_metrics(store.load_run(run.id))
+        c = m.counts
+        partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
+        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "
+              f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
+              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
+    return EXIT_OK
+
+
+_MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", None: "·"}
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from ..metrics import assess_run
+    from ..store import StoreError
+
+    store = open_store(args)
+    run_id = args.run or store.latest_run_id()
+    if not run_id:
+        raise UsageError(f"no runs in {store.path}")
+    try:
+        data = store.load_run(run_id)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+    assessed = assess_run(data)
+    if args.response and not any(r.rid == args.response for r in assessed):
+        known = [r.rid for r in assessed]
+        raise UsageError(f"run {data.run.id} has no response '{args.response}' (its responses: "
+                         + ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+                         + ")")
+    from ..report import build_report
+
+    print_headline(build_report(store, data.run.id, data=data))
+    print_usage(store, data.run.id)
+    print("legend: ✓ supported  ✗ not supported  ✗c contradicted (the source says otherwise)  ! judge error  "
+          "· not judged  ? review first  ≠ judges disagree  "
+          "(source columns: S1, S2 ... as cited; ✗src = unreadable; …src = not fetched yet)")
+    for r in assessed:
+        if args.response and r.rid != args.response:
+            continue
+        resp = next(x for x in data.responses if x.pk == r.response_pk).response
+        verdict_ok = {True: "fully supported", False: "NOT fully supported", None: "undecided"}[r.supported]
+        print(f"\n== {r.rid}" + (f" [{r.model}]" if r.model else "") + f" — {verdict_ok}")
+        if resp.question:
+            print(f"   Q: {resp.question}")
+        for i, url in enumerate(r.urls, 1):
+            src = data.sources.get(url)
+            outcome = src.source.status.plain if src else "not fetched"
+            print(f"   S{i}: {url}  [{outcome}]" + (f" {','.join(src.source.flags)}" if src and src.source.flags else ""))
+        header = "   " + " ".join(f"S{i:<3}" for i in range(1, len(r.urls) + 1))
+        print(header + "  status              statement")
+        for s in r.statements:
+            cells = []
+            verdicts = data.verdicts.get(s.row.pk, [])
+            for url in r.urls:
+                if url not in data.sources:
+                    cells.append("…src" if s.row.statement.informative else "    ")
+                elif url not in r.valid_urls:
+                    cells.append("✗src" if s.row.statement.informative else "    ")
+                else:
+                    lab = s.pair_labels.get(url)
+                    mark = _MARK[lab.value if lab else None]
+                    pair = [v.verdict for v in verdicts if v.url == url]
+                    if lab is not None and lab.value == "not_supported" and any(v.contradicted for v in pair):
+                        mark += "c"
+                    if any(v.review_first for v in pair):
+                        mark += "?"
+                    cells.append(f"{mark:<4}")
+            text = s.row.statement.text
+            if len(text) > 90 and not args.full:
+                text = text[:87] + "..."
+            mark = "≠" if s.disagreement else " "
+            status = s.status.value
+            if s.status.supported is False and any(v.verdict.contradicted for v in verdicts):
+                status = "contradicted"
+            if any(v.verdict.review_first for v in verdicts):
+                status += " (review first)"
+            print("   " + " ".join(cells) + f" {mark}{status:<19} {text}")
+            for v in verdicts:   # say what the source says instead
+                if v.verdict.contradicted and (args.full or len(r.urls) < 10):
+                    print(f"        S{r.urls.index(v.url) + 1 if v.url in r.urls else '?'}: {v.verdict.rationale[:200]}")
+    return EXIT_OK
+
+
+def report_format(output: str, given: str | None) -> str:
+    """The report format: --format when given, else the file's extension (json without one);
+    a --format that contradicts a known extension is bad usage, not a silently mislabelled file."""
+    from ..report import FORMATS
+
+    ext = Path(output).suffix.lstrip(".").lower()
+    ext = {"htm": "html"}.get(ext, ext)
+    if given and ext in FORMATS and ext != given.lower():
+        raise UsageError(f"-o {output} names a .{ext} file but --format is {given}: "
+                         f"name the file .{given.lower()}, or drop --format")
+    return (given or ext or "json").lower()
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..report.pdf import PdfError
+    from ..report import FORMATS, write_report
+
+    fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
+    store = open_store(args)
+    run_id = pick_run(store, args.run)
+    fmt = report_format(args.output, args.format)
+    if fmt not in FORMATS:
+        raise UsageError(f"cannot tell the report format from '{args.output}': give --format "
+                         f"{'|'.join(FORMATS)} or a file name ending in one of them")
+    if args.whois_server and not args.whois:
+        raise UsageError("--whois-server is used only with --whois (whois lookups are off by default)")
+    try:
+        path = write_report(store, run_id, args.output, fmt, group_by=args.group_by,
+                            whois=args.whois, whois_server=args.whois_server, with_reviews=args.with_reviews)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    except PdfError as exc:
+        err(str(exc))
+        return EXIT_FAIL
+    print(path)
+    return EXIT_OK
+
+
+def cmd_verify_report(args: argparse.Namespace) -> int:
+    from ..report import verify_report
+    from ..store import StoreError
+
+    path = Path(args.report)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not a JSON report ({exc}); write one with `sourcecheckup report RUN "
+                         "--format json -o REPORT.json`") from None
+    if args.db is None and isinstance(report, dict) and isinstance(report.get("run"), dict):
+        args.db = report["run"].get("database")
+    store = open_store(args)
+    try:
+        diffs = verify_report(report, store)
+    except StoreError as exc:
+        err(f"{exc}")
+        return EXIT_FAIL
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    run_id = report["run"]["id"]
+    if diffs:
+        print(f"MISMATCH: {len(diffs)} figure(s) in {path} differ from run {run_id} in {store.path}:")
+        for d in diffs:
+            print(f"  {d}")
+        return EXIT_FAIL
+    print(f"OK: every metric in {path} matches run {run_id} recomputed from {store.path}")
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ..compare import compare_runs, format_comparison
+    from ..store import StoreError
+
+    store = open_store(args)
+    try:
+        store_b = open_store(argparse.Namespace(db=args.db_b)) if args.db_b else store
+        result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
+                              with_overrides=not args.judges_only)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(format_comparison(result))
+    return EXIT_OK

@@ -1,0 +1,110 @@
+"""One builder of a run's configuration: the CLI's options and the app's Settings become the same
+validated :class:`~sourcecheckup.pipeline.RunConfig` through :func:`build_run_config`.
+
+The defaults are the CLI's: the headless browser when a page needs it (``auto``), dead links looked
+up in a web archive, robots.txt respected for batch runs. ``$SOURCECHECKUP_BROWSER`` sets the browser
+default and ``SOURCECHECKUP_ARCHIVE=off`` turns archive lookups off (CI and tests opt out this way).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .fetching import FetchOptions
+from .pipeline import RunConfig
+
+BROWSER_MODES = ("auto", "always", "never")
+CONSENSUS_RULES = ("first", "any", "all", "majority")
+BROWSER_ENV = "SOURCECHECKUP_BROWSER"
+ARCHIVE_ENV = "SOURCECHECKUP_ARCHIVE"
+DEFAULT_JUDGES = ("builtin",)
+DEFAULT_PARSER = "builtin"
+DEFAULT_CONSENSUS = "first"
+DEFAULT_JUDGE_CONCURRENCY = 8
+
+
+class ConfigError(ValueError):
+    """A choice that cannot make a run. ``option`` names the setting (``sources_dir``, ``use_archive``...)
+    so each front end can say it in its own words; the message says what is wrong."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        super().__init__(problem)
+        self.option = option
+        self.problem = problem
+
+
+def default_browser(environ: Mapping[str, str] | None = None) -> str:
+    """The browser mode when none is chosen: ``$SOURCECHECKUP_BROWSER``, else ``auto``."""
+    return (environ if environ is not None else os.environ).get(BROWSER_ENV, "").strip().lower() or "auto"
+
+
+def archive_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """Archive lookups are on unless ``SOURCECHECKUP_ARCHIVE`` is off, 0 or no."""
+    value = (environ if environ is not None else os.environ).get(ARCHIVE_ENV, "on")
+    return value.lower() not in ("off", "0", "no")
+
+
+def build_fetch_options(*, batch: bool = False, browser: str | None = None, archive_lookup: bool = True,
+                        use_archive: bool = False, archive_endpoint: str | None = None,
+                        allow_hosts: Iterable[str] = (), sources_dir: str | Path | None = None,
+                        timeout_s: float | None = None, fetch_concurrency: int | None = None,
+                        doi_resolver: str | None = None, respect_robots: bool | None = None,
+                        environ: Mapping[str, str] | None = None) -> FetchOptions:
+    """How a run fetches its sources. ``None`` means "the default": robots.txt is respected for a
+    batch (more than one answer) and ignored for a single answer; raises :class:`ConfigError`."""
+    from .fetching.sourcepack import SourcePackError, load_pack
+
+    kw: dict[str, Any] = {}
+    hosts = tuple(h.strip() for h in allow_hosts if h and h.strip())
+    if hosts:
+        kw["allow_hosts"] = hosts
+    if sources_dir:
+        src = Path(sources_dir)
+        if not (src / "sources.json").is_file():
+            raise ConfigError("sources_dir", "no sources.json in that folder (it maps each URL to a local file)")
+        try:
+            load_pack(src)
+        except SourcePackError as exc:
+            raise ConfigError("sources_dir", str(exc)) from exc
+        kw["sources_dir"] = src.resolve()
+    if timeout_s:
+        kw["timeout_s"] = float(timeout_s)
+    if fetch_concurrency:
+        kw["total_concurrency"] = int(fetch_concurrency)
+    mode = browser or default_browser(environ)
+    if mode not in BROWSER_MODES:
+        where = "" if browser else f" (from ${BROWSER_ENV})"
+        raise ConfigError("browser", f"the browser mode is one of {', '.join(BROWSER_MODES)}, not '{mode}'{where}")
+    kw["browser"] = mode
+    kw["archive_lookup"] = archive_allowed(environ) and archive_lookup
+    kw["use_archive"] = bool(use_archive)
+    if archive_endpoint:
+        kw["archive_endpoint"] = archive_endpoint
+    if doi_resolver:
+        kw["doi_resolver"] = doi_resolver
+    kw["respect_robots"] = batch if respect_robots is None else bool(respect_robots)
+    if kw["use_archive"] and not kw["archive_lookup"]:
+        raise ConfigError("use_archive", "reading archived copies needs archive lookups")
+    return FetchOptions(**kw)
+
+
+def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None = None,
+                     consensus: str | None = None, judge_concurrency: int | None = None,
+                     judge_options: Mapping[str, Any] | None = None, refetch: bool = False, seed: int = 0,
+                     fetch: FetchOptions | None = None, **fetch_choices: Any) -> RunConfig:
+    """A validated RunConfig from a front end's choices; anything not chosen takes the CLI's default.
+    ``fetch_choices`` are :func:`build_fetch_options`'s keywords (or pass a built ``fetch``)."""
+    chosen = [j.strip() for j in judges or () if j and j.strip()]
+    rule = consensus or DEFAULT_CONSENSUS
+    if rule not in CONSENSUS_RULES:
+        raise ConfigError("consensus", f"the consensus rule is one of {', '.join(CONSENSUS_RULES)}, not '{rule}'")
+    concurrency = DEFAULT_JUDGE_CONCURRENCY if judge_concurrency is None else int(judge_concurrency)
+    if concurrency < 1:
+        raise ConfigError("judge_concurrency", "judge calls at once must be at least 1")
+    if fetch is not None and fetch_choices:
+        raise TypeError("pass either fetch or the fetch choices, not both")
+    return RunConfig(judges=chosen or list(DEFAULT_JUDGES), parser=(parser or "").strip() or DEFAULT_PARSER,
+                     consensus=rule, judge_concurrency=concurrency, judge_options=dict(judge_options or {}),
+                     fetch=fetch if fetch is not None else build_fetch_options(**fetch_choices),
+                     refetch=bool(refetch), seed=int(seed))

@@ -1,0 +1,141 @@
+"""Plugins load once, from $SOURCECHECKUP_PLUGINS and from entry points (group ``sourcecheckup``),
+and what they register is usable from the real CLI."""
+from __future__ import annotations
+
+import asyncio
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sourcecheckup import plugins
+from sourcecheckup.cli import main
+from sourcecheckup.models import Response
+from sourcecheckup.parse import make_parser
+
+HOOK_PLUGIN = '''
+"""A plugin that registers a judge through the register_judges hook."""
+from sourcecheckup.judges.base import BaseJudge
+from sourcecheckup.models import Label, Verdict
+
+HOOK_CALLS = []
+
+
+class ShoutingJudge(BaseJudge):
+    """Supported when the statement is written in capitals: easy to tell apart from any real judge."""
+    prompt_version = "shout-1"
+
+    def __init__(self, argument):
+        self.id = "shout:" + argument
+
+    async def verify(self, statement, source):
+        label = Label.SUPPORTED if statement.isupper() else Label.NOT_SUPPORTED
+        return Verdict(label=label, score=1.0, rationale="capitals" if statement.isupper() else "lower case",
+                       judge_id=self.id, prompt_version=self.prompt_version)
+
+
+def register_judges(register):
+    HOOK_CALLS.append("judges")
+    register("shout", lambda argument, **options: ShoutingJudge(argument))
+'''
+
+ENTRY_POINT_PLUGIN = '''
+"""A plugin published as an entry point: it registers a statement parser."""
+from sourcecheckup.models import Statement
+
+
+class LineParser:
+    id = "lines"
+    version = "lines-1"
+
+    def __init__(self, argument):
+        self.argument = argument
+
+    async def parse(self, response):
+        return [Statement(index=i, text=line.strip())
+                for i, line in enumerate(response.text.splitlines()) if line.strip()]
+
+
+def register_parsers(register):
+    register("lines", lambda argument, **options: LineParser(argument))
+'''
+
+
+def write_module(folder: Path, name: str, source: str) -> None:
+    (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """A process in which no plugin has been loaded yet, with tmp_path importable."""
+    monkeypatch.setattr(plugins, "_loaded", {})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv(plugins.PLUGINS_ENV, raising=False)
+    return tmp_path
+
+
+def test_a_plugin_named_in_the_environment_gives_the_cli_a_judge(fresh, monkeypatch, capsys):
+    write_module(fresh, "scu_shout_plugin", HOOK_PLUGIN)
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_shout_plugin")
+    pairs = fresh / "pairs.jsonl"
+    pairs.write_text('{"id": "a", "statement": "FLU IS VIRAL", "source": "Flu is viral."}\n'
+                     '{"id": "b", "statement": "flu is bacterial", "source": "Flu is viral."}\n')
+    out = fresh / "out.jsonl"
+    assert main(["verify-pairs", str(pairs), "--judge", "shout:loud", "-o", str(out), "-q"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["id"], r["label"], r["rationale"]) for r in rows] == [
+        ("a", "supported", "capitals"), ("b", "not_supported", "lower case")]
+
+
+def test_plugins_load_once(fresh, monkeypatch):
+    write_module(fresh, "scu_once_plugin", HOOK_PLUGIN)
+    monkeypatch.setenv(plugins.PLUGINS_ENV, " scu_once_plugin , ")
+    assert plugins.load_plugins() == ["scu_once_plugin"]
+    assert plugins.load_plugins() == []          # the CLI and the app may both call it
+    import scu_once_plugin  # type: ignore[import-not-found]
+
+    assert scu_once_plugin.HOOK_CALLS == ["judges"]
+    assert plugins.loaded_plugins() == ["scu_once_plugin"]
+
+
+def test_an_entry_point_plugin_registers_a_parser(fresh):
+    write_module(fresh, "scu_lines_plugin", ENTRY_POINT_PLUGIN)
+    dist = fresh / "scu_lines_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: scu-lines-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[sourcecheckup]\nlines = scu_lines_plugin\n")
+    loaded = plugins.load_plugins()
+    assert loaded == ["entry point lines (scu_lines_plugin)"]
+    parser = make_parser("lines:any")
+    statements = asyncio.run(parser.parse(Response(id="r1", text="Flu is viral.\nRest helps.")))
+    assert [s.text for s in statements] == ["Flu is viral.", "Rest helps."]
+
+
+def test_a_plugin_that_cannot_be_imported_is_bad_usage(fresh, monkeypatch, capsys):
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_no_such_plugin")
+    pairs = fresh / "pairs.jsonl"
+    pairs.write_text('{"id": "a", "statement": "x", "source": "y"}\n')
+    assert main(["verify-pairs", str(pairs)]) == 2
+    assert "$SOURCECHECKUP_PLUGINS names 'scu_no_such_plugin', which cannot be imported" in capsys.readouterr().err
+
+
+def test_a_failing_hook_names_its_plugin(fresh, monkeypatch):
+    write_module(fresh, "scu_broken_plugin", "def register_judges(register):\n    raise RuntimeError('no')\n")
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_broken_plugin")
+    with pytest.raises(plugins.PluginError, match="plugin 'scu_broken_plugin' failed in register_judges"):
+        plugins.load_plugins()
+
+
+def test_every_command_loads_the_plugins_before_it_runs(fresh, monkeypatch, capsys):
+    from sourcecheckup.store import Store
+
+    write_module(fresh, "scu_runs_plugin", HOOK_PLUGIN)
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_runs_plugin")
+    Store(fresh / "empty.db").close()
+    assert main(["runs", "--db", str(fresh / "empty.db")]) == 0
+    assert main(["runs", "--db", str(fresh / "empty.db")]) == 0
+    import scu_runs_plugin  # type: ignore[import-not-found]
+
+    assert scu_runs_plugin.HOOK_CALLS == ["judges"]      # loaded by the first command, once
+    assert "no runs in" in capsys.readouterr().out

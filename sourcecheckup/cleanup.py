@@ -27,12 +27,12 @@ from .llm.client import CallOptions
 from .llm.replies import ReplyError, Schema, TaskError, ask_json
 from .llm.spec import is_model_spec, model_name
 from .metrics import Consensus, assess_run, pair_label
-from .models import Label, Statement, StatementStatus, Verdict, utcnow
+from .models import Label, Statement, StatementStatus, Verdict
 from .parse.markers import MARKER_RE as _GENERIC_MARKER_RE
 from .parse.markup import LINK_RE as _LINK_RE, URL_RE as _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
-from .store import Store, dump_json, load_json
+from .store import Store, load_json
 
 DEFAULT_CLEANUP_PROMPT = "cleanup-v1"
 MAX_OUTPUT_TOKENS = 800
@@ -132,11 +132,7 @@ def _row(r: Mapping[str, Any]) -> SuggestionRow:
 
 def suggestions(store: Store, run_id: str, response_pk: int | None = None) -> list[SuggestionRow]:
     """The run's suggestions (of one response when ``response_pk`` is given), in statement order."""
-    sql = ("SELECT g.* FROM suggestions g JOIN statements s ON s.pk = g.statement_pk WHERE g.run_id = ?"
-           + (" AND s.response_pk = ?" if response_pk is not None else "")
-           + " ORDER BY s.response_pk, s.ord, g.pk")
-    args: list[Any] = [run_id] + ([response_pk] if response_pk is not None else [])
-    return [_row(r) for r in store.db.query(sql, args)]
+    return [_row(r) for r in store.suggestions_in_order(run_id, response_pk)]
 
 
 def set_decision(store: Store, suggestion_pk: int, decision: Decision | str, who: str) -> SuggestionRow:
@@ -148,28 +144,19 @@ def set_decision(store: Store, suggestion_pk: int, decision: Decision | str, who
     if not who or not who.strip():
         raise CleanupError("say who decided (a reviewer name)")
     pending = decision is Decision.PENDING
-    with store.db.conn:
-        cur = store.db.conn.execute(
-            "UPDATE suggestions SET decision = ?, decided_by = ?, decided_at = ? WHERE pk = ?",
-            [decision.value, None if pending else who.strip(), None if pending else utcnow(), suggestion_pk])
-    if cur.rowcount == 0:
+    row = None
+    if store.set_suggestion_decision(suggestion_pk, decision.value, None if pending else who.strip()):
+        row = store.suggestion_row(suggestion_pk)
+    if row is None:
         raise CleanupError(f"no suggestion {suggestion_pk}; `sourcecheckup cleanup RUN` lists them")
-    return _row(next(iter(store.db.query("SELECT * FROM suggestions WHERE pk = ?", [suggestion_pk]))))
+    return _row(row)
 
 
 def _store_suggestion(store: Store, run_id: str, statement_pk: int, url: str, kind: SuggestionKind,
                       original: str, suggested: str, quote: str, status: SuggestionStatus, judge_id: str,
                       verification: Mapping[str, Any]) -> None:
-    with store.db.conn:
-        exists = store.db.execute("SELECT 1 FROM suggestions WHERE run_id = ? AND statement_pk = ? AND url = ?",
-                                  [run_id, statement_pk, url]).fetchone()
-        if exists:
-            return
-        store.db["suggestions"].insert({
-            "run_id": run_id, "statement_pk": statement_pk, "url": url, "kind": kind.value,
-            "original": original, "suggested": suggested, "quote": quote, "status": status.value,
-            "judge_id": judge_id, "verification": dump_json(verification),
-            "decision": Decision.PENDING.value, "decided_by": None, "decided_at": None, "created_at": utcnow()})
+    store.add_suggestion(run_id, statement_pk, url, kind=kind.value, original=original, suggested=suggested,
+                         quote=quote, status=status.value, judge_id=judge_id, verification=verification)
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,8 +185,7 @@ async def _verify(judge: Judge, text: str, source: SourceText) -> Verdict:
 
 def _targets(store: Store, data: Any) -> list[tuple[Any, Any, str]]:
     """(response, statement, url) for every unsupported statement x valid source not yet handled."""
-    done = {(r[0], r[1]) for r in store.db.execute(
-        "SELECT statement_pk, url FROM suggestions WHERE run_id = ?", [data.run.id]).fetchall()}
+    done = store.suggested_pairs(data.run.id)
     targets = []
     for r in assess_run(data):
         for s in r.statements:

@@ -275,7 +275,9 @@ class MetricSet:
 
 def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None = None, *,
                     seed: int | None = None, rule: Consensus | str | None = None,
-                    overrides: Overrides | None = None) -> MetricSet:
+                    overrides: Overrides | None = None, bootstrap: bool = True) -> MetricSet:
+    """The four metrics and the counts behind them; ``bootstrap=False`` gives statement and response
+    support Wilson intervals instead (same values, no resampling: for listings that show values only)."""
     assessed = assess_run(data, rule, overrides) if assessed is None else assessed
     seed = int(data.run.config.get("seed", 0)) if seed is None else seed
     url_ok: list[bool] = []
@@ -328,9 +330,20 @@ def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None
     }
     counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"] or pairs_judged < pairs_total
                              or counts["statements_pending"])
-    return MetricSet(proportion(url_ok, seed), clustered_proportion(statement_ok, seed + 1),
-                     clustered_proportion([[ok] for ok in response_ok], seed + 2), proportion(unused, seed + 3),
-                     counts)
+    if bootstrap:
+        statements = clustered_proportion(statement_ok, seed + 1)
+        responses = clustered_proportion([[ok] for ok in response_ok], seed + 2)
+    else:
+        statements = proportion([ok for mine in statement_ok for ok in mine])
+        responses = proportion(response_ok)
+    return MetricSet(proportion(url_ok, seed), statements, responses, proportion(unused, seed + 3), counts)
+
+
+def headline(data: RunData, *, intervals: bool = True) -> MetricSet:
+    """A run's headline metrics as the run list shows them (`sourcecheckup runs`, the app's Runs
+    panel): the run's own consensus rule and seed, no reviewer overrides. ``intervals=False``
+    skips the bootstrap when only the values are shown."""
+    return compute_metrics(data, bootstrap=intervals)
 
 
 def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],

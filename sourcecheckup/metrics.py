@@ -53,6 +53,13 @@ METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Sta
                 "response_support": "Response-level support", "unused_sources": "Unused sources"}
 
 
+def percent(value: float | None, digits: int = 1, *, missing: str = "n/a", signed: bool = False) -> str:
+    """A rate as every front end writes it: 0.825 -> "82.5%"; ``signed`` for a difference ("+4.0%")."""
+    if value is None:
+        return missing
+    return f"{100 * value:{'+' if signed else ''}.{digits}f}%"
+
+
 @dataclass(frozen=True)
 class Metric:
     value: float | None

@@ -21,7 +21,7 @@ from .evidence import quote_in_source
 from .events import EventKind, ProgressEvent
 from .evidence import SourceText
 from .judges.api import JudgeSettings, evidence_text, source_block, source_flags
-from .judges.base import Judge, make_judge
+from .judges.base import Judge, open_judges
 from .llm import make_client, split_options
 from .llm.client import CallOptions
 from .llm.replies import ReplyError, Schema, TaskError, ask_json
@@ -277,77 +277,68 @@ async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = Non
     writer = make_client(spec, **client_options)
     shown = JudgeSettings.from_options(writer.settings, judge_options)   # the evidence a judge would show
     call = CallOptions(temperature=0, seed=writer.settings.seed, max_tokens=MAX_OUTPUT_TOKENS)
-    own_judges = judges is None
-    verifiers: list[Judge] = []
     try:
-        verifiers = list(judges) if judges is not None else [
-            make_judge(s, **dict(run.config.get("judge_options") or {})) for s in run.judges]
-        for j in verifiers:
-            if asyncio.iscoroutinefunction(getattr(j, "load", None)):
-                await j.load()  # type: ignore[attr-defined]
-        prompt = load_prompt(None, default=DEFAULT_CLEANUP_PROMPT, required=("statement", "source"))
-        texts: dict[str, SourceText] = {}
-        sem = asyncio.Semaphore(max(1, concurrency))
-        counter = {"done": 0, "stored": 0}
+        async with open_judges(run.judges, run.config.get("judge_options"), given=judges) as verifiers:
+            prompt = load_prompt(None, default=DEFAULT_CLEANUP_PROMPT, required=("statement", "source"))
+            texts: dict[str, SourceText] = {}
+            sem = asyncio.Semaphore(max(1, concurrency))
+            counter = {"done": 0, "stored": 0}
 
-        async def one(resp: Any, sa: Any, url: str) -> None:
-            statement: Statement = sa.row.statement
-            source = data.sources[url].source
-            st = texts.get(url) or texts.setdefault(url, SourceText.from_source(source))
-            reasons = [v.verdict.rationale for v in data.verdicts.get(sa.row.pk, [])
-                       if v.url == url and v.verdict.label is Label.NOT_SUPPORTED and v.verdict.rationale]
-            label = f"{resp.rid}/s{statement.index + 1}"
-            async with sem:
-                evidence, evidence_flags = evidence_text([statement.text], st, shown)
-                block, boundary = source_block(evidence, st)
-                system, user = prompt.render(statement=statement.text, source=block, boundary=boundary,
-                                             reason=reasons[0] if reasons else "(no reason given)")
-                try:
-                    answer = await ask_json(writer, system, user, CLEANUP, rewrite_from_object, call)
-                except TaskError as exc:
-                    store.log(run.id, f"cleanup: no suggestion for {label} against {url}: {exc}", "warning")
-                    answer = None
-                verdicts: list[Verdict] = []
-                if answer is not None and answer.value.action is SuggestionKind.REWRITE:
-                    verdicts = [finalise_verdict(await _verify(j, answer.value.statement, st), j, source)
-                                for j in verifiers]
-            counter["done"] += 1
-            if progress is not None:
-                progress(ProgressEvent(EventKind.JUDGED, run.id, pairs_total=len(targets),
-                                       pairs_done=counter["done"], message=label))
-            if answer is None:
-                return
-            rewrite: Rewrite = answer.value
-            writer_info = {"model": answer.model, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
-                           "prompt_version": prompt.version, "repaired": answer.repaired,
-                           "source_flags": sorted(set(source_flags(st)) | set(evidence_flags))}
-            if rewrite.action is SuggestionKind.DELETE:
-                _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.DELETE, statement.text, "", "",
-                                  SuggestionStatus.DELETE, writer.id, {"writer": writer_info, "verdicts": []})
+            async def one(resp: Any, sa: Any, url: str) -> None:
+                statement: Statement = sa.row.statement
+                source = data.sources[url].source
+                st = texts.get(url) or texts.setdefault(url, SourceText.from_source(source))
+                reasons = [v.verdict.rationale for v in data.verdicts.get(sa.row.pk, [])
+                           if v.url == url and v.verdict.label is Label.NOT_SUPPORTED and v.verdict.rationale]
+                label = f"{resp.rid}/s{statement.index + 1}"
+                async with sem:
+                    evidence, evidence_flags = evidence_text([statement.text], st, shown)
+                    block, boundary = source_block(evidence, st)
+                    system, user = prompt.render(statement=statement.text, source=block, boundary=boundary,
+                                                 reason=reasons[0] if reasons else "(no reason given)")
+                    try:
+                        answer = await ask_json(writer, system, user, CLEANUP, rewrite_from_object, call)
+                    except TaskError as exc:
+                        store.log(run.id, f"cleanup: no suggestion for {label} against {url}: {exc}", "warning")
+                        answer = None
+                    verdicts: list[Verdict] = []
+                    if answer is not None and answer.value.action is SuggestionKind.REWRITE:
+                        verdicts = [finalise_verdict(await _verify(j, answer.value.statement, st), j, source)
+                                    for j in verifiers]
+                counter["done"] += 1
+                if progress is not None:
+                    progress(ProgressEvent(EventKind.JUDGED, run.id, pairs_total=len(targets),
+                                           pairs_done=counter["done"], message=label))
+                if answer is None:
+                    return
+                rewrite: Rewrite = answer.value
+                writer_info = {"model": answer.model, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
+                               "prompt_version": prompt.version, "repaired": answer.repaired,
+                               "source_flags": sorted(set(source_flags(st)) | set(evidence_flags))}
+                if rewrite.action is SuggestionKind.DELETE:
+                    _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.DELETE, statement.text, "", "",
+                                      SuggestionStatus.DELETE, writer.id, {"writer": writer_info, "verdicts": []})
+                    counter["stored"] += 1
+                    return
+                combined = pair_label([v.label for v in verdicts], rule)
+                status = {Label.SUPPORTED: SuggestionStatus.VERIFIED,
+                          Label.NOT_SUPPORTED: SuggestionStatus.FAILED_VERIFICATION}.get(
+                    combined, SuggestionStatus.VERIFICATION_ERROR)  # type: ignore[arg-type]
+                quote, found = rewrite.quote, quote_in_source(rewrite.quote, source.text)
+                if not found:  # the writer's quote is not in the source: offer a verifier's checked quote instead
+                    checked = next((v.quote for v in verdicts if v.label is Label.SUPPORTED and v.quote_found), None)
+                    if checked:
+                        quote, found = checked, True
+                verification = {"rule": rule.value, "label": combined.value if combined else None,
+                                "quote_found": found, "verdicts": [_verdict_dict(v) for v in verdicts],
+                                "writer": writer_info}
+                _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.REWRITE, statement.text,
+                                  rewrite.statement, quote, status, writer.id, verification)
                 counter["stored"] += 1
-                return
-            combined = pair_label([v.label for v in verdicts], rule)
-            status = {Label.SUPPORTED: SuggestionStatus.VERIFIED,
-                      Label.NOT_SUPPORTED: SuggestionStatus.FAILED_VERIFICATION}.get(
-                combined, SuggestionStatus.VERIFICATION_ERROR)  # type: ignore[arg-type]
-            quote, found = rewrite.quote, quote_in_source(rewrite.quote, source.text)
-            if not found:  # the writer's quote is not in the source: offer a verifier's checked quote instead
-                checked = next((v.quote for v in verdicts if v.label is Label.SUPPORTED and v.quote_found), None)
-                if checked:
-                    quote, found = checked, True
-            verification = {"rule": rule.value, "label": combined.value if combined else None,
-                            "quote_found": found, "verdicts": [_verdict_dict(v) for v in verdicts],
-                            "writer": writer_info}
-            _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.REWRITE, statement.text,
-                              rewrite.statement, quote, status, writer.id, verification)
-            counter["stored"] += 1
 
-        await asyncio.gather(*(one(r, s, url) for r, s, url in targets))
+            await asyncio.gather(*(one(r, s, url) for r, s, url in targets))
     finally:
         await writer.aclose()
-        if own_judges:
-            for j in verifiers:
-                await j.aclose()
     rows = suggestions(store, run.id)
     by_status: dict[str, int] = {}
     for row in rows:

@@ -21,18 +21,18 @@ from .evidence import quote_in_source
 from .events import EventKind, ProgressEvent
 from .evidence import SourceText
 from .judges.api import JudgeSettings, evidence_text, source_block, source_flags
-from .judges.base import Judge, make_judge
+from .judges.base import Judge, open_judges
 from .llm import make_client, split_options
 from .llm.client import CallOptions
 from .llm.replies import ReplyError, Schema, TaskError, ask_json
 from .llm.spec import is_model_spec, model_name
 from .metrics import Consensus, assess_run, pair_label
-from .models import Label, Statement, StatementStatus, Verdict, utcnow
+from .models import Label, Statement, StatementStatus, Verdict
 from .parse.markers import MARKER_RE as _GENERIC_MARKER_RE
 from .parse.markup import LINK_RE as _LINK_RE, URL_RE as _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
-from .store import Store, dump_json, load_json
+from .store import Store, load_json
 
 DEFAULT_CLEANUP_PROMPT = "cleanup-v1"
 MAX_OUTPUT_TOKENS = 800
@@ -132,11 +132,7 @@ def _row(r: Mapping[str, Any]) -> SuggestionRow:
 
 def suggestions(store: Store, run_id: str, response_pk: int | None = None) -> list[SuggestionRow]:
     """The run's suggestions (of one response when ``response_pk`` is given), in statement order."""
-    sql = ("SELECT g.* FROM suggestions g JOIN statements s ON s.pk = g.statement_pk WHERE g.run_id = ?"
-           + (" AND s.response_pk = ?" if response_pk is not None else "")
-           + " ORDER BY s.response_pk, s.ord, g.pk")
-    args: list[Any] = [run_id] + ([response_pk] if response_pk is not None else [])
-    return [_row(r) for r in store.db.query(sql, args)]
+    return [_row(r) for r in store.suggestions_in_order(run_id, response_pk)]
 
 
 def set_decision(store: Store, suggestion_pk: int, decision: Decision | str, who: str) -> SuggestionRow:
@@ -148,28 +144,19 @@ def set_decision(store: Store, suggestion_pk: int, decision: Decision | str, who
     if not who or not who.strip():
         raise CleanupError("say who decided (a reviewer name)")
     pending = decision is Decision.PENDING
-    with store.db.conn:
-        cur = store.db.conn.execute(
-            "UPDATE suggestions SET decision = ?, decided_by = ?, decided_at = ? WHERE pk = ?",
-            [decision.value, None if pending else who.strip(), None if pending else utcnow(), suggestion_pk])
-    if cur.rowcount == 0:
+    row = None
+    if store.set_suggestion_decision(suggestion_pk, decision.value, None if pending else who.strip()):
+        row = store.suggestion_row(suggestion_pk)
+    if row is None:
         raise CleanupError(f"no suggestion {suggestion_pk}; `sourcecheckup cleanup RUN` lists them")
-    return _row(next(iter(store.db.query("SELECT * FROM suggestions WHERE pk = ?", [suggestion_pk]))))
+    return _row(row)
 
 
 def _store_suggestion(store: Store, run_id: str, statement_pk: int, url: str, kind: SuggestionKind,
                       original: str, suggested: str, quote: str, status: SuggestionStatus, judge_id: str,
                       verification: Mapping[str, Any]) -> None:
-    with store.db.conn:
-        exists = store.db.execute("SELECT 1 FROM suggestions WHERE run_id = ? AND statement_pk = ? AND url = ?",
-                                  [run_id, statement_pk, url]).fetchone()
-        if exists:
-            return
-        store.db["suggestions"].insert({
-            "run_id": run_id, "statement_pk": statement_pk, "url": url, "kind": kind.value,
-            "original": original, "suggested": suggested, "quote": quote, "status": status.value,
-            "judge_id": judge_id, "verification": dump_json(verification),
-            "decision": Decision.PENDING.value, "decided_by": None, "decided_at": None, "created_at": utcnow()})
+    store.add_suggestion(run_id, statement_pk, url, kind=kind.value, original=original, suggested=suggested,
+                         quote=quote, status=status.value, judge_id=judge_id, verification=verification)
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,8 +185,7 @@ async def _verify(judge: Judge, text: str, source: SourceText) -> Verdict:
 
 def _targets(store: Store, data: Any) -> list[tuple[Any, Any, str]]:
     """(response, statement, url) for every unsupported statement x valid source not yet handled."""
-    done = {(r[0], r[1]) for r in store.db.execute(
-        "SELECT statement_pk, url FROM suggestions WHERE run_id = ?", [data.run.id]).fetchall()}
+    done = store.suggested_pairs(data.run.id)
     targets = []
     for r in assess_run(data):
         for s in r.statements:
@@ -291,77 +277,68 @@ async def run_cleanup(store: Store, run_id: str, *, model_spec: str | None = Non
     writer = make_client(spec, **client_options)
     shown = JudgeSettings.from_options(writer.settings, judge_options)   # the evidence a judge would show
     call = CallOptions(temperature=0, seed=writer.settings.seed, max_tokens=MAX_OUTPUT_TOKENS)
-    own_judges = judges is None
-    verifiers: list[Judge] = []
     try:
-        verifiers = list(judges) if judges is not None else [
-            make_judge(s, **dict(run.config.get("judge_options") or {})) for s in run.judges]
-        for j in verifiers:
-            if asyncio.iscoroutinefunction(getattr(j, "load", None)):
-                await j.load()  # type: ignore[attr-defined]
-        prompt = load_prompt(None, default=DEFAULT_CLEANUP_PROMPT, required=("statement", "source"))
-        texts: dict[str, SourceText] = {}
-        sem = asyncio.Semaphore(max(1, concurrency))
-        counter = {"done": 0, "stored": 0}
+        async with open_judges(run.judges, run.config.get("judge_options"), given=judges) as verifiers:
+            prompt = load_prompt(None, default=DEFAULT_CLEANUP_PROMPT, required=("statement", "source"))
+            texts: dict[str, SourceText] = {}
+            sem = asyncio.Semaphore(max(1, concurrency))
+            counter = {"done": 0, "stored": 0}
 
-        async def one(resp: Any, sa: Any, url: str) -> None:
-            statement: Statement = sa.row.statement
-            source = data.sources[url].source
-            st = texts.get(url) or texts.setdefault(url, SourceText.from_source(source))
-            reasons = [v.verdict.rationale for v in data.verdicts.get(sa.row.pk, [])
-                       if v.url == url and v.verdict.label is Label.NOT_SUPPORTED and v.verdict.rationale]
-            label = f"{resp.rid}/s{statement.index + 1}"
-            async with sem:
-                evidence, evidence_flags = evidence_text([statement.text], st, shown)
-                block, boundary = source_block(evidence, st)
-                system, user = prompt.render(statement=statement.text, source=block, boundary=boundary,
-                                             reason=reasons[0] if reasons else "(no reason given)")
-                try:
-                    answer = await ask_json(writer, system, user, CLEANUP, rewrite_from_object, call)
-                except TaskError as exc:
-                    store.log(run.id, f"cleanup: no suggestion for {label} against {url}: {exc}", "warning")
-                    answer = None
-                verdicts: list[Verdict] = []
-                if answer is not None and answer.value.action is SuggestionKind.REWRITE:
-                    verdicts = [finalise_verdict(await _verify(j, answer.value.statement, st), j, source)
-                                for j in verifiers]
-            counter["done"] += 1
-            if progress is not None:
-                progress(ProgressEvent(EventKind.JUDGED, run.id, pairs_total=len(targets),
-                                       pairs_done=counter["done"], message=label))
-            if answer is None:
-                return
-            rewrite: Rewrite = answer.value
-            writer_info = {"model": answer.model, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
-                           "prompt_version": prompt.version, "repaired": answer.repaired,
-                           "source_flags": sorted(set(source_flags(st)) | set(evidence_flags))}
-            if rewrite.action is SuggestionKind.DELETE:
-                _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.DELETE, statement.text, "", "",
-                                  SuggestionStatus.DELETE, writer.id, {"writer": writer_info, "verdicts": []})
+            async def one(resp: Any, sa: Any, url: str) -> None:
+                statement: Statement = sa.row.statement
+                source = data.sources[url].source
+                st = texts.get(url) or texts.setdefault(url, SourceText.from_source(source))
+                reasons = [v.verdict.rationale for v in data.verdicts.get(sa.row.pk, [])
+                           if v.url == url and v.verdict.label is Label.NOT_SUPPORTED and v.verdict.rationale]
+                label = f"{resp.rid}/s{statement.index + 1}"
+                async with sem:
+                    evidence, evidence_flags = evidence_text([statement.text], st, shown)
+                    block, boundary = source_block(evidence, st)
+                    system, user = prompt.render(statement=statement.text, source=block, boundary=boundary,
+                                                 reason=reasons[0] if reasons else "(no reason given)")
+                    try:
+                        answer = await ask_json(writer, system, user, CLEANUP, rewrite_from_object, call)
+                    except TaskError as exc:
+                        store.log(run.id, f"cleanup: no suggestion for {label} against {url}: {exc}", "warning")
+                        answer = None
+                    verdicts: list[Verdict] = []
+                    if answer is not None and answer.value.action is SuggestionKind.REWRITE:
+                        verdicts = [finalise_verdict(await _verify(j, answer.value.statement, st), j, source)
+                                    for j in verifiers]
+                counter["done"] += 1
+                if progress is not None:
+                    progress(ProgressEvent(EventKind.JUDGED, run.id, pairs_total=len(targets),
+                                           pairs_done=counter["done"], message=label))
+                if answer is None:
+                    return
+                rewrite: Rewrite = answer.value
+                writer_info = {"model": answer.model, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
+                               "prompt_version": prompt.version, "repaired": answer.repaired,
+                               "source_flags": sorted(set(source_flags(st)) | set(evidence_flags))}
+                if rewrite.action is SuggestionKind.DELETE:
+                    _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.DELETE, statement.text, "", "",
+                                      SuggestionStatus.DELETE, writer.id, {"writer": writer_info, "verdicts": []})
+                    counter["stored"] += 1
+                    return
+                combined = pair_label([v.label for v in verdicts], rule)
+                status = {Label.SUPPORTED: SuggestionStatus.VERIFIED,
+                          Label.NOT_SUPPORTED: SuggestionStatus.FAILED_VERIFICATION}.get(
+                    combined, SuggestionStatus.VERIFICATION_ERROR)  # type: ignore[arg-type]
+                quote, found = rewrite.quote, quote_in_source(rewrite.quote, source.text)
+                if not found:  # the writer's quote is not in the source: offer a verifier's checked quote instead
+                    checked = next((v.quote for v in verdicts if v.label is Label.SUPPORTED and v.quote_found), None)
+                    if checked:
+                        quote, found = checked, True
+                verification = {"rule": rule.value, "label": combined.value if combined else None,
+                                "quote_found": found, "verdicts": [_verdict_dict(v) for v in verdicts],
+                                "writer": writer_info}
+                _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.REWRITE, statement.text,
+                                  rewrite.statement, quote, status, writer.id, verification)
                 counter["stored"] += 1
-                return
-            combined = pair_label([v.label for v in verdicts], rule)
-            status = {Label.SUPPORTED: SuggestionStatus.VERIFIED,
-                      Label.NOT_SUPPORTED: SuggestionStatus.FAILED_VERIFICATION}.get(
-                combined, SuggestionStatus.VERIFICATION_ERROR)  # type: ignore[arg-type]
-            quote, found = rewrite.quote, quote_in_source(rewrite.quote, source.text)
-            if not found:  # the writer's quote is not in the source: offer a verifier's checked quote instead
-                checked = next((v.quote for v in verdicts if v.label is Label.SUPPORTED and v.quote_found), None)
-                if checked:
-                    quote, found = checked, True
-            verification = {"rule": rule.value, "label": combined.value if combined else None,
-                            "quote_found": found, "verdicts": [_verdict_dict(v) for v in verdicts],
-                            "writer": writer_info}
-            _store_suggestion(store, run.id, sa.row.pk, url, SuggestionKind.REWRITE, statement.text,
-                              rewrite.statement, quote, status, writer.id, verification)
-            counter["stored"] += 1
 
-        await asyncio.gather(*(one(r, s, url) for r, s, url in targets))
+            await asyncio.gather(*(one(r, s, url) for r, s, url in targets))
     finally:
         await writer.aclose()
-        if own_judges:
-            for j in verifiers:
-                await j.aclose()
     rows = suggestions(store, run.id)
     by_status: dict[str, int] = {}
     for row in rows:

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metrics import BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, wilson_interval
+from .metrics import (BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent,
+                      wilson_interval)
 from .store import RunData, Store
 
 SAME_RUN_WARNING = ("A and B are the same run: there is nothing to compare (every difference would be zero "
@@ -157,9 +158,6 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
     names = {"url_validity": "source URL validity", "statement_support": "statement-level support",
              "response_support": "response-level support", "unused_sources": "unused sources"}
 
-    def pct(v: float | None) -> str:
-        return "n/a" if v is None else f"{100 * v:.1f}%"
-
     lines = [f"warning: {w}" for w in c.get("warnings", [])]
     lines.append(f"A = run {c['run_a']['id']} ({c['run_a']['created_at'][:19]}), "
                  f"B = run {c['run_b']['id']} ({c['run_b']['created_at'][:19]})")
@@ -170,7 +168,7 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
     for d in c["differences"]:
         diff = "n/a" if d["diff"] is None else f"{100 * d['diff']:+.1f}"
         ci = "" if d["ci95"][0] is None else f"{100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f} points"
-        lines.append(f"{names[d['metric']]:<25} {pct(d['a']):>7} {pct(d['b']):>7} {diff:>8}  {ci}")
+        lines.append(f"{names[d['metric']]:<25} {percent(d['a']):>7} {percent(d['b']):>7} {diff:>8}  {ci}")
     lines.append(f"\nstatements matched {c['statements_matched']} (only in A {c['statements_only_a']}, only in B "
                  f"{c['statements_only_b']}); support changed for {len(c['changed_statements'])}")
     for s in c["changed_statements"][:limit]:

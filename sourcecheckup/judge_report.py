@@ -50,25 +50,20 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     run = store.get_run(run_id)
     # judge -> model -> [calls, tokens_in, tokens_out]
     acc: dict[str, dict[str, list[int]]] = {j: {} for j in run.judges}
-    for judge_id, model, calls, tin, tout in store.db.execute(
-            "SELECT judge_id, COALESCE(model_version, ''), SUM(CASE WHEN tokens_in IS NOT NULL OR tokens_out "
-            "IS NOT NULL THEN 1 ELSE 0 END), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0) "
-            "FROM verdicts WHERE run_id = ? GROUP BY judge_id, model_version", [run.id]).fetchall():
+    for judge_id, model, calls, tin, tout in store.verdict_usage(run.id):
         slot = acc.setdefault(judge_id, {}).setdefault(model or model_name(judge_id), [0, 0, 0])
         slot[0] += calls
         slot[1] += tin
         slot[2] += tout
-    if "suggestions" in store.db.table_names():
-        for judge_id, verification in store.db.execute(
-                "SELECT judge_id, verification FROM suggestions WHERE run_id = ?", [run.id]).fetchall():
-            writer = load_json(verification, {}).get("writer") or {}
-            if not writer:
-                continue
-            slot = acc.setdefault(f"{judge_id} (cleanup)", {}).setdefault(
-                writer.get("model") or model_name(judge_id), [0, 0, 0])
-            slot[0] += 1
-            slot[1] += int(writer.get("tokens_in") or 0)
-            slot[2] += int(writer.get("tokens_out") or 0)
+    for judge_id, verification in store.suggestion_writers(run.id):
+        writer = load_json(verification, {}).get("writer") or {}
+        if not writer:
+            continue
+        slot = acc.setdefault(f"{judge_id} (cleanup)", {}).setdefault(
+            writer.get("model") or model_name(judge_id), [0, 0, 0])
+        slot[0] += 1
+        slot[1] += int(writer.get("tokens_in") or 0)
+        slot[2] += int(writer.get("tokens_out") or 0)
     out: dict[str, dict[str, Any]] = {}
     for judge_id, models in acc.items():
         calls = sum(m[0] for m in models.values())

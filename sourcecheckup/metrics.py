@@ -53,6 +53,13 @@ METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Sta
                 "response_support": "Response-level support", "unused_sources": "Unused sources"}
 
 
+def percent(value: float | None, digits: int = 1, *, missing: str = "n/a", signed: bool = False) -> str:
+    """A rate as every front end writes it: 0.825 -> "82.5%"; ``signed`` for a difference ("+4.0%")."""
+    if value is None:
+        return missing
+    return f"{100 * value:{'+' if signed else ''}.{digits}f}%"
+
+
 @dataclass(frozen=True)
 class Metric:
     value: float | None
@@ -275,7 +282,9 @@ class MetricSet:
 
 def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None = None, *,
                     seed: int | None = None, rule: Consensus | str | None = None,
-                    overrides: Overrides | None = None) -> MetricSet:
+                    overrides: Overrides | None = None, bootstrap: bool = True) -> MetricSet:
+    """The four metrics and the counts behind them; ``bootstrap=False`` gives statement and response
+    support Wilson intervals instead (same values, no resampling: for listings that show values only)."""
     assessed = assess_run(data, rule, overrides) if assessed is None else assessed
     seed = int(data.run.config.get("seed", 0)) if seed is None else seed
     url_ok: list[bool] = []
@@ -328,9 +337,20 @@ def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None
     }
     counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"] or pairs_judged < pairs_total
                              or counts["statements_pending"])
-    return MetricSet(proportion(url_ok, seed), clustered_proportion(statement_ok, seed + 1),
-                     clustered_proportion([[ok] for ok in response_ok], seed + 2), proportion(unused, seed + 3),
-                     counts)
+    if bootstrap:
+        statements = clustered_proportion(statement_ok, seed + 1)
+        responses = clustered_proportion([[ok] for ok in response_ok], seed + 2)
+    else:
+        statements = proportion([ok for mine in statement_ok for ok in mine])
+        responses = proportion(response_ok)
+    return MetricSet(proportion(url_ok, seed), statements, responses, proportion(unused, seed + 3), counts)
+
+
+def headline(data: RunData, *, intervals: bool = True) -> MetricSet:
+    """A run's headline metrics as the run list shows them (`sourcecheckup runs`, the app's Runs
+    panel): the run's own consensus rule and seed, no reviewer overrides. ``intervals=False``
+    skips the bootstrap when only the values are shown."""
+    return compute_metrics(data, bootstrap=intervals)
 
 
 def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],

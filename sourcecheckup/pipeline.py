@@ -8,6 +8,7 @@ committed when it is made, so an interrupted run resumes with only the missing p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import quote_in_source
 from .evidence import SourceText
 from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
-from .judges.base import Judge, make_judge
+from .judges.base import Judge, open_judges
 from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
 from .store import ResponseRow, SourceRow, StatementRow, Store
@@ -213,18 +214,17 @@ class Audit:
         self._run_sources = self.store.run_source_ids(run_id)
         self._emit(EventKind.RUN_STARTED, f"{len(rows)} responses")
         owns_fetcher = self._fetcher is None
-        owns_judges = self._judges is None
+        judges_open = contextlib.AsyncExitStack()   # closes the judges this run built
         try:
-            judges = self._judges if self._judges is not None else [
-                make_judge(spec, **self.config.judge_options) for spec in self.config.judges]
+            # each judge is loaded here: a broken local model fails before any work is done
+            judges = await judges_open.enter_async_context(
+                open_judges(self.config.judges, self.config.judge_options, given=self._judges))
             # the offline parser takes no judge options; an LLM parser uses the judges' (keys, base URL)
             parser = self._parser or make_parser(self.config.parser, **(
                 {} if self.config.parser == "builtin" else self.config.judge_options))
             fetcher = self._fetcher or make_fetcher(self.config.fetch)
-            for judge in judges:  # a broken local model fails here, before any work is done
-                if asyncio.iscoroutinefunction(getattr(judge, "load", None)):
-                    await judge.load()  # type: ignore[attr-defined]
         except Exception as exc:
+            await judges_open.aclose()
             self.store.set_run_status(run_id, "failed", str(exc))
             self._emit(EventKind.RUN_FINISHED, f"failed: {exc}")
             raise
@@ -249,9 +249,7 @@ class Audit:
                 task.cancel()
             if owns_fetcher:
                 await fetcher.aclose()
-            if owns_judges:
-                for j in judges:
-                    await j.aclose()
+            await judges_open.aclose()
             if self._parser is None and hasattr(parser, "aclose"):
                 await parser.aclose()  # type: ignore[attr-defined]
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")

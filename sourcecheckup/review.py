@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .metrics import Overrides
-from .models import Label, utcnow
+from .models import Label
 from .store import Store
 
 
@@ -42,20 +42,14 @@ def add_review(store: Store, run_id: str, statement_pk: int, url: str, reviewer:
     if not reviewer:
         raise ValueError("a review needs the reviewer's name")
     label = ReviewLabel(label)
-    with store.db.conn:
-        row = store.db["reviews"].insert({
-            "run_id": run_id, "statement_pk": statement_pk, "url": url, "reviewer": reviewer,
-            "label": label.value, "reason": reason, "blind": int(blind), "sample": sample,
-            "created_at": utcnow(),
-        })
-    return int(row.last_pk)
+    return store.add_review(run_id, statement_pk, url, reviewer, label.value, reason, blind=blind, sample=sample)
 
 
 def reviews(store: Store, run_id: str, *, latest_only: bool = True) -> list[Review]:
     """A run's reviews, oldest first; with ``latest_only`` one per (pair, reviewer)."""
     rows = [Review(r["pk"], r["run_id"], r["statement_pk"], r["url"], r["reviewer"], ReviewLabel(r["label"]),
                    r["reason"] or "", bool(r["blind"]), r["sample"], r["created_at"])
-            for r in store.db.query("SELECT * FROM reviews WHERE run_id = ? ORDER BY pk", [run_id])]
+            for r in store.review_rows(run_id)]
     if not latest_only:
         return rows
     latest: dict[tuple[int, str, str], Review] = {}

@@ -18,7 +18,6 @@ from typing import Any, Iterable, Sequence, TextIO
 from .report.csvsafe import SafeWriter
 from .evidence import SourceText
 from .metrics import assess_run
-from .models import utcnow
 from .review import ReviewLabel, add_review
 from .store import Store
 
@@ -118,25 +117,17 @@ def draw_sample(store: Store, run_id: str, n: int, *, stratify: str = "label", s
     for key in sorted(strata):
         chosen.extend(rng.sample(strata[key], quota.get(key, 0)))
     rng.shuffle(chosen)   # reviewers should not see the pairs grouped by the judge's label
-    now = utcnow()
-    with store.db.conn:
-        store.db["review_samples"].insert_all([{
-            "run_id": run.id, "sample": name, "ord": i, "statement_pk": spk, "url": url, "stratum": stratum,
-            "blind": int(blind), "seed": seed, "created_at": now} for i, (spk, url, stratum) in enumerate(chosen)])
+    store.add_review_sample(run.id, name, [{"statement_pk": spk, "url": url, "stratum": stratum}
+                                           for spk, url, stratum in chosen], blind=blind, seed=seed)
     return sample_pairs(store, run.id, name)
 
 
 def list_samples(store: Store, run_id: str) -> list[dict[str, Any]]:
-    return list(store.db.query(
-        "SELECT sample, COUNT(*) AS pairs, MIN(created_at) AS created_at, MAX(blind) AS blind FROM review_samples "
-        "WHERE run_id = ? GROUP BY sample ORDER BY created_at", [run_id]))
+    return store.review_samples(run_id)
 
 
 def sample_pairs(store: Store, run_id: str, name: str) -> list[SamplePair]:
-    rows = list(store.db.query(
-        "SELECT rs.*, st.text AS statement, r.rid AS response_id FROM review_samples rs "
-        "JOIN statements st ON st.pk = rs.statement_pk JOIN responses r ON r.pk = st.response_pk "
-        "WHERE rs.run_id = ? AND rs.sample = ? ORDER BY rs.ord", [run_id, name]))
+    rows = store.review_sample_rows(run_id, name)
     if not rows:
         return []
     data = store.load_run(run_id)
@@ -225,12 +216,12 @@ def import_reviews_csv(store: Store, source: str | Path | TextIO, reviewer: str)
         if not pid_text.isdigit():
             errors.append(f"{where}: pair_id '{pid_text[:40]}' is not a pair number from a review sample")
             continue
-        found = store.db.execute("SELECT run_id, sample, statement_pk, url, blind FROM review_samples WHERE pk = ?",
-                                 [int(pid_text)]).fetchone()
+        found = store.review_sample_pair(int(pid_text))
         if found is None:
             errors.append(f"{where}: no pair {pid_text} in {store.path} (was the sheet drawn from another database?)")
             continue
-        run_id, sample, spk, url, blind = found
+        run_id, sample, spk, url, blind = (found["run_id"], found["sample"], found["statement_pk"], found["url"],
+                                           found["blind"])
         if row.get("source_url", "").strip() and row["source_url"].strip() != url:
             errors.append(f"{where}: source_url does not match pair {pid_text}'s source ({url[:80]}); "
                           "the row was edited or comes from another database")

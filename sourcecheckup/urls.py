@@ -33,7 +33,8 @@ _OPAQUE_SCHEMES = frozenset({"javascript", "vbscript", "data", "mailto", "about"
 _FILE_SUFFIXES = frozenset(
     "pdf txt md doc docx xls xlsx csv tsv json jsonl png jpg jpeg gif svg htm html xml zip ppt pptx".split()
 )
-_DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
+# the hosts of a DOI link (https://doi.org/10.x/y); the one list, the fetcher reads it too
+DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 
 # Bare URLs, DOIs and PMIDs in prose. Alternatives are tried left to right at each position,
 # so a DOI inside https://doi.org/10.x/... is consumed by the URL alternative.
@@ -86,7 +87,7 @@ def _web_url(scheme: str, rest: str) -> str:
     if not parts.hostname:
         return scheme + ":" + rest
     netloc = parts.netloc.lower()
-    if parts.hostname in _DOI_HOSTS and parts.path.startswith("/10."):
+    if parts.hostname in DOI_HOSTS and parts.path.startswith("/10."):
         return urlunsplit(("https", "doi.org", parts.path, parts.query, parts.fragment))
     return urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment))
 

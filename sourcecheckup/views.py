@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 from .evidence import locate_quote, normalised_with_map
 from .metrics import (Consensus, MetricSet, Overrides, ResponseAssessment, StatementAssessment,
-                      assess_run, compute_metrics, pair_label)
+                      assess_run, compute_metrics, headline, pair_label)
 from .models import FetchStatus, Label, Source, StatementStatus, Verdict
 from .store import RunData, Store, VerdictRow
 from .urls import domain_of  # noqa: F401  (the one domain rule; ui imports it from here too)
@@ -152,17 +152,11 @@ def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
     out = []
     for run in store.list_runs()[:limit]:
         data = store.load_run(run.id)
-        assessed = assess_run(data)
-        claims = [s.status.supported for r in assessed for s in r.statements if s.status.supported is not None]
-        resp = [r.supported for r in assessed if r.supported is not None]
-        urls = [data.sources[u].source.valid for r in assessed for u in r.urls if u in data.sources]
+        m = headline(data, intervals=False)
         out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
-                              _ratio(claims), _ratio(resp), _ratio(urls), run.message, run.name, run.note))
+                              m.statement_support.value, m.response_support.value, m.url_validity.value,
+                              run.message, run.name, run.note))
     return out
-
-
-def _ratio(values: Sequence[bool]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 # ----------------------------------------------------------------------------- sources

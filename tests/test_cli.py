@@ -69,6 +69,24 @@ def test_runs_and_show_read_back_the_stored_run(tmp_path, site):
     assert "✓" in show.stdout and "✗" in show.stdout and "not_supported" in show.stdout
 
 
+def test_runs_json_and_the_apps_runs_list_show_the_same_headline(tmp_path, site):
+    from sourcecheckup.store import Store
+    from sourcecheckup.views import run_summaries
+
+    db = str(tmp_path / "a.db")
+    assert sc("audit", str(_answers(tmp_path, site)), "--judge", "keyword:0", "--db", db, "--allow-host",
+              "127.0.0.1", "-q").returncode == 0
+    runs = sc("runs", "--json", "--db", db)
+    assert runs.returncode == 0, runs.stderr
+    (cli_run,) = json.loads(runs.stdout)
+    with Store(db) as store:
+        (app_run,) = run_summaries(store)
+    m = cli_run["metrics"]
+    assert m["statement_support"]["value"] == 0.5 and m["statement_support"]["n"] == 6
+    assert (app_run.statement_support, app_run.response_support, app_run.url_validity) == (
+        m["statement_support"]["value"], m["response_support"]["value"], m["url_validity"]["value"])
+
+
 def test_csv_and_html_reports_escape_and_carry_every_statement(tmp_path, site):
     db = str(tmp_path / "a.db")
     answers = tmp_path / "hostile.json"

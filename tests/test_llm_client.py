@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from sourcecheckup.judges import JudgeSpecError, SourceText, make_judge, validate_judge_spec
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges import JudgeSpecError, make_judge, validate_judge_spec
 from sourcecheckup.llm import make_client
 from sourcecheckup.llm.client import CallOptions
 from sourcecheckup.llm.replies import ReplyError, Schema, TaskError, ask_json

@@ -129,3 +129,11 @@ def test_metrics_by_model_split_the_same_rows(tmp_path):
     assert set(by) == {"m1", "m2"}
     assert (by["m1"].statement_support.k, by["m1"].statement_support.n) == (2, 2)
     assert (by["m2"].statement_support.k, by["m2"].statement_support.n) == (0, 2)
+
+
+def test_percent_is_the_one_way_a_rate_is_written():
+    from sourcecheckup.metrics import percent
+
+    assert percent(0.825) == "82.5%" and percent(1 / 3, 0) == "33%"
+    assert percent(None) == "n/a" and percent(None, missing="–") == "–"
+    assert percent(0.04, signed=True) == "+4.0%" and percent(-0.125, signed=True) == "-12.5%"

@@ -170,3 +170,46 @@ class BrokenLoadJudge(BaseJudge):
 
 
 register("brokenload", lambda arg, **options: BrokenLoadJudge())
+
+
+class TrackedJudge(BaseJudge):
+    """Records its lifecycle: the context manager must load it before use and close it after."""
+
+    events: list[str] = []
+
+    def __init__(self, arg: str) -> None:
+        self.id = f"tracked:{arg}"
+
+    async def load(self) -> None:
+        TrackedJudge.events.append(f"load {self.id}")
+
+    async def aclose(self) -> None:
+        TrackedJudge.events.append(f"close {self.id}")
+
+
+register("tracked", lambda arg, **options: TrackedJudge(arg))
+
+
+def test_open_judges_loads_every_judge_and_closes_only_those_it_built():
+    import asyncio
+
+    from sourcecheckup.judges.base import open_judges
+
+    async def go() -> None:
+        async with open_judges(["tracked:a", "tracked:b"], {}) as judges:
+            assert [j.id for j in judges] == ["tracked:a", "tracked:b"]
+            assert TrackedJudge.events == ["load tracked:a", "load tracked:b"]
+        assert TrackedJudge.events[2:] == ["close tracked:a", "close tracked:b"]
+        TrackedJudge.events.clear()
+        mine = TrackedJudge("mine")
+        async with open_judges(["tracked:ignored"], given=[mine]) as judges:
+            assert judges == [mine]
+        assert TrackedJudge.events == ["load tracked:mine"]     # the caller's judge stays open
+        TrackedJudge.events.clear()
+        with pytest.raises(LocalModelError):
+            async with open_judges(["tracked:c", "brokenload"]):
+                pass
+        assert TrackedJudge.events == ["load tracked:c", "close tracked:c"]   # a failed load closes the rest
+
+    TrackedJudge.events.clear()
+    asyncio.run(go())

@@ -90,3 +90,12 @@ def test_numbers_and_ratios_are_not_mistaken_for_dois() -> None:
 def test_dedupe_keeps_the_first_occurrence_order() -> None:
     urls = ["https://b.org", "https://a.org", "https://b.org", "https://c.org", "https://a.org"]
     assert dedupe(urls) == ["https://b.org", "https://a.org", "https://c.org"]
+
+
+@pytest.mark.parametrize("host", ["doi.org", "dx.doi.org", "www.doi.org", "DX.DOI.ORG"])
+def test_every_doi_host_is_one_doi_to_the_reader_and_the_fetcher(host):
+    from sourcecheckup.fetching.http import doi_of
+
+    written = f"http://{host}/10.2337/dc11-1734"
+    assert normalise_url(written) == "https://doi.org/10.2337/dc11-1734"
+    assert doi_of(written) == "10.2337/dc11-1734"

@@ -9,6 +9,7 @@ from typing import Any, Callable, Generic, Sequence, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QFont
 
+from sourcecheckup.metrics import percent
 from sourcecheckup.models import Label
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
 from sourcecheckup.bench_workflow import Question
@@ -27,7 +28,7 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{100 * v:.0f}%"
+    return percent(v, 0, missing="–")
 
 
 class _RowModel(QAbstractTableModel, Generic[T]):

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFont, QResizeEvent, QTextCharFormat, QTextCur
 from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
                                QToolTip, QVBoxLayout, QWidget)
 
-from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note
+from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note, percent
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.views import SCREENING_JUDGE_NOTE, locate_quote, statement_spans, uses_screening_judge
 
@@ -223,7 +223,7 @@ def metric_text(name: str, m: Metric) -> str:
         return f"{name}\nn/a"
     lo, hi = m.ci95
     ci = "" if lo is None or hi is None else f"\n95% CI {100 * lo:.0f}–{100 * hi:.0f}%"
-    return f"{name}\n{100 * m.value:.1f}% · {m.k}/{m.n}{ci}"
+    return f"{name}\n{percent(m.value)} · {m.k}/{m.n}{ci}"
 
 
 CARD_MIN_WIDTH = 150   # a card narrower than this moves to the next row

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..llm.pricing import estimate_cost
 from ..llm.spec import model_name, short_name
-from ..metrics import Metric, MetricSet, assess_run, metrics_by, proportion
+from ..metrics import Metric, MetricSet, assess_run, metrics_by, percent, proportion
 from ..store import Store
 from .records import AccuracyLabel, AnswerStatus
 from .runner import answer_support
@@ -143,7 +143,7 @@ def _pct(m: Metric | None) -> str:
     if m is None or m.value is None:
         return "n/a"
     lo, hi = m.ci95
-    return f"{100 * m.value:.1f}% ({100 * (lo or 0):.0f}-{100 * (hi or 0):.0f})"
+    return f"{percent(m.value)} ({100 * (lo or 0):.0f}-{100 * (hi or 0):.0f})"
 
 
 def format_results(results: BenchResults) -> str:
@@ -172,12 +172,9 @@ def format_results(results: BenchResults) -> str:
         for name, b in bok:
             assert b is not None
 
-            def f(v: float | None) -> str:
-                return "n/a" if v is None else f"{100 * v:.1f}%"
-
             gain = "n/a" if b.gain is None else f"{100 * b.gain:+.1f} points"
-            lines.append(f"  {name}: K={b.k}, {b.questions} questions: {f(b.first_draw_support)} -> "
-                         f"{f(b.selected_support)} ({gain})")
+            lines.append(f"  {name}: K={b.k}, {b.questions} questions: {percent(b.first_draw_support)} -> "
+                         f"{percent(b.selected_support)} ({gain})")
     if len(results.by_variant) > 1:
         lines.append("statement support by question variant (first draws, all models):")
         for name, m in results.by_variant.items():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
@@ -166,8 +165,7 @@ class Benchmark:
                              "benchmark to change models or judges")
         config = settings.to_dict()
         config["locations"] = row.config.get("locations", [])
-        with self.store.db.conn:
-            self.store.db["benchmarks"].update(row.id, {"config": json.dumps(config, sort_keys=True)})
+        self.bench.set_config(row.id, config)
         self.settings = settings
 
     # -- the run -------------------------------------------------------------------------

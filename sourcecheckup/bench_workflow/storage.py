@@ -1,4 +1,4 @@
-"""The benchmark's rows in the SourceCheckup database (tables made by store migration 4).
+"""The benchmark's records over the SourceCheckup database (the SQL is in :mod:`sourcecheckup.store.bench`).
 
 Every generated question, answer and grade is committed when it is made, so a benchmark
 interrupted at any step resumes with only what is missing.
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..models import Source, utcnow
-from ..store import Store, StoreError, dump_json, load_json
+from ..store import Store, StoreError, load_json
 from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question)
 
 
@@ -31,15 +31,11 @@ class BenchStore:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.db = store.db
 
     # -- benchmarks --------------------------------------------------------------------
     def create(self, *, input: str, config: dict[str, Any], bench_id: str | None = None) -> str:
         bench_id = bench_id or f"bench-{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
-        with self.db.conn:
-            self.db["benchmarks"].insert({"id": bench_id, "created_at": utcnow(), "finished_at": None,
-                                          "status": "created", "input": input, "config": dump_json(config),
-                                          "run_id": None, "message": ""})
+        self.store.add_benchmark(bench_id, input=input, config=config)
         return bench_id
 
     def get(self, bench_id: str) -> BenchRow:
@@ -48,34 +44,29 @@ class BenchStore:
                         load_json(r["config"], {}), r["run_id"], r["message"] or "")
 
     def list(self) -> list[BenchRow]:
-        return [self.get(r["id"]) for r in self.db.query("SELECT id FROM benchmarks ORDER BY created_at DESC")]
+        return [self.get(bench_id) for bench_id in self.store.benchmark_ids()]
 
     def set_status(self, bench_id: str, status: str, message: str = "") -> None:
         finished = utcnow() if status in ("completed", "failed", "cancelled") else None
-        with self.db.conn:
-            self.db["benchmarks"].update(bench_id, {"status": status, "message": message,
-                                                    "finished_at": finished})
+        self.store.update_benchmark(bench_id, status=status, message=message, finished_at=finished)
 
     def set_run(self, bench_id: str, run_id: str) -> None:
-        with self.db.conn:
-            self.db["benchmarks"].update(bench_id, {"run_id": run_id})
+        self.store.update_benchmark(bench_id, run_id=run_id)
+
+    def set_config(self, bench_id: str, config: dict[str, Any]) -> None:
+        self.store.update_benchmark(bench_id, config=config)
 
     # -- documents ---------------------------------------------------------------------
     def add_document(self, bench_id: str, ord: int, location: str, source: Source) -> Document:
         source_id = self.store.add_source(source)
         reason = "" if source.valid else (source.reason or source.status.plain)
-        with self.db.conn:
-            cur = self.db.conn.execute(
-                "INSERT OR REPLACE INTO bench_documents (bench_id, ord, location, source_id, title, valid, reason, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [bench_id, ord, location, source_id, source.title, int(source.valid), reason, utcnow()])
-        return Document(pk=int(cur.lastrowid or 0), ord=ord, location=location, source_id=source_id,
+        pk = self.store.add_bench_document(bench_id, ord, location, source_id, source.title, source.valid, reason)
+        return Document(pk=pk, ord=ord, location=location, source_id=source_id,
                         title=source.title, text=source.text, valid=source.valid, reason=reason)
 
     def documents(self, bench_id: str) -> list[Document]:
         out = []
-        for r in self.db.query("SELECT d.*, s.text AS text FROM bench_documents d LEFT JOIN sources s "
-                               "ON s.id = d.source_id WHERE d.bench_id = ? ORDER BY d.ord", [bench_id]):
+        for r in self.store.bench_document_rows(bench_id):
             out.append(Document(pk=r["pk"], ord=r["ord"], location=r["location"], source_id=r["source_id"],
                                 title=r["title"], text=r["text"] or "", valid=bool(r["valid"]),
                                 reason=r["reason"] or ""))
@@ -83,22 +74,10 @@ class BenchStore:
 
     # -- questions ---------------------------------------------------------------------
     def add_questions(self, bench_id: str, questions: Iterable[Question]) -> None:
-        start = self.db.execute("SELECT COALESCE(MAX(ord), -1) + 1 FROM bench_questions WHERE bench_id = ?",
-                                [bench_id]).fetchone()[0]
-        with self.db.conn:
-            for i, q in enumerate(questions):
-                self.db.conn.execute(
-                    "INSERT OR IGNORE INTO bench_questions (bench_id, ord, qid, question, reference_answer, "
-                    "question_source, variant, parent_qid, document_pk, document_url, generator, prompt_version, "
-                    "tokens_in, tokens_out, flags, dropped, edited, original_question, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [bench_id, start + i, q.qid, q.question, q.reference_answer, q.question_source, q.variant,
-                     q.parent_qid, q.document_pk, q.document_url, q.generator, q.prompt_version, q.tokens_in,
-                     q.tokens_out, dump_json(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow()])
+        self.store.add_bench_questions(bench_id, questions)
 
     def questions(self, bench_id: str, *, include_dropped: bool = False) -> list[Question]:
-        sql = "SELECT * FROM bench_questions WHERE bench_id = ?" + ("" if include_dropped else " AND dropped = 0")
-        return [self._question(r) for r in self.db.query(sql + " ORDER BY ord", [bench_id])]
+        return [self._question(r) for r in self.store.bench_question_rows(bench_id, include_dropped=include_dropped)]
 
     @staticmethod
     def _question(r: dict[str, Any]) -> Question:
@@ -110,13 +89,11 @@ class BenchStore:
                         dropped=bool(r["dropped"]), edited=bool(r["edited"]))
 
     def _require_question(self, bench_id: str, qid: str) -> None:
-        if not self.db.execute("SELECT 1 FROM bench_questions WHERE bench_id = ? AND qid = ?",
-                               [bench_id, qid]).fetchone():
+        if not self.store.has_bench_question(bench_id, qid):
             raise StoreError(f"no question '{qid}' in benchmark {bench_id}")
 
     def _answered(self, bench_id: str, qid: str) -> bool:
-        return bool(self.db.execute("SELECT 1 FROM bench_answers WHERE bench_id = ? AND qid = ? AND status != ?",
-                                    [bench_id, qid, AnswerStatus.ERROR.value]).fetchone())
+        return self.store.has_bench_answer(bench_id, qid, except_status=AnswerStatus.ERROR.value)
 
     def edit_question(self, bench_id: str, qid: str, *, question: str | None = None,
                       reference_answer: str | None = None) -> Question:
@@ -132,18 +109,13 @@ class BenchStore:
             changes["question"] = question.strip()
         if reference_answer is not None:
             changes["reference_answer"] = reference_answer.strip()
-        with self.db.conn:
-            self.db.conn.execute(
-                "UPDATE bench_questions SET " + ", ".join(f"{k} = ?" for k in changes)
-                + " WHERE bench_id = ? AND qid = ?", [*changes.values(), bench_id, qid])
+        self.store.update_bench_question(bench_id, qid, **changes)
         return next(q for q in self.questions(bench_id, include_dropped=True) if q.qid == qid)
 
     def set_dropped(self, bench_id: str, qid: str, dropped: bool = True) -> None:
         """Drop a question (it is not answered or audited) or bring it back."""
         self._require_question(bench_id, qid)
-        with self.db.conn:
-            self.db.conn.execute("UPDATE bench_questions SET dropped = ? WHERE bench_id = ? AND qid = ?",
-                                 [int(dropped), bench_id, qid])
+        self.store.set_bench_question_dropped(bench_id, qid, dropped)
 
     def apply_review(self, bench_id: str, reviewed: Sequence[Question]) -> dict[str, int]:
         """Apply a reviewed questions file: changed text is an edit, ``drop`` or a deleted line
@@ -171,18 +143,10 @@ class BenchStore:
 
     # -- answers -----------------------------------------------------------------------
     def save_answer(self, bench_id: str, a: Answer) -> None:
-        with self.db.conn:
-            self.db.conn.execute(
-                "INSERT OR REPLACE INTO bench_answers (bench_id, qid, model, draw, status, text, citations, "
-                "model_version, prompt_version, tokens_in, tokens_out, attempts, raw, error, flags, in_run, "
-                "selected, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)",
-                [bench_id, a.qid, a.model, a.draw, a.status.value, a.text, dump_json(list(a.citations)), a.model_version,
-                 a.prompt_version, a.tokens_in, a.tokens_out, a.attempts, a.raw, a.error, dump_json(list(a.flags)),
-                 utcnow()])
+        self.store.save_bench_answer(bench_id, a)
 
     def answers(self, bench_id: str) -> list[Answer]:
-        return [self._answer(r) for r in self.db.query(
-            "SELECT * FROM bench_answers WHERE bench_id = ? ORDER BY pk", [bench_id])]
+        return [self._answer(r) for r in self.store.bench_answer_rows(bench_id)]
 
     @staticmethod
     def _answer(r: dict[str, Any]) -> Answer:
@@ -194,34 +158,21 @@ class BenchStore:
 
     def answer_flags(self, bench_id: str) -> dict[tuple[str, str, int], tuple[bool, bool]]:
         """(qid, model, draw) -> (in the audit run, selected by best-of-K)."""
-        return {(r[0], r[1], r[2]): (bool(r[3]), bool(r[4])) for r in self.db.execute(
-            "SELECT qid, model, draw, in_run, selected FROM bench_answers WHERE bench_id = ?", [bench_id])}
+        return self.store.bench_answer_flags(bench_id)
 
     def mark_in_run(self, bench_id: str, keys: Iterable[tuple[str, str, int]]) -> None:
-        with self.db.conn:
-            self.db.conn.executemany(
-                "UPDATE bench_answers SET in_run = 1 WHERE bench_id = ? AND qid = ? AND model = ? AND draw = ?",
-                [(bench_id, *k) for k in keys])
+        self.store.mark_bench_answers_in_run(bench_id, keys)
 
     def set_selected(self, bench_id: str, keys: Iterable[tuple[str, str, int]]) -> None:
-        with self.db.conn:
-            self.db.conn.execute("UPDATE bench_answers SET selected = 0 WHERE bench_id = ?", [bench_id])
-            self.db.conn.executemany(
-                "UPDATE bench_answers SET selected = 1 WHERE bench_id = ? AND qid = ? AND model = ? AND draw = ?",
-                [(bench_id, *k) for k in keys])
+        self.store.set_bench_answers_selected(bench_id, keys)
 
     # -- accuracy ----------------------------------------------------------------------
     def save_grade(self, bench_id: str, g: AccuracyGrade) -> None:
-        with self.db.conn:
-            self.db.conn.execute(
-                "INSERT OR REPLACE INTO bench_accuracy (bench_id, qid, model, draw, label, rationale, grader, "
-                "prompt_version, tokens_in, tokens_out, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [bench_id, g.qid, g.model, g.draw, g.label.value, g.rationale, g.grader, g.prompt_version,
-                 g.tokens_in, g.tokens_out, utcnow()])
+        self.store.save_bench_grade(bench_id, g)
 
     def grades(self, bench_id: str) -> list[AccuracyGrade]:
         return [AccuracyGrade(qid=r["qid"], model=r["model"], draw=r["draw"], label=AccuracyLabel(r["label"]),
                               rationale=r["rationale"] or "", grader=r["grader"] or "",
                               prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,
                               tokens_out=r["tokens_out"] or 0)
-                for r in self.db.query("SELECT * FROM bench_accuracy WHERE bench_id = ? ORDER BY pk", [bench_id])]
+                for r in self.store.bench_grade_rows(bench_id)]

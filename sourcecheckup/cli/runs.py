@@ -65,14 +65,14 @@ def print_usage(store: Any, run_id: str, out: Any = None) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from ..metrics import compute_metrics
+    from ..metrics import headline
 
     store = open_store(args)
     runs = store.list_runs()
     if args.json:
         out = []
         for run in runs:
-            m = compute_metrics(store.load_run(run.id))
+            m = headline(store.load_run(run.id))
             out.append({"id": run.id, "created_at": run.created_at, "status": run.status,
                         "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
         print(json.dumps(out, indent=2))
@@ -87,7 +87,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'run':<18} {'created':<20} {'status':<10} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
           f"{'unused':>7}  judge / input")
     for run in runs:
-        m = compute_metrics(store.load_run(run.id))
+        m = headline(store.load_run(run.id))
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
         print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "

@@ -18,6 +18,7 @@ import httpx
 
 from ..models import FetchStatus, Source, utcnow
 from ..retry_after import parse_retry_after
+from ..urls import DOI_HOSTS
 from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, status_phrase
 from .documents import DocumentReader
 from .extract import unsupported_reason
@@ -30,7 +31,6 @@ RETRY_CODES = (429, 503)
 MAX_RETRY_AFTER_S = 60.0
 WALL_CODES = (401, 403, 429, 503)   # error pages worth reading for a captcha or login wall
 WALL_PEEK_BYTES = 256_000
-DOI_HOSTS = ("doi.org", "dx.doi.org", "www.doi.org")
 
 
 class _Failure(Exception):

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, AsyncIterator, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..evidence import SourceText
 from ..llm.spec import COMPATIBLE_EXAMPLE, SpecError, parse_model_spec, split_spec
@@ -26,6 +27,10 @@ class Judge(Protocol):
     async def verify(self, statement: str, source: SourceText) -> Verdict: ...
 
     async def verify_many(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]: ...
+
+    async def load(self) -> None:
+        """Get ready to judge (a local model loads its weights); raises when the judge cannot work."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -56,6 +61,9 @@ class BaseJudge:
                 return await self.safe_verify(*pair)
 
         return list(await asyncio.gather(*(one(p) for p in pairs)))
+
+    async def load(self) -> None:
+        return None
 
     async def aclose(self) -> None:
         return None
@@ -97,6 +105,29 @@ def make_judge(spec: str, **options: Any) -> Judge:
         entry = getattr(module, entry[1])
         _REGISTRY[kind] = entry
     return entry(arg, **options)
+
+
+@contextlib.asynccontextmanager
+async def open_judges(specs: Sequence[str], options: Mapping[str, Any] | None = None, *,
+                      given: Sequence[Judge] | None = None) -> AsyncIterator[list[Judge]]:
+    """The judges of a run, built from ``specs`` (or the ``given`` ones), each loaded before any work,
+    so a broken local model fails here; on the way out the judges built here are closed (``given``
+    judges belong to the caller and stay open)."""
+    own = given is None
+    judges: list[Judge] = []
+    try:
+        if given is not None:
+            judges = list(given)
+        else:
+            for spec in specs:
+                judges.append(make_judge(spec, **dict(options or {})))
+        for judge in judges:
+            await judge.load()
+        yield judges
+    finally:
+        if own:
+            for judge in judges:
+                await judge.aclose()
 
 
 def validate_judge_spec(spec: str, env: Any = None) -> str | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from html import escape
 from typing import Mapping, Sequence
 
+from ..metrics import percent
+
 PALETTE = ("#3b6ea5", "#d9822b", "#4c9a5b", "#b54a4a", "#7a5ea8", "#8c6d4f", "#c75d9c", "#6b6b6b",
            "#3a9fa8", "#a8a23a")
 TYPE_COLOURS = {"gov": "#3b6ea5", "org": "#4c9a5b", "edu": "#7a5ea8", "com": "#d9822b", "other": "#9a9a9a"}
@@ -16,10 +18,6 @@ TYPE_COLOURS = {"gov": "#3b6ea5", "org": "#4c9a5b", "edu": "#7a5ea8", "com": "#d
 def _t(text: str, limit: int = 40) -> str:
     text = str(text)
     return escape(text if len(text) <= limit else text[:limit - 1] + "…", quote=True)
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:.1f}%"
 
 
 def interval_bar_chart(metrics: Sequence[tuple[str, str]], groups: Mapping[str, Mapping[str, Mapping]],
@@ -60,7 +58,7 @@ def interval_bar_chart(metrics: Sequence[tuple[str, str]], groups: Mapping[str, 
                            f'text-anchor="middle">n/a</text>')
                 continue
             out.append(f'<rect x="{x + 1:.1f}" y="{y(value):.1f}" width="{bar_w - 2:.1f}" '
-                       f'height="{y(0) - y(value):.1f}" fill="{colour}"><title>{_t(name, 120)}: {_pct(value)}'
+                       f'height="{y(0) - y(value):.1f}" fill="{colour}"><title>{_t(name, 120)}: {percent(value)}'
                        f'</title></rect>')
             lo, hi = (m.get("ci95") or [None, None])[:2]
             if lo is not None and hi is not None:
@@ -105,10 +103,10 @@ def share_bars(rows: Mapping[str, Mapping[str, Mapping]], categories: Sequence[s
                 continue
             out.append(f'<rect x="{x:.1f}" y="{ry}" width="{w:.1f}" height="{row_h - 6}" '
                        f'fill="{TYPE_COLOURS.get(cat, PALETTE[ci])}"><title>{_t(name, 120)} .{_t(cat)}: '
-                       f'{_pct(share)}</title></rect>')
+                       f'{percent(share)}</title></rect>')
             if w > 34:
                 out.append(f'<text x="{x + w / 2:.1f}" y="{ry + 13}" font-size="10" fill="#fff" '
-                           f'text-anchor="middle">{_pct(share)}</text>')
+                           f'text-anchor="middle">{percent(share)}</text>')
             x += w
     out.append("</svg>")
     return "".join(out)

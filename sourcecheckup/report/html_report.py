@@ -9,7 +9,7 @@ import json
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from ..metrics import METRIC_NAMES
+from ..metrics import METRIC_NAMES, percent
 from ..resources import resources_dir
 
 HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
@@ -37,7 +37,7 @@ def _clip(value: Any, limit: int = HTML_TEXT_LIMIT) -> str:
 
 
 def _pct(v: Any) -> str:
-    return "–" if v is None else f"{100 * v:.1f}%"
+    return percent(v, missing="–")
 
 
 def _ci(m: Mapping[str, Any] | None) -> str:

@@ -1,12 +1,13 @@
-"""SQLite is the single source of truth: runs, responses, statements, sources, verdicts.
+"""The store owns every SQL statement: SQLite is the single source of truth for runs, responses,
+statements, sources, verdicts, reviews, suggestions and benchmarks.
 
-One file, WAL mode, a schema version table and ordered migrations from the first
-release on. Every write that records judged work commits at once, so a crash or a
-kill loses nothing already judged.
+One file, WAL mode, a schema version table and ordered migrations (:mod:`.migrations`) from the
+first release on. Every write that records judged work commits at once, so a crash or a kill
+loses nothing already judged. :class:`Store` is the one way in; its methods for the review,
+suggestion and benchmark tables live in :mod:`.reviews`, :mod:`.suggestions` and :mod:`.bench`.
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import sqlite3
@@ -14,12 +15,20 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
-from .models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
-                     StatementCategory, Verdict, utcnow)
+from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
+                      StatementCategory, Verdict, utcnow)
+from .bench import BenchTables
+from .columns import dump_json, load_json
+from .migrations import MIGRATIONS
+from .reviews import ReviewTables
+from .suggestions import SuggestionTables
+
+__all__ = ["MIGRATIONS", "ResponseRow", "RunData", "RunRow", "SourceRow", "StatementRow", "Store", "StoreError",
+           "VerdictRow", "default_db_path", "dump_json", "load_json"]
 
 BUSY_TIMEOUT_S = 30.0         # how long an opener waits for another process's write (a migration)
 RAW_CAP_BYTES = 5_000_000      # raw bytes kept per source (compressed); beyond it only the hash
@@ -33,117 +42,6 @@ def default_db_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("sourcecheckup", appauthor=False)) / "audits.db"
-
-
-# ---------------------------------------------------------------------------- schema
-
-def _m1_initial(db: sqlite_utils.Database) -> None:
-    db["runs"].create({
-        "id": str, "created_at": str, "finished_at": str, "status": str, "input": str,
-        "config": str, "judges": str, "parser": str, "app_version": str,
-        "n_records": int, "n_skipped": int, "message": str,
-    }, pk="id")
-    db["responses"].create({
-        "pk": int, "run_id": str, "ord": int, "rid": str, "question": str, "model": str,
-        "text": str, "citations": str, "markers": str, "origin": str, "extra": str,
-        "parsed": int, "done": int,
-    }, pk="pk", foreign_keys=[("run_id", "runs", "id")])
-    db["responses"].create_index(["run_id", "ord"], unique=True)
-    db["statements"].create({
-        "pk": int, "response_pk": int, "run_id": str, "ord": int, "text": str,
-        "category": str, "cited": str, "start": int, "end": int,
-    }, pk="pk", foreign_keys=[("response_pk", "responses", "pk")])
-    db["statements"].create_index(["response_pk", "ord"], unique=True)
-    db["statements"].create_index(["run_id"])
-    db["sources"].create({
-        "id": int, "url": str, "status": str, "reason": str, "http_status": int,
-        "final_url": str, "content_type": str, "title": str, "text": str, "sha256": str,
-        "fetched_at": str, "elapsed_s": float, "origin": str, "flags": str, "meta": str,
-        "raw": bytes,
-    }, pk="id")
-    db["sources"].create_index(["url"])
-    db["run_sources"].create({"run_id": str, "url": str, "source_id": int},
-                             pk=("run_id", "url"))
-    db["verdicts"].create({
-        "pk": int, "run_id": str, "statement_pk": int, "url": str, "source_id": int,
-        "judge_id": str, "label": str, "score": float, "rationale": str, "quote": str,
-        "quote_found": int, "prompt_version": str, "model_version": str, "raw": str,
-        "tokens_in": int, "tokens_out": int, "flags": str, "created_at": str,
-    }, pk="pk")
-    db["verdicts"].create_index(["run_id", "statement_pk", "url", "judge_id"], unique=True)
-    db["skipped"].create({"pk": int, "run_id": str, "origin": str, "problem": str}, pk="pk")
-    db["skipped"].create_index(["run_id"])
-    db["run_log"].create({"pk": int, "run_id": str, "at": str, "level": str, "message": str}, pk="pk")
-    db["run_log"].create_index(["run_id"])
-
-
-def _m2_reviews_and_suggestions(db: sqlite_utils.Database) -> None:
-    # a person's label on one pair; every row is kept (who and when), the latest per reviewer counts
-    db["reviews"].create({
-        "pk": int, "run_id": str, "statement_pk": int, "url": str, "reviewer": str, "label": str,
-        "reason": str, "blind": int, "sample": str, "created_at": str,
-    }, pk="pk")
-    db["reviews"].create_index(["run_id", "statement_pk", "url"])
-    # SourceCleanup edit suggestions and the user's decision on each
-    db["suggestions"].create({
-        "pk": int, "run_id": str, "statement_pk": int, "url": str, "kind": str, "original": str,
-        "suggested": str, "quote": str, "status": str, "judge_id": str, "verification": str,
-        "decision": str, "decided_by": str, "decided_at": str, "created_at": str,
-    }, pk="pk")
-    db["suggestions"].create_index(["run_id", "statement_pk"])
-
-
-def _m3_review_samples(db: sqlite_utils.Database) -> None:
-    # a named draw of pairs for human review (review-sample); labels land in `reviews` with the same name
-    db["review_samples"].create({
-        "pk": int, "run_id": str, "sample": str, "ord": int, "statement_pk": int, "url": str,
-        "stratum": str, "blind": int, "seed": int, "created_at": str,
-    }, pk="pk")
-    db["review_samples"].create_index(["run_id", "sample", "ord"], unique=True)
-
-
-def _m4_benchmarks(db: sqlite_utils.Database) -> None:
-    # the model-benchmark workflow: documents -> questions -> answers (K draws) -> one audit run
-    db["benchmarks"].create({
-        "id": str, "created_at": str, "finished_at": str, "status": str, "input": str, "config": str,
-        "run_id": str, "message": str,
-    }, pk="id")
-    db["bench_documents"].create({
-        "pk": int, "bench_id": str, "ord": int, "location": str, "source_id": int, "title": str,
-        "valid": int, "reason": str, "created_at": str,
-    }, pk="pk")
-    db["bench_documents"].create_index(["bench_id", "location"], unique=True)
-    db["bench_questions"].create({
-        "pk": int, "bench_id": str, "ord": int, "qid": str, "question": str, "reference_answer": str,
-        "question_source": str, "variant": str, "parent_qid": str, "document_pk": int, "document_url": str,
-        "generator": str, "prompt_version": str, "tokens_in": int, "tokens_out": int, "flags": str,
-        "dropped": int, "edited": int, "original_question": str, "created_at": str,
-    }, pk="pk")
-    db["bench_questions"].create_index(["bench_id", "qid"], unique=True)
-    db["bench_answers"].create({
-        "pk": int, "bench_id": str, "qid": str, "model": str, "draw": int, "status": str, "text": str,
-        "citations": str, "model_version": str, "prompt_version": str, "tokens_in": int, "tokens_out": int,
-        "attempts": int, "raw": str, "error": str, "flags": str, "in_run": int, "selected": int,
-        "created_at": str,
-    }, pk="pk")
-    db["bench_answers"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
-    db["bench_accuracy"].create({
-        "pk": int, "bench_id": str, "qid": str, "model": str, "draw": int, "label": str, "rationale": str,
-        "grader": str, "prompt_version": str, "tokens_in": int, "tokens_out": int, "created_at": str,
-    }, pk="pk")
-    db["bench_accuracy"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
-
-
-def _m5_run_name_and_note(db: sqlite_utils.Database) -> None:
-    # a run's name and note, given by the user (the id stays the run's key)
-    db["runs"].add_column("name", str, not_null_default="")
-    db["runs"].add_column("note", str, not_null_default="")
-
-
-# Append-only: each later release adds a function at the end; never edit a released one.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
-                                                            _m3_review_samples, _m4_benchmarks,
-                                                            _m5_run_name_and_note]
 
 
 class StoreError(RuntimeError):
@@ -215,19 +113,7 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-def dump_json(value: Any) -> str:
-    """How JSON columns are written: stable key order, text kept as written."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def load_json(text: str | None, default: Any) -> Any:
-    """A JSON column, or ``default`` when it is empty."""
-    if not text:
-        return default
-    return json.loads(text)
-
-
-class Store:
+class Store(ReviewTables, SuggestionTables, BenchTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True) -> None:
@@ -449,12 +335,6 @@ class Store:
             "SELECT s.pk, s.ord, r.rid FROM statements s JOIN responses r ON r.pk = s.response_pk "
             "WHERE s.run_id = ?", [run_id])}
 
-    def suggestion_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's SourceCleanup suggestions as stored, in the order they were made."""
-        if "suggestions" not in self.db.table_names():
-            return []
-        return list(self.db.query("SELECT * FROM suggestions WHERE run_id = ? ORDER BY pk", [run_id]))
-
     # -- sources ---------------------------------------------------------------------
     def add_source(self, source: Source) -> int:
         """Store one fetch. Flags it 'changed' when an earlier fetch of the URL read other bytes."""
@@ -533,6 +413,13 @@ class Store:
         """(statement_pk, url, judge_id) of every pair already judged in this run."""
         return {(r[0], r[1], r[2]) for r in self.db.execute(
             "SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ?", [run_id]).fetchall()}
+
+    def verdict_usage(self, run_id: str) -> list[tuple[str, str, int, int, int]]:
+        """(judge_id, model_version or "", calls that reported tokens, tokens_in, tokens_out) per judge and model."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT judge_id, COALESCE(model_version, ''), SUM(CASE WHEN tokens_in IS NOT NULL OR tokens_out "
+            "IS NOT NULL THEN 1 ELSE 0 END), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0) "
+            "FROM verdicts WHERE run_id = ? GROUP BY judge_id, model_version", [run_id]).fetchall()]
 
     @staticmethod
     def _verdict_row(r: dict[str, Any]) -> VerdictRow:

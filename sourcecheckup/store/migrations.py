@@ -1,0 +1,118 @@
+"""The database schema as ordered, append-only migration steps (schema_version N is step N).
+
+Each later release adds a function at the end of :data:`MIGRATIONS`; never edit a released one.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlite_utils
+
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db["runs"].create({
+        "id": str, "created_at": str, "finished_at": str, "status": str, "input": str,
+        "config": str, "judges": str, "parser": str, "app_version": str,
+        "n_records": int, "n_skipped": int, "message": str,
+    }, pk="id")
+    db["responses"].create({
+        "pk": int, "run_id": str, "ord": int, "rid": str, "question": str, "model": str,
+        "text": str, "citations": str, "markers": str, "origin": str, "extra": str,
+        "parsed": int, "done": int,
+    }, pk="pk", foreign_keys=[("run_id", "runs", "id")])
+    db["responses"].create_index(["run_id", "ord"], unique=True)
+    db["statements"].create({
+        "pk": int, "response_pk": int, "run_id": str, "ord": int, "text": str,
+        "category": str, "cited": str, "start": int, "end": int,
+    }, pk="pk", foreign_keys=[("response_pk", "responses", "pk")])
+    db["statements"].create_index(["response_pk", "ord"], unique=True)
+    db["statements"].create_index(["run_id"])
+    db["sources"].create({
+        "id": int, "url": str, "status": str, "reason": str, "http_status": int,
+        "final_url": str, "content_type": str, "title": str, "text": str, "sha256": str,
+        "fetched_at": str, "elapsed_s": float, "origin": str, "flags": str, "meta": str,
+        "raw": bytes,
+    }, pk="id")
+    db["sources"].create_index(["url"])
+    db["run_sources"].create({"run_id": str, "url": str, "source_id": int},
+                             pk=("run_id", "url"))
+    db["verdicts"].create({
+        "pk": int, "run_id": str, "statement_pk": int, "url": str, "source_id": int,
+        "judge_id": str, "label": str, "score": float, "rationale": str, "quote": str,
+        "quote_found": int, "prompt_version": str, "model_version": str, "raw": str,
+        "tokens_in": int, "tokens_out": int, "flags": str, "created_at": str,
+    }, pk="pk")
+    db["verdicts"].create_index(["run_id", "statement_pk", "url", "judge_id"], unique=True)
+    db["skipped"].create({"pk": int, "run_id": str, "origin": str, "problem": str}, pk="pk")
+    db["skipped"].create_index(["run_id"])
+    db["run_log"].create({"pk": int, "run_id": str, "at": str, "level": str, "message": str}, pk="pk")
+    db["run_log"].create_index(["run_id"])
+
+
+def _m2_reviews_and_suggestions(db: sqlite_utils.Database) -> None:
+    # a person's label on one pair; every row is kept (who and when), the latest per reviewer counts
+    db["reviews"].create({
+        "pk": int, "run_id": str, "statement_pk": int, "url": str, "reviewer": str, "label": str,
+        "reason": str, "blind": int, "sample": str, "created_at": str,
+    }, pk="pk")
+    db["reviews"].create_index(["run_id", "statement_pk", "url"])
+    # SourceCleanup edit suggestions and the user's decision on each
+    db["suggestions"].create({
+        "pk": int, "run_id": str, "statement_pk": int, "url": str, "kind": str, "original": str,
+        "suggested": str, "quote": str, "status": str, "judge_id": str, "verification": str,
+        "decision": str, "decided_by": str, "decided_at": str, "created_at": str,
+    }, pk="pk")
+    db["suggestions"].create_index(["run_id", "statement_pk"])
+
+
+def _m3_review_samples(db: sqlite_utils.Database) -> None:
+    # a named draw of pairs for human review (review-sample); labels land in `reviews` with the same name
+    db["review_samples"].create({
+        "pk": int, "run_id": str, "sample": str, "ord": int, "statement_pk": int, "url": str,
+        "stratum": str, "blind": int, "seed": int, "created_at": str,
+    }, pk="pk")
+    db["review_samples"].create_index(["run_id", "sample", "ord"], unique=True)
+
+
+def _m4_benchmarks(db: sqlite_utils.Database) -> None:
+    # the model-benchmark workflow: documents -> questions -> answers (K draws) -> one audit run
+    db["benchmarks"].create({
+        "id": str, "created_at": str, "finished_at": str, "status": str, "input": str, "config": str,
+        "run_id": str, "message": str,
+    }, pk="id")
+    db["bench_documents"].create({
+        "pk": int, "bench_id": str, "ord": int, "location": str, "source_id": int, "title": str,
+        "valid": int, "reason": str, "created_at": str,
+    }, pk="pk")
+    db["bench_documents"].create_index(["bench_id", "location"], unique=True)
+    db["bench_questions"].create({
+        "pk": int, "bench_id": str, "ord": int, "qid": str, "question": str, "reference_answer": str,
+        "question_source": str, "variant": str, "parent_qid": str, "document_pk": int, "document_url": str,
+        "generator": str, "prompt_version": str, "tokens_in": int, "tokens_out": int, "flags": str,
+        "dropped": int, "edited": int, "original_question": str, "created_at": str,
+    }, pk="pk")
+    db["bench_questions"].create_index(["bench_id", "qid"], unique=True)
+    db["bench_answers"].create({
+        "pk": int, "bench_id": str, "qid": str, "model": str, "draw": int, "status": str, "text": str,
+        "citations": str, "model_version": str, "prompt_version": str, "tokens_in": int, "tokens_out": int,
+        "attempts": int, "raw": str, "error": str, "flags": str, "in_run": int, "selected": int,
+        "created_at": str,
+    }, pk="pk")
+    db["bench_answers"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
+    db["bench_accuracy"].create({
+        "pk": int, "bench_id": str, "qid": str, "model": str, "draw": int, "label": str, "rationale": str,
+        "grader": str, "prompt_version": str, "tokens_in": int, "tokens_out": int, "created_at": str,
+    }, pk="pk")
+    db["bench_accuracy"].create_index(["bench_id", "qid", "model", "draw"], unique=True)
+
+
+def _m5_run_name_and_note(db: sqlite_utils.Database) -> None:
+    # a run's name and note, given by the user (the id stays the run's key)
+    db["runs"].add_column("name", str, not_null_default="")
+    db["runs"].add_column("note", str, not_null_default="")
+
+
+# Append-only: each later release adds a function at the end; never edit a released one.
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
+                                                            _m3_review_samples, _m4_benchmarks,
+                                                            _m5_run_name_and_note]

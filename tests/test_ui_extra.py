@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from sourcecheckup import review
 from sourcecheckup.models import FetchStatus, Label, Source, sha256_bytes, utcnow
 from sourcecheckup.store import Store
-from sourcecheckup.views import source_notes
+from sourcecheckup.views.sources import source_notes
 from tests.support.bench_llm import TOPICS, responder
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)

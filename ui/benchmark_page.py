@@ -25,7 +25,7 @@ from sourcecheckup.bench_workflow import (VARIANTS, BenchEvent, BenchSettings, B
                                           read_bench_input)
 from sourcecheckup.llm.spec import is_model_spec
 from sourcecheckup.store import Store, StoreError
-from sourcecheckup.views import bench_model_rows, bench_summary
+from sourcecheckup.views.bench import bench_model_rows, bench_summary
 
 from .models import BenchResultsModel, QuestionsModel
 from .settings import AppSettings

@@ -1,7 +1,7 @@
 """The main window: input (paste, files, folders), runs, results, review and suggestions.
 
 Everything it does is an engine call: ingest to read answers, pipeline.Audit (in AuditThread)
-to audit, sourcecheckup.views to shape stored runs, review.add_review to override a verdict,
+to audit, sourcecheckup.views.* to shape stored runs, review.add_review to override a verdict,
 report.write_report to export. It keeps no numbers of its own.
 """
 from __future__ import annotations
@@ -28,10 +28,12 @@ from sourcecheckup.report import write_report
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
-from sourcecheckup.views import (SCREENING_JUDGE_SHORT, MatrixCell, PairRef, RunView, load_run_view, review_pairs,
-                                 reason_for_app, review_progress, run_summaries, source_summaries, support_matrix, uses_screening_judge,
-                                 verdict_word,
-                                 word_diff)
+from sourcecheckup.views.matrix import SCREENING_JUDGE_SHORT, MatrixCell, support_matrix, uses_screening_judge, verdict_word
+from sourcecheckup.views.results import RunView, load_run_view
+from sourcecheckup.views.review import PairRef, review_pairs, review_progress
+from sourcecheckup.views.runs import run_summaries
+from sourcecheckup.views.sources import source_summaries
+from sourcecheckup.views.text import reason_for_app, word_diff
 
 from .elide import ElidedLabel, placeholder_with_tooltip
 from .facets import FacetBar
@@ -980,7 +982,7 @@ class MainWindow(QMainWindow):
         self.statement_card.clear()
         self.question_label.setText("")
         self.sources_model.set_rows([])
-        from sourcecheckup.views import SupportMatrix
+        from sourcecheckup.views.matrix import SupportMatrix
 
         self.matrix_model.set_matrix(SupportMatrix([], [], {}))
         self.sugg_model.set_rows([])

@@ -18,7 +18,7 @@ from sourcecheckup import review
 from sourcecheckup.agreement import agreement_report
 from sourcecheckup.review_sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
 from sourcecheckup.store import Store, StoreError
-from sourcecheckup.views import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
+from sourcecheckup.views.review import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
 
 from .models import AgreementModel, SamplePairsModel
 from .widgets import SourceViewer, plain_label

@@ -12,7 +12,9 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLab
 
 from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note
 from sourcecheckup.models import StatementStatus
-from sourcecheckup.views import SCREENING_JUDGE_NOTE, locate_quote, statement_spans, uses_screening_judge
+from sourcecheckup.evidence import locate_quote
+from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
+from sourcecheckup.views.text import statement_spans
 
 from .elide import ElidedLabel
 from .theme import STATUS_MARK, is_dark, safe_tooltip, status_tint

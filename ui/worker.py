@@ -25,7 +25,7 @@ from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
-from sourcecheckup.views import uses_screening_judge
+from sourcecheckup.views.matrix import uses_screening_judge
 
 PROGRESS_INTERVAL_S = 0.05
 LOADING_MODEL = "Loading the built-in judge's model…"

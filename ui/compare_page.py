@@ -105,7 +105,7 @@ class ComparePage(QWidget):
         def work(st: Store) -> ComparisonView:
             return comparison_view(compare_runs(st, run_a, run_b))
 
-        self.host.reader.submit("compare", self.host.db_path, work, self._show, self._failed)
+        self.host.db.read("compare", work, self._show, self._failed)
 
     def _failed(self, message: str) -> None:
         self.compare_btn.setEnabled(True)

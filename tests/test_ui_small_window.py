@@ -21,9 +21,10 @@ from sourcecheckup.report import write_report  # noqa: E402
 from sourcecheckup.store import MIGRATIONS, Store  # noqa: E402
 from tests.support.app import settings, window  # noqa: E402,F401
 from tests.support.synth_run import synthesize_run  # noqa: E402
-from ui import main_window as main_window_module  # noqa: E402
+from ui import exporter as exporter_module  # noqa: E402
 from ui.elide import ElidedLabel  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
+from ui.results import page as results_page  # noqa: E402
 
 SMALL = QSize(1024, 640)
 AUDIT_TIMEOUT_MS = 20_000
@@ -84,7 +85,7 @@ def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, 
     # the splitters keep their minimums: neither side can be dragged shut
     w.results.setSizes([0, w.results.width()])
     qtbot.wait(50)
-    assert w.results.left_tabs.width() >= main_window_module.LEFT_MIN_WIDTH
+    assert w.results.left_tabs.width() >= results_page.LEFT_MIN_WIDTH
     assert not w.results.isCollapsible(0) and not w.results.results_vsplit.isCollapsible(0)
 
 
@@ -155,7 +156,7 @@ def test_export_offers_the_last_folder_then_opens_the_report(qtbot, window, tmp_
     assert offered == [str(first)]
     assert w.exporter.open_report_btn.isVisible()
     opened: list[str] = []
-    monkeypatch.setattr(main_window_module.QDesktopServices, "openUrl",
+    monkeypatch.setattr(exporter_module.QDesktopServices, "openUrl",
                         staticmethod(lambda url: opened.append(url.toLocalFile()) or True))
     w.exporter.open_report_btn.click()
     assert opened == [str(target)]

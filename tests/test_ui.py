@@ -77,7 +77,8 @@ def test_paste_and_audit_shows_statements_metrics_and_highlighted_quote(qtbot, w
     highlighted = w.results.matrix_tab.source_viewer.highlighted_text()
     assert "130/80 mm Hg or higher" in highlighted
     # the viewer scrolled to the quote: the caret sits at its start
-    assert w.results.matrix_tab.source_viewer.textCursor().position() == w.results.matrix_tab.source_viewer.quote_span[0]
+    viewer = w.results.matrix_tab.source_viewer
+    assert viewer.textCursor().position() == viewer.quote_span[0]
     assert "found in the source" in w.results.matrix_tab.pair_quote.text()
 
 
@@ -245,7 +246,8 @@ def test_window_closes_during_a_run_without_hanging_and_the_run_is_resumable(qtb
     settings.concurrency = 1
     w.results.input.paste_edit.setPlainText(slow_answers(site, 2))
     assert w.audit.start_audit()
-    qtbot.waitUntil(lambda: bool(w.results.run_id) and "pairs judged 1/" in w.audit.progress_label.text(), timeout=AUDIT_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: bool(w.results.run_id) and "pairs judged 1/" in w.audit.progress_label.text(),
+                    timeout=AUDIT_TIMEOUT_MS)
     run_id = w.results.run_id
     w.confirm = lambda title, text: True
     w.close()
@@ -257,12 +259,13 @@ def test_window_closes_during_a_run_without_hanging_and_the_run_is_resumable(qtb
 
 def test_suggestions_pane_accept_applies_rewrite_and_delete_to_revised_answer(qtbot, window):
     w = window
+    tab = w.results.suggestions_tab
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=1, statements=3, sources=1)
         stmts = list(st.db.query("SELECT pk, text FROM statements WHERE run_id = ? ORDER BY ord", [run_id]))
     with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         w.results.open_run(run_id)
-    assert w.results.suggestions_tab.sugg_stack.currentIndex() == 0 and w.results.suggestions_tab.sugg_empty.text() == NO_SUGGESTIONS
+    assert tab.sugg_stack.currentIndex() == 0 and tab.sugg_empty.text() == NO_SUGGESTIONS
     with Store(w.db_path) as st, st.db.conn:
         st.db["suggestions"].insert_all([
             {"run_id": run_id, "statement_pk": stmts[1]["pk"], "url": "https://example.org/page/0", "kind": "rewrite",
@@ -272,15 +275,15 @@ def test_suggestions_pane_accept_applies_rewrite_and_delete_to_revised_answer(qt
              "original": stmts[2]["text"], "suggested": "", "quote": "", "status": "delete",
              "created_at": "2026-01-01T00:00:00+00:00"}])
     w.results.show_response(w.results.response_pk)
-    assert w.results.suggestions_tab.sugg_stack.currentIndex() == 1 and w.results.suggestions_tab.sugg_model.rowCount() == 2
+    assert tab.sugg_stack.currentIndex() == 1 and tab.sugg_model.rowCount() == 2
     w.results.detail_tabs.setCurrentIndex(3)
     for row in (0, 1):
-        w.results.suggestions_tab.sugg_table.setCurrentIndex(w.results.suggestions_tab.sugg_model.index(row, 0))
+        tab.sugg_table.setCurrentIndex(tab.sugg_model.index(row, 0))
         if row == 0:
-            assert "{+" in w.results.suggestions_tab.sugg_diff.toPlainText()
-        with qtbot.waitSignal(w.results.suggestions_tab.revised_shown, timeout=5000):   # built off the GUI thread
-            w.results.suggestions_tab.decide_current_suggestion("accepted")
-    revised = w.results.suggestions_tab.revised_edit.toPlainText()
+            assert "{+" in tab.sugg_diff.toPlainText()
+        with qtbot.waitSignal(tab.revised_shown, timeout=5000):   # built off the GUI thread
+            tab.decide_current_suggestion("accepted")
+    revised = tab.revised_edit.toPlainText()
     assert "The DASH diet can lower blood pressure." in revised
     assert stmts[2]["text"] not in revised and stmts[0]["text"] in revised
     with Store(w.db_path) as st:

@@ -75,7 +75,8 @@ def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, 
     assert "1 responses" in bar.counts.text() or "responses" in bar.counts.text()
     right = w.results.widget(1)
     assert right.geometry().right() <= w.results.width()   # the right edge is not cut
-    rows_visible = w.results.responses_table.viewport().height() // w.results.responses_table.verticalHeader().defaultSectionSize()
+    table = w.results.responses_table
+    rows_visible = table.viewport().height() // table.verticalHeader().defaultSectionSize()
     assert rows_visible >= 3
     assert w.results.detail_tabs.height() >= 200
     # narrower: the cards reflow two to a row instead of squeezing their text
@@ -192,17 +193,17 @@ def test_a_run_is_named_and_noted_in_runs_and_in_its_report(qtbot, window, site,
     w.results.input.run_name_edit.setText("Hypertension check")
     w.results.input.paste_edit.setPlainText(pasted_answer(site))
     rid = audit_and_wait(qtbot, w)
-    qtbot.waitUntil(lambda: bool(w.results.runs.runs_model.rows) and w.results.runs.runs_model.rows[0].name == "Hypertension check",
-                    timeout=5000)
+    runs = w.results.runs.runs_model
+    qtbot.waitUntil(lambda: bool(runs.rows) and runs.rows[0].name == "Hypertension check", timeout=5000)
     # the pasted answer is named by its first words, not "pasted-1"
     assert w.results.view.data.responses[0].response.id == "hypertension-is-now-defined-as"
     w.results.runs.set_run_label(rid, "Hypertension check", "Second try <b>after</b> the fix")
-    qtbot.waitUntil(lambda: w.results.runs.runs_model.rows[0].note.startswith("Second try"), timeout=5000)
-    shown = w.results.runs.runs_model.index(0, 0)
+    qtbot.waitUntil(lambda: runs.rows[0].note.startswith("Second try"), timeout=5000)
+    shown = runs.index(0, 0)
     assert shown.data() == "Hypertension check"
     assert rid in shown.data(Qt.ItemDataRole.ToolTipRole)
-    note_col = [c[0] for c in w.results.runs.runs_model.columns].index("Note")
-    assert w.results.runs.runs_model.index(0, note_col).data() == "Second try <b>after</b> the fix"
+    note_col = [c[0] for c in runs.columns].index("Note")
+    assert runs.index(0, note_col).data() == "Second try <b>after</b> the fix"
     with Store(w.db_path) as st:
         html = write_report(st, rid, tmp_path / "r.html").read_text(encoding="utf-8")
         js = write_report(st, rid, tmp_path / "r.json").read_text(encoding="utf-8")

@@ -119,7 +119,8 @@ def test_contradicted_and_review_first_readings_and_the_screening_judge_note(qtb
     click_cell(qtbot, w, 0, 1)
     assert "contradicted (score" in w.results.matrix_tab.pair_verdicts.text()
     assert "source says 140/90" in w.results.matrix_tab.pair_verdicts.text()
-    assert "screening judge" in w.results.matrix_tab.pair_verdicts.text() and "Settings → Judges" in w.results.matrix_tab.pair_verdicts.text()
+    verdicts = w.results.matrix_tab.pair_verdicts.text()
+    assert "screening judge" in verdicts and "Settings → Judges" in verdicts
     click_cell(qtbot, w, 1, 1)
     assert "Review first" in w.results.matrix_tab.pair_verdicts.text()
 
@@ -248,9 +249,8 @@ def test_a_refused_source_names_the_settings_field_not_the_cli_flag(qtbot, windo
     w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
     with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS):
         assert w.audit.start_audit()
-    qtbot.waitUntil(lambda: w.results.sources_tab.sources_model.rowCount() == 1 and w.results.sources_tab.sources_model.rows[0].status is not None,
-                    timeout=5000)
     m = w.results.sources_tab.sources_model
+    qtbot.waitUntil(lambda: m.rowCount() == 1 and m.rows[0].status is not None, timeout=5000)
     tip = m.data(m.index(0, 4), Qt.ItemDataRole.ToolTipRole)
     reason = m.data(m.index(0, 8))
     for text in (tip, reason):

@@ -119,12 +119,12 @@ def main() -> int:
         w.show()
         app.processEvents()
         loaded = load_text(answers_jsonl(base), fmt="jsonl")
-        w.pending = loaded
-        w.pending_label = "bench"
+        w.results.input.pending = loaded
+        w.results.input.pending_label = "bench"
         beat.start()
         started = time.perf_counter()
-        w.start_audit()
-        got = wait_for(w.audit_finished, 600)
+        w.audit.start_audit()
+        got = wait_for(w.audit.audit_finished, 600)
         wall = time.perf_counter() - started
         stall = beat.stop()
         with Store(w.db_path) as st:
@@ -139,15 +139,15 @@ def main() -> int:
         w = MainWindow(tmp / "big.db", settings)
         w.resize(1280, 800)
         w.show()
-        wait_for(w.reader._signals.finished, 10)   # the startup runs list
+        w.db.wait(10_000)   # the startup runs list
         app.processEvents()
         beat.start()
         t0 = time.perf_counter()
-        w.open_run(big)
-        wait_for(w.run_shown, 30)
+        w.results.open_run(big)
+        wait_for(w.results.run_shown, 30)
         app.processEvents()
         results["open_run_1000"] = {"seconds": round(time.perf_counter() - t0, 3),
-                                    "rows": w.responses_model.rowCount(), **beat.stop()}
+                                    "rows": w.results.responses_model.rowCount(), **beat.stop()}
         dispose(app, w)
 
         # a 200 x 40 support matrix
@@ -156,21 +156,21 @@ def main() -> int:
         w = MainWindow(tmp / "matrix.db", settings)
         w.resize(1280, 800)
         w.show()
-        w.detail_tabs.setCurrentIndex(2)
-        wait_for(w.reader._signals.finished, 10)
+        w.results.detail_tabs.setCurrentIndex(2)
+        w.db.wait(10_000)
         app.processEvents()
         beat.start()
         t0 = time.perf_counter()
-        w.open_run(wide)
-        wait_for(w.run_shown, 30)
+        w.results.open_run(wide)
+        wait_for(w.results.run_shown, 30)
         app.processEvents()     # paint it
         opened = time.perf_counter() - t0
         t1 = time.perf_counter()
-        w.show_response(w.response_pk)   # the matrix alone, data already loaded
-        w.matrix_table.viewport().repaint()
+        w.results.show_response(w.results.response_pk)   # the matrix alone, data already loaded
+        w.results.matrix_tab.matrix_table.viewport().repaint()
         results["matrix_200x40"] = {"open_seconds": round(opened, 3),
                                     "show_seconds": round(time.perf_counter() - t1, 3),
-                                    "shape": [w.matrix_model.rowCount(), w.matrix_model.columnCount()],
+                                    "shape": [w.results.matrix_tab.matrix_model.rowCount(), w.results.matrix_tab.matrix_model.columnCount()],
                                     **beat.stop()}
         dispose(app, w)
     finally:

@@ -118,17 +118,17 @@ def benchmark_screens(w: MainWindow, tmp: Path, out: Path, judge: str) -> None:
 
 def small_window_screen(w: MainWindow, run_id: str, out: Path) -> None:
     """The window at 1024x640 (a small laptop) after the demo run: named, noted, one pair reviewed."""
-    w.set_run_label(run_id, "Sample answers (demo)", "The bundled sample, audited offline with the built-in judge")
+    w.results.runs.set_run_label(run_id, "Sample answers (demo)", "The bundled sample, audited offline with the built-in judge")
     w.resize(1024, 640)
     w.pages.setCurrentIndex(0)
-    w.left_tabs.setCurrentIndex(1)
-    w.open_run(run_id)
-    wait_for(w.run_shown)
+    w.results.left_tabs.setCurrentIndex(1)
+    w.results.open_run(run_id)
+    wait_for(w.results.run_shown)
     settle(600)
-    w.detail_tabs.setCurrentIndex(2)
-    idx = w.matrix_model.index(0, 0)
-    w.matrix_table.setCurrentIndex(idx)
-    w.show_cell(w.matrix_model.cell(idx))
+    w.results.detail_tabs.setCurrentIndex(2)
+    idx = w.results.matrix_tab.matrix_model.index(0, 0)
+    w.results.matrix_tab.matrix_table.setCurrentIndex(idx)
+    w.results.matrix_tab.show_cell(w.results.matrix_tab.matrix_model.cell(idx))
     save(w, out, "12-small-window-1024x640")
 
 
@@ -159,54 +159,54 @@ def main() -> int:
     w = MainWindow(db, settings)
     w.resize(1280, 800)
     w.show()
-    w.open_run(run_id)
-    wait_for(w.run_shown)
-    view = w.view
+    w.results.open_run(run_id)
+    wait_for(w.results.run_shown)
+    view = w.results.view
     assert view is not None
     # show the answer with the most varied statuses: the screen that explains most
     best = max(view.assessed, key=lambda a: (len({s.status for s in a.statements}), len(a.urls)))
-    w.select_response(best.response_pk)
-    w.paste_edit.setPlainText(view.data.responses[0].response.text)
-    w.detail_tabs.setCurrentIndex(0)
+    w.results.select_response(best.response_pk)
+    w.results.input.paste_edit.setPlainText(view.data.responses[0].response.text)
+    w.results.detail_tabs.setCurrentIndex(0)
     # the card beside the answer: the first claim that is not supported, else the first claim
     claims = [s for s in best.statements if s.row.statement.informative]
     shown = next((s for s in claims if s.status is StatementStatus.NOT_SUPPORTED), claims[0] if claims else None)
     if shown is not None:
-        w.show_statement_card(shown.row.pk)
+        w.results.answer_tab.show_statement_card(shown.row.pk)
     save(w, out, "01-answer")
-    w.detail_tabs.setCurrentIndex(1)
+    w.results.detail_tabs.setCurrentIndex(1)
     save(w, out, "02-sources")
     # a supported cell, so the source viewer shows the highlighted quote
-    w.detail_tabs.setCurrentIndex(2)
+    w.results.detail_tabs.setCurrentIndex(2)
     target = None
-    for r, s in enumerate(w.matrix_model.matrix.statements):
-        for c, url in enumerate(w.matrix_model.matrix.urls):
-            cell = w.matrix_model.cell(w.matrix_model.index(r, c))
+    for r, s in enumerate(w.results.matrix_tab.matrix_model.matrix.statements):
+        for c, url in enumerate(w.results.matrix_tab.matrix_model.matrix.urls):
+            cell = w.results.matrix_tab.matrix_model.cell(w.results.matrix_tab.matrix_model.index(r, c))
             if s.status is StatementStatus.SUPPORTED and cell.primary and cell.primary.verdict.quote:
                 target = (r, c)
                 break
         if target:
             break
-    idx = w.matrix_model.index(*(target or (0, 0)))
-    w.matrix_table.setCurrentIndex(idx)
-    w.show_cell(w.matrix_model.cell(idx))
+    idx = w.results.matrix_tab.matrix_model.index(*(target or (0, 0)))
+    w.results.matrix_tab.matrix_table.setCurrentIndex(idx)
+    w.results.matrix_tab.show_cell(w.results.matrix_tab.matrix_model.cell(idx))
     save(w, out, "03-support-matrix")
-    w.detail_tabs.setCurrentIndex(3)
+    w.results.detail_tabs.setCurrentIndex(3)
     save(w, out, "04-suggestions")
-    w.left_tabs.setCurrentIndex(1)
+    w.results.left_tabs.setCurrentIndex(1)
     w.refresh_runs()
     settle(800)
     save(w, out, "05-runs")
     # the same screen in the dark palette the app uses when the system is dark (Xvfb has no system scheme)
     light = app.palette()
     app.setPalette(dark_palette())
-    w.left_tabs.setCurrentIndex(0)
-    w.detail_tabs.setCurrentIndex(2)
-    w._redraw()
-    w.show_cell(w.matrix_model.cell(w.matrix_table.currentIndex()))
+    w.results.left_tabs.setCurrentIndex(0)
+    w.results.detail_tabs.setCurrentIndex(2)
+    w.results.redraw()
+    w.results.matrix_tab.show_cell(w.results.matrix_tab.matrix_model.cell(w.results.matrix_tab.matrix_table.currentIndex()))
     save(w, out, "07-dark-support-matrix")
     app.setPalette(light)
-    w._redraw()
+    w.results.redraw()
     dialog = SettingsDialog(settings, w)
     dialog.show()
     save(dialog, out, "06-settings")
@@ -216,8 +216,8 @@ def main() -> int:
     w.compare_page.compare_btn.click()
     wait_for(w.compare_page.compared)
     save(w, out, "10-compare")
-    w.open_run(run_id)
-    wait_for(w.run_shown)
+    w.results.open_run(run_id)
+    wait_for(w.results.run_shown)
     w.pages.setCurrentWidget(w.sample_page)
     w.sample_page.n_spin.setValue(20)
     w.sample_page.draw()

@@ -71,7 +71,7 @@ def test_runs_and_show_read_back_the_stored_run(tmp_path, site):
 
 def test_runs_json_and_the_apps_runs_list_show_the_same_headline(tmp_path, site):
     from sourcecheckup.store import Store
-    from sourcecheckup.views import run_summaries
+    from sourcecheckup.views.runs import run_summaries
 
     db = str(tmp_path / "a.db")
     assert sc("audit", str(_answers(tmp_path, site)), "--judge", "keyword:0", "--db", db, "--allow-host",

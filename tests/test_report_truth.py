@@ -21,7 +21,8 @@ from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.report import build_report, report_csv, report_html, verify_report, write_report
 from sourcecheckup.review import add_review
 from sourcecheckup.store import Store
-from sourcecheckup.views import comparison_view, load_run_view
+from sourcecheckup.views.results import load_run_view
+from sourcecheckup.views.runs import comparison_view
 from tests.support.fake_judge import KeywordJudge
 from tests.support.report_runs import SUPPORTED, UNSUPPORTED, audit_site
 from tests.support.synth_run import synthesize_run

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from sourcecheckup import review
 from sourcecheckup.models import FetchStatus, Label, Source, sha256_bytes, utcnow
 from sourcecheckup.store import Store
-from sourcecheckup.views import source_notes
+from sourcecheckup.views.sources import source_notes
 from tests.support.bench_llm import TOPICS, responder
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
@@ -28,8 +28,8 @@ ANSWERING = "You are a medical expert answering"
 
 
 def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
-    with qtbot.waitSignal(w.run_shown, timeout=5000):
-        w.open_run(run_id)
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        w.results.open_run(run_id)
 
 
 # ----------------------------------------------------------------------------- benchmark
@@ -100,10 +100,10 @@ def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_m
     assert "2 questions" in page.results_label.text()
     assert not m.editable                                        # answered: questions are frozen
     assert page.open_run_btn.isEnabled()
-    with qtbot.waitSignal(w.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         page.open_run_btn.click()
-    assert w.pages.currentIndex() == 0 and w.run_id == page.run_id
-    assert sorted(r.model for r in w.responses_model.rows) == [model, model]
+    assert w.pages.currentIndex() == 0 and w.results.run_id == page.run_id
+    assert sorted(r.model for r in w.results.responses_model.rows) == [model, model]
 
 
 # ----------------------------------------------------------------------------- reports
@@ -117,16 +117,16 @@ def test_export_to_xlsx_and_pdf_runs_off_the_gui_thread_and_writes_real_files(qt
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=3)
     open_and_wait(qtbot, w, run_id)
-    with qtbot.waitSignal(w.export_finished, timeout=20_000) as done:
-        assert w.export_run_async(tmp_path / "r.xlsx")
+    with qtbot.waitSignal(w.exporter.export_finished, timeout=20_000) as done:
+        assert w.exporter.export_run_async(tmp_path / "r.xlsx")
     assert done.args == [str(tmp_path / "r.xlsx"), ""]
     book = load_workbook(tmp_path / "r.xlsx", read_only=True)
     assert len(book.sheetnames) >= 2
-    with qtbot.waitSignal(w.export_finished, timeout=60_000) as done:
-        assert w.export_run_async(tmp_path / "report.pdf", "pdf")
-        assert w.export_bar.isVisible() and "PDF" in w.export_label.text()   # busy while Chromium prints
+    with qtbot.waitSignal(w.exporter.export_finished, timeout=60_000) as done:
+        assert w.exporter.export_run_async(tmp_path / "report.pdf", "pdf")
+        assert w.exporter.export_bar.isVisible() and "PDF" in w.exporter.export_label.text()   # busy while Chromium prints
     assert done.args[1] == "", done.args[1]
-    assert not w.export_bar.isVisible()
+    assert not w.exporter.export_bar.isVisible()
     pdf = PdfReader(str(tmp_path / "report.pdf"))
     assert len(pdf.pages) >= 1 and run_id in "".join(p.extract_text() for p in pdf.pages)
 
@@ -219,7 +219,7 @@ def test_sources_table_says_changed_since_with_the_date_of_the_earlier_read(qtbo
                                 source_text=lambda k: "The page was rewritten. Hypertension is defined as a blood "
                                                       "pressure of 130/80 mm Hg or higher.")
     open_and_wait(qtbot, w, run_id)
-    sm = w.sources_model
+    sm = w.results.sources_tab.sources_model
     notes_col = [sm.headerData(c, Qt.Orientation.Horizontal) for c in range(sm.columnCount())].index("Notes")
     assert sm.data(sm.index(0, notes_col)) == f"changed since {earlier[:10]}"
     assert "changed since last audit" in sm.data(sm.index(0, notes_col + 2))

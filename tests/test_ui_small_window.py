@@ -21,9 +21,10 @@ from sourcecheckup.report import write_report  # noqa: E402
 from sourcecheckup.store import MIGRATIONS, Store  # noqa: E402
 from tests.support.app import settings, window  # noqa: E402,F401
 from tests.support.synth_run import synthesize_run  # noqa: E402
-from ui import main_window as main_window_module  # noqa: E402
+from ui import exporter as exporter_module  # noqa: E402
 from ui.elide import ElidedLabel  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
+from ui.results import page as results_page  # noqa: E402
 
 SMALL = QSize(1024, 640)
 AUDIT_TIMEOUT_MS = 20_000
@@ -35,20 +36,20 @@ def pasted_answer(site: str) -> str:
 
 
 def audit_and_wait(qtbot, w: MainWindow) -> str:
-    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
-        assert w.start_audit()
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+        assert w.audit.start_audit()
     run_id, status = finished.args
-    assert status == "completed", w.progress_label.text()
-    qtbot.waitSignal(w.run_shown, timeout=5000)
-    qtbot.waitUntil(lambda: w.view is not None and w.view.data.run.id == run_id, timeout=5000)
+    assert status == "completed", w.audit.progress_label.text()
+    qtbot.waitSignal(w.results.run_shown, timeout=5000)
+    qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == run_id, timeout=5000)
     return run_id
 
 
 def open_synthetic(qtbot, w: MainWindow, **kw) -> str:
     with Store(w.db_path) as st:
         rid = synthesize_run(st, **kw)
-    with qtbot.waitSignal(w.run_shown, timeout=5000):
-        w.open_run(rid)
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        w.results.open_run(rid)
     return rid
 
 
@@ -62,30 +63,31 @@ def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, 
     for page in range(w.pages.count()):   # no page forces the window to grow
         hint = w.pages.widget(page).minimumSizeHint()
         assert hint.width() <= 1000 and hint.height() <= 520, (w.pages.tabText(page), hint)
-    w.run_name_edit.setText("Hypertension check")
-    w.paste_edit.setPlainText(pasted_answer(site))
+    w.results.input.run_name_edit.setText("Hypertension check")
+    w.results.input.paste_edit.setPlainText(pasted_answer(site))
     audit_and_wait(qtbot, w)
     qtbot.wait(200)
     assert w.size() == SMALL                                  # it used to grow by about 20 px
-    bar = w.metrics_bar
+    bar = w.results.metrics_bar
     assert bar.columns == 4                                   # four cards fit beside each other
     fm = bar.counts.fontMetrics()
     assert bar.counts.height() < 2 * fm.height() + 8          # the counts on one line, not nine
     assert "1 responses" in bar.counts.text() or "responses" in bar.counts.text()
-    right = w.results_splitter.widget(1)
-    assert right.geometry().right() <= w.results_splitter.width()   # the right edge is not cut
-    rows_visible = w.responses_table.viewport().height() // w.responses_table.verticalHeader().defaultSectionSize()
+    right = w.results.widget(1)
+    assert right.geometry().right() <= w.results.width()   # the right edge is not cut
+    table = w.results.responses_table
+    rows_visible = table.viewport().height() // table.verticalHeader().defaultSectionSize()
     assert rows_visible >= 3
-    assert w.detail_tabs.height() >= 200
+    assert w.results.detail_tabs.height() >= 200
     # narrower: the cards reflow two to a row instead of squeezing their text
-    w.results_splitter.setSizes([w.results_splitter.width() - 560, 560])
+    w.results.setSizes([w.results.width() - 560, 560])
     qtbot.waitUntil(lambda: bar.columns == 2, timeout=3000)
     assert all(not label.is_elided() or label.toolTip() for label in bar.labels.values())
     # the splitters keep their minimums: neither side can be dragged shut
-    w.results_splitter.setSizes([0, w.results_splitter.width()])
+    w.results.setSizes([0, w.results.width()])
     qtbot.wait(50)
-    assert w.left_tabs.width() >= main_window_module.LEFT_MIN_WIDTH
-    assert not w.results_splitter.isCollapsible(0) and not w.results_vsplit.isCollapsible(0)
+    assert w.results.left_tabs.width() >= results_page.LEFT_MIN_WIDTH
+    assert not w.results.isCollapsible(0) and not w.results.results_vsplit.isCollapsible(0)
 
 
 def test_elided_label_cuts_to_its_width_and_keeps_the_whole_text_in_its_tooltip(qtbot):
@@ -112,7 +114,7 @@ def test_matrix_headers_show_the_page_title_and_the_whole_statement_in_tooltips(
     w = window
     w.resize(SMALL)
     open_synthetic(qtbot, w, responses=2, statements=3, sources=2, base_url="http://127.0.0.1:9/page")
-    m = w.matrix_model
+    m = w.results.matrix_tab.matrix_model
     header = m.headerData(0, Qt.Orientation.Horizontal)
     assert header.startswith("[1] Page about")               # the title, not "[1] 127.0.0.1"
     tip = m.headerData(0, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
@@ -121,10 +123,10 @@ def test_matrix_headers_show_the_page_title_and_the_whole_statement_in_tooltips(
     statement = m.matrix.statements[0].row.statement.text
     assert statement in row                                  # the whole text: the header view cuts it
     assert statement in m.headerData(0, Qt.Orientation.Vertical, Qt.ItemDataRole.ToolTipRole)
-    assert w.matrix_table.verticalHeader().textElideMode() == Qt.TextElideMode.ElideRight
-    assert w.matrix_table.horizontalHeader().textElideMode() == Qt.TextElideMode.ElideRight
+    assert w.results.matrix_tab.matrix_table.verticalHeader().textElideMode() == Qt.TextElideMode.ElideRight
+    assert w.results.matrix_tab.matrix_table.horizontalHeader().textElideMode() == Qt.TextElideMode.ElideRight
     # Runs list: a column too narrow for its header keeps the header in a tooltip
-    assert w.runs_model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == "Statement support"
+    assert w.results.runs.runs_model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == "Statement support"
     # the Benchmark page's long placeholder is in its tooltip too
     docs = w.benchmark_page.docs_edit
     assert "questions CSV/JSONL" in docs.toolTip()
@@ -145,21 +147,21 @@ def test_export_offers_the_last_folder_then_opens_the_report(qtbot, window, tmp_
         return str(target), "HTML report (*.html)"
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_save))
-    first = w.export_start_path("html")
+    first = w.exporter.export_start_path("html")
     assert first.parent != Path.cwd() or first.parent == w.settings.export_dir
     assert first.parent == w.settings.export_dir             # Documents (or home) on a first export
-    assert not w.open_report_btn.isVisible()
-    with qtbot.waitSignal(w.export_finished, timeout=20_000) as done:
-        w.export_dialog("html")
+    assert not w.exporter.open_report_btn.isVisible()
+    with qtbot.waitSignal(w.exporter.export_finished, timeout=20_000) as done:
+        w.exporter.export_dialog("html")
     assert done.args == [str(target), ""]
     assert offered == [str(first)]
-    assert w.open_report_btn.isVisible()
+    assert w.exporter.open_report_btn.isVisible()
     opened: list[str] = []
-    monkeypatch.setattr(main_window_module.QDesktopServices, "openUrl",
+    monkeypatch.setattr(exporter_module.QDesktopServices, "openUrl",
                         staticmethod(lambda url: opened.append(url.toLocalFile()) or True))
-    w.open_report_btn.click()
+    w.exporter.open_report_btn.click()
     assert opened == [str(target)]
-    assert w.export_start_path("pdf") == target.parent / f"sourcecheckup-{w.run_id}.pdf"   # the last folder
+    assert w.exporter.export_start_path("pdf") == target.parent / f"sourcecheckup-{w.results.run_id}.pdf"   # the last folder
 
 
 def test_open_database_uses_an_open_dialog(qtbot, window, tmp_path, monkeypatch):
@@ -188,20 +190,20 @@ def test_open_database_uses_an_open_dialog(qtbot, window, tmp_path, monkeypatch)
 
 def test_a_run_is_named_and_noted_in_runs_and_in_its_report(qtbot, window, site, tmp_path):
     w = window
-    w.run_name_edit.setText("Hypertension check")
-    w.paste_edit.setPlainText(pasted_answer(site))
+    w.results.input.run_name_edit.setText("Hypertension check")
+    w.results.input.paste_edit.setPlainText(pasted_answer(site))
     rid = audit_and_wait(qtbot, w)
-    qtbot.waitUntil(lambda: bool(w.runs_model.rows) and w.runs_model.rows[0].name == "Hypertension check",
-                    timeout=5000)
+    runs = w.results.runs.runs_model
+    qtbot.waitUntil(lambda: bool(runs.rows) and runs.rows[0].name == "Hypertension check", timeout=5000)
     # the pasted answer is named by its first words, not "pasted-1"
-    assert w.view.data.responses[0].response.id == "hypertension-is-now-defined-as"
-    w.set_run_label(rid, "Hypertension check", "Second try <b>after</b> the fix")
-    qtbot.waitUntil(lambda: w.runs_model.rows[0].note.startswith("Second try"), timeout=5000)
-    shown = w.runs_model.index(0, 0)
+    assert w.results.view.data.responses[0].response.id == "hypertension-is-now-defined-as"
+    w.results.runs.set_run_label(rid, "Hypertension check", "Second try <b>after</b> the fix")
+    qtbot.waitUntil(lambda: runs.rows[0].note.startswith("Second try"), timeout=5000)
+    shown = runs.index(0, 0)
     assert shown.data() == "Hypertension check"
     assert rid in shown.data(Qt.ItemDataRole.ToolTipRole)
-    note_col = [c[0] for c in w.runs_model.columns].index("Note")
-    assert w.runs_model.index(0, note_col).data() == "Second try <b>after</b> the fix"
+    note_col = [c[0] for c in runs.columns].index("Note")
+    assert runs.index(0, note_col).data() == "Second try <b>after</b> the fix"
     with Store(w.db_path) as st:
         html = write_report(st, rid, tmp_path / "r.html").read_text(encoding="utf-8")
         js = write_report(st, rid, tmp_path / "r.json").read_text(encoding="utf-8")
@@ -236,8 +238,8 @@ def test_pasted_answers_are_named_by_their_first_words():
 def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_pairs(qtbot, window):
     w = window
     rid = open_synthetic(qtbot, w, responses=4, statements=2, sources=2)
-    facets = w.facets
-    proxy = w.responses_proxy
+    facets = w.results.facets
+    proxy = w.results.responses_proxy
     assert proxy.rowCount() == 4
     total = facets.reviewed_label.text()
     assert total == "0/16 pairs reviewed"                    # 4 answers x 2 claims x 2 sources
@@ -246,13 +248,13 @@ def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_
     assert {proxy.index(r, 1).data() for r in range(proxy.rowCount())} == {"model-a"}
     facets.select(model="")
     # a reviewer says the one source that supports r1's first claim does not: r1 is no longer all supported
-    first = w.view.assessed[0]
+    first = w.results.view.assessed[0]
     claim = first.statements[0]
     url = next(u for u in first.urls if claim.row.pk in {s.row.pk for s in first.statements})
-    supporting = [v.url for v in w.view.data.verdicts[claim.row.pk] if v.verdict.label.value == "supported"]
-    with qtbot.waitSignal(w.run_shown, timeout=5000):
+    supporting = [v.url for v in w.results.view.data.verdicts[claim.row.pk] if v.verdict.label.value == "supported"]
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         review.add_review(w.store, rid, claim.row.pk, supporting[0], "Dr Tester", "not_supported")
-        w.reload_run()
+        w.results.reload_run()
     assert url
     assert facets.reviewed_label.text() == "1/16 pairs reviewed"
     facets.select(status="not_supported")
@@ -261,5 +263,5 @@ def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_
     assert proxy.rowCount() == 1
     facets.select(problem="\x00none")
     assert proxy.rowCount() == 3
-    w.search_edit.setText("r2")                              # the free-text filter works beside the facets
+    w.results.search_edit.setText("r2")                              # the free-text filter works beside the facets
     assert proxy.rowCount() == 1

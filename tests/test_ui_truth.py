@@ -19,21 +19,22 @@ from PySide6.QtCore import Qt
 from sourcecheckup.store import Store
 from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
-from ui.main_window import PAIR_HINT, MainWindow
+from ui.main_window import MainWindow
+from ui.results.matrix_tab import PAIR_HINT
 
 AUDIT_TIMEOUT_MS = 20_000
 
 
 def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
-    with qtbot.waitSignal(w.run_shown, timeout=5000):
-        w.open_run(run_id)
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        w.results.open_run(run_id)
 
 
 def click_cell(qtbot, w: MainWindow, row: int, col: int) -> None:
-    w.detail_tabs.setCurrentIndex(2)
-    idx = w.matrix_model.index(row, col)
-    rect = w.matrix_table.visualRect(idx)
-    qtbot.mouseClick(w.matrix_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    w.results.detail_tabs.setCurrentIndex(2)
+    idx = w.results.matrix_tab.matrix_model.index(row, col)
+    rect = w.results.matrix_tab.matrix_table.visualRect(idx)
+    qtbot.mouseClick(w.results.matrix_tab.matrix_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 
 def set_flags(db, run_id: str, statement_pk: int, url: str, flags: list[str], rationale: str | None = None) -> None:
@@ -63,15 +64,15 @@ def test_detail_panel_is_cleared_and_review_buttons_disabled_when_another_run_op
         run_b = synthesize_run(st, responses=2, statements=2, sources=2)
     open_and_wait(qtbot, w, run_a)
     click_cell(qtbot, w, 0, 0)
-    assert w.current_cell() is not None
-    assert w.review_buttons["supported"].isEnabled()
-    assert w.pair_statement.text().startswith("Statement")
+    assert w.results.current_cell() is not None
+    assert w.results.matrix_tab.review_buttons["supported"].isEnabled()
+    assert w.results.matrix_tab.pair_statement.text().startswith("Statement")
     open_and_wait(qtbot, w, run_b)
-    assert w.pair_statement.text() == PAIR_HINT
-    assert w.pair_verdicts.text() == "" and w.pair_quote.text() == ""
-    assert not any(b.isEnabled() for b in w.review_buttons.values())
-    assert w.source_viewer.toPlainText() == ""
-    assert w.review_current("supported") is False or w.current_cell() is not None
+    assert w.results.matrix_tab.pair_statement.text() == PAIR_HINT
+    assert w.results.matrix_tab.pair_verdicts.text() == "" and w.results.matrix_tab.pair_quote.text() == ""
+    assert not any(b.isEnabled() for b in w.results.matrix_tab.review_buttons.values())
+    assert w.results.matrix_tab.source_viewer.toPlainText() == ""
+    assert w.review_current("supported") is False or w.results.current_cell() is not None
 
 
 # ----------------------------------------------------------------------------- item 11
@@ -80,17 +81,17 @@ def test_detail_panel_is_cleared_and_review_buttons_disabled_when_another_run_op
 def test_status_messages_are_visible_beside_a_long_progress_line(qtbot, window):
     w = window
     w.resize(1280, 800)
-    w.progress_label.setText("Responses 3/10 · sources fetched 12/40 · pairs judged 20/400 · fetch failures 0 · "
+    w.audit.progress_label.setText("Responses 3/10 · sources fetched 12/40 · pairs judged 20/400 · fetch failures 0 · "
                              "judge errors 0 · 12 s · about 230 s left · est. cost $0.12")
-    w.progress_bar.setVisible(True)
+    w.audit.progress_bar.setVisible(True)
     w._status("Report written to /tmp/some/where/report.html")
     qtbot.wait(50)
     label = w.message_label
     assert label.isVisible() and label.text() == "Report written to /tmp/some/where/report.html"
     # it is laid out wide enough to read, and does not sit under the progress line
     assert label.width() >= label.sizeHint().width()
-    assert not label.geometry().intersects(w.progress_label.geometry())
-    assert w.progress_label.isVisible()
+    assert not label.geometry().intersects(w.audit.progress_label.geometry())
+    assert w.audit.progress_label.isVisible()
 
 
 # ----------------------------------------------------------------------------- item 16 and issue 11 items 5, 8
@@ -107,7 +108,7 @@ def test_contradicted_and_review_first_readings_and_the_screening_judge_note(qtb
     set_flags(w.db_path, run, s1, "https://example.org/page/1", ["review_first"])
     open_and_wait(qtbot, w, run)
 
-    m = w.matrix_model
+    m = w.results.matrix_tab.matrix_model
     contradicted = m.data(m.index(0, 1))
     assert "contradicted" in contradicted and "⊗" in contradicted
     plain_no = m.data(m.index(1, 0))
@@ -116,16 +117,17 @@ def test_contradicted_and_review_first_readings_and_the_screening_judge_note(qtb
     assert m.data(m.index(1, 1)).startswith("⚑")
 
     click_cell(qtbot, w, 0, 1)
-    assert "contradicted (score" in w.pair_verdicts.text()
-    assert "source says 140/90" in w.pair_verdicts.text()
-    assert "screening judge" in w.pair_verdicts.text() and "Settings → Judges" in w.pair_verdicts.text()
+    assert "contradicted (score" in w.results.matrix_tab.pair_verdicts.text()
+    assert "source says 140/90" in w.results.matrix_tab.pair_verdicts.text()
+    verdicts = w.results.matrix_tab.pair_verdicts.text()
+    assert "screening judge" in verdicts and "Settings → Judges" in verdicts
     click_cell(qtbot, w, 1, 1)
-    assert "Review first" in w.pair_verdicts.text()
+    assert "Review first" in w.results.matrix_tab.pair_verdicts.text()
 
     # the review queue (keyboard review mode) starts with the pair the judge is unsure of
-    assert (w.pairs[0].statement_pk, w.pairs[0].url) == (s1, "https://example.org/page/1")
+    assert (w.results.pairs[0].statement_pk, w.results.pairs[0].url) == (s1, "https://example.org/page/1")
 
-    note = w.metrics_bar.judge_note
+    note = w.results.metrics_bar.judge_note
     assert note.isVisible()
     assert "screening judge" in note.text().lower() and "Settings → Judges" in note.text()
     assert "does not understand" in note.text()
@@ -136,7 +138,7 @@ def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
     with Store(w.db_path) as st:
         run = synthesize_run(st, responses=1, statements=1, sources=1, judges=("openai:gpt-4o",))
     open_and_wait(qtbot, w, run)
-    assert not w.metrics_bar.judge_note.isVisible()
+    assert not w.results.metrics_bar.judge_note.isVisible()
 
 
 # ----------------------------------------------------------------------------- item 10
@@ -181,9 +183,9 @@ def test_settings_refuse_a_bad_judge_spec_and_say_where_to_fix_it(qtbot, window,
 def test_audit_does_not_start_with_a_judge_that_cannot_run(qtbot, window, settings, site, no_keyring):
     w = window
     settings.judges = ["openai:gpt-4o"]
-    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
-    assert w.start_audit() is False
-    assert w.worker is None
+    w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    assert w.audit.start_audit() is False
+    assert w.audit.worker is None
     assert any("no API key for openai" in t and "Settings → Judges" in t for t in open_message_boxes())
     assert w.store.list_runs() == []
 
@@ -201,8 +203,8 @@ def test_resume_of_a_run_with_bad_judge_settings_uses_the_corrected_settings(qtb
                                         citations=(url,))])
         st.set_run_status(run_id, "failed", "JudgeSpecError: unknown judge 'gpt4'")
     settings.judges = ["keyword:0"]
-    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
-        assert w.resume_run(run_id)
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+        assert w.audit.resume_run(run_id)
     assert finished.args == [run_id, "completed"]
     run = w.store.get_run(run_id)
     assert run.judges == ["keyword:0"] and run.config["judges"] == ["keyword:0"]
@@ -213,8 +215,8 @@ def test_resume_of_a_run_with_bad_judge_settings_uses_the_corrected_settings(qtb
 
 def test_pasted_answer_fields_do_not_carry_over_to_a_batch_and_notes_are_skipped(qtbot, window, tmp_path, site):
     w = window
-    w.question_edit.setText("A question typed for the pasted answer?")
-    w.model_edit.setText("pasted-model")
+    w.results.input.question_edit.setText("A question typed for the pasted answer?")
+    w.results.input.model_edit.setText("pasted-model")
     folder = tmp_path / "answers"
     folder.mkdir()
     (folder / "a.md").write_text(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n",
@@ -223,17 +225,17 @@ def test_pasted_answer_fields_do_not_carry_over_to_a_batch_and_notes_are_skipped
                                                "response": "Salt raises blood pressure [1].",
                                                "citations": [f"{site}/article/hypertension"]}), encoding="utf-8")
     (folder / "notes.txt").write_text("Call the lab on Tuesday.\nAsk Sam about the slides.\n", encoding="utf-8")
-    w.load_files([folder])
-    by_origin = {r.origin: r for r in w.pending.responses}
+    w.results.input.load_files([folder])
+    by_origin = {r.origin: r for r in w.results.input.pending.responses}
     assert set(by_origin) == {"a.md", "b.json"}
     assert by_origin["a.md"].question is None and by_origin["a.md"].model is None
     assert by_origin["b.json"].question == "Its own question?" and by_origin["b.json"].model == "json-model"
-    assert "notes.txt: not read as an answer" in w.batch_label.text()
-    assert "apply to a pasted answer only" in w.batch_label.text()
+    assert "notes.txt: not read as an answer" in w.results.input.batch_label.text()
+    assert "apply to a pasted answer only" in w.results.input.batch_label.text()
     # the pasted answer still gets them
-    w.clear_batch()
-    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
-    got, _ = w.collect_inputs()
+    w.results.input.clear_batch()
+    w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    got, _ = w.results.input.collect_inputs()
     assert got.responses[0].question == "A question typed for the pasted answer?"
     assert got.responses[0].model == "pasted-model"
 
@@ -244,18 +246,17 @@ def test_pasted_answer_fields_do_not_carry_over_to_a_batch_and_notes_are_skipped
 def test_a_refused_source_names_the_settings_field_not_the_cli_flag(qtbot, window, settings, site):
     w = window
     settings.allow_hosts = []
-    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
-    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS):
-        assert w.start_audit()
-    qtbot.waitUntil(lambda: w.sources_model.rowCount() == 1 and w.sources_model.rows[0].status is not None,
-                    timeout=5000)
-    m = w.sources_model
+    w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS):
+        assert w.audit.start_audit()
+    m = w.results.sources_tab.sources_model
+    qtbot.waitUntil(lambda: m.rowCount() == 1 and m.rows[0].status is not None, timeout=5000)
     tip = m.data(m.index(0, 4), Qt.ItemDataRole.ToolTipRole)
     reason = m.data(m.index(0, 8))
     for text in (tip, reason):
         assert "Settings → Allowed private hosts" in text and "--allow-host" not in text
     click_cell(qtbot, w, 0, 0)
-    assert "Settings → Allowed private hosts" in w.pair_source.text()
+    assert "Settings → Allowed private hosts" in w.results.matrix_tab.pair_source.text()
 
 
 # ----------------------------------------------------------------------------- item 13
@@ -278,11 +279,11 @@ def test_first_audit_says_the_builtin_model_is_loading(qtbot, window, settings, 
     monkeypatch.setattr(embeddings, "is_loaded", lambda: False)
     monkeypatch.setattr(embeddings, "available", lambda: True)
     monkeypatch.setattr(embeddings, "preload", slow_preload)
-    w.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
-    with qtbot.waitSignal(w.audit_finished, timeout=60_000) as finished:
-        assert w.start_audit()
-        qtbot.waitUntil(lambda: w.progress_label.text() == "Loading the built-in judge's model…", timeout=5000)
-        assert w.progress_bar.isVisible()
+    w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=60_000) as finished:
+        assert w.audit.start_audit()
+        qtbot.waitUntil(lambda: w.audit.progress_label.text() == "Loading the built-in judge's model…", timeout=5000)
+        assert w.audit.progress_bar.isVisible()
         release.set()
     assert finished.args[1] == "completed"
 
@@ -310,13 +311,13 @@ def test_suggest_fixes_runs_from_the_app_after_showing_writer_and_cost(qtbot, wi
                 st.db.conn.execute("UPDATE verdicts SET label = 'not_supported', quote = '' WHERE statement_pk = ?",
                                    (s1,))
         open_and_wait(qtbot, w, run)
-        w.detail_tabs.setCurrentIndex(3)
-        assert w.suggest_btn.isVisible() and w.suggest_btn.isEnabled()
+        w.results.detail_tabs.setCurrentIndex(3)
+        assert w.results.suggestions_tab.suggest_btn.isVisible() and w.results.suggestions_tab.suggest_btn.isEnabled()
         asked: list[str] = []
         monkeypatch.setattr(w, "confirm", lambda title, text: asked.append(text) or True)
-        with qtbot.waitSignal(w.cleanup_finished, timeout=20_000) as finished:
-            assert w.suggest_fixes()
-            assert not w.suggest_btn.isEnabled()       # off the GUI thread: the window goes on
+        with qtbot.waitSignal(w.results.suggestions_tab.cleanup_finished, timeout=20_000) as finished:
+            assert w.results.suggestions_tab.suggest_fixes()
+            assert not w.results.suggestions_tab.suggest_btn.isEnabled()       # off the GUI thread: the window goes on
         assert finished.args == [run, "completed"]
         (text,) = asked
         assert "2 unsupported statement × source pair(s)" in text
@@ -324,10 +325,10 @@ def test_suggest_fixes_runs_from_the_app_after_showing_writer_and_cost(qtbot, wi
         assert "Estimated cost: about $" in text
         # 2 writing calls and 2 verifying calls were made, then the suggestions are on screen
         assert len(srv.requests) == 4
-    qtbot.waitUntil(lambda: w.sugg_model.rowCount() == 2, timeout=5000)
-    assert w.sugg_stack.currentIndex() == 1
-    assert {r.suggested for r in w.sugg_model.rows} == {SENTENCES[2]}
-    assert "completed" in w.cleanup_label.text()
+    qtbot.waitUntil(lambda: w.results.suggestions_tab.sugg_model.rowCount() == 2, timeout=5000)
+    assert w.results.suggestions_tab.sugg_stack.currentIndex() == 1
+    assert {r.suggested for r in w.results.suggestions_tab.sugg_model.rows} == {SENTENCES[2]}
+    assert "completed" in w.results.suggestions_tab.cleanup_label.text()
 
 
 def test_suggest_fixes_without_an_llm_says_where_to_add_one(qtbot, window, settings):
@@ -336,7 +337,7 @@ def test_suggest_fixes_without_an_llm_says_where_to_add_one(qtbot, window, setti
     with Store(w.db_path) as st:
         run = synthesize_run(st, responses=1, statements=2, sources=2)
     open_and_wait(qtbot, w, run)
-    assert w.suggest_fixes() is False
+    assert w.results.suggestions_tab.suggest_fixes() is False
     assert any("Settings → Judges" in t for t in open_message_boxes())
 
 
@@ -346,7 +347,7 @@ def test_suggest_fixes_without_an_llm_says_where_to_add_one(qtbot, window, setti
 def click_answer_text(qtbot, w: MainWindow, needle: str, offset: int = 1) -> None:
     from PySide6.QtGui import QTextCursor
 
-    view = w.answer_view
+    view = w.results.answer_tab.answer_view
     pos = view.toPlainText().index(needle) + offset
     cursor = QTextCursor(view.document())
     cursor.setPosition(pos)
@@ -357,33 +358,33 @@ def click_answer_text(qtbot, w: MainWindow, needle: str, offset: int = 1) -> Non
 def test_clicking_a_statement_opens_its_verdicts_and_a_marker_its_source(qtbot, window, site):
     w = window
     url = f"{site}/article/hypertension"
-    w.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
+    w.results.input.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
                               f"The DASH diet cures hypertension within one week [1].\n\n[1]: {url}\n")
-    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS):
-        assert w.start_audit()
-    qtbot.waitUntil(lambda: w.view is not None and w.view.data.run.status == "completed"
-                    and w.matrix_model.rowCount() == 2, timeout=5000)
-    w.detail_tabs.setCurrentIndex(0)
-    assert w.statement_card.isVisible()
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS):
+        assert w.audit.start_audit()
+    qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.status == "completed"
+                    and w.results.matrix_tab.matrix_model.rowCount() == 2, timeout=5000)
+    w.results.detail_tabs.setCurrentIndex(0)
+    assert w.results.answer_tab.statement_card.isVisible()
 
     click_answer_text(qtbot, w, "The DASH diet")
-    card = w.statement_card.toPlainText()
+    card = w.results.answer_tab.statement_card.toPlainText()
     assert card.startswith("✗ not supported: The DASH diet cures hypertension within one week")
     assert f"[1] {url}" in card and "✗ not supported (keyword:0)" in card
 
     click_answer_text(qtbot, w, "Hypertension is now")
-    card = w.statement_card.toPlainText()
+    card = w.results.answer_tab.statement_card.toPlainText()
     assert card.startswith("✓ supported: Hypertension is now defined")
     assert "quote: “" in card and "130/80" in card.split("quote: “", 1)[1]
 
-    w.sources_table.clearSelection()
+    w.results.sources_tab.sources_table.clearSelection()
     click_answer_text(qtbot, w, "[1]")
-    card = w.statement_card.toPlainText()
+    card = w.results.answer_tab.statement_card.toPlainText()
     assert card.startswith(f"[1] {url}")
     assert "The DASH diet cures hypertension" in card and "Hypertension is now defined" in card
-    assert w.sources_table.currentIndex().row() == 0
+    assert w.results.sources_tab.sources_table.currentIndex().row() == 0
     # the markers are drawn as links
-    assert len(w.answer_view.markers) == 2 and len(w.answer_view.extraSelections()) == 2
+    assert len(w.results.answer_tab.answer_view.markers) == 2 and len(w.results.answer_tab.answer_view.extraSelections()) == 2
 
 
 # ----------------------------------------------------------------------------- item 1 (app side)
@@ -392,19 +393,19 @@ def test_clicking_a_statement_opens_its_verdicts_and_a_marker_its_source(qtbot, 
 def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allowed(qtbot, window, settings, site):
     w = window
     settings.allow_hosts = []
-    w.question_edit.setText("What counts as hypertension?")
-    w.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1].\n\n"
+    w.results.input.question_edit.setText("What counts as hypertension?")
+    w.results.input.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1].\n\n"
                               f"[1]: {site}/article/hypertension\n")
-    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as first:
-        assert w.start_audit()
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as first:
+        assert w.audit.start_audit()
     first_run = first.args[0]
     with Store(w.db_path) as st:
         data = st.load_run(first_run)
         assert [s.source.status.value for s in data.sources.values()] == ["unsafe_url"]
 
     settings.allow_hosts = ["127.0.0.1"]            # the user allows the host in Settings
-    with qtbot.waitSignal(w.audit_finished, timeout=AUDIT_TIMEOUT_MS) as again:
-        assert w.refetch_run(first_run)
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as again:
+        assert w.audit.refetch_run(first_run)
     new_run, status = again.args
     assert status == "completed" and new_run != first_run
     with Store(w.db_path) as st:
@@ -413,6 +414,6 @@ def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allo
         data = st.load_run(new_run)
         assert [s.source.status.value for s in data.sources.values()] == ["ok"]
         assert data.responses[0].response.question == "What counts as hypertension?"
-    qtbot.waitUntil(lambda: w.view is not None and w.view.data.run.id == new_run
-                    and w.view.data.run.status == "completed", timeout=5000)
-    assert "100.0%" in w.metrics_bar.labels["statement_support"].text()
+    qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == new_run
+                    and w.results.view.data.run.status == "completed", timeout=5000)
+    assert "100.0%" in w.results.metrics_bar.labels["statement_support"].text()

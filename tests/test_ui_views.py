@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 from sourcecheckup.store import Store
-from sourcecheckup.views import load_run_view, locate_quote, review_pairs, support_matrix, word_diff
+from sourcecheckup.evidence import locate_quote
+from sourcecheckup.views.matrix import support_matrix
+from sourcecheckup.views.results import load_run_view
+from sourcecheckup.views.review import review_pairs
+from sourcecheckup.views.text import word_diff
 from tests.support.synth_run import synthesize_run
 
 

@@ -94,9 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         QTimer.singleShot(int(args.quit_after * 1000), window.close)
     if args.run:
         try:
-            window.open_run(window.store.get_run(args.run).id)
+            window.results.open_run(window.store.get_run(args.run).id)
         except Exception as exc:
             window._warn("Cannot open run", str(exc))
     elif (latest := window.store.latest_run_id()) is not None:
-        window.open_run(latest)
+        window.results.open_run(latest)
     return int(app.exec())

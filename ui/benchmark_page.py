@@ -25,13 +25,14 @@ from sourcecheckup.bench_workflow import (VARIANTS, BenchEvent, BenchSettings, B
                                           read_bench_input)
 from sourcecheckup.llm.spec import is_model_spec
 from sourcecheckup.store import Store, StoreError
-from sourcecheckup.views import bench_model_rows, bench_summary
+from sourcecheckup.views.bench import bench_model_rows, bench_summary
 
 from .models import BenchResultsModel, QuestionsModel
 from .settings import AppSettings
 from .elide import placeholder_with_tooltip
 from .widgets import plain_label
-from .worker import BenchmarkThread, StoreReader
+from .db_session import DbSession
+from .worker import BenchmarkThread
 
 QUESTIONS_READY = "questions_ready"
 STAGE_WORDS = {BenchStage.DOCUMENTS: "Reading reference documents", BenchStage.QUESTIONS: "Writing questions",
@@ -46,7 +47,7 @@ class Host(Protocol):
     db_path: Path
     store: Store
     settings: AppSettings
-    reader: StoreReader
+    db: DbSession
 
     def show_run(self, run_id: str) -> None: ...
     def _warn(self, title: str, text: str) -> None: ...
@@ -421,7 +422,7 @@ class BenchmarkPage(QWidget):
             results = benchmark_results(st, row.id) if row.run_id else None
             return row, questions, results
 
-        self.host.reader.submit("bench", self.host.db_path, load, lambda got: self._on_loaded(got, show_results),
+        self.host.db.read("bench", load, lambda got: self._on_loaded(got, show_results),
                                 lambda msg: self.host._warn("Cannot open the benchmark", msg))
 
     def _on_loaded(self, got: tuple[Any, list[Question], Any], show_results: bool) -> None:
@@ -451,7 +452,7 @@ class BenchmarkPage(QWidget):
         def load(st: Store) -> list[tuple[str, str]]:
             return [(r.id, f"{r.id} · {r.status.replace('_', ' ')} · {r.input[:40]}") for r in BenchStore(st).list()]
 
-        self.host.reader.submit("benches", self.host.db_path, load, self._fill_benches)
+        self.host.db.read("benches", load, self._fill_benches)
 
     def _fill_benches(self, items: list[tuple[str, str]]) -> None:
         self.benches.clear()

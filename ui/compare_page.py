@@ -1,5 +1,5 @@
 """The Compare page: two runs side by side (sourcecheckup.compare.compare_runs, shaped by
-views.comparison_view): metric differences with 95% intervals, statements whose support
+views.runs.comparison_view): metric differences with 95% intervals, statements whose support
 changed, sources whose content changed. The comparison is computed off the GUI thread."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from sourcecheckup.compare import compare_runs
 from sourcecheckup.store import Store
-from sourcecheckup.views import ComparisonView, RunSummary, comparison_view
+from sourcecheckup.views.runs import ComparisonView, RunSummary, comparison_view
 
 from .models import ChangedSourcesModel, ChangedStatementsModel, DifferencesModel
 from .widgets import plain_label
@@ -105,7 +105,7 @@ class ComparePage(QWidget):
         def work(st: Store) -> ComparisonView:
             return comparison_view(compare_runs(st, run_a, run_b))
 
-        self.host.reader.submit("compare", self.host.db_path, work, self._show, self._failed)
+        self.host.db.read("compare", work, self._show, self._failed)
 
     def _failed(self, message: str) -> None:
         self.compare_btn.setEnabled(True)

@@ -15,7 +15,7 @@ from sourcecheckup.llm import secrets as keys
 from sourcecheckup.fetching.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.judges import validate_judge_spec
-from sourcecheckup.views import table_columns
+from sourcecheckup.views.text import table_columns
 
 from .settings import BROWSER_MODES, AppSettings
 from .widgets import plain_label

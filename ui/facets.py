@@ -1,6 +1,6 @@
 """Facets over a run's responses: filter by model, status and problem, and the review's progress.
 
-The choices come from the rows on screen (sourcecheckup.views.ResponseSummary); the filter is a
+The choices come from the rows on screen (sourcecheckup.views.results.ResponseSummary); the filter is a
 test on each row that the responses proxy applies beside the free-text search.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Sequence
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
-from sourcecheckup.views import ResponseSummary
+from sourcecheckup.views.results import ResponseSummary
 
 from .elide import ElidedLabel
 

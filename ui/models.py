@@ -14,9 +14,13 @@ from sourcecheckup.models import Label
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
 from sourcecheckup.bench_workflow import Question
 from sourcecheckup.review_sample import SamplePair
-from sourcecheckup.views import (AgreementRow, BenchModelRow, ChangedSource, ChangedStatement, MatrixCell,
-                                 MetricDifference, ResponseSummary, RunSummary, SourceSummary, SupportMatrix,
-                                 reason_for_app, verdict_word)
+from sourcecheckup.views.bench import BenchModelRow
+from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
+from sourcecheckup.views.results import ResponseSummary
+from sourcecheckup.views.review import AgreementRow
+from sourcecheckup.views.runs import ChangedSource, ChangedStatement, MetricDifference, RunSummary
+from sourcecheckup.views.sources import SourceSummary
+from sourcecheckup.views.text import reason_for_app
 
 from .theme import (CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, label_tint,
                     safe_tooltip, tint)
@@ -224,7 +228,7 @@ class MatrixModel(QAbstractTableModel):
             url = self.matrix.urls[section]
             title = self.matrix.titles.get(url, "")
             if role == Qt.ItemDataRole.DisplayRole:
-                from sourcecheckup.views import domain_of
+                from sourcecheckup.urls import domain_of
 
                 return f"[{section + 1}] {title or domain_of(url) or url}"
             if role == Qt.ItemDataRole.ToolTipRole:

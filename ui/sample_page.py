@@ -18,7 +18,7 @@ from sourcecheckup import review
 from sourcecheckup.agreement import agreement_report
 from sourcecheckup.review_sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
 from sourcecheckup.store import Store, StoreError
-from sourcecheckup.views import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
+from sourcecheckup.views.review import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
 
 from .models import AgreementModel, SamplePairsModel
 from .widgets import SourceViewer, plain_label
@@ -148,7 +148,7 @@ class SamplePage(QWidget):
     # ------------------------------------------------------------------------ run and samples
     @property
     def run_id(self) -> str | None:
-        return self.host.run_id
+        return self.host.results.run_id
 
     def refresh(self) -> None:
         """Follow the window's current run: its samples and its agreement statistics."""
@@ -182,7 +182,7 @@ class SamplePage(QWidget):
                 raise SampleError(str(exc)) from None
 
         self.draw_btn.setEnabled(False)
-        self.host.reader.submit("draw", self.host.db_path, work, self._on_drawn, self._on_draw_failed)
+        self.host.db.read("draw", work, self._on_drawn, self._on_draw_failed)
         return True
 
     def _on_drawn(self, name: str) -> None:
@@ -198,7 +198,7 @@ class SamplePage(QWidget):
         rid = self.run_id
         if not rid or not name:
             return
-        self.host.reader.submit("sample", self.host.db_path, lambda st: load_sample_review(st, rid, name),
+        self.host.db.read("sample", lambda st: load_sample_review(st, rid, name),
                                 self._on_sample_loaded, lambda msg: self.host._warn("Cannot open the sample", msg))
 
     def _on_sample_loaded(self, sample: SampleReview) -> None:
@@ -292,7 +292,7 @@ class SamplePage(QWidget):
         def work(st: Store) -> dict:
             return agreement_report(st, st.load_run(rid))
 
-        self.host.reader.submit("agreement", self.host.db_path, work, self._show_agreement)
+        self.host.db.read("agreement", work, self._show_agreement)
 
     def _show_agreement(self, report: dict) -> None:
         if not report.get("reviews"):

@@ -7,17 +7,35 @@ from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
-from PySide6.QtWidgets import (QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit,
-                               QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel,
+                               QPlainTextDocumentLayout, QPlainTextEdit, QTableView, QTextEdit, QToolTip, QVBoxLayout,
+                               QWidget)
 
 from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note, percent
 from sourcecheckup.models import StatementStatus
-from sourcecheckup.views import SCREENING_JUDGE_NOTE, locate_quote, statement_spans, uses_screening_judge
+from sourcecheckup.evidence import locate_quote
+from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
+from sourcecheckup.views.text import statement_spans
 
 from .elide import ElidedLabel
 from .theme import STATUS_MARK, is_dark, safe_tooltip, status_tint
 
 MAX_SHOWN_CHARS = 2_000_000   # a longer text is cut for display (and says so); the store keeps it all
+
+
+def table_view(model: object, *, stretch_last: bool = True) -> QTableView:
+    """A read-only table of whole rows, one selected at a time."""
+    view = QTableView()
+    view.setModel(model)  # type: ignore[arg-type]
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(22)
+    view.horizontalHeader().setStretchLastSection(stretch_last)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    return view
 
 
 def plain_label(text: str = "", *, wrap: bool = True, selectable: bool = True) -> QLabel:

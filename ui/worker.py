@@ -5,9 +5,7 @@ QThread with its own asyncio loop and its own Store connection; progress events 
 PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
 Cancel sets the run's asyncio.Event from the GUI thread through loop.call_soon_threadsafe;
 the engine stops between pairs and records the run as cancelled, so it can be resumed.
-
-StoreReader runs read-only engine calls (load and assess a run, list the runs) in a pool
-thread, so opening a run of thousands of responses never stalls the window.
+(Reads of the open database run in ui.db_session.DbSession.)
 """
 from __future__ import annotations
 
@@ -15,9 +13,9 @@ import asyncio
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
-from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThread, Signal
 
 from sourcecheckup import embeddings
 from sourcecheckup.bench_workflow import BenchEvent, BenchInput, Benchmark, BenchSettings
@@ -25,7 +23,7 @@ from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
-from sourcecheckup.views import uses_screening_judge
+from sourcecheckup.views.matrix import uses_screening_judge
 
 PROGRESS_INTERVAL_S = 0.05
 LOADING_MODEL = "Loading the built-in judge's model…"
@@ -252,79 +250,3 @@ class BenchmarkThread(_EngineThread):
         if always or now - self._last_emit >= PROGRESS_INTERVAL_S:
             self._last_emit = now
             self.progress.emit(event)
-
-
-class _ReaderSignals(QObject):
-    finished = Signal(str, int, object)     # key, ticket, result
-    failed = Signal(str, int, str)
-
-
-class _ReadTask(QRunnable):
-    def __init__(self, key: str, ticket: int, db_path: str, fn: Callable[[Store], Any],
-                 signals: _ReaderSignals) -> None:
-        super().__init__()
-        self.key, self.ticket, self.db_path, self.fn, self.signals = key, ticket, db_path, fn, signals
-
-    def run(self) -> None:
-        try:
-            with Store(self.db_path) as store:
-                result = self.fn(store)
-        except Exception as exc:
-            self.signals.failed.emit(self.key, self.ticket, f"{type(exc).__name__}: {exc}")
-            return
-        self.signals.finished.emit(self.key, self.ticket, result)
-
-
-class StoreReader(QObject):
-    """Runs read-only engine calls ``fn(store)`` in a pool thread with its own Store connection.
-
-    Requests are keyed ("run", "runs"); only the latest request of a key is delivered, on the
-    GUI thread, to the callback given with it.
-    """
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._signals = _ReaderSignals()
-        self._signals.finished.connect(self._on_finished)
-        self._signals.failed.connect(self._on_failed)
-        self._latest: dict[str, tuple[int, Callable[[Any], None], Callable[[str], None] | None]] = {}
-        self._ticket = 0
-        self._pending = 0
-        self.pool = QThreadPool()
-        self.pool.setMaxThreadCount(2)
-
-    def submit(self, key: str, db_path: str | Path, fn: Callable[[Store], Any], on_done: Callable[[Any], None],
-               on_error: Callable[[str], None] | None = None) -> int:
-        self._ticket += 1
-        self._latest[key] = (self._ticket, on_done, on_error)
-        self._pending += 1
-        self.pool.start(_ReadTask(key, self._ticket, str(db_path), fn, self._signals))
-        return self._ticket
-
-    def busy(self, key: str | None = None) -> bool:
-        if key is None:
-            return self._pending > 0
-        return key in self._latest
-
-    def shutdown(self, msecs: int = 5000) -> None:
-        """Deliver nothing more (the window is going) and wait for the reads in flight."""
-        self._latest.clear()
-        self.pool.waitForDone(msecs)
-
-    def _on_finished(self, key: str, ticket: int, result: object) -> None:
-        self._pending -= 1
-        latest = self._latest.get(key)
-        if latest and latest[0] == ticket:
-            del self._latest[key]
-            latest[1](result)
-
-    def _on_failed(self, key: str, ticket: int, message: str) -> None:
-        self._pending -= 1
-        latest = self._latest.get(key)
-        if latest and latest[0] == ticket:
-            del self._latest[key]
-            if latest[2] is not None:
-                latest[2](message)
-
-    def wait(self, msecs: int = 5000) -> bool:
-        return self.pool.waitForDone(msecs)

@@ -33,7 +33,7 @@ def window(qtbot, tmp_path: Path, settings: AppSettings):
     w.show()
     yield w
     w.benchmark_page.shutdown(10_000)
-    if w.worker is not None:
-        w.worker.cancel()
-        w.worker.wait(10_000)
-    w.reader.wait(10_000)
+    if w.audit.worker is not None:
+        w.audit.worker.cancel()
+        w.audit.worker.wait(10_000)
+    w.db.wait(10_000)

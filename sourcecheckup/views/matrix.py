@@ -1,0 +1,104 @@
+"""The support matrix: each statement x source cell with every judge's verdict and any override."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..metrics import Consensus, pair_label, StatementAssessment
+from ..models import Label, Verdict
+from ..store import VerdictRow
+from .results import RunView
+
+# ----------------------------------------------------------------------------- support matrix
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    statement_pk: int
+    url: str
+    label: Label | None            # the label counted (override first, then the judges' consensus)
+    judge_label: Label | None      # the judges' consensus alone
+    verdicts: tuple[VerdictRow, ...]
+    override: Label | None
+    disagreement: bool
+    readable: bool                 # the source could be read; otherwise no pair exists
+
+    @property
+    def primary(self) -> VerdictRow | None:
+        return self.verdicts[0] if self.verdicts else None
+
+    @property
+    def contradicted(self) -> bool:
+        """A judge found the source stating something different (not only silent on the claim)."""
+        return any(CONTRADICTED in v.verdict.flags for v in self.verdicts
+                   if v.verdict.label is Label.NOT_SUPPORTED)
+
+    @property
+    def review_first(self) -> bool:
+        """The screening judge is unsure of this pair and no reviewer has labelled it yet."""
+        return self.override is None and any(REVIEW_FIRST in v.verdict.flags for v in self.verdicts)
+
+
+CONTRADICTED = "contradicted"     # Verdict.flags: the source states something different
+REVIEW_FIRST = "review_first"     # Verdict.flags: the screening judge is unsure of this pair
+
+SCREENING_JUDGE_NOTE = (
+    "Screening judge (built-in): it checks numbers, units, doses, instructions, absolute claims and wording "
+    "overlap; it does not understand the text as a reader does. For a stronger judge: Settings → Judges.")
+
+
+SCREENING_JUDGE_SHORT = ("Screening judge: it checks numbers, units, doses, instructions, absolute claims and "
+                         "wording overlap, not meaning. A stronger judge: Settings → Judges.")
+
+
+def uses_screening_judge(judges: Sequence[str]) -> bool:
+    """Whether a run's judges include the built-in screening judge."""
+    return any(j.split(":", 1)[0].strip() == "builtin" for j in judges)
+
+
+def verdict_word(verdict: Verdict) -> str:
+    """A verdict's reading in words: "contradicted" where the source says something different."""
+    if verdict.label is Label.NOT_SUPPORTED and CONTRADICTED in verdict.flags:
+        return "contradicted"
+    return {Label.SUPPORTED: "supported", Label.NOT_SUPPORTED: "not supported",
+            Label.JUDGE_ERROR: "judge error"}[verdict.label]
+
+
+@dataclass(frozen=True)
+class SupportMatrix:
+    statements: list[StatementAssessment]
+    urls: list[str]
+    cells: dict[tuple[int, str], MatrixCell]
+    titles: dict[str, str] = field(default_factory=dict)   # url -> the page's title as fetched, when it had one
+
+    def cell(self, row: int, col: int) -> MatrixCell:
+        return self.cells[(self.statements[row].row.pk, self.urls[col])]
+
+
+def support_matrix(view: RunView, response_pk: int) -> SupportMatrix:
+    """Statements x cited sources of one response, with all judges' verdicts per cell."""
+    a = view.assessment(response_pk)
+    if a is None:
+        return SupportMatrix([], [], {})
+    rule = Consensus(view.data.run.config.get("consensus", "first"))
+    judges = list(view.data.run.judges)
+    cells: dict[tuple[int, str], MatrixCell] = {}
+    valid = set(a.valid_urls)
+    for s in a.statements:
+        by_url: dict[str, list[VerdictRow]] = {}
+        for v in view.data.verdicts.get(s.row.pk, []):
+            by_url.setdefault(v.url, []).append(v)
+        for url in a.urls:
+            vs = by_url.get(url, [])
+            order = judges + [v.verdict.judge_id for v in vs if v.verdict.judge_id not in judges]
+            vs = sorted(vs, key=lambda v: order.index(v.verdict.judge_id))
+            override = view.overrides.get((s.row.pk, url))
+            complete = all(any(v.verdict.judge_id == j for v in vs) for j in judges) if judges else bool(vs)
+            judge_label = pair_label([v.verdict.label for v in vs], rule) if vs and complete else None
+            label = override if (override is not None and view.with_overrides) else judge_label
+            decided = {v.verdict.label for v in vs if v.verdict.label is not Label.JUDGE_ERROR}
+            cells[(s.row.pk, url)] = MatrixCell(s.row.pk, url, label, judge_label, tuple(vs), override,
+                                                len(decided) > 1, url in valid)
+    titles = {url: view.data.sources[url].source.title for url in a.urls
+              if url in view.data.sources and view.data.sources[url].source.title}
+    return SupportMatrix(list(a.statements), list(a.urls), cells, titles)

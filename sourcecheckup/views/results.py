@@ -1,0 +1,104 @@
+"""The run view: a stored run assessed, and one summary line per response."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, ResponseAssessment
+from ..models import StatementStatus
+from ..store import RunData, Store
+
+# ----------------------------------------------------------------------------- run view
+
+
+@dataclass(frozen=True)
+class ResponseSummary:
+    """One row of a run's responses table."""
+
+    response_pk: int
+    rid: str
+    model: str
+    question: str
+    statements: int          # all sentences parsed
+    claims: int              # informative statements
+    supported_claims: int
+    decided_claims: int
+    sources: int
+    valid_sources: int
+    supported: bool | None   # every claim supported; None while undecided
+    problems: str            # "2 unsupported · 1 dead link", "" when none
+
+    @property
+    def support_text(self) -> str:
+        if not self.decided_claims:
+            return "–"
+        return f"{self.supported_claims}/{self.decided_claims}"
+
+    def matches(self, needle: str) -> bool:
+        needle = needle.casefold().strip()
+        return not needle or any(needle in v.casefold() for v in (self.rid, self.model, self.question,
+                                                                    self.problems))
+
+
+@dataclass
+class RunView:
+    """Everything a results screen shows for one run, computed off the GUI thread."""
+
+    data: RunData
+    assessed: list[ResponseAssessment]
+    metrics: MetricSet
+    summaries: list[ResponseSummary]
+    overrides: Overrides
+    with_overrides: bool
+    _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
+
+    def assessment(self, response_pk: int) -> ResponseAssessment | None:
+        if not self._by_pk:
+            self._by_pk = {a.response_pk: a for a in self.assessed}
+        return self._by_pk.get(response_pk)
+
+
+def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> RunView:
+    """Load, assess and measure a run (with or without reviewer overrides) in one call."""
+    from ..review import overrides as review_overrides
+
+    data = store.load_run(run_id)
+    found = review_overrides(store, data.run.id)
+    used = found if with_overrides else None
+    assessed = assess_run(data, overrides=used)
+    metrics = compute_metrics(data, assessed, overrides=used)
+    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides)
+
+
+def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment]) -> list[ResponseSummary]:
+    by_pk = {r.pk: r for r in data.responses}
+    out = []
+    for a in assessed:
+        resp = by_pk[a.response_pk].response
+        claims = [s for s in a.statements if s.row.statement.informative]
+        counts: dict[StatementStatus, int] = {}
+        for s in claims:
+            counts[s.status] = counts.get(s.status, 0) + 1
+        problems = []
+        for status, word in ((StatementStatus.NOT_SUPPORTED, "unsupported"),
+                             (StatementStatus.NO_READABLE_SOURCE, "without a readable source"),
+                             (StatementStatus.JUDGE_ERROR, "judge error"),
+                             (StatementStatus.PENDING, "pending")):
+            if counts.get(status):
+                problems.append(f"{counts[status]} {word}")
+        outcomes: dict[str, int] = {}
+        for url in a.urls:
+            src = data.sources.get(url)
+            if src is not None and not src.source.valid:
+                outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
+        problems.extend(f"{n} {word}" for word, n in sorted(outcomes.items()))
+        if not a.urls:
+            problems.append("no citations")
+        decided = [s for s in claims if s.status.supported is not None]
+        out.append(ResponseSummary(
+            response_pk=a.response_pk, rid=resp.id, model=resp.model or "", question=resp.question or "",
+            statements=len(a.statements), claims=len(claims),
+            supported_claims=sum(1 for s in decided if s.status.supported),
+            decided_claims=len(decided), sources=len(a.urls), valid_sources=len(a.valid_urls),
+            supported=a.supported, problems=" · ".join(problems)))
+    return out

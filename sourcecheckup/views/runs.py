@@ -1,0 +1,136 @@
+"""The runs list and the comparison of two runs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..metrics import headline
+from ..models import FetchStatus, Source, StatementStatus
+from ..store import Store
+from .text import day_of, pct_ci, STATUS_WORDS
+
+# ----------------------------------------------------------------------------- runs list
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    id: str
+    created_at: str
+    status: str
+    input: str
+    judges: tuple[str, ...]
+    responses: int
+    statement_support: float | None
+    response_support: float | None
+    url_validity: float | None
+    message: str
+    name: str = ""
+    note: str = ""
+
+    @property
+    def title(self) -> str:
+        """The run's name, else its id."""
+        return self.name or self.id
+
+    @property
+    def resumable(self) -> bool:
+        return self.status in ("cancelled", "failed", "running")
+
+
+def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
+    """Past runs, newest first, with their headline metrics (point estimates, no bootstrap)."""
+    out = []
+    for run in store.list_runs()[:limit]:
+        data = store.load_run(run.id)
+        m = headline(data, intervals=False)
+        out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
+                              m.statement_support.value, m.response_support.value, m.url_validity.value,
+                              run.message, run.name, run.note))
+    return out
+
+
+# ----------------------------------------------------------------------------- run comparison
+
+METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
+                "response_support": "Response-level support", "unused_sources": "Unused sources"}
+
+
+@dataclass(frozen=True)
+class MetricDifference:
+    metric: str
+    a: str
+    b: str
+    diff: str            # "+4.0 points (95% CI ...)" or "n/a"
+    diff_value: float | None
+
+
+@dataclass(frozen=True)
+class ChangedStatement:
+    response_id: str
+    statement: str
+    status_a: str
+    status_b: str
+    supported_a: bool | None
+    supported_b: bool | None
+
+
+@dataclass(frozen=True)
+class ChangedSource:
+    url: str
+    change: str          # "content changed", "dead link → full text"
+    fetched_a: str
+    fetched_b: str
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    run_a: str
+    run_b: str
+    summary: str
+    differences: list[MetricDifference]
+    statements: list[ChangedStatement]
+    sources: list[ChangedSource]
+
+
+def _status_words(value: str) -> str:
+    try:
+        return STATUS_WORDS[StatementStatus(value)]
+    except ValueError:
+        return value.replace("_", " ")
+
+
+def _outcome_words(value: str) -> str:
+    try:
+        return FetchStatus(value).plain
+    except ValueError:
+        return value.replace("_", " ")
+
+
+def comparison_view(c: Mapping[str, object]) -> ComparisonView:
+    """The dict of :func:`sourcecheckup.compare.compare_runs` shaped for a comparison screen."""
+    diffs = []
+    for d in c["differences"]:  # type: ignore[union-attr]
+        a = "n/a" if d["a"] is None else f"{100 * d['a']:.1f}% (n={d['n_a']})"
+        b = "n/a" if d["b"] is None else f"{100 * d['b']:.1f}% (n={d['n_b']})"
+        diffs.append(MetricDifference(METRIC_NAMES.get(d["metric"], d["metric"]), a, b,
+                                      pct_ci(d["diff"], d["ci95"], signed=True), d["diff"]))
+    statements = [ChangedStatement(s["response_id"], s["statement"], _status_words(s["status_a"]),
+                                   _status_words(s["status_b"]), s["supported_a"], s["supported_b"])
+                  for s in c["changed_statements"]]  # type: ignore[union-attr]
+    sources = [ChangedSource(s["url"], "content changed" + ("" if s["status_a"] == s["status_b"] else
+                             f"; {_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}")
+                             if s["content_changed"] else
+                             f"{_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}",
+                             day_of(s["fetched_at_a"]), day_of(s["fetched_at_b"]))
+               for s in c["changed_sources"]]  # type: ignore[union-attr]
+    ra, rb = c["run_a"], c["run_b"]
+    warnings = " ".join(f"⚠ {w}" for w in c.get("warnings", []))  # type: ignore[union-attr]
+    summary = (f"{warnings + chr(10) if warnings else ''}"
+               f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
+               f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "  # type: ignore[index]
+               f"{c['statements_matched']} statements matched (only in A {c['statements_only_a']}, only in B "
+               f"{c['statements_only_b']}); support changed for {len(statements)}. {c['sources_matched']} sources "
+               f"matched; {len(sources)} changed."
+               + ("" if "with_overrides" not in c else " Reviewer overrides counted." if c["with_overrides"]
+                  else " Judges only (reviewer overrides not counted)."))
+    return ComparisonView(str(ra["id"]), str(rb["id"]), summary, diffs, statements, sources)  # type: ignore[index]

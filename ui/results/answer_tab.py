@@ -1,0 +1,124 @@
+"""The Answer tab: the answer with its statements marked, and a card with a statement's (or a
+citation marker's) verdicts against each cited source."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+
+from sourcecheckup.metrics import ResponseAssessment
+from sourcecheckup.models import Label, Response
+from sourcecheckup.views.matrix import MatrixCell, verdict_word
+from sourcecheckup.views.text import reason_for_app
+
+from ..theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK
+from ..widgets import AnswerView, plain_label
+
+CARD_HINT = "Click a statement to see its verdicts, or a [n] marker to see that source."
+
+
+class AnswerTab(QWidget):
+    def __init__(self, page: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.page = page
+        al = QVBoxLayout(self)
+        self.question_label = plain_label()
+        al.addWidget(self.question_label)
+        self.answer_view = AnswerView()
+        self.answer_view.statement_clicked.connect(self.show_statement_card)
+        self.answer_view.marker_clicked.connect(self.show_marker_card)
+        # a statement's card beside the answer: its verdict against each cited source, with the quote
+        asplit = QSplitter(Qt.Orientation.Horizontal)
+        asplit.addWidget(self.answer_view)
+        self.statement_card = QPlainTextEdit()
+        self.statement_card.setReadOnly(True)
+        self.statement_card.setPlaceholderText(CARD_HINT)
+        asplit.addWidget(self.statement_card)
+        asplit.setSizes([600, 360])
+        al.addWidget(asplit, 1)
+        legend = "   ".join(f"{m} {w}" for m, w in STATUS_MARK.values())
+        al.addWidget(plain_label(legend, selectable=False))
+
+    def show_answer(self, resp: Response, assessment: ResponseAssessment) -> None:
+        q = resp.question or "(no question given)"
+        self.question_label.setText(f"Question: {q}   ·   Model: {resp.model or 'unknown'}   ·   {resp.origin}")
+        self.answer_view.show_answer(resp.text, assessment.statements)
+        self.statement_card.clear()
+
+    def clear(self) -> None:
+        self.answer_view.clear()
+        self.statement_card.clear()
+        self.question_label.setText("")
+
+    def _pair_lines(self, cell: MatrixCell, number: int) -> list[str]:
+        view = self.page.view
+        src_row = view.data.sources.get(cell.url) if view is not None else None
+        title = f" — {src_row.source.title}" if src_row and src_row.source.title else ""
+        lines = [f"[{number}] {cell.url}{title}"]
+        if not cell.readable:
+            outcome = src_row.source.status.plain if src_row else "not fetched yet"
+            reason = reason_for_app(src_row.source.reason) if src_row and src_row.source.reason else ""
+            lines.append(f"   ⊘ {outcome}" + (f": {reason}" if reason else "") + "; not judged")
+            return lines
+        if not cell.verdicts:
+            lines.append("   … not judged yet")
+        for v in cell.verdicts:
+            word = verdict_word(v.verdict)
+            mark = CONTRADICTED_MARK if word == "contradicted" else LABEL_MARK[v.verdict.label][0]
+            lines.append(f"   {mark} {word} ({v.verdict.judge_id})" + (f": {v.verdict.rationale}"
+                                                                       if v.verdict.rationale else ""))
+            if v.verdict.quote:
+                found = "" if v.verdict.quote_found else " (not found in the source)"
+                # a judge that found no support may still name the passage it read: not evidence
+                what = "quote" if v.verdict.label is Label.SUPPORTED else "closest passage"
+                lines.append(f"   {what}{found}: “{v.verdict.quote}”")
+        if cell.review_first:
+            lines.append(f"   {REVIEW_FIRST_MARK} review first: the screening judge is unsure")
+        if cell.override is not None:
+            lines.append(f"   {REVIEW_MARK} reviewer: {LABEL_MARK[cell.override][1]}")
+        return lines
+
+    def show_statement_card(self, statement_pk: int) -> None:
+        """The statement's verdicts against every cited source, beside the answer."""
+        self.page.matrix_tab.select_statement_row(statement_pk)
+        matrix = self.page.matrix_tab.matrix_model.matrix
+        s = next((s for s in matrix.statements if s.row.pk == statement_pk), None)
+        if s is None:
+            return
+        mark, word = STATUS_MARK[s.status]
+        lines = [f"{mark} {word}: {s.row.statement.text}", ""]
+        if not s.row.statement.informative:
+            lines.append("Not a claim (conversation, a question or a disclaimer): not judged.")
+        elif not matrix.urls:
+            lines.append("The answer cites no source.")
+        else:
+            for i, url in enumerate(matrix.urls):
+                lines += self._pair_lines(matrix.cells[(statement_pk, url)], i + 1)
+        self.statement_card.setPlainText("\n".join(lines))
+
+    def show_marker_card(self, label: str) -> None:
+        """A citation marker [n]: its source, and how each statement fared against it."""
+        resp = self.page.current_response()
+        if resp is None:
+            return
+        index = resp.markers.get(label, resp.markers.get(label.lstrip("^")))
+        if index is None and label.isdigit() and 0 < int(label) <= len(resp.citations):
+            index = int(label) - 1
+        if index is None or not 0 <= index < len(resp.citations):
+            self.statement_card.setPlainText(f"[{label}] points to no cited source in this answer.")
+            return
+        url = resp.citations[index]
+        matrix = self.page.matrix_tab.matrix_model.matrix
+        if url not in matrix.urls:
+            self.statement_card.setPlainText(f"[{label}] {url}")
+            return
+        col = matrix.urls.index(url)
+        lines = [f"Source [{label}]", ""]
+        for s in matrix.statements:
+            if not s.row.statement.informative:
+                continue
+            lines.append(f"{s.row.statement.text}")
+            lines += self._pair_lines(matrix.cells[(s.row.pk, url)], col + 1)[1:]
+        self.page.sources_tab.select_url(col, url)
+        self.statement_card.setPlainText("\n".join([f"[{label}] {url}"] + lines[1:]))

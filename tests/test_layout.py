@@ -11,3 +11,21 @@ def test_no_module_of_the_engine_imports_qt():
     offenders = [str(p.relative_to(ENGINE)) for p in ENGINE.rglob("*.py")
                  if re.search(r"^\s*(from|import)\s+(PySide6|PyQt\d|shiboken6)", p.read_text(), re.M)]
     assert offenders == []
+
+
+def test_layout_rules_hold_no_cycles_no_long_modules_no_sql_outside_the_store(capsys):
+    """scripts/check_layout.py: the rules docs/architecture.md states, over sourcecheckup/ and ui/."""
+    import runpy
+
+    check = runpy.run_path(str(ENGINE.parent / "scripts" / "check_layout.py"))
+    code = check["main"]([])
+    assert code == 0, capsys.readouterr().out
+
+
+def test_the_layout_check_would_catch_a_cycle_and_sql():
+    import runpy
+
+    check = runpy.run_path(str(ENGINE.parent / "scripts" / "check_layout.py"))
+    assert check["cycles"]({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert check["SQL"].match("SELECT * FROM runs WHERE id = ?")
+    assert not check["SQL"].match("Select the run you want to open from the list.")

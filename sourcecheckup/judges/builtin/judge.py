@@ -66,8 +66,7 @@ class PairAnalysis:
     missing_terms: list[str]
     similarity: float | None
     veto: str = ""                  # why support is ruled out whatever the score, or ""
-    checks: "Checks | None" = None  # the exact checks of quantities, instructions and absolute claims
-
+    checks: Checks | None = None    # the exact checks of quantities, instructions and absolute claims
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,

@@ -1,38 +1,27 @@
-"""The built-in offline judge: a screening judge, not a reader.
+"""The built-in judge itself: one pair analysed, a verdict with its rationale, the backend.
 
-For each statement x source pair it finds the best passages (BM25 and sentence-embedding
-similarity with all-MiniLM-L6-v2), then runs the checks a screen can do exactly
-(``sourcecheckup.checks``): every quantity of the statement (dose, frequency, duration,
-threshold, rate) is compared with what the source states for the same thing, after unit
-conversion; an instruction ("avoid", "do not", "take in the morning") is compared as polarity;
-an absolute claim ("completely safe", "proven") needs a source that says it as firmly. A failed
-check decides the label ("contradicted: statement 2,400 mg/24 h; source 1,200 mg/24 h ...").
-What the checks cannot decide is scored by a logistic regression over wording features,
-trained on labelled health claims (scripts/train_builtin.py); scores near its threshold are
-flagged "review_first". Without the embedding model it still works on the lexical features
-alone and says so in ``model_version`` ("builtin-3/lexical").
+``analyse_pair`` chooses the best passage and quote, runs the exact checks (``screen``) and
+computes the wording features (``features``); ``BuiltinJudge`` turns that into a Verdict;
+``from_spec`` builds it from ``builtin`` or ``builtin:0.6``.
 """
 from __future__ import annotations
 
 import asyncio
-import json
 import math
-import os
-import re
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from .. import embeddings
-from ..evidence import quote_in_source, rank_passages, source_sentences
-from ..models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_rationale
-from ..checks import attribution, overclaims, polarity, quantities as qty
-from ..resources import resources_dir
-from ..evidence import SourceText
-from .base import BaseJudge, JudgeSpecError
+from ... import embeddings
+from ...evidence import SourceText, quote_in_source, rank_passages
+from ...models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_rationale
+from ..base import BaseJudge, JudgeSpecError
+from .features import (
+    _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
+    _stem_set, _stem_to_word, content_stems, contrast_flips, load_params, number_check, quantities,
+    stem, words)
+from .screen import Checks, _prepare_source, check_sentences, run_checks
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -62,179 +51,6 @@ CHECK_PASSAGES = 3
 CHECK_SENTENCES = 6
 
 
-def params_path() -> Path:
-    """The trained parameters: ``$SOURCECHECKUP_BUILTIN_PARAMS`` or resources/judges/builtin.json."""
-    override = os.environ.get("SOURCECHECKUP_BUILTIN_PARAMS")
-    if override:
-        return Path(override)
-    return resources_dir() / "judges" / "builtin.json"
-
-
-# ---------------------------------------------------------------------------------------
-# Lexical analysis
-# ---------------------------------------------------------------------------------------
-
-_WORD = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
-_STOP = frozenset(
-    "a an and are as at be by for from has have had in is it its of on or that the this to was "
-    "were with which who will can than then there these those their they been being also into "
-    "such other some any more most over under between about after before during while when "
-    "where what how do does did so if our we i you your he she his her them one".split())
-_NEGATIONS = frozenset(
-    "not no never none nor neither without cannot can't doesn't don't didn't isn't aren't "
-    "wasn't weren't won't hasn't haven't hadn't shouldn't wouldn't couldn't fail fails failed "
-    "lack lacks lacked lacking absence absent unable nothing ineffective insignificant "
-    "nonsignificant non-significant unrelated unlikely".split())
-_HEDGES = frozenset(
-    "may might could possibly possible potential potentially suggest suggests suggested "
-    "suggesting likely unclear unknown preliminary hypothesized hypothesised perhaps appears "
-    "appear seems seem speculate".split())
-_ABSOLUTES = frozenset(
-    "all always never every everyone completely cure cures cured guarantee guaranteed "
-    "definitely proven proves only entirely".split())
-# direction words whose swap turns a supporting passage into a contradicting one
-_CONTRASTS = [
-    ("increase", "decrease"), ("increase", "reduce"), ("increase", "lower"), ("higher", "lower"),
-    ("more", "less"), ("more", "fewer"), ("greater", "lower"), ("greater", "smaller"),
-    ("rise", "fall"), ("rise", "decline"), ("improve", "worsen"), ("improve", "impair"),
-    ("enhance", "inhibit"), ("enhance", "reduce"), ("promote", "inhibit"), ("promote", "suppress"),
-    ("activate", "inhibit"), ("upregulate", "downregulate"), ("effective", "ineffective"),
-    ("safe", "unsafe"), ("safe", "harmful"), ("benefit", "harm"), ("positive", "negative"),
-    ("high", "low"), ("above", "below"), ("gain", "loss"), ("accelerate", "slow"),
-    ("early", "late"), ("common", "rare"), ("strong", "weak"), ("long", "short"),
-    ("protect", "risk"), ("prevent", "cause"), ("reduced", "elevated"), ("decrease", "elevated"),
-    ("shorter", "longer"), ("younger", "older"), ("men", "women"), ("male", "female"),
-    ("children", "adults"), ("before", "after"), ("major", "minor"), ("sufficient", "insufficient"),
-]
-
-_NUMBER_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000,
-    "half": 0.5, "twice": 2, "double": 2, "triple": 3,
-}
-_UNIT_ALIASES = {
-    "%": "%", "percent": "%", "per cent": "%", "mg": "mg", "g": "g", "kg": "kg", "mcg": "mcg",
-    "\u00b5g": "mcg", "ug": "mcg", "ml": "ml", "l": "l", "mmol": "mmol", "mmhg": "mmhg",
-    "iu": "iu", "units": "iu", "day": "d", "days": "d", "d": "d", "week": "wk", "weeks": "wk",
-    "wk": "wk", "month": "mo", "months": "mo", "year": "y", "years": "y", "yr": "y", "yrs": "y",
-    "hour": "h", "hours": "h", "h": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min",
-    "min": "min", "mins": "min", "second": "s", "seconds": "s", "sec": "s", "times": "x",
-    "fold": "x", "x": "x",
-}
-# amounts a clinician doses by: "8 g" must be in the evidence as 8 g, not as "8 tablets (4 g)"
-_DOSE_UNITS = frozenset({"mg", "g", "kg", "mcg", "ml", "l", "mmol", "iu", "mmhg"})
-_UNIT_RE = "|".join(sorted((re.escape(u) for u in _UNIT_ALIASES), key=len, reverse=True))
-# a number not glued to a name ("COVID-19", "IL-6", "SARS-CoV-2"), with an optional unit
-_NUMBER = re.compile(
-    r"(?<![\w./])(?<![a-z]-)(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.]*[a-z]\d)"
-    r"(?:\s?-?\s?(" + _UNIT_RE + r")(?![a-z]))?", re.I)
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b(?:\s+(" + _UNIT_RE + r")\b)?", re.I)
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall((text or "").lower().replace("\u2019", "'"))
-
-
-def stem(word: str) -> str:
-    """A deliberately crude stem: the first five letters ("increased" ~ "increase")."""
-    return word if len(word) <= 5 or word[0].isdigit() else word[:5]
-
-
-def content_stems(text: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for w in words(text):
-        if w in _STOP or w in _NEGATIONS or len(w) < 2:
-            continue
-        seen.setdefault(stem(w), None)
-    return list(seen)
-
-
-@dataclass(frozen=True)
-class Quantity:
-    text: str          # as written: "28.4%"
-    value: float
-    unit: str          # normalised unit or ""
-
-
-def quantities(text: str, words_too: bool = True) -> list[Quantity]:
-    """Numbers with their units, as a reader would check them against a source."""
-    found: list[Quantity] = []
-    # "12\u00b74%" (Lancet style) is a decimal point
-    text = (text or "").replace("\u00b7", ".")
-    for m in _NUMBER.finditer(text):
-        raw = m.group(1)
-        try:
-            value = float(raw.replace(",", ""))
-        except ValueError:  # pragma: no cover - the pattern only admits numbers
-            continue
-        unit = _UNIT_ALIASES.get((m.group(2) or "").lower(), "")
-        found.append(Quantity(m.group(0).strip(), value, unit))
-    if words_too:
-        for m in _NUMBER_WORD.finditer(text):
-            unit = _UNIT_ALIASES.get((m.group(2) or "").lower(), "")
-            found.append(Quantity(m.group(0).strip(), float(_NUMBER_WORDS[m.group(1).lower()]), unit))
-    return found
-
-
-def _same_number(a: float, b: float, written: str) -> bool:
-    if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9):
-        return True
-    # "28%" in a statement is a fair rounding of "28.4%" in the source
-    decimals = len(written.split(".")[1].rstrip("%").split()[0]) if "." in written.split()[0] else 0
-    return round(b, decimals) == a
-
-
-def number_check(statement: str, evidence: str) -> tuple[list[str], list[str]]:
-    """(numbers of the statement missing from the evidence, numbers present with another unit)."""
-    wanted = [q for q in quantities(statement) if q.value != 1.0]
-    have = quantities(evidence)
-    missing: list[str] = []
-    wrong_unit: list[str] = []
-    for q in wanted:
-        same = [h for h in have if _same_number(q.value, h.value, q.text.replace(",", ""))]
-        if not same or (q.unit in _DOSE_UNITS and not any(h.unit == q.unit for h in same)):
-            missing.append(q.text)
-        elif q.unit and all(h.unit and h.unit != q.unit for h in same):
-            wrong_unit.append(q.text)
-    return missing, wrong_unit
-
-
-def _has_any(ws: Sequence[str], vocab: frozenset[str]) -> bool:
-    return any(w in vocab for w in ws)
-
-
-def contrast_flips(statement_words: set[str], evidence_words: set[str]) -> list[tuple[str, str]]:
-    """Direction words the statement uses where the evidence uses the opposite one."""
-    s = {stem(w) for w in statement_words}
-    e = {stem(w) for w in evidence_words}
-    flips = []
-    for a, b in _CONTRASTS:
-        sa, sb = stem(a), stem(b)
-        if sa in s and sb in e and sa not in e:
-            flips.append((a, b))
-        elif sb in s and sa in e and sb not in e:
-            flips.append((b, a))
-    return flips
-
-
-# ---------------------------------------------------------------------------------------
-# Features
-# ---------------------------------------------------------------------------------------
-
-# only features of the local evidence: a long page must look like the short training sources
-EMBEDDING_FEATURES = ("cos_sentence", "cos_passage", "cos_x_coverage")
-LEXICAL_FEATURES = (
-    "coverage", "coverage_idf", "coverage_sentence_idf",
-    "missing_key_terms", "max_missing_idf", "numbers_in_statement", "numbers_missing",
-    "numbers_all_present", "unit_mismatch", "negation_statement", "negation_evidence",
-    "negation_mismatch", "contrast_flips", "hedge_evidence_only", "absolute_statement",
-    "statement_length",
-)
-
-
 @dataclass
 class PairAnalysis:
     """Everything the judge found for one pair: features plus what the rationale cites."""
@@ -250,172 +66,7 @@ class PairAnalysis:
     missing_terms: list[str]
     similarity: float | None
     veto: str = ""                  # why support is ruled out whatever the score, or ""
-    checks: "Checks | None" = None  # the exact checks of quantities, instructions and absolute claims
-
-
-class _Idf:
-    def __init__(self, table: dict[str, float], default: float, key: float) -> None:
-        self.table = table
-        self.default = default   # unseen stems are rare, hence informative
-        self.key = key           # stems at or above this weight count as key terms
-
-    def __call__(self, s: str) -> float:
-        return self.table.get(s, self.default)
-
-
-def _coverage(stems: list[str], have: set[str], idf: _Idf) -> tuple[float, float]:
-    if not stems:
-        return 1.0, 1.0
-    hit = [s for s in stems if s in have]
-    total = sum(idf(s) for s in stems) or 1.0
-    return len(hit) / len(stems), sum(idf(s) for s in hit) / total
-
-
-def _stem_set(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
-
-
-@dataclass
-class _Prepared:
-    """Per-source data computed once and cached on the SourceText."""
-
-    sentences: list[str]
-    passage_sentences: list[list[int]]     # source.passages[i] -> indices into sentences
-    sentence_figures: list[frozenset[str]]  # the digits each sentence holds ("2400", "28.4")
-
-
-def _prepare_source(source: SourceText) -> _Prepared:
-    prepared = source.cache.get("builtin")
-    if prepared is not None:
-        return prepared
-    sentences = source_sentences(source.text)
-    mapping: list[list[int]] = []
-    start = 0
-    for passage in source.passages:
-        ids: list[int] = []
-        j = start
-        # passages are windows over the same sentences in order; search a short way ahead
-        while j < len(sentences) and j < start + 12:
-            if sentences[j] in passage:
-                ids.append(j)
-            elif ids:
-                break
-            j += 1
-        if ids:
-            start = ids[0]
-        mapping.append(ids)
-    figures = [frozenset(d.replace(",", "") for d in _DIGITS.findall(t)) for t in sentences]
-    prepared = _Prepared(sentences, mapping, figures)
-    source.cache["builtin"] = prepared
-    return prepared
-
-
-def _stem_to_word(statement: str, stems: list[str]) -> list[str]:
-    by_stem: dict[str, str] = {}
-    for w in words(statement):
-        by_stem.setdefault(stem(w), w)
-    return [by_stem.get(s, s) for s in stems]
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """What one exact check found for a pair."""
-
-    kind: str          # "quantity" | "instruction" | "overclaim" | "attribution"
-    status: str        # "matched"/"agrees" (passed) | "contradicted" | "missing" | "unbacked" (failed)
-    message: str       # plain words naming both sides
-    sentence: str      # the source sentence it rests on ("" when none)
-    strict: bool = True  # whether a "missing" result decides: a dose, a rate, a percentage, a decimal
-
-    @property
-    def failed(self) -> bool:
-        return self.status in ("contradicted", "missing", "unbacked")
-
-    @property
-    def decides(self) -> bool:
-        return self.failed and (self.status != "missing" or self.strict)
-
-
-@dataclass(frozen=True)
-class Checks:
-    """The exact checks of one pair, in the order they decide: quantities, instructions, absolutes."""
-
-    outcomes: tuple[CheckOutcome, ...]
-
-    @property
-    def decisive(self) -> CheckOutcome | None:
-        """The first failed check: it rules support out, whatever the trained score says."""
-        order = {"contradicted": 0, "missing": 1, "unbacked": 2}
-        failed = [o for o in self.outcomes if o.decides]
-        return min(failed, key=lambda o: order[o.status]) if failed else None
-
-    @property
-    def passed(self) -> list[CheckOutcome]:
-        return [o for o in self.outcomes if not o.failed]
-
-    @property
-    def unsure(self) -> list[CheckOutcome]:
-        """Failed checks that do not decide (a plain figure the source does not repeat)."""
-        return [o for o in self.outcomes if o.failed and not o.decides]
-
-    @property
-    def corroborate(self) -> bool:
-        """Two or more exact checks passed and none failed: two figures found as stated, or a figure
-        and the same instruction, or the credited body and a figure..."""
-        return len(self.outcomes) >= 2 and not any(o.failed for o in self.outcomes)
-
-
-_DIGITS = re.compile(r"\d+(?:[.,\u00b7]\d+)?")
-
-
-def check_sentences(statement: str, prep: "_Prepared", passages: Sequence[int], near: Sequence[int]) -> list[str]:
-    """The source sentences the exact checks read: the best passages, the sentences nearest the
-    statement, and every sentence that holds one of the statement's figures (a dose may sit
-    anywhere on a page), in document order."""
-    ids: set[int] = set(near)
-    for p in passages:
-        ids.update(prep.passage_sentences[p])
-    figures = {d.replace(",", "") for d in _DIGITS.findall(statement)}
-    if figures:
-        for i, digits in enumerate(prep.sentence_figures):
-            if figures & digits:
-                ids.add(i)
-    return [prep.sentences[i] for i in sorted(ids)]
-
-
-# figures whose absence from the source rules support out: what a clinician doses or measures by, and
-# any figure written with decimals or a duration in digits. A head count, an age or a duration in words that the source does not
-# repeat ("over a month" against "37 days") is left to the trained score; a different value still decides.
-STRICT_UNITS = frozenset({"mg", "ml", "iu", "mmhg", "mmol/l", "mg/l", "mmol/mol", "kg/m2", "meq/l", "iu/l",
-                          "%", "pp", "rate", "x", "tablet", "puff", "drop", "spray", "sachet", "patch"})
-
-
-def _strict_figure(q: "qty.Quantity") -> bool:
-    # a duration written in digits ("every 3 months", "for 4 weeks") is a clinical figure; in words
-    # ("over a month", "two to three months") it is usually a reporter's rounding
-    timed = q.unit in ("min", "month") and any(c.isdigit() for c in q.text)
-    return (q.unit in STRICT_UNITS or q.decimals > 0 or timed
-            or q.per in ("day", "week", "dose", "kg", "kg/day", "interval"))
-
-
-def run_checks(statement: str, sentences: Sequence[str], source: SourceText | None = None) -> Checks:
-    """Quantities compared exactly, instructions as polarity, absolute claims against hedges, and
-    the body or study the statement credits named anywhere in the source."""
-    outcomes: list[CheckOutcome] = []
-    if source is not None:
-        credit = attribution.compare_attribution(statement, source.text, source.title)
-        if credit is not None:
-            outcomes.append(CheckOutcome("attribution", credit.status, credit.message, ""))
-    if sentences:
-        for f in qty.compare_quantities(statement, sentences):
-            outcomes.append(CheckOutcome("quantity", f.status, f.message, f.sentence, _strict_figure(f.claim)))
-        found = polarity.compare_polarity(statement, sentences)
-        if found is not None:
-            outcomes.append(CheckOutcome("instruction", found.status, found.message, found.sentence))
-        found = overclaims.compare_overclaim(statement, sentences)
-        if found is not None:
-            outcomes.append(CheckOutcome("overclaim", found.status, found.message, found.sentence))
-    return Checks(tuple(outcomes))
+    checks: Checks | None = None    # the exact checks of quantities, instructions and absolute claims
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
@@ -526,65 +177,6 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
                 else "its closest sentence negates what the statement says")
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
                         missing_key, similarity, veto, checks)
-
-
-# ---------------------------------------------------------------------------------------
-# The trained combiner
-# ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class LogisticModel:
-    features: tuple[str, ...]
-    mean: np.ndarray
-    scale: np.ndarray
-    coef: np.ndarray
-    intercept: float
-    threshold: float
-
-    def probability(self, values: dict[str, float]) -> float:
-        x = np.array([values[n] for n in self.features], dtype=np.float64)
-        z = float(((x - self.mean) / self.scale) @ self.coef + self.intercept)
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "LogisticModel":
-        return cls(tuple(data["features"]), np.asarray(data["mean"], dtype=np.float64),
-                   np.asarray(data["scale"], dtype=np.float64), np.asarray(data["coef"], dtype=np.float64),
-                   float(data["intercept"]), float(data["threshold"]))
-
-
-@dataclass(frozen=True)
-class BuiltinParams:
-    full: LogisticModel
-    lexical: LogisticModel
-    idf: _Idf
-    meta: dict[str, Any]
-
-
-_params_lock = threading.Lock()
-_params_cache: dict[Path, BuiltinParams] = {}
-
-
-def load_params(path: Path | None = None) -> BuiltinParams:
-    path = path or params_path()
-    with _params_lock:
-        if path in _params_cache:
-            return _params_cache[path]
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(
-                f"the built-in judge's trained parameters are missing at {path}; "
-                f"recreate them with scripts/train_builtin.py") from exc
-        idf = data["idf"]
-        params = BuiltinParams(
-            full=LogisticModel.from_json(data["models"]["full"]),
-            lexical=LogisticModel.from_json(data["models"]["lexical"]),
-            idf=_Idf(dict(idf["table"]), float(idf["default"]), float(idf["key"])),
-            meta={k: v for k, v in data.items() if k not in ("models", "idf")},
-        )
-        _params_cache[path] = params
-        return params
 
 
 # ---------------------------------------------------------------------------------------

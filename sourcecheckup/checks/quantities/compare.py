@@ -1,0 +1,231 @@
+"""Comparing a statement's quantities with its evidence: candidates, relations between bounds,
+plain-words descriptions and messages (`compare_quantities`, `describe`)."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Sequence
+
+from .model import CONTRADICTED, MATCHED, MISSING, Quantity, QuantityFinding
+from .units import _convert, _equal, _normalise
+from .qualifiers import _CONFLICTS, _family, _QUALIFIER_WORDS, _stems, _SUBGROUPS
+from .extract import extract_quantities
+
+
+_UPPER, _LOWER, _POINT = ("le", "lt"), ("ge", "gt"), ("eq", "approx")
+_COMPARATOR_WORDS = frozenset({"compa", "versu", "again"})
+
+
+def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
+                claim: Quantity, source: Quantity) -> str:
+    """"match", "contradict" or "neutral" (consistent but not stated) for one component."""
+    def eq(a: float, b: float) -> bool:
+        return _equal(a, b, claim, source)
+
+    if cb in _POINT:
+        if sb in _POINT:
+            return "match" if eq(cl, sl) else "contradict"
+        if sb == "range":
+            return "match" if (sl <= cl <= sh or eq(cl, sl) or eq(cl, sh)) else "contradict"
+        if sb in _UPPER:
+            return "match" if eq(cl, sh) else ("neutral" if cl < sh else "contradict")
+        return "match" if eq(cl, sl) else ("neutral" if cl > sl else "contradict")
+    if cb == "range":
+        if sb == "range":
+            return "match" if eq(cl, sl) and eq(ch, sh) else "contradict"
+        if sb in _POINT:
+            return "contradict"
+        if sb in _UPPER:
+            return "match" if eq(ch, sh) else ("neutral" if ch < sh else "contradict")
+        return "match" if eq(cl, sl) else ("neutral" if cl > sl else "contradict")
+    if cb in _UPPER:
+        if sb in _LOWER:
+            return "contradict"
+        return "match" if eq(ch, sh) else "contradict"
+    # claim is a lower bound
+    if sb in _UPPER:
+        return "contradict"
+    if sb == "range" and eq(cl, sl):
+        return "neutral"  # "42 to 47" does not say "42 or above"
+    return "match" if eq(cl, sl) else "contradict"
+
+
+def _relation(claim: Quantity, s: Quantity) -> str:
+    first = _relation_1(claim.low, claim.high, claim.bound, s.low, s.high, s.bound, claim, s)
+    if not claim.is_pair:
+        return first
+    second = _relation_1(claim.low2, claim.high2, claim.bound, s.low2, s.high2, s.bound, claim, s)
+    if "contradict" in (first, second):
+        return "contradict"
+    return "match" if first == second == "match" else "neutral"
+
+
+def _names_other(claim: Quantity, s: Quantity) -> bool:
+    """The source quantity's own words name something the statement never mentions."""
+    return bool(s.subject - claim.subject) and len(claim.subject & s.subject) < len(claim.subject) / 2
+
+
+def _conflict(a: frozenset[str], b: frozenset[str]) -> bool:
+    """A claim qualifier conflicts with the source quantity's when the source names an exclusive
+    alternative and not the claim's own ("adults and children take 10 mg" covers adults)."""
+    for x in a:
+        if x in b:
+            continue
+        fam = _family(x)
+        for y in b:
+            if y in a:
+                continue
+            if frozenset((x, y)) in _CONFLICTS or (fam and _family(y) == fam and y != x
+                                                   and not any(_family(z) == fam and z in b
+                                                               for z in a - {x})):
+                return True
+    return False
+
+
+def _number(v: float, decimals: int) -> str:
+    if decimals <= 0:
+        if abs(v - round(v)) < 1e-9:
+            return f"{int(round(v)):,}"
+        text = f"{v:,.4f}".rstrip("0").rstrip(".")
+        return text
+    return f"{v:,.{decimals}f}"
+
+
+_BOUND_WORDS = {"le": "up to", "lt": "below", "ge": "at least", "gt": "above", "approx": "about"}
+
+
+def describe(q: Quantity, with_bound: bool = False) -> str:
+    """The quantity in plain words, in the unit its writer used: "2,400 mg/24 h"."""
+    d = q.decimals
+    if q.unit == "rate" or (q.unit == "%" and q.shown_unit == "in") or q.unit == "count":
+        body = q.text
+    elif q.is_pair:
+        body = f"{_number(q.low, 0)}/{_number(q.low2 or 0, 0)} mm Hg"
+    else:
+        lo, hi = q.low / q.scale, q.high / q.scale
+        if q.unit == "times":
+            n = lo if lo == hi else None
+            word = {1: "once", 2: "twice"}.get(int(n), None) if n is not None and n == int(n) else None
+            per = {"day": "a day", "week": "a week", "month": "a month", "year": "a year",
+                   "hour": "an hour"}.get(q.per, "per " + q.per)
+            if word:
+                body = f"{word} {per}"
+            elif lo == hi:
+                body = f"{_number(lo, d)} times {per}"
+            else:
+                body = f"{_number(lo, d)} to {_number(hi, d)} times {per}"
+        else:
+            num = _number(lo, d) if lo == hi else f"{_number(lo, d)} to {_number(hi, d)}"
+            unit = q.shown_unit
+            if unit == "%":
+                body = f"{num}%"
+            elif unit == "x":
+                body = f"{num}-fold"
+            else:
+                if num == "1" and unit in ("days", "weeks", "months", "years", "tablets", "puffs",
+                                           "drops", "doses", "sprays", "sachets"):
+                    unit = unit[:-1]
+                body = f"{num} {unit}".strip()
+            if q.per == "interval":
+                body = f"every {body}" if q.bound in ("eq", "approx", "range") else f"{body} apart"
+            elif q.per_label:
+                body = f"{body}/{q.per_label}"
+    if with_bound and q.bound in _BOUND_WORDS:
+        body = f"{_BOUND_WORDS[q.bound]} {body}"
+    return body
+
+
+def _message(status: str, claim: Quantity, source: Quantity | None) -> str:
+    if source is None:
+        return f"statement {describe(claim, True)}: not stated in the source for the same thing"
+    show_bounds = _bound_class(claim.bound) != _bound_class(source.bound)
+    quals = [_QUALIFIER_WORDS[q] for q in sorted(source.qualifiers) if q in _QUALIFIER_WORDS]
+    tail = (" " + ", ".join(quals)) if quals else ""
+    return f"statement {describe(claim, show_bounds)}; source {describe(source, show_bounds)}{tail}"
+
+
+def _bound_class(b: str) -> str:
+    return "upper" if b in _UPPER else "lower" if b in _LOWER else b
+
+
+def _iu_per_mg(evidence: Sequence[tuple[str, list[Quantity]]], claim: Quantity) -> float | None:
+    """The IU per mg the evidence itself states ("10 micrograms (400 IU)") for the claim's thing."""
+    for text, qs in evidence:
+        for a, b in zip(qs, qs[1:]):
+            if "(" not in text[a.end:b.start] or len(text[a.end:b.start].strip()) > 2:
+                continue
+            pair = {a.unit: a, b.unit: b}
+            if "mg" in pair and "iu" in pair and pair["mg"].low > 0:
+                if not claim.subject or claim.subject & (a.subject | _stems(_normalise(text))):
+                    return pair["iu"].low / pair["mg"].low
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _sentence_stems(sentence: str) -> frozenset[str]:
+    return _stems(_normalise(sentence))
+
+
+def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> list[QuantityFinding]:
+    """One finding per quantity of the statement: matched, contradicted or missing.
+
+    A source quantity is a candidate for a statement quantity when it is of the same kind
+    (unit dimension and denominator; a frequency and an interval convert), none of their
+    qualifiers conflict (with vs without a prescription, child vs adult, starting vs
+    maximum, ...) and the statement's subject overlaps the source sentence or the two before
+    it (a source clause that names nothing, "do not take more than 4 g a day", is taken to be
+    about the page's own subject). Candidates sharing more qualifiers come first; in the first tier that decides, a
+    candidate stating the same value means matched, else a different value means
+    contradicted. A candidate that is only consistent ("2 g" against "no more than 4 g")
+    decides nothing.
+    """
+    claims = extract_quantities(statement)
+    if not claims:
+        return []
+    evidence = [(s, extract_quantities(s)) for s in evidence_sentences]
+    sentence_stems = [_sentence_stems(s) for s, _ in evidence]
+    findings = []
+    for claim in claims:
+        iu_ratio = _iu_per_mg(evidence, claim) if claim.unit in ("iu", "mg") else None
+        scored: list[tuple[tuple[int, int], int, str, Quantity, str]] = []
+        for i, (text, qs) in enumerate(evidence):
+            nearby = sentence_stems[i].union(*sentence_stems[max(0, i - 2):i])
+            for q in qs:
+                s = _convert(q, claim, iu_ratio)
+                if s is None or _conflict(claim.qualifiers, s.qualifiers):
+                    continue
+                # a clause that names nothing is about the page's own subject
+                if claim.subject and s.subject and not claim.subject & (s.subject | nearby):
+                    continue
+                # the other arm's figure counts only for a statement that names that arm
+                if "comparator" in s.qualifiers - claim.qualifiers and \
+                        not claim.subject & (s.local - _COMPARATOR_WORDS):
+                    continue
+                common = claim.qualifiers & s.qualifiers
+                shared = (len(common & _SUBGROUPS), len(common))
+                overlap = 2 * len(claim.subject & s.subject) + len(claim.subject & sentence_stems[i])
+                scored.append((shared, overlap, _relation(claim, s), s, text))
+        status, best, where = MISSING, None, ""
+        for tier in sorted({c[0] for c in scored}, reverse=True):
+            in_tier = sorted((c for c in scored if c[0] == tier), key=lambda c: -c[1])
+            hit = next((c for c in in_tier if c[2] == "match"), None)
+            against = next((c for c in in_tier if c[2] == "contradict"), None)
+            # a match in a clause about another thing ("ulipristal 30 mg") yields to a
+            # contradiction in a clause that names more of the statement's own subject
+            if hit and against and _names_other(claim, hit[3]) and \
+                    len(claim.subject & against[3].subject) > 2 * len(claim.subject & hit[3].subject):
+                hit = against
+            hit = hit or against
+            if hit:
+                status = MATCHED if hit[2] == "match" else CONTRADICTED
+                best, where = hit[3], hit[4]
+                break
+        if status == MISSING and claim.unit == "count":
+            # a head count ("19,114 healthy older adults") is the same figure whatever the page calls
+            # the people ("19,114 persons"): the exact number anywhere on the page is the match
+            same = next(((q, text) for text, qs in evidence for q in qs
+                         if q.unit == "count" and not q.is_pair and _equal(claim.low, q.low, claim, q)
+                         and _equal(claim.high, q.high, claim, q)), None)
+            if same is not None:
+                status, best, where = MATCHED, same[0], same[1]
+        findings.append(QuantityFinding(claim, status, best, where, _message(status, claim, best)))
+    return findings

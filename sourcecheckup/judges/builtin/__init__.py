@@ -1,0 +1,38 @@
+"""The built-in offline judge: a screening judge, not a reader.
+
+For each statement x source pair it finds the best passages (BM25 and sentence-embedding
+similarity with all-MiniLM-L6-v2), then runs the checks a screen can do exactly
+(``sourcecheckup.checks``): every quantity of the statement (dose, frequency, duration,
+threshold, rate) is compared with what the source states for the same thing, after unit
+conversion; an instruction ("avoid", "do not", "take in the morning") is compared as polarity;
+an absolute claim ("completely safe", "proven") needs a source that says it as firmly. A failed
+check decides the label ("contradicted: statement 2,400 mg/24 h; source 1,200 mg/24 h ...").
+What the checks cannot decide is scored by a logistic regression over wording features,
+trained on labelled health claims (scripts/train_builtin.py); scores near its threshold are
+flagged "review_first". Without the embedding model it still works on the lexical features
+alone and says so in ``model_version`` ("builtin-3/lexical").
+
+The package by concept: ``features`` (words, stems, wording features, the trained logistic model
+and its parameters), ``screen`` (the exact checks that decide before the score: CheckOutcome,
+Checks, run_checks), ``judge`` (analyse_pair, the rationale, BuiltinJudge, from_spec).
+"""
+from __future__ import annotations
+
+from .features import (
+    EMBEDDING_FEATURES, LEXICAL_FEATURES, BuiltinParams, LogisticModel, Quantity, content_stems,
+    contrast_flips, load_params, number_check, params_path, quantities, stem, words)
+from .features import _Idf  # noqa: F401  (scripts/train_builtin.py builds provisional params with it)
+from .judge import (
+    BATCH_PAIRS, BM25_CANDIDATES, CHECK_PASSAGES, CHECK_SENTENCES, CORROBORATED_SIMILARITY, JUDGE_ID,
+    MAX_EMBEDDED_SENTENCES, MAX_QUOTE_CHARS, MODEL_FULL, MODEL_LEXICAL, NEGATION_VETO_COVERAGE,
+    PROMPT_VERSION, REVIEW_BAND, BuiltinJudge, PairAnalysis, analyse_pair, from_spec, rationale)
+from .screen import STRICT_UNITS, CheckOutcome, Checks, check_sentences, run_checks
+
+__all__ = [
+    "BATCH_PAIRS", "BM25_CANDIDATES", "CHECK_PASSAGES", "CHECK_SENTENCES", "CORROBORATED_SIMILARITY",
+    "EMBEDDING_FEATURES", "JUDGE_ID", "LEXICAL_FEATURES", "MAX_EMBEDDED_SENTENCES", "MAX_QUOTE_CHARS",
+    "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "REVIEW_BAND", "STRICT_UNITS",
+    "BuiltinJudge", "BuiltinParams", "CheckOutcome", "Checks", "LogisticModel", "PairAnalysis", "Quantity",
+    "analyse_pair", "check_sentences", "content_stems", "contrast_flips", "from_spec", "load_params",
+    "number_check", "params_path", "quantities", "rationale", "run_checks", "stem", "words",
+]

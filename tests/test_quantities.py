@@ -541,3 +541,33 @@ def test_about_allows_rounding_only_around_a_round_figure():
 def test_every_month_and_every_four_weeks_agree_but_every_week_does_not():
     assert _statuses("Bloods are checked every month.", "Blood tests are done every 4 weeks.") == ["matched"]
     assert _statuses("Bloods are checked every month.", "Blood tests are done every week.") == ["contradicted"]
+
+
+# -- study figures, dates and effect sizes in words ---------------------------------------------------
+
+@pytest.mark.parametrize("statement, evidence, status", [
+    # a share stated as a bound or a range is borne out by a point estimate that satisfies it
+    ("More than half of adults in the survey had at least one risk factor.",
+     "In the survey, 61.5% of adults reported at least one risk factor.", "matched"),
+    ("More than half of adults in the survey had at least one risk factor.",
+     "In the survey, 38.0% of adults reported at least one risk factor.", "contradicted"),
+    ("Between 5 and 10 percent of patients stop the drug because of nausea.",
+     "Nausea led 7.2% of patients to stop the drug.", "matched"),
+    ("Between 5 and 10 percent of patients stop the drug because of nausea.",
+     "Nausea led 14% of patients to stop the drug.", "contradicted"),
+    # a dose stated as a range is not borne out by one point inside it
+    ("The usual dose is 80 to 90 mg/kg per day.", "The usual dose is 85 mg/kg per day.", "contradicted"),
+    # effect sizes in words
+    ("Long-haul flights increase the risk of a clot fourfold.",
+     "Long-haul flights roughly double the risk of a clot.", "contradicted"),
+    ("Long-haul flights double the risk of a clot.",
+     "Long-haul flights are linked to a 2-fold risk of a clot.", "matched"),
+])
+def test_study_figures_and_effect_sizes(statement, evidence, status):
+    assert [f.status for f in compare_quantities(statement, [evidence])] == [status]
+
+
+@pytest.mark.parametrize("text", ["As of May 3, 2020, 54% of deaths", "tested between April 19-28, 2020",
+                                  "on 3 May the clinic opened", "by the 12th of March"])
+def test_dates_are_not_quantities(text):
+    assert all(q.unit == "%" for q in extract_quantities(text))

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 # an acronym or trial name: two or more capitals, digits allowed after the first letter ("NG136" is
 # a document number, not a body: it is only credited when it is followed by a crediting word)
 _NAME = r"(?P<name>[A-Z][A-Z0-9&-]*[A-Z0-9](?:-[A-Z0-9]+)*)"
-_CREDIT_AFTER = (r"(?:recommends?|recommended|advises?|advised|suggests?|suggested|says?|said|states?|"
-                 r"stated|warns?|warned|endorses?|endorsed|approved?|reports?|reported|found|concluded|"
-                 r"guidance|guidelines?|advice|trial|study|cohort|meta-analysis|review|labell?ing)")
+# what a body advises or a named study is; a quotation ("..., says a WHO official") is not advice
+_CREDIT_AFTER = (r"(?:recommends?|recommended|advises?|advised|suggests?|suggested|warns?|warned|endorses?|"
+                 r"endorsed|approved?|guidance|guidelines?|advice|trial|study|cohort|meta-analysis|review|"
+                 r"labell?ing)")
 _CREDITED = [
     re.compile(r"\b" + _NAME + r"(?:'s)?\s+(?:also\s+|now\s+|still\s+|currently\s+|strongly\s+)?"
                + _CREDIT_AFTER + r"\b"),
-    re.compile(r"\baccording to (?:the )?" + _NAME + r"\b"),
+    re.compile(r"\b(?i:according to)(?: the)? " + _NAME + r"\b"),
     re.compile(r"\b(?:the|in) " + _NAME + r" (?:randomi[sz]ed |controlled |clinical |pivotal |landmark )*"
                r"(?:trial|study|cohort)\b"),
 ]

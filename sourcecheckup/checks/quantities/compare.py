@@ -15,12 +15,24 @@ _UPPER, _LOWER, _POINT = ("le", "lt"), ("ge", "gt"), ("eq", "approx")
 _COMPARATOR_WORDS = frozenset({"compa", "versu", "again"})
 
 
+# figures a study reports (shares, rates, counts, ratios), as opposed to what a clinician doses by
+_STATISTICS = frozenset({"%", "pp", "x", "rate", "count"})
+
+
 def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
                 claim: Quantity, source: Quantity) -> str:
     """"match", "contradict" or "neutral" (consistent but not stated) for one component."""
     def eq(a: float, b: float) -> bool:
         return _equal(a, b, claim, source)
 
+    # a statistic stated as a bound or a range ("more than half", "10 to 20%") is borne out by a
+    # source's point estimate that satisfies it ("56.0%", "12.4%"); a dose or an interval is not
+    statistic = claim.unit in _STATISTICS and not claim.per
+    if statistic and sb in _POINT and cb not in _POINT:
+        inside = (cb == "range" and cl <= sl <= ch) or (cb in _LOWER and sl > cl) or (cb in _UPPER and sl < ch)
+        if inside or (cb != "range" and eq(cl if cb in _LOWER else ch, sl)):
+            return "match"
+        return "contradict"
     if cb in _POINT:
         if sb in _POINT:
             return "match" if eq(cl, sl) else "contradict"

@@ -149,6 +149,12 @@ def _count_noun(t: str, pos: int) -> str:
     return _stem(word)
 
 
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_MONTH_BEFORE = re.compile(r"\b" + _MONTHS + r"\.?\s+(?:\d{1,2}\s*[-\u2013]\s*)?$")
+_MONTH_AFTER = re.compile(r"(?:\s*[-\u2013]\s*\d{1,2})?(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTHS + r"\b")
+
+
 def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
     s = m.start()
     is_word = m.group("d") is None
@@ -173,6 +179,8 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             return None
         if s > 0 and t[s - 1] in "$\u00a3\u20ac":
             return None  # a price
+        if _MONTH_BEFORE.search(before) or _MONTH_AFTER.match(t, end):
+            return None  # a date: "May 3", "April 19-28", "3 May 2020"
         if re.fullmatch(r"1[89]\d\d|20\d\d", m.group("d")) and not _unit_at(t, end) \
                 and not t.startswith("%", end):
             return None  # a year used as a date
@@ -399,6 +407,26 @@ _REPEATED = re.compile(r"\b(?:checked|tested|measured|monitored|repeated|done|re
                        r"replaced|seen|examined|screened)\s+(?:[a-z]+\s+)?$")
 
 
+# effect sizes in words: "roughly double the risk", "twice as likely", "triples", "halves the risk"
+_FOLD_WORDS = re.compile(r"\b(?:(?P<dbl>doubl(?:e|es|ed|ing))|(?P<tri>tripl(?:e|es|ed|ing))|"
+                         r"(?P<half>halv(?:e|es|ed|ing))|(?P<tw>twice|three times|four times) as (?:likely|high|"
+                         r"common|many|much|great|large))\b")
+
+
+def _fold_words(t: str, taken: list[tuple[int, int]]) -> list[_Raw]:
+    out = []
+    for m in _FOLD_WORDS.finditer(t):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        if m.group("tw"):
+            value = {"twice": 2.0, "three times": 3.0, "four times": 4.0}[m.group("tw")]
+        else:
+            value = 2.0 if m.group("dbl") else 3.0 if m.group("tri") else 0.5
+        bound = _bound_before(t, m.start()) or "eq"
+        out.append(_Raw(m.start(), m.end(), value, value, "x", bound=bound, shown="x", decimals=-1))
+    return out
+
+
 def _pair_words(t: str) -> list[_Raw]:
     out = []
     for m in _BP_PAIR_WORDS.finditer(t):
@@ -422,7 +450,7 @@ def _segments(t: str) -> list[tuple[int, int]]:
 
 # a sentence without digits holds a quantity only in words: a cheap test first
 _MAY_HOLD_WORDS = re.compile(
-    r"(?i)\b(?:once|twice|thrice|half|third|quarters?|alternate|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
+    r"(?i)\b(?:once|twice|thrice|half|doubl\w*|tripl\w*|halv\w*|third|quarters?|alternate|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
     + "|".join(_ONES[1:] + _TENS) + r")(?:\b|(?=fold))")
 
 
@@ -451,6 +479,7 @@ def _extract(sentence: str) -> tuple[Quantity, ...]:
         if raw.read > raw.end:
             taken.append((raw.read_start, raw.read))
     raws.extend(_word_durations(t, taken))
+    raws.extend(_fold_words(t, [(r.start, r.end) for r in raws]))
     raws.sort(key=lambda r: r.start)
     # a quantity in brackets restates the one before it: "8 tablets (4g) in 24 hours"
     for prev, cur in zip(raws, raws[1:]):

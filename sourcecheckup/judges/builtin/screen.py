@@ -116,10 +116,11 @@ def check_sentences(statement: str, prep: "_Prepared", passages: Sequence[int], 
 
 
 # figures whose absence from the source rules support out: what a clinician doses or measures by, and
-# any figure written with decimals or a duration in digits. A head count, an age or a duration in words that the source does not
+# any figure written with decimals or a duration in digits. A head count, an age, a fold change ("twice
+# as likely", which a source may give as an odds ratio) or a duration in words that the source does not
 # repeat ("over a month" against "37 days") is left to the trained score; a different value still decides.
 STRICT_UNITS = frozenset({"mg", "ml", "iu", "mmhg", "mmol/l", "mg/l", "mmol/mol", "kg/m2", "meq/l", "iu/l",
-                          "%", "pp", "rate", "x", "tablet", "puff", "drop", "spray", "sachet", "patch"})
+                          "%", "pp", "rate", "tablet", "puff", "drop", "spray", "sachet", "patch"})
 
 
 def _strict_figure(q: "qty.Quantity") -> bool:

@@ -253,3 +253,23 @@ def test_a_supported_label_never_carries_a_failed_check_in_its_rationale(judge):
            if v.label is Label.SUPPORTED and any(w in v.rationale for w in FAILED_CHECK_WORDS)]
     assert not bad, bad
     assert any(v.label is Label.SUPPORTED for v in verdicts) and any(v.label is Label.NOT_SUPPORTED for v in verdicts)
+
+
+def test_a_maximum_given_in_tablets_and_grams_contradicts_a_doubled_dose(judge):
+    page = SourceText.from_text(
+        "The usual dose of paracetamol for adults is one or two 500mg tablets up to 4 times in 24 hours. Always "
+        "leave at least 4 hours between doses. Do not take more than 4 doses in 24 hours. This means the maximum "
+        "amount an adult can take is 8 tablets (4g) in 24 hours.")
+    v, = judge.score_pairs([("Adults can safely take up to 8 g of paracetamol in 24 hours.", page)])
+    assert v.label is Label.NOT_SUPPORTED and "contradicted" in v.flags
+    assert "8 g" in v.rationale and "4 g" in v.rationale and "4g" in v.quote
+
+
+def test_a_different_figure_from_another_context_rules_support_out_without_claiming_a_contradiction(judge):
+    page = SourceText.from_text(
+        "Methods: we enrolled community-dwelling persons who were 70 years of age or older and had no "
+        "cardiovascular disease. Participants were randomly assigned to aspirin or placebo.")
+    v, = judge.score_pairs([("The task force recommends against starting low-dose aspirin for primary prevention "
+                             "of cardiovascular disease in adults aged 60 years or older.", page)])
+    assert v.label is Label.NOT_SUPPORTED and "contradicted" not in v.flags, v.rationale
+    assert "in another context" in v.rationale and "60 years" in v.rationale

@@ -112,7 +112,7 @@ _QUALIFIER_WORDS = {
 
 _WORD = re.compile(r"[a-z]+")
 _NOT_SUBJECT = frozenset((
-    "a an and are as at be by for from has have had in is it its of on or that the this to was "
+    "a an and are as at be by for from has have had in is it its of on or that the this to was means mean "
     "were with which who will can could may might should must would than then there these those "
     "their they them been being also into such other some any more most over under between about "
     "after before during while when where what how do does did so if our we i you your he she his "

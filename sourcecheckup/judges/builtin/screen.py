@@ -112,6 +112,9 @@ def check_sentences(statement: str, prep: "_Prepared", passages: Sequence[int], 
         for i, digits in enumerate(prep.sentence_figures):
             if figures & digits:
                 ids.add(i)
+    # with the two sentences before each, so that "the maximum ... is 8 tablets (4g)" keeps the drug
+    # its paragraph names
+    ids |= {j for i in ids for j in (i - 1, i - 2) if j >= 0}
     return [prep.sentences[i] for i in sorted(ids)]
 
 
@@ -131,6 +134,25 @@ def _strict_figure(q: "qty.Quantity") -> bool:
             or q.per in ("day", "week", "dose", "kg", "kg/day", "interval"))
 
 
+# a different figure is only called a contradiction when its sentence is about the statement: it shares
+# at least this share of the statement's words; otherwise the source gives the figure in another context,
+# which still rules support out but is not shown as "contradicted: source says ..."
+CONTRADICTION_OVERLAP = 0.34
+_WORDS = re.compile(r"[a-z]{3,}")
+
+
+def _quantity_outcome(statement: str, f: "qty.QuantityFinding") -> CheckOutcome:
+    if f.status == "contradicted" and f.source is not None:
+        said = {w[:5] for w in _WORDS.findall(statement.lower())}
+        there = {w[:5] for w in _WORDS.findall(f.sentence.lower())}
+        if said and len(said & there) / len(said) < CONTRADICTION_OVERLAP:
+            message = (f"statement {qty.describe(f.claim, True)}: not stated in the source for the same thing "
+                       f"(it gives {qty.describe(f.source, True)} in another context)")
+            # still decides, as the different figure did: only the reading changes (not "contradicted")
+            return CheckOutcome("quantity", "missing", message, "", True)
+    return CheckOutcome("quantity", f.status, f.message, f.sentence, _strict_figure(f.claim))
+
+
 def run_checks(statement: str, sentences: Sequence[str], source: SourceText | None = None) -> Checks:
     """Quantities compared exactly, instructions as polarity, absolute claims against hedges, and
     the body or study the statement credits named anywhere in the source."""
@@ -141,7 +163,7 @@ def run_checks(statement: str, sentences: Sequence[str], source: SourceText | No
             outcomes.append(CheckOutcome("attribution", credit.status, credit.message, ""))
     if sentences:
         for f in qty.compare_quantities(statement, sentences):
-            outcomes.append(CheckOutcome("quantity", f.status, f.message, f.sentence, _strict_figure(f.claim)))
+            outcomes.append(_quantity_outcome(statement, f))
         found = polarity.compare_polarity(statement, sentences)
         if found is not None:
             outcomes.append(CheckOutcome("instruction", found.status, found.message, found.sentence))

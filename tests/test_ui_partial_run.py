@@ -24,7 +24,7 @@ def test_metric_cards_say_partial_run_and_leave_pending_sources_out(qtbot, tmp_p
     qtbot.addWidget(bar)
     bar.show_metrics(metrics, 0, "cancelled")
     assert "partial run: 4 of 8 pairs judged" in bar.counts.text()
-    assert "0 fetch failures" in bar.counts.text()
+    assert "0 unreadable cited URLs" in bar.counts.text()
     assert "100.0%" in bar.labels["url_validity"].text() and "2/2" in bar.labels["url_validity"].text()
     done = synthesize_run(store, responses=2, statements=2, sources=2)
     bar.show_metrics(compute_metrics(store.load_run(done)), 0, "completed")

@@ -81,7 +81,7 @@ def test_detail_panel_is_cleared_and_review_buttons_disabled_when_another_run_op
 def test_status_messages_are_visible_beside_a_long_progress_line(qtbot, window):
     w = window
     w.resize(1280, 800)
-    w.audit.progress_label.setText("Responses 3/10 · sources fetched 12/40 · pairs judged 20/400 · fetch failures 0 · "
+    w.audit.progress_label.setText("Responses 3/10 · sources fetched 12/40 · pairs judged 20/400 · unreadable sources 0 · "
                              "judge errors 0 · 12 s · about 230 s left · est. cost $0.12")
     w.audit.progress_bar.setVisible(True)
     w._status("Report written to /tmp/some/where/report.html")

@@ -159,7 +159,7 @@ class AuditController(QObject):
                 eta += f" · est. cost ${cost / ev.pairs_done * ev.pairs_total:.2f}"
         self.progress_label.setText(
             f"Responses {ev.responses_done}/{ev.responses_total} · sources fetched {ev.sources_done}/"
-            f"{ev.sources_total} · pairs judged {ev.pairs_done}/{ev.pairs_total} · fetch failures "
+            f"{ev.sources_total} · pairs judged {ev.pairs_done}/{ev.pairs_total} · unreadable sources "
             f"{ev.fetch_failures} · judge errors {ev.judge_errors} · {elapsed:.0f} s{eta}")
 
     def _live_refresh(self) -> None:

@@ -359,7 +359,7 @@ class BenchmarkPage(QWidget):
         if ev.audit is not None:
             a = ev.audit
             text += (f" · sources fetched {a.sources_done}/{a.sources_total} · pairs judged {a.pairs_done}/"
-                     f"{a.pairs_total} · fetch failures {a.fetch_failures} · judge errors {a.judge_errors}")
+                     f"{a.pairs_total} · unreadable sources {a.fetch_failures} · judge errors {a.judge_errors}")
         # answers are audited as they arrive: both lines stay in view until the answers are all in
         if ev.stage is BenchStage.ANSWERS:
             self._answering = text if ev.total and ev.done < ev.total else ""

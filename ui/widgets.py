@@ -316,9 +316,14 @@ class MetricsBar(QWidget):
             label.setText(metric_text(names[key], getattr(metrics, key)))
         c = metrics.counts
         parts = [f"Run {status}", f"{c.get('responses', 0)} responses", f"{n_overrides} overrides",
-                 f"{c.get('judge_errors', 0)} judge errors", f"{c.get('fetch_failures', 0)} fetch failures"]
+                 _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]
         if c.get("partial"):
             parts.append(partial_run_note(c))
         if cost:
             parts.append(cost)
         self.counts.setText(" · ".join(parts))
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 judge error", "2 judge errors"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

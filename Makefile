@@ -31,6 +31,7 @@ bench: setup
 	$(PY) bench/benchmark.py
 	QT_QPA_PLATFORM=offscreen $(PY) bench/ui_responsiveness.py
 	$(PY) bench/judge_accuracy.py
+	$(PY) bench/hostile.py
 
 screenshots: setup
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py

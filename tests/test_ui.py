@@ -18,31 +18,12 @@ from PySide6.QtWidgets import QDialog, QLabel
 from sourcecheckup import review
 from sourcecheckup.models import Label
 from sourcecheckup.store import Store
-from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import AUDIT_TIMEOUT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 from ui.app import parse_args
 from ui.dialogs import CsvMappingDialog, about_text
 from ui.main_window import MainWindow
 from ui.results.suggestions_tab import NO_SUGGESTIONS
-
-AUDIT_TIMEOUT_MS = 20_000
-
-
-
-def pasted_answer(site: str) -> str:
-    return (f"Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
-            f"The DASH diet cures hypertension within one week [1].\n\n[1]: {site}/article/hypertension\n")
-
-
-def audit_and_wait(qtbot, w: MainWindow) -> str:
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
-        assert w.audit.start_audit()
-    run_id, status = finished.args
-    assert status == "completed", w.audit.progress_label.text()
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
-        pass
-    return run_id
-
 
 def metric_label(w: MainWindow, key: str = "statement_support") -> str:
     return w.results.metrics_bar.labels[key].text()

@@ -19,7 +19,7 @@ from sourcecheckup import review  # noqa: E402
 from sourcecheckup.ingest import load_text, name_from_first_words  # noqa: E402
 from sourcecheckup.report import write_report  # noqa: E402
 from sourcecheckup.store import MIGRATIONS, Store  # noqa: E402
-from tests.support.app import settings, window  # noqa: E402,F401
+from tests.support.app import AUDIT_TIMEOUT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: E402,F401
 from tests.support.synth_run import synthesize_run  # noqa: E402
 from ui import exporter as exporter_module  # noqa: E402
 from ui.elide import ElidedLabel  # noqa: E402
@@ -27,24 +27,6 @@ from ui.main_window import MainWindow  # noqa: E402
 from ui.results import page as results_page  # noqa: E402
 
 SMALL = QSize(1024, 640)
-AUDIT_TIMEOUT_MS = 20_000
-
-
-def pasted_answer(site: str) -> str:
-    return (f"Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
-            f"The DASH diet cures hypertension within one week [1].\n\n[1]: {site}/article/hypertension\n")
-
-
-def audit_and_wait(qtbot, w: MainWindow) -> str:
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
-        assert w.audit.start_audit()
-    run_id, status = finished.args
-    assert status == "completed", w.audit.progress_label.text()
-    qtbot.waitSignal(w.results.run_shown, timeout=5000)
-    qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == run_id, timeout=5000)
-    return run_id
-
-
 def open_synthetic(qtbot, w: MainWindow, **kw) -> str:
     with Store(w.db_path) as st:
         rid = synthesize_run(st, **kw)

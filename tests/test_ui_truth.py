@@ -17,12 +17,10 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt
 
 from sourcecheckup.store import Store
-from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import AUDIT_TIMEOUT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 from ui.main_window import MainWindow
 from ui.results.matrix_tab import PAIR_HINT
-
-AUDIT_TIMEOUT_MS = 20_000
 
 
 def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:

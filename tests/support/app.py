@@ -37,3 +37,24 @@ def window(qtbot, tmp_path: Path, settings: AppSettings):
         w.audit.worker.cancel()
         w.audit.worker.wait(10_000)
     w.db.wait(10_000)
+
+
+AUDIT_TIMEOUT_MS = 20_000
+
+
+def pasted_answer(site: str) -> str:
+    """A pasted answer with one supported and one planted overclaim, citing the fixture site."""
+    return (f"Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
+            f"The DASH diet cures hypertension within one week [1].\n\n[1]: {site}/article/hypertension\n")
+
+
+def audit_and_wait(qtbot, w: MainWindow) -> str:
+    """Start the Audit button's audit, wait until it completes and its run is on screen; the run id."""
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+        assert w.audit.start_audit()
+    run_id, status = finished.args
+    assert status == "completed", w.audit.progress_label.text()
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        pass
+    qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == run_id, timeout=5000)
+    return run_id

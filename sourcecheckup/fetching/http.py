@@ -229,18 +229,11 @@ class HttpFetcher:
                 reason = _connect_reason(exc)
                 status = FetchStatus.DEAD if reason.startswith("could not resolve") else FetchStatus.HTTP_ERROR
                 raise _Failure(status, reason, final_url=url) from None
-            except httpx.RemoteProtocolError as exc:
-                if not _dropped(exc):   # the server answered, badly: asking again gets the same answer
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                if isinstance(exc, httpx.RemoteProtocolError) and not _dropped(exc):
+                    # the server answered, badly: asking again gets the same answer
                     raise _Failure(FetchStatus.HTTP_ERROR, f"the server sent a malformed response ({_exc_text(exc)})",
                                    final_url=url) from None
-                if attempt < opts.retries:
-                    await self._backoff(attempt, None, started)
-                    attempt += 1
-                    continue
-                raise _Failure(FetchStatus.HTTP_ERROR,
-                               f"the connection was reset ({_exc_text(exc)}) after {attempt + 1} attempts",
-                               final_url=url) from None
-            except (httpx.ReadError, httpx.WriteError) as exc:
                 if attempt < opts.retries:
                     await self._backoff(attempt, None, started)
                     attempt += 1

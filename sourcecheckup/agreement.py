@@ -3,7 +3,8 @@
 A rater's label on a pair is 'supported' or 'not_supported'. Judge errors and a reviewer's
 'unsure' are not labels: the pair is left out of that rater's comparisons (and counted).
 The reviewers' majority is :func:`sourcecheckup.review.consensus` (ties give no majority).
-Intervals are percentile bootstraps over the compared pairs, seeded, so a report is reproducible.
+Agreement, a proportion, has the Wilson score interval; kappa a percentile bootstrap over the compared
+pairs, seeded, so a report is reproducible.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .metrics import BOOTSTRAP_RESAMPLES
+from .metrics import BOOTSTRAP_RESAMPLES, wilson_interval
 from .models import Label
 from .review import Review, ReviewLabel, consensus, reviews
 from .store import RunData, Store
@@ -87,7 +88,7 @@ def _kappas(codes: np.ndarray, k: int) -> np.ndarray:
 def compare_raters(a: Sequence[str], b: Sequence[str], rater_a: str, rater_b: str, kind: str, *,
                    seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES,
                    labels: Sequence[str] = LABELS) -> PairwiseAgreement:
-    """Agreement and kappa of two raters over the same pairs, with bootstrap 95% intervals."""
+    """Agreement (Wilson 95% interval) and kappa (bootstrap 95% interval) of two raters over the same pairs."""
     n = len(a)
     confusion = {x: {y: 0 for y in labels} for x in labels}
     for x, y in zip(a, b):
@@ -99,10 +100,11 @@ def compare_raters(a: Sequence[str], b: Sequence[str], rater_a: str, rater_b: st
     k = len(labels)
     rng = np.random.default_rng(seed)
     sampled = codes[rng.integers(0, n, size=(resamples, n))]
-    diag = np.array([i * k + i for i in range(k)])
-    agree = np.isin(sampled, diag).mean(axis=1)
     kappas = _kappas(sampled, k)
-    lo, hi = np.percentile(agree, [2.5, 97.5])
+    # agreement is a proportion: the Wilson score interval, honest at small n (a bootstrap over 4 pairs
+    # that all agree collapses to "100-100%")
+    matches = sum(x == y for x, y in zip(a, b))
+    lo, hi = wilson_interval(matches, n)
     agreement = Estimate(percent_agreement(a, b), (round(float(lo), 6), round(float(hi), 6)))
     finite = kappas[~np.isnan(kappas)]
     kappa_ci: tuple[float | None, float | None] = (None, None)

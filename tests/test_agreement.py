@@ -57,3 +57,11 @@ def test_agreement_report_compares_judges_reviewers_and_majority(tmp_path):
     assert report["review"]["overrides"] == 8
     html = report_html(report)
     assert "Verdicts overturned by reviewers (4)" in html and "Cohen" in html
+
+
+def test_agreement_on_a_few_pairs_that_all_agree_has_an_honest_interval():
+    from sourcecheckup.agreement import compare_raters
+
+    r = compare_raters(["supported"] * 4, ["supported"] * 4, "judge", "Dr A", "judge-reviewer")
+    lo, hi = r.agreement.ci95
+    assert r.agreement.value == 1.0 and hi == 1.0 and lo < 0.6     # Wilson: about 51-100%, never 100-100%

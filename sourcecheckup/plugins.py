@@ -1,4 +1,4 @@
-"""Plugins: extra judges, parsers and PDF writers, loaded once by the CLI and the app.
+"""Plugins: extra judges, parsers, report formats and PDF writers, loaded once by the CLI and the app.
 
 A plugin is a module named in ``$SOURCECHECKUP_PLUGINS`` (comma-separated) or published as an entry
 point of the group ``sourcecheckup`` (``[project.entry-points.sourcecheckup] name = "pkg.module"``).
@@ -8,6 +8,10 @@ registration function (as ``llm``'s ``register_models`` does):
     def register_judges(register): register("keyword", factory)        # factory(argument, **options) -> Judge
     def register_parsers(register): register("sections", factory)      # factory(argument, **options) -> Parser
     def register_pdf_writers(register): register("weasy", write)       # write(html, path) -> None
+    def register_report_writers(register): register("md", write)       # write(report dict, path) -> None
+
+Fetchers have no plugin hook yet: a new fetcher is a module in ``sourcecheckup/fetching/`` and a branch
+in ``make_fetcher`` (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -30,10 +34,11 @@ class PluginError(ImportError):
 def _hooks() -> dict[str, Callable[..., Any]]:
     from .judges.base import register
     from .parse import register_parser
+    from .report import register_report_writer
     from .report.pdf import register_pdf_writer
 
     return {"register_judges": register, "register_parsers": register_parser,
-            "register_pdf_writers": register_pdf_writer}
+            "register_pdf_writers": register_pdf_writer, "register_report_writers": register_report_writer}
 
 
 def _register(name: str, plugin: Any) -> None:

@@ -139,3 +139,28 @@ def test_every_command_loads_the_plugins_before_it_runs(fresh, monkeypatch, caps
 
     assert scu_runs_plugin.HOOK_CALLS == ["judges"]      # loaded by the first command, once
     assert "no runs in" in capsys.readouterr().out
+
+
+def test_a_plugin_adds_a_report_format_the_cli_writes(fresh, monkeypatch, capsys):
+    from sourcecheckup import report
+    from tests.support.synth_run import synthesize_run
+    from sourcecheckup.store import Store
+
+    write_module(fresh, "scu_md_report_plugin", '''
+        def write(report, path):
+            m = report["metrics"]["statement_support"]
+            path.write_text(f"# {report['run']['id']}\\nstatement support {m['k']}/{m['n']}\\n")
+
+        def register_report_writers(register):
+            register("md", write)
+    ''')
+    monkeypatch.setattr(report, "_WRITERS", {})
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_md_report_plugin")
+    db = fresh / "audits.db"
+    with Store(db) as st:
+        run_id = synthesize_run(st, responses=3)
+    out = fresh / "summary.md"
+    assert main(["report", run_id, "--db", str(db), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert out.read_text().startswith(f"# {run_id}\nstatement support ")
+    with pytest.raises(ValueError, match="built in"):
+        report.register_report_writer("csv", lambda r, p: None)

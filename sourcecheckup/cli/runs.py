@@ -174,11 +174,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 def report_format(output: str, given: str | None) -> str:
     """The report format: --format when given, else the file's extension (json without one);
     a --format that contradicts a known extension is bad usage, not a silently mislabelled file."""
-    from ..report import FORMATS
+    from ..report import report_formats
 
     ext = Path(output).suffix.lstrip(".").lower()
     ext = {"htm": "html"}.get(ext, ext)
-    if given and ext in FORMATS and ext != given.lower():
+    if given and ext in report_formats() and ext != given.lower():
         raise UsageError(f"-o {output} names a .{ext} file but --format is {given}: "
                          f"name the file .{given.lower()}, or drop --format")
     return (given or ext or "json").lower()
@@ -186,15 +186,15 @@ def report_format(output: str, given: str | None) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from ..report.pdf import PdfError
-    from ..report import FORMATS, write_report
+    from ..report import report_formats, write_report
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
     store = open_store(args)
     run_id = pick_run(store, args.run)
     fmt = report_format(args.output, args.format)
-    if fmt not in FORMATS:
+    if fmt not in report_formats():
         raise UsageError(f"cannot tell the report format from '{args.output}': give --format "
-                         f"{'|'.join(FORMATS)} or a file name ending in one of them")
+                         f"{'|'.join(report_formats())} or a file name ending in one of them")
     if args.whois_server and not args.whois:
         raise UsageError("--whois-server is used only with --whois (whois lookups are off by default)")
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..store import Store
 from .csv_report import report_csv
@@ -16,20 +16,39 @@ from .html_report import report_html
 from .json_report import build_report
 from .verify import verify_report
 
-__all__ = ["FORMATS", "build_report", "report_csv", "report_html", "verify_report", "write_report"]
+__all__ = ["FORMATS", "build_report", "register_report_writer", "report_csv", "report_formats", "report_html",
+           "verify_report", "write_report"]
 
 FORMATS = ("json", "csv", "html", "pdf", "xlsx")
+# report formats added by plugins: name -> write(report dict, path); the dict is build_report's, the
+# same one every built-in writer reads
+_WRITERS: dict[str, Callable[[dict[str, Any], Path], None]] = {}
+
+
+def register_report_writer(fmt: str, write: Callable[[dict[str, Any], Path], None]) -> None:
+    """Add a report format (a plugin's ``register_report_writers`` hook calls this)."""
+    fmt = fmt.strip().lower()
+    if not fmt or fmt in FORMATS:
+        raise ValueError(f"report format '{fmt}' is built in or empty; give a plugin format its own name")
+    _WRITERS[fmt] = write
+
+
+def report_formats() -> tuple[str, ...]:
+    """The built-in formats, then those plugins added."""
+    return FORMATS + tuple(sorted(_WRITERS))
 
 
 def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
                  **kw: Any) -> Path:
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".") or "json").lower()
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown report format '{fmt}': choose one of {', '.join(FORMATS)}")
+    if fmt not in report_formats():
+        raise ValueError(f"unknown report format '{fmt}': choose one of {', '.join(report_formats())}")
     report = build_report(store, run_id, **kw)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "json":
+    if fmt in _WRITERS:
+        _WRITERS[fmt](report, path)
+    elif fmt == "json":
         path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     elif fmt == "csv":
         path.write_text(report_csv(report), encoding="utf-8", newline="")

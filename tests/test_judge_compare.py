@@ -1,7 +1,6 @@
 """Which judge to trust: each judge of a run against the reviewers' majority, figures checked by hand."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -10,77 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.evidence import SourceText
 from sourcecheckup.judge_compare import MIN_PAIRS, compare_judges, format_comparison
-from sourcecheckup.models import Label
-from sourcecheckup.review import add_review
 from sourcecheckup.store import Store
-from tests.support.fake_judge import KeywordJudge
-from tests.support.synth_run import one_verdict, synthesize_run
+from tests.support.judge_reviews import (KEYWORD, N, S, SYNTH, pairs_by_label, review_pair, reviewed_two_judge_run,
+                                        two_judge_run)
+from tests.support.synth_run import synthesize_run
 
 ROOT = Path(__file__).resolve().parent.parent
-S, N = "supported", "not_supported"
-FLIP = {S: N, N: S}
-SYNTH, KEYWORD = "synthetic", "keyword:0"
-
-
-def _two_judge_run(store: Store) -> str:
-    """10 responses x 4 statements x 3 sources; 'synthetic' supports 1 pair in 3, the real keyword judge
-    (every statement word in the source) calls every pair supported, since each page holds every sentence."""
-    run_id = synthesize_run(store, responses=10, statements=4, sources=3, judges=(SYNTH, KEYWORD))
-    data = store.load_run(run_id)
-    judge = KeywordJudge()
-    rows = [(row, v) for rows in data.statements.values() for row in rows
-            for v in data.verdicts[row.pk] if v.verdict.judge_id == KEYWORD]
-    for row, v in rows:
-        src = data.sources[v.url]
-        verdict = asyncio.run(judge.verify(row.statement.text, SourceText.from_source(src.source)))
-        store.save_verdict(run_id, row.pk, v.url, src.id, verdict)
-    return run_id
-
-
-def _pairs(store: Store, run_id: str) -> list[tuple[int, str, str, int]]:
-    """(statement_pk, url, the synthetic judge's label, source id), sorted."""
-    data = store.load_run(run_id)
-    return sorted((spk, v.url, v.verdict.label.value, data.sources[v.url].id)
-                  for spk, vs in data.verdicts.items() for v in vs if v.verdict.judge_id == SYNTH)
-
-
-def _review(store: Store, run_id: str, spk: int, url: str, majority: str, third: str = "") -> None:
-    """ana and ben give the majority; cy gives ``third`` (the other label, or unsure) when asked."""
-    add_review(store, run_id, spk, url, "ana", majority)
-    add_review(store, run_id, spk, url, "ben", majority)
-    if third:
-        add_review(store, run_id, spk, url, "cy", third)
 
 
 @pytest.fixture()
 def reviewed(tmp_path):
-    """24 compared pairs: 8 the synthetic judge calls supported (the reviewers overturn 1), 16 it calls
-    not supported (the reviewers overturn 2); one more pair both judges erred on; one pair with a tie."""
     store = Store(tmp_path / "j.db")
-    run_id = _two_judge_run(store)
-    pairs = _pairs(store, run_id)
-    sup = [p for p in pairs if p[2] == S][:9]
-    nos = [p for p in pairs if p[2] == N][:18]
-    flipped = {sup[0][:2], nos[0][:2], nos[1][:2]}
-    for i, (spk, url, label, _) in enumerate(sup[:8] + nos[:16]):
-        majority = FLIP[label] if (spk, url) in flipped else label
-        _review(store, run_id, spk, url, majority, third=("unsure" if i == 3 else FLIP[majority] if i % 5 == 0 else ""))
-    spk, url, _, sid = nos[16]                                  # both judges erred: no label to compare
-    for judge in (SYNTH, KEYWORD):
-        store.save_verdict(run_id, spk, url, sid, _error(judge))
-    _review(store, run_id, spk, url, N)
-    spk, url, _, _ = nos[17]                                    # ana and ben disagree: no majority
-    add_review(store, run_id, spk, url, "ana", S)
-    add_review(store, run_id, spk, url, "ben", N)
+    run_id, flipped = reviewed_two_judge_run(store)
     return store, run_id, flipped
-
-
-def _error(judge: str):
-    from sourcecheckup.models import Verdict
-
-    return Verdict.error(judge, "scripted timeout")
 
 
 def test_each_judge_is_scored_against_the_reviewers_majority_by_hand(reviewed):
@@ -118,9 +60,9 @@ def test_each_judge_is_scored_against_the_reviewers_majority_by_hand(reviewed):
 
 def test_too_few_reviewed_pairs_gives_no_recommendation(tmp_path):
     store = Store(tmp_path / "few.db")
-    run_id = _two_judge_run(store)
-    for spk, url, label, _ in _pairs(store, run_id)[:MIN_PAIRS - 1]:
-        _review(store, run_id, spk, url, label)
+    run_id = two_judge_run(store)
+    for spk, url, label, _ in pairs_by_label(store, run_id)[:MIN_PAIRS - 1]:
+        review_pair(store, run_id, spk, url, label)
     c = compare_judges(store, run_id)
     assert c.score(SYNTH).pairs == MIN_PAIRS - 1 and c.score(SYNTH).agreement == 1.0
     assert c.recommended is None
@@ -133,9 +75,9 @@ def test_too_few_reviewed_pairs_gives_no_recommendation(tmp_path):
 
 def test_balanced_accuracy_needs_both_labels_among_the_reviewers(tmp_path):
     store = Store(tmp_path / "one.db")
-    run_id = _two_judge_run(store)
-    for spk, url, label, _ in [p for p in _pairs(store, run_id) if p[2] == N][:MIN_PAIRS]:
-        _review(store, run_id, spk, url, N)
+    run_id = two_judge_run(store)
+    for spk, url, label, _ in [p for p in pairs_by_label(store, run_id) if p[2] == N][:MIN_PAIRS]:
+        review_pair(store, run_id, spk, url, N)
     c = compare_judges(store, run_id)
     assert c.score(SYNTH).balanced_accuracy is None and c.score(SYNTH).recall_supported is None
     assert c.recommended is None and "both kinds" in c.recommendation
@@ -163,3 +105,12 @@ def test_cli_judges_compare_prints_the_table_and_json(reviewed):
     p = subprocess.run(base[:-3] + ["nosuchrun", "--db", str(store.path)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "nosuchrun" in p.stderr
+
+
+def test_db_may_be_named_before_or_after_the_action(tmp_path):
+    from sourcecheckup.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["judges", "--db", "a.db", "compare", "R"]).db == "a.db"
+    assert parser.parse_args(["judges", "compare", "R", "--db", "b.db"]).db == "b.db"
+    assert parser.parse_args(["judges", "compare"]).db is None

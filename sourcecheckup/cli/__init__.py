@@ -196,8 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="RUN", help="open this run")
     p.set_defaults(func=cmd_gui)
 
-    p = sub.add_parser("judges", help="the judges: compare them on your reviews")
-    judges_sub = p.add_subparsers(dest="judges_command", metavar="ACTION")
+    p = sub.add_parser("judges", parents=[common], help="the judges: compare them on your reviews")
+    judges_sub = p.add_subparsers(dest="judges_command", metavar="ACTION",
+                                  help="compare: which judge agrees best with your reviewers")
     judges_sub.required = True
     add_compare_command(judges_sub, common)
     _finish_help(judges_sub)

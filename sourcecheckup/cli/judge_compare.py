@@ -28,13 +28,16 @@ def cmd_judges_compare(args: argparse.Namespace) -> int:
 
 
 def add_compare_command(judges_sub: Any, common: argparse.ArgumentParser) -> None:
-    """``judges compare`` under the ``judges`` command group."""
+    """``judges compare`` under the ``judges`` command group (which takes ``--db`` too)."""
     from ..judge_compare import MIN_PAIRS
 
     p = judges_sub.add_parser(
-        "compare", parents=[common],
+        "compare",
         help="each judge of a run against the reviewers' majority: agreement, kappa, balanced accuracy, "
              "the pairs they disagree on, and the judge to trust")
+    # --db here too, defaulting to nothing, so `judges --db X compare` keeps the X the group read
+    db = next(a for a in common._actions if "--db" in a.option_strings)
+    p.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS, help=db.help)
     p.add_argument("run", nargs="?", help="run id (default: the latest)")
     p.add_argument("--min-pairs", type=int, default=MIN_PAIRS,
                    help=f"reviewed pairs a judge needs before it can be recommended (default {MIN_PAIRS})")

@@ -114,3 +114,16 @@ def test_db_may_be_named_before_or_after_the_action(tmp_path):
     assert parser.parse_args(["judges", "--db", "a.db", "compare", "R"]).db == "a.db"
     assert parser.parse_args(["judges", "compare", "R", "--db", "b.db"]).db == "b.db"
     assert parser.parse_args(["judges", "compare"]).db is None
+
+
+def test_terminal_view_prints_a_hostile_statement_as_inert_text():
+    from sourcecheckup.judge_compare import Disagreement, JudgeComparison, JudgeScore
+
+    d = Disagreement(1, "https://example.org/x\x1b]8;;evil\x07", "r1\r", "Safe \x1b[2J\x1b[31mred\nline", "",
+                     S, N, {"ana": N})
+    score = JudgeScore("j\x1b[0m", 1, 0, 0.0, (0.0, 0.79), None, None, None, 0.0,
+                       {S: {S: 0, N: 1}, N: {S: 0, N: 0}}, 0, (d,))
+    c = JudgeComparison("run", ("ana",), 1, 1, 1, (score,), None, "Too few reviewed pairs.")
+    text = format_comparison(c)
+    assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+    assert "Safe  [2J [31mred line" in text

@@ -4,7 +4,8 @@ Draw a seeded, stratified sample of judged pairs (review_sample.draw_sample), la
 (review.add_review with sample= the sample's name), blind by default: the judge's verdict is
 hidden and the source is shown scrolled to the passage that best matches the statement (BM25),
 never to the judge's quote. The window's keyboard review mode drives this page too
-(S / N / U, J / K or arrows). The agreement panel shows agreement.agreement_report.
+(S / N / U, J / K or arrows). The agreement panel shows agreement.agreement_report; "Which judge
+to trust…" opens judge_compare_panel (judge_compare.compare_judges).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from sourcecheckup.review_sample import STRATA, SampleError, SamplePair, draw_sa
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views.review import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
 
+from .judge_compare_panel import JudgeCompareDialog
 from .models import AgreementModel, SamplePairsModel
 from .widgets import SourceViewer, plain_label
 
@@ -35,6 +37,7 @@ class SamplePage(QWidget):
         super().__init__(parent)
         self.host = host
         self.sample: SampleReview | None = None
+        self._judges_dialog: JudgeCompareDialog | None = None
         self._build()
 
     def _build(self) -> None:
@@ -131,8 +134,15 @@ class SamplePage(QWidget):
         split.setSizes([640, 600])
         layout.addWidget(split, 1)
 
+        row = QHBoxLayout()
         self.agreement_label = plain_label("Agreement: no reviews yet.", selectable=False)
-        layout.addWidget(self.agreement_label)
+        row.addWidget(self.agreement_label, 1)
+        self.judges_btn = QPushButton("Which judge to trust…")
+        self.judges_btn.setToolTip("Each judge against the reviewers' majority: agreement, kappa, balanced "
+                                   "accuracy, the pairs they disagree on, and a recommendation")
+        self.judges_btn.clicked.connect(lambda: self.compare_judges())
+        row.addWidget(self.judges_btn)
+        layout.addLayout(row)
         self.agreement_model = AgreementModel(self)
         self.agreement_table = QTableView()
         self.agreement_table.setModel(self.agreement_model)
@@ -302,6 +312,20 @@ class SamplePage(QWidget):
             self.agreement_label.setText("Agreement: " + agreement_summary(report))
             self.agreement_model.set_rows(agreement_rows(report))
         self.agreement_shown.emit()
+
+    def compare_judges(self) -> JudgeCompareDialog | None:
+        """Open "Which judge to trust" for the current run (judge_compare.compare_judges)."""
+        rid = self.run_id
+        if not rid:
+            self.host._warn("No run open", "Open a run in Results first.")
+            return None
+        # one dialog, kept (not deleted on close) so a comparison still being computed has a live panel to fill
+        if self._judges_dialog is None:
+            self._judges_dialog = JudgeCompareDialog(self.host, self)
+        self._judges_dialog.panel.load(self.host, rid)
+        self._judges_dialog.show()
+        self._judges_dialog.raise_()
+        return self._judges_dialog
 
     def focus_pairs(self) -> None:
         self.pairs_table.setFocus()

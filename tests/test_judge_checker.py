@@ -10,7 +10,7 @@ import pytest
 from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges import make_judge
 from sourcecheckup.judges.base import validate_judge_spec
-from sourcecheckup.judges.checker import chunk_sentences, yes_probability
+from sourcecheckup.judges.checker import SYSTEM_PROMPT, chunk_sentences, yes_probability
 from sourcecheckup.models import Label
 from tests.support.fake_llm import FakeLLMServer, RecordedRequest, Scripted, bad_request
 
@@ -66,7 +66,8 @@ async def test_long_source_with_logprobs_only_one_chunk_supports():
     chunks = chunk_sentences(long_source())
     assert len(server.requests) == len(chunks) >= 4             # every chunk is checked
     for request in server.requests:
-        assert [m["role"] for m in request.messages] == ["user"]   # MiniCheck's format: no system prompt
+        assert [m["role"] for m in request.messages] == ["system", "user"]   # MiniCheck's trained format
+        assert request.messages[0]["content"] == SYSTEM_PROMPT and 'either "Yes" or "No"' in SYSTEM_PROMPT
         assert request.user_text.startswith("Document: ") and request.user_text.endswith(f"\nClaim: {CLAIM}")
         assert request.body["logprobs"] is True and request.body["top_logprobs"] == 5
         assert request.body["model"] == "bespoke-minicheck" and request.body["temperature"] == 0

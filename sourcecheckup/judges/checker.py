@@ -36,8 +36,15 @@ THRESHOLD = 0.5
 TOP_LOGPROBS = 5
 
 
+# the system prompt Bespoke-MiniCheck-7B was trained with (MiniCheck's inference code, Ollama's Modelfile)
+SYSTEM_PROMPT = ("Determine whether the provided claim is consistent with the corresponding document. "
+                 "Consistency in this context implies that all information presented in the claim is "
+                 "substantiated by the document. If not, it should be considered inconsistent. Please assess "
+                 "the claim's consistency with the document by responding with either \"Yes\" or \"No\".")
+
+
 def document_prompt(chunk: str, claim: str) -> str:
-    """The user message a MiniCheck model reads (there is no system message)."""
+    """The user message a MiniCheck model reads."""
     return f"Document: {chunk}\nClaim: {claim}"
 
 
@@ -128,7 +135,7 @@ class CheckerJudge(BaseJudge):
         options = CallOptions(temperature=0, seed=self.client.settings.seed, max_tokens=self.max_output_tokens,
                               structured=False, top_logprobs=TOP_LOGPROBS)
         try:
-            reply = await self.client.complete("", document_prompt(" ".join(chunk), claim), None, options)
+            reply = await self.client.complete(SYSTEM_PROMPT, document_prompt(" ".join(chunk), claim), None, options)
         except LLMCallError as exc:
             return ChunkResult(index, error=str(exc))
         try:

@@ -30,9 +30,8 @@ class OpenAIClient(LLMClient):
 
     def params(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> dict[str, Any]:
         """The request body, without the fields the server has rejected."""
-        # no system message when there is none to give (a checker model's template has no place for one)
-        system_turn = [{"role": "system", "content": system}] if system else []
-        params: dict[str, Any] = {"model": self.settings.model, "messages": [*system_turn, *turns]}
+        params: dict[str, Any] = {"model": self.settings.model,
+                                  "messages": [{"role": "system", "content": system}, *turns]}
         if options.temperature is not None:
             params["temperature"] = options.temperature
         if schema is not None and options.structured:

@@ -93,8 +93,8 @@ async def test_text_instead_of_tool_call_is_repaired_once(server, judge_for, pag
 
 
 async def test_invalid_tool_input_is_repaired_through_an_error_tool_result(server, judge_for, page):
-    server.script(Scripted(json.dumps({"label": "partially", "quote": "", "rationale": "Half of it."})),
-                  verdict("not_supported", "", "Partial support is not support."))
+    server.script(Scripted(json.dumps({"label": "unclear", "quote": "", "rationale": "Half of it."})),
+                  verdict("not_supported", "", "The source gives no such figure."))
     v = await judge_for().verify(STATEMENT, page)
     assert v.label is Label.NOT_SUPPORTED
     messages = server.requests[1].body["messages"]
@@ -102,14 +102,14 @@ async def test_invalid_tool_input_is_repaired_through_an_error_tool_result(serve
     result = messages[2]["content"][0]
     assert tool_use["type"] == "tool_use"
     assert result["type"] == "tool_result" and result["tool_use_id"] == tool_use["id"] and result["is_error"]
-    assert "'partially'" in result["content"]
+    assert "'unclear'" in result["content"]
 
 
 async def test_unparsable_twice_is_judge_error_with_raw_kept(server, judge_for, page):
-    server.script(malformed("Supported, I think."), malformed("Still prose."))
+    server.script(malformed("Let me weigh this, I think."), malformed("Still prose."))
     v = await judge_for().verify(STATEMENT, page)
     assert v.label is Label.JUDGE_ERROR
-    assert "Supported, I think." in v.raw and "Still prose." in v.raw
+    assert "Let me weigh this, I think." in v.raw and "Still prose." in v.raw
     assert len(server.requests) == 2
 
 

@@ -123,23 +123,24 @@ async def test_persistent_server_error_becomes_judge_error_after_bounded_retries
     assert len(server.requests) == 3
 
 
-async def test_malformed_json_gets_one_repair_and_then_counts(server, judges, page):
-    server.script(malformed('{"label": "supported", "quote": "Most cases'),
+async def test_reply_without_a_decision_gets_one_repair_and_then_counts(server, judges, page):
+    # a cut-off object that still holds its label is read (tests/test_reply_shapes.py); one without is not
+    server.script(malformed('{"quote": "Most cases'),
                   verdict("not_supported", "", "No such figure."))
     v = await openai_judge(judges, server).verify(STATEMENT, page)
     assert v.label is Label.NOT_SUPPORTED
     assert "repaired" in v.flags
     repair = server.requests[1].body["messages"]
-    assert repair[-2] == {"role": "assistant", "content": '{"label": "supported", "quote": "Most cases'}
-    assert "not valid JSON" in repair[-1]["content"]
+    assert repair[-2] == {"role": "assistant", "content": '{"quote": "Most cases'}
+    assert '"label" must be' in repair[-1]["content"]
     assert v.tokens_in > len(server.requests[1].all_text) // 4 + 100, "both calls' tokens are counted"
 
 
 async def test_second_unparsable_reply_is_judge_error_with_raw_kept(server, judges, page):
-    server.script(malformed("I think it is supported."), malformed('{"label": "maybe"}'))
+    server.script(malformed("I would need to read the full article first."), malformed('{"label": "maybe"}'))
     v = await openai_judge(judges, server).verify(STATEMENT, page)
     assert v.label is Label.JUDGE_ERROR
-    assert "I think it is supported." in v.raw and '{"label": "maybe"}' in v.raw
+    assert "I would need to read the full article first." in v.raw and '{"label": "maybe"}' in v.raw
     assert "repair" in v.rationale
     assert len(server.requests) == 2, "exactly one repair attempt"
 

@@ -23,10 +23,14 @@ from ..injection import detect_injection
 from ..llm import make_client, split_options
 from ..llm.client import CallOptions, ClientSettings, LLMClient
 from ..llm.pricing import UsageReport
-from ..llm.replies import ReplyError, Schema, TaskError, ask_json, delimit_source, extract_json_object, new_boundary
+from ..llm.replies import Schema, TaskError, ask_json, delimit_source, new_boundary
 from ..models import CONTRADICTED, Label, Verdict, contradicted_rationale
 from ..prompts import DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt
 from .base import BaseJudge, JudgeSpecError, SourceText
+from .verdict_reply import ParsedVerdict, parse_batch, parse_verdict, read_bare_verdict, verdict_from_object
+
+__all__ = ["ApiJudge", "JudgeSettings", "ParsedVerdict", "parse_batch", "parse_verdict", "verdict_from_object",
+           "VERDICT_SCHEMA", "BATCH_SCHEMA"]
 
 log = logging.getLogger("sourcecheckup.judges")
 
@@ -67,73 +71,6 @@ SINGLE = Schema("verdict", VERDICT_SCHEMA, "Record whether the source supports t
 BATCH = Schema("verdicts", BATCH_SCHEMA, "Record, for each numbered statement, whether the source supports it.",
                example='{"verdicts": [{"index": 1, "label": "supported" | "not_supported", "quote": "...", '
                        '"rationale": "..."}, ...]}')
-
-
-@dataclass(frozen=True)
-class ParsedVerdict:
-    label: Label
-    quote: str
-    rationale: str
-    contradicted: bool = False     # the source says something different (label is not_supported)
-
-
-_LABELS = {"supported": Label.SUPPORTED, "not_supported": Label.NOT_SUPPORTED,
-           "not supported": Label.NOT_SUPPORTED, "unsupported": Label.NOT_SUPPORTED,
-           "not-supported": Label.NOT_SUPPORTED, "contradicted": Label.NOT_SUPPORTED,
-           "contradicts": Label.NOT_SUPPORTED, "refuted": Label.NOT_SUPPORTED}
-_CONTRADICTING = frozenset({"contradicted", "contradicts", "refuted"})
-_LABELS = {"supported": Label.SUPPORTED, "not_supported": Label.NOT_SUPPORTED,
-           "not supported": Label.NOT_SUPPORTED, "unsupported": Label.NOT_SUPPORTED,
-           "not-supported": Label.NOT_SUPPORTED, "contradicted": Label.NOT_SUPPORTED,
-           "contradicts": Label.NOT_SUPPORTED, "refuted": Label.NOT_SUPPORTED}
-_CONTRADICTING = frozenset({"contradicted", "contradicts", "refuted"})
-
-
-def verdict_from_object(obj: Mapping[str, Any]) -> ParsedVerdict:
-    label = obj.get("label")
-    if not isinstance(label, str) or label.strip().lower() not in _LABELS:
-        raise ReplyError(f'"label" must be "supported" or "not_supported", got {label!r}')
-    quote = obj.get("quote", "")
-    rationale = obj.get("rationale", "")
-    if quote is None:
-        quote = ""
-    if not isinstance(quote, str) or not isinstance(rationale, str):
-        raise ReplyError('"quote" and "rationale" must be strings')
-    key = label.strip().lower()
-    said = obj.get("contradicted", False)
-    if not isinstance(said, bool):
-        raise ReplyError(f'"contradicted" must be true or false, got {said!r}')
-    contradicted = key in _CONTRADICTING or said
-    if contradicted and _LABELS[key] is Label.SUPPORTED:
-        raise ReplyError('"contradicted": true goes with "label": "not_supported", not "supported"')
-    return ParsedVerdict(_LABELS[key], quote.strip(), rationale.strip(), contradicted)
-
-
-def parse_verdict(text: str | None, payload: Mapping[str, Any] | None = None) -> ParsedVerdict:
-    """A verdict from a reply: a structured payload (tool input) or JSON text."""
-    obj = payload if payload is not None else extract_json_object(text or "")
-    return verdict_from_object(obj)
-
-
-def parse_batch(text: str | None, count: int, payload: Mapping[str, Any] | None = None) -> list[ParsedVerdict]:
-    obj = payload if payload is not None else extract_json_object(text or "")
-    items = obj.get("verdicts")
-    if not isinstance(items, list):
-        raise ReplyError('the reply must have a "verdicts" list')
-    by_index: dict[int, ParsedVerdict] = {}
-    for position, item in enumerate(items, start=1):
-        if not isinstance(item, Mapping):
-            raise ReplyError("every entry of \"verdicts\" must be an object")
-        index = item.get("index", position)
-        if not isinstance(index, int) or not 1 <= index <= count:
-            raise ReplyError(f'"index" must be a number from 1 to {count}, got {index!r}')
-        by_index[index] = verdict_from_object(item)
-    missing = [i for i in range(1, count + 1) if i not in by_index]
-    if missing:
-        raise ReplyError(f"verdicts are missing for statement(s) {', '.join(map(str, missing))}; "
-                         f"give exactly {count}")
-    return [by_index[i] for i in range(1, count + 1)]
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +248,9 @@ class ApiJudge(BaseJudge):
 
         options = CallOptions(temperature=0, seed=self.client.settings.seed, max_tokens=max_tokens)
         try:
-            answer = await ask_json(self.client, system, user, schema, parse, options)
+            answer = await ask_json(self.client, system, user, schema, parse, options,
+                                    read_text=None if batch else (lambda text: [read_bare_verdict(text)]),
+                                    mend=True)
         except TaskError as exc:
             message = str(exc)
             if exc.refusal is not None:

@@ -7,7 +7,7 @@ import importlib
 from typing import Any, AsyncIterator, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..evidence import SourceText
-from ..llm.spec import COMPATIBLE_EXAMPLE, SpecError, parse_model_spec, split_spec
+from ..llm.spec import COMPATIBLE_EXAMPLE, SpecError, parse_checker_spec, parse_model_spec, split_spec
 from ..models import Verdict
 
 
@@ -81,6 +81,7 @@ _REGISTRY: dict[str, tuple[str, str] | Callable[..., Judge]] = {
     "openai-compatible": ("sourcecheckup.judges.api", "from_compatible_spec"),
     "anthropic": ("sourcecheckup.judges.api", "from_anthropic_spec"),
     "local": ("sourcecheckup.judges.local", "from_spec"),
+    "checker": ("sourcecheckup.judges.checker", "from_spec"),
 }
 
 
@@ -165,6 +166,12 @@ def validate_judge_spec(spec: str, env: Any = None) -> str | None:
         if model.provider is not None and find_api_key(model.provider, env) is None:
             return (f"no API key for {model.provider} (judge '{spec.strip()}'): store one in the keyring or set "
                     f"{ENV_VARS[model.provider]}")
+        return None
+    if kind == "checker":
+        try:
+            parse_checker_spec(spec)
+        except SpecError as exc:
+            return str(exc)
         return None
     if kind == "local" and not arg:
         return "the local judge needs a model folder or id: local:/path/to/model"

@@ -74,6 +74,7 @@ class CallOptions:
     seed: int | None = None
     max_tokens: int = 1024
     structured: bool = True
+    top_logprobs: int | None = None   # ask for the first tokens' alternatives (where the API gives them)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class Reply:
     refusal: str | None = None
     stop: str | None = None
     assistant_turn: Any = None        # what to append to the conversation for a repair
+    first_token_logprobs: tuple[tuple[str, float], ...] | None = None   # (token, logprob) alternatives
 
 
 class LLMCallError(RuntimeError):
@@ -256,7 +258,8 @@ class LLMClient:
         reply = await self.send(system, self.first_turns(user), schema, options)
         return Reply(text=self.redact(reply.text), payload=reply.payload, model=reply.model,
                      tokens_in=reply.tokens_in, tokens_out=reply.tokens_out,
-                     refusal=self.redact(reply.refusal), stop=reply.stop, assistant_turn=reply.assistant_turn)
+                     refusal=self.redact(reply.refusal), stop=reply.stop, assistant_turn=reply.assistant_turn,
+                     first_token_logprobs=reply.first_token_logprobs)
 
     def _backoff(self, attempt: int) -> float:
         base = min(self.settings.max_backoff_s, self.settings.backoff_s * (2 ** attempt))

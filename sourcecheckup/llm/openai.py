@@ -18,7 +18,7 @@ from .replies import Schema
 class OpenAIClient(LLMClient):
     provider = "openai"
     sdk = openai
-    optional_params = ("temperature", "seed", "response_format")
+    optional_params = ("temperature", "seed", "response_format", "logprobs")
 
     def __init__(self, settings: ClientSettings, api_key: str | None, spec: str, *,
                  compatible: bool = False):
@@ -42,8 +42,13 @@ class OpenAIClient(LLMClient):
             params["seed"] = options.seed
         # local servers know max_tokens; OpenAI's newer models only max_completion_tokens
         params["max_tokens" if self.compatible else "max_completion_tokens"] = options.max_tokens
+        if options.top_logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = options.top_logprobs
         for name in self.dropped_params:
             params.pop(name, None)
+            if name == "logprobs":
+                params.pop("top_logprobs", None)
         return params
 
     async def _post(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> Reply:
@@ -65,8 +70,21 @@ class OpenAIClient(LLMClient):
             refusal = "the reply was withheld by the provider's content filter"
         return Reply(text=message.content, payload=None, model=model, tokens_in=tokens_in,
                      tokens_out=tokens_out, refusal=refusal or None, stop=choice.finish_reason,
-                     assistant_turn={"role": "assistant", "content": message.content or ""})
+                     assistant_turn={"role": "assistant", "content": message.content or ""},
+                     first_token_logprobs=_first_token_logprobs(choice))
 
     def repair_turns(self, turns: list[Any], reply: Reply, instruction: str, schema: Schema) -> list[Any]:
         return [*turns, reply.assistant_turn or {"role": "assistant", "content": reply.text or ""},
                 {"role": "user", "content": instruction}]
+
+
+def _first_token_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
+    """The first generated token's alternatives as (token, logprob), or None when the server sent none."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    first = content[0]
+    alternatives = [(t.token, float(t.logprob)) for t in (first.top_logprobs or [])]
+    if not any(token == first.token for token, _ in alternatives):
+        alternatives.insert(0, (first.token, float(first.logprob)))
+    return tuple(alternatives)

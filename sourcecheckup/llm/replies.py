@@ -41,29 +41,78 @@ def reply_problem(exc: ReplyError, reply: "Reply") -> str:
     return exc.problem
 
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON|javascript|js)?[ \t]*\n?(.*?)```", re.S)
+# reasoning that open models write before answering (Qwen, DeepSeek-R1, QwQ, Magistral...)
+_REASONING = re.compile(r"<(think|thinking|reasoning|reflection)>.*?</\1>", re.S | re.I)
+_REASONING_OPEN = re.compile(r"<(?:think|thinking|reasoning|reflection)>.*", re.S | re.I)
+_REASONING_CLOSE = re.compile(r"^.*</(?:think|thinking|reasoning|reflection)>", re.S | re.I)
+_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*<\|message\|>(.*?)(?:<\|(?:end|return)\|>|$)", re.S)
 
 
-def extract_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text`` (code fences and chatter around it are tolerated)."""
+def strip_reasoning(text: str) -> str:
+    """The answer part of a reply: reasoning blocks removed, also an unclosed one (the template may
+    have opened it, or the reply was cut off inside it), and gpt-oss's final channel taken."""
+    final = _HARMONY_FINAL.search(text)
+    if final:
+        text = final.group(1)
+    text = _REASONING.sub(" ", text)
+    text = _REASONING_CLOSE.sub(" ", text)    # '...reasoning</think> answer': the template opened it
+    return _REASONING_OPEN.sub(" ", text).strip()
+
+
+def _first_object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value or None
+    if isinstance(value, list):  # several objects in a row: the first one
+        return next((v for v in value if isinstance(v, dict) and v), None)
+    return None
+
+
+def extract_json_object(text: str, mend: bool = False) -> dict[str, Any]:
+    """The first JSON object in ``text``: reasoning blocks, code fences and chatter around it are
+    dropped. With ``mend``, single quotes, unquoted keys, trailing commas and a cut-off end are
+    mended by ``json_repair`` (right for a one-word decision; a caller whose lists a cut-off end would
+    shorten, the parser or an answer, keeps it off). Raises :class:`ReplyError` when there is no
+    object to read."""
     if not text or not text.strip():
         raise ReplyError("the reply was empty")
-    cleaned = _FENCE.sub("", text.strip())
-    start = cleaned.find("{")
-    if start < 0:
-        raise ReplyError("the reply contained no JSON object")
-    try:
-        obj, _ = json.JSONDecoder().raw_decode(cleaned[start:])
-    except json.JSONDecodeError as exc:
-        raise ReplyError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(obj, dict):
-        raise ReplyError("the reply is JSON but not an object")
-    return obj
+    answer = strip_reasoning(text)
+    fenced = [m.group(1) for m in _FENCE.finditer(answer) if "{" in m.group(1)]
+    candidates = fenced + [answer]
+    decoder = json.JSONDecoder()
+    empty: dict[str, Any] | None = None
+    for candidate in candidates:   # strict JSON first, at every opening brace
+        for match in re.finditer(r"\{", candidate):
+            try:
+                obj, _ = decoder.raw_decode(candidate[match.start():])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                if obj:
+                    return obj
+                empty = obj if empty is None else empty
+    if empty is not None:
+        return empty
+    for candidate in candidates if mend else ():
+        start = candidate.find("{")
+        if start < 0:
+            continue
+        from json_repair import repair_json
+
+        try:
+            obj = _first_object(repair_json(candidate[start:], return_objects=True))
+        except Exception:  # the library's own failure: treat as no object
+            obj = None
+        if obj is not None:
+            return obj
+    if "{" in answer:
+        raise ReplyError("the reply is not valid JSON" + (" and could not be mended" if mend else ""))
+    raise ReplyError("the reply contained no JSON object")
 
 
-def reply_object(reply: "Reply") -> dict[str, Any]:
+def reply_object(reply: "Reply", mend: bool = False) -> dict[str, Any]:
     """The reply's JSON object: the structured payload when the API delivered one, else parsed text."""
-    return dict(reply.payload) if reply.payload is not None else extract_json_object(reply.text or "")
+    return dict(reply.payload) if reply.payload is not None else extract_json_object(reply.text or "", mend)
 
 
 def repair_instruction(problem: str, schema: Schema) -> str:
@@ -124,13 +173,16 @@ class TaskError(RuntimeError):
 
 
 async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
-                   parse: Callable[[Mapping[str, Any]], Any], options: "CallOptions") -> JsonAnswer:
+                   parse: Callable[[Mapping[str, Any]], Any], options: "CallOptions",
+                   read_text: Callable[[str], Any] | None = None, mend: bool = False) -> JsonAnswer:
     """One structured request through ``client``: its retries, limits and usage, and one repair.
 
     ``parse`` turns the reply object into the task's value and raises :class:`ReplyError` when
     the object is not what was asked for; such a reply gets one repair attempt, in the same
-    conversation. Raises :class:`TaskError` when the call fails, the model refuses or the
-    repaired reply is still unusable.
+    conversation. ``read_text``, when given, reads a reply that holds no JSON object at all (a bare
+    label) and raises :class:`ReplyError` when the text carries no answer either; ``mend`` lets
+    ``json_repair`` mend broken JSON (see :func:`extract_json_object`). Raises :class:`TaskError`
+    when the call fails, the model refuses or the repaired reply is still unusable.
     """
     from .client import LLMCallError
 
@@ -152,7 +204,7 @@ async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
                             tokens_in=tokens_in, tokens_out=tokens_out)
         raws.append(reply.text or "")
         try:
-            value = parse(reply_object(reply) if reply.payload is None else reply.payload)
+            value = _read(reply, parse, read_text, mend)
         except ReplyError as exc:
             problem = reply_problem(exc, reply)
             if round_ == 0:
@@ -164,3 +216,18 @@ async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
                             tokens_in=tokens_in, tokens_out=tokens_out) from None
         return JsonAnswer(value, reply.model, tokens_in, tokens_out, repaired=bool(round_))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _read(reply: "Reply", parse: Callable[[Mapping[str, Any]], Any],
+          read_text: Callable[[str], Any] | None, mend: bool) -> Any:
+    """The task's value from one reply: its JSON object, else (when the caller can) its plain text."""
+    try:
+        obj = reply_object(reply, mend)
+    except ReplyError:
+        if read_text is None or not (reply.text or "").strip():
+            raise
+        try:
+            return read_text(strip_reasoning(reply.text or ""))
+        except ReplyError:
+            raise ReplyError("the reply contained no JSON object and no answer") from None
+    return parse(obj)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 LLM_KINDS = ("openai", "openai-compatible", "anthropic")
 COMPATIBLE_EXAMPLE = "openai-compatible:http://localhost:11434/v1#llama3.1"
+CHECKER_EXAMPLE = "checker:http://127.0.0.1:11434/v1#bespoke-minicheck"
 _EXAMPLE_MODEL = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
 
 
@@ -57,6 +58,18 @@ def parse_model_spec(spec: str) -> ModelSpec:
     if not arg:
         raise SpecError(f"'{spec.strip()}' names no model: write e.g. {kind}:{_EXAMPLE_MODEL[kind]}")
     return ModelSpec(kind, arg)
+
+
+def parse_checker_spec(spec: str) -> ModelSpec:
+    """``checker:BASE_URL#MODEL``: a Yes/No fact-checking model (MiniCheck) on an OpenAI-compatible
+    server, as the compatible :class:`ModelSpec` its client is built from."""
+    kind, arg = split_spec(spec)
+    if kind != "checker":
+        raise SpecError(f"'{spec.strip()}' is not a checker spec: write {CHECKER_EXAMPLE}")
+    try:
+        return parse_model_spec(f"openai-compatible:{arg}")
+    except SpecError:
+        raise SpecError(f"'{spec.strip()}' needs a server's base URL and a model: write {CHECKER_EXAMPLE}") from None
 
 
 def is_model_spec(spec: str) -> bool:

@@ -40,6 +40,7 @@ class Scripted:
     body: bytes | None = None          # raw body override (b"" = empty body)
     truncate: bool = False             # announce more bytes than are sent, then hang up
     usage: tuple[int, int] | None = None
+    top_logprobs: list[tuple[str, float]] | None = None   # the first token's alternatives, sent when asked for
 
 
 def verdict(label: str = "supported", quote: str = "", rationale: str = "The source says so.") -> Scripted:
@@ -164,6 +165,15 @@ def default_responder(request: RecordedRequest) -> Scripted:
     return verdict("supported", quote, "The source states this.")
 
 
+def _logprobs(request: RecordedRequest, reply: Scripted) -> dict[str, Any] | None:
+    """OpenAI's logprobs object for the first token, when the request asked and the reply has some."""
+    if not request.body.get("logprobs") or not reply.top_logprobs:
+        return None
+    wanted = int(request.body.get("top_logprobs") or 1)
+    top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in reply.top_logprobs[:wanted]]
+    return {"content": [{**top[0], "top_logprobs": top}], "refusal": None}
+
+
 def approx_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
@@ -271,7 +281,7 @@ class FakeLLMServer:
         return {
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": "fp_ollama" if self.flavor == "ollama" else "fp_fake",
-            "choices": [{"index": 0, "message": message, "logprobs": None,
+            "choices": [{"index": 0, "message": message, "logprobs": _logprobs(request, reply),
                          "finish_reason": reply.finish or "stop"}],
             "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
                       "total_tokens": tokens_in + tokens_out},

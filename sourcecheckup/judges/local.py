@@ -142,7 +142,8 @@ def _config_bytes(arg: str, allow_download: bool) -> bytes:
         f"local model '{arg}' was not found: no such folder and not in the Hugging Face cache, "
         "and downloads are off. Download the model on a machine with internet access "
         f"(for example `hf download {arg} --local-dir ./{Path(arg).name}`), copy the folder here "
-        f"and pass it: --judge local:/path/to/{Path(arg).name}")
+        f"and pass it: --judge local:/path/to/{Path(arg).name}; for a recommended checker, "
+        "`sourcecheckup models list` and `models pull NAME` (or `models import DIR --name NAME`)")
 
 
 class LocalJudge:

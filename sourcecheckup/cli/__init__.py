@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gui)
 
     benchmark.add_commands(sub, progress)
-    models.add_commands(sub)
+    models.add_commands(sub, common)
     _finish_help(sub)
     return parser
 

@@ -12,9 +12,11 @@ from ..judges import models_hub
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, err
 
 
-def add_commands(sub: Any) -> None:
-    p = sub.add_parser("models", help="recommended fact-checking models: list, pull, import, remove")
-    msub = p.add_subparsers(dest="models_command", metavar="ACTION")
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("models", parents=[common],
+                       help="recommended fact-checking models: list, pull, import, remove")
+    msub = p.add_subparsers(dest="models_command", metavar="ACTION",
+                            help="list | pull NAME | remove NAME | import DIR --name NAME")
     msub.required = True
     q = msub.add_parser("list", help="the catalogue and the models installed")
     q.add_argument("--json", action="store_true", help="print the catalogue and installed models as JSON")

@@ -13,7 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark
+from . import benchmark, models
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .judge_compare import add_compare_command
 from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
@@ -204,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     _finish_help(judges_sub)
 
     benchmark.add_commands(sub, progress)
+    models.add_commands(sub, common)
     _finish_help(sub)
     return parser
 

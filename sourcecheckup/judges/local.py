@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 from ..evidence import quote_in_source, rank_passages, source_sentences, split_passages
 from ..models import Label, Verdict
 from ..evidence import SourceText
+from . import local_kinds
 from .base import JudgeSpecError
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,8 @@ class LocalModelError(JudgeSpecError):
     """The named local model cannot be found or used as a judge."""
 
 
-def supported_label_index(id2label: Mapping[int, str], override: str | int | None = None) -> int:
+def supported_label_index(id2label: Mapping[int, str], override: str | int | None = None,
+                          model: str = "DIR") -> int:
     """Which output of the classifier means "supported".
 
     The rule, in order:
@@ -56,7 +58,8 @@ def supported_label_index(id2label: Mapping[int, str], override: str | int | Non
        ``supported``, ``SUPPORTS``...; ``not_entailment`` does not count);
     3. a two-class model with generic names (``LABEL_0``/``LABEL_1``): index 1, the
        MiniCheck convention (1 = supported);
-    otherwise an error that lists the labels and asks for ``supported_label``.
+    otherwise an error that lists the labels and says how to name the supported one
+    (``local:DIR#label=NAME`` or the option ``supported_label``).
     """
     labels = {int(i): str(name) for i, name in id2label.items()}
     shown = ", ".join(f"{i}={name}" for i, name in sorted(labels.items()))
@@ -77,8 +80,9 @@ def supported_label_index(id2label: Mapping[int, str], override: str | int | Non
     if len(labels) == 2 and all(_GENERIC_LABEL.match(name) for name in labels.values()):
         return 1
     raise LocalModelError(
-        f"cannot tell which label of this model means 'supported' (labels: {shown}); "
-        "pass the option supported_label=NAME_OR_INDEX")
+        f"cannot tell which label of local model '{model}' means 'supported': its config.json "
+        f"(id2label) holds {shown}. Name the supported label in the spec, local:{model}#label=NAME "
+        "(a label name or its index), or pass the option supported_label=NAME_OR_INDEX")
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,8 @@ class _Loaded:
     supported_index: int
     supported_name: str
     max_length: int
+    kind: str = "classifier"     # or "seq2seq" (local_kinds)
+    answer_ids: tuple[int, int] = (0, 0)   # seq2seq: the token ids of "1" (supported) and "0"
 
 
 def _as_bool(value: Any) -> bool:
@@ -136,7 +142,8 @@ def _config_bytes(arg: str, allow_download: bool) -> bytes:
         f"local model '{arg}' was not found: no such folder and not in the Hugging Face cache, "
         "and downloads are off. Download the model on a machine with internet access "
         f"(for example `hf download {arg} --local-dir ./{Path(arg).name}`), copy the folder here "
-        f"and pass it: --judge local:/path/to/{Path(arg).name}")
+        f"and pass it: --judge local:/path/to/{Path(arg).name}; for a recommended checker, "
+        "`sourcecheckup models list` and `models pull NAME` (or `models import DIR --name NAME`)")
 
 
 class LocalJudge:
@@ -202,10 +209,18 @@ class LocalJudge:
 
     def _load_model(self) -> _Loaded:
         import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
         local_only = not self.allow_download
         path = os.path.expanduser(self.model_ref) if _is_folder_spec(self.model_ref) else self.model_ref
+        try:
+            config = AutoConfig.from_pretrained(path, local_files_only=local_only)
+        except OSError as exc:
+            raise LocalModelError(
+                f"could not load local model '{self.model_ref}' ({exc}). Download it on a machine "
+                "with internet access and pass the folder: --judge local:/path/to/model") from exc
+        if local_kinds.config_kind(config.to_dict()) == "seq2seq":
+            return self._load_seq2seq(path, local_only, torch)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_only)
             model, info = AutoModelForSequenceClassification.from_pretrained(
@@ -233,6 +248,19 @@ class LocalJudge:
         return _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=index,
                        supported_name=str(model.config.id2label[index]),
                        max_length=self._max_length(tokenizer, model.config))
+
+    def _load_seq2seq(self, path: str, local_only: bool, torch: Any) -> _Loaded:
+        try:
+            tokenizer, model, yes_id, no_id = local_kinds.load_seq2seq(path, local_only)
+        except (OSError, ValueError) as exc:
+            raise LocalModelError(f"could not load local model '{self.model_ref}' as a seq2seq checker: {exc}") from exc
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        model.to(device).eval()
+        if not self.config_hash:
+            self.config_hash = hashlib.sha256(model.config.to_json_string().encode()).hexdigest()
+        return _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=1,
+                       supported_name="1", max_length=self.max_length or local_kinds.SEQ2SEQ_MAX_LENGTH,
+                       kind="seq2seq", answer_ids=(yes_id, no_id))
 
     def _max_length(self, tokenizer: Any, config: Any) -> int:
         limits = []
@@ -361,7 +389,9 @@ class LocalJudge:
     def _verdict(self, score: float, window: Window, scored: int, total: tuple[int, bool],
                  sentence: tuple[str, float] | None, source: SourceText, m: _Loaded) -> Verdict:
         supported = score >= self.threshold
-        if m.supported_name.strip().lower().startswith("entail"):
+        if m.kind == "seq2seq":
+            what = "Support probability ('1' against '0' as the checker's first token)"
+        elif m.supported_name.strip().lower().startswith("entail"):
             what = "Entailment probability"
         else:
             what = f"Support probability (label '{m.supported_name}')"
@@ -393,6 +423,9 @@ class LocalJudge:
             # a fresh SourceText so its BM25 cache matches these passages
             source = SourceText(url=source.url, text=source.text, title=source.title,
                                 passages=split_passages(source.text))
+        if m.kind == "seq2seq":   # chunks of whole sentences, about 400 words each
+            source = SourceText(url=source.url, text=source.text, title=source.title,
+                                passages=local_kinds.sentence_chunks(source.text))
         passages = source.passages
         hypothesis_len = len(m.tokenizer(statement, add_special_tokens=False)["input_ids"])
         budget = m.max_length - hypothesis_len - m.tokenizer.num_special_tokens_to_add(pair=True)
@@ -435,6 +468,16 @@ class LocalJudge:
         # longest first, so each batch pads to similar lengths
         order = sorted(range(len(windows)), key=lambda i: -(len(windows[i].text) + len(hypotheses[i])))
         scores = [0.0] * len(windows)
+        if m.kind == "seq2seq":
+            with self._run_lock, torch.inference_mode():
+                for start in range(0, len(order), self.batch_size):
+                    chunk = order[start:start + self.batch_size]
+                    probs = local_kinds.score_seq2seq(
+                        m.tokenizer, m.model, m.device, [windows[i].text for i in chunk],
+                        [hypotheses[i] for i in chunk], *m.answer_ids, max_length=m.max_length + 32)
+                    for i, p in zip(chunk, probs):
+                        scores[i] = p
+            return scores
         with self._run_lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 chunk = order[start:start + self.batch_size]
@@ -494,18 +537,20 @@ _OPTIONS = {"threshold", "supported_label", "batch_size", "max_windows", "max_le
 
 def _check_labels(arg: str, config: bytes, supported_label: str | int | None) -> None:
     """Fail at once, not on the first verdict, when no label can be taken as "supported"."""
-    if not config:
+    if not config or local_kinds.config_kind_of_bytes(config) == "seq2seq":
         return
     try:
         id2label = json.loads(config).get("id2label")
     except (ValueError, AttributeError) as exc:
         raise LocalModelError(f"the config.json of local model '{arg}' is not valid JSON: {exc}") from exc
     if isinstance(id2label, dict) and id2label:
-        supported_label_index({int(k): v for k, v in id2label.items()}, supported_label)
+        supported_label_index({int(k): v for k, v in id2label.items()}, supported_label, model=arg)
 
 
 def from_spec(arg: str, **options: Any) -> LocalJudge:
-    """``local:MODEL_ID_OR_DIR`` -> a LocalJudge; the model itself loads on first use.
+    """``local:MODEL_ID_OR_DIR[#label=NAME]`` -> a LocalJudge; the model itself loads on first use.
+
+    ``MODEL_ID_OR_DIR`` may also be the name of a model pulled or imported with ``sourcecheckup models``.
 
     Options: ``threshold`` (0.5), ``supported_label`` (name or index), ``batch_size`` (16),
     ``max_windows`` (8), ``max_length`` (the model's), ``device`` (cuda when available),
@@ -514,6 +559,17 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     arg = (arg or "").strip()
     if not arg:
         raise JudgeSpecError("the local judge needs a model folder or id: --judge local:/path/to/model")
+    try:
+        arg, spec_options = local_kinds.split_spec_options(arg)
+    except ValueError as exc:
+        raise JudgeSpecError(str(exc)) from exc
+    options = {**options, **spec_options}
+    if not _is_folder_spec(arg):
+        from .models_hub import installed_path
+
+        pulled = installed_path(arg)
+        if pulled is not None:
+            arg = str(pulled)
     ignored = sorted(set(options) - _OPTIONS)
     if ignored:
         log.debug("local judge ignores options %s", ", ".join(ignored))

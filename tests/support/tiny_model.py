@@ -133,3 +133,40 @@ def _save(folder: Path, model: BertForSequenceClassification, tokenizer: BertTok
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def build_seq2seq_checker(folder: Path, *, evidence_words: Iterable[str], present: float = 3.0,
+                          absent: float = 2.0, extra_words: Iterable[str] = (), d_model: int = 16) -> Path:
+    """Save a T5 checker of the MiniCheck-Flan-T5 kind with a known answer at the first decoder step.
+
+    Every weight is zero except: the evidence words' embeddings (dimension 0), the decoder start
+    token's embedding (dimension 1), cross-attention that averages the encoder output (values scaled
+    far up, so one evidence word anywhere dominates), and the "1"/"0" rows of the output layer. So
+    ``P("1")`` is ``sigmoid(present)`` when the input holds an evidence word and ``sigmoid(-absent)``
+    when it holds none (up to a part in a thousand).
+    """
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    words = [w.lower() for w in evidence_words]
+    vocab = vocab_for([*BASE_WORDS, *words, *extra_words, "premise", "hypothesis"])
+    config = T5Config(vocab_size=len(vocab), d_model=d_model, d_kv=d_model, d_ff=d_model, num_layers=1,
+                      num_decoder_layers=1, num_heads=1, tie_word_embeddings=False, dropout_rate=0.0,
+                      decoder_start_token_id=vocab["[PAD]"], pad_token_id=vocab["[PAD]"],
+                      eos_token_id=vocab["[SEP]"])
+    model = T5ForConditionalGeneration(config).eval()
+    scale = math.sqrt(d_model)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.zero_()
+        for name, param in model.named_parameters():
+            if "layer_norm" in name:
+                param.fill_(1.0)
+        for word in words:
+            model.shared.weight[vocab[word], 0] = 10.0
+        model.shared.weight[vocab["[PAD]"], 1] = 1.0
+        cross = model.decoder.block[0].layer[1].EncDecAttention
+        cross.v.weight.copy_(torch.eye(d_model) * 1e5)
+        cross.o.weight.copy_(torch.eye(d_model))
+        model.lm_head.weight[vocab["1"], 0] = present / scale
+        model.lm_head.weight[vocab["0"], 1] = absent / scale
+    return _save(folder, model, _tokenizer(vocab, 512))  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark
+from . import benchmark, judges
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
@@ -196,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gui)
 
     benchmark.add_commands(sub, progress)
+    judges.add_commands(sub, common)
     _finish_help(sub)
     return parser
 

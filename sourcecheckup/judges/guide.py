@@ -19,6 +19,7 @@ class JudgePath:
     needs: str
     accuracy: str
     source: str        # where the accuracy figure comes from, as a citation in words
+    summary: str       # the path in one line, for a crowded screen
 
 
 JUDGE_PATHS: tuple[JudgePath, ...] = (
@@ -30,7 +31,8 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         accuracy="GPT-4o agreed with the consensus of three physicians on 88.7% of the statement–source "
                  "pairs they labelled",
         source="the SourceCheckup study: Wu et al., \"An automated framework for assessing how well LLMs "
-               "cite relevant medical references\", Nature Communications 2025"),
+               "cite relevant medical references\", Nature Communications 2025",
+        summary="API model: paid per call, needs a key; GPT-4o agreed with physicians on 88.7% of pairs"),
     JudgePath(
         title="A model server on this computer (Ollama, LM Studio, llama.cpp, vLLM)",
         example="openai-compatible:http://127.0.0.1:11434/v1#llama3.1",
@@ -42,7 +44,8 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
                  "bespoke-minicheck), reached 77.4% balanced accuracy on LLM-AggreFact",
         source="the Bespoke-MiniCheck-7B model card by Bespoke Labs and the LLM-AggreFact leaderboard of "
                "Tang, Laban and Durrett, \"MiniCheck: Efficient Fact-Checking of LLMs on Grounding "
-               "Documents\", EMNLP 2024"),
+               "Documents\", EMNLP 2024",
+        summary="Server on this computer (Ollama…): free, private; Bespoke-MiniCheck-7B 77.4% balanced acc."),
     JudgePath(
         title="A downloaded checker (local:)",
         example="local:/path/to/MiniCheck-Flan-T5-Large",
@@ -51,7 +54,8 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         accuracy="the MiniCheck authors report MiniCheck-Flan-T5-Large on par with GPT-4 on LLM-AggreFact "
                  "at a small fraction of the cost",
         source="Tang, Laban and Durrett, \"MiniCheck: Efficient Fact-Checking of LLMs on Grounding "
-               "Documents\", EMNLP 2024"),
+               "Documents\", EMNLP 2024",
+        summary="Downloaded checker (local:): free, offline; MiniCheck on par with GPT-4, its authors report"),
 )
 
 BUILTIN_NOTE = ("The built-in judge is a screen: it works offline at once, but it can miss paraphrased "

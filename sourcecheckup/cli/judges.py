@@ -57,7 +57,8 @@ def cmd_judges_guide(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     judges = sub.add_parser("judges", parents=[common], help="find and choose a judge (detect, guide)")
-    group = judges.add_subparsers(dest="judges_command", metavar="SUBCOMMAND")
+    group = judges.add_subparsers(dest="judges_command", metavar="SUBCOMMAND",
+                                  help="detect: model servers on this computer; guide: the three ways to a judge")
     group.required = True
 
     p = group.add_parser("detect", parents=[common],

@@ -99,4 +99,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             window._warn("Cannot open run", str(exc))
     elif (latest := window.store.latest_run_id()) is not None:
         window.results.open_run(latest)
+    if args.quit_after is None:   # a smoke run is no first launch
+        window.offer_judge_guide()
     return int(app.exec())

@@ -17,6 +17,7 @@ from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.views.text import table_columns
 
+from .judge_guide import JudgeGuidePanel, with_first_judge
 from .settings import BROWSER_MODES, AppSettings
 from .widgets import plain_label
 
@@ -88,6 +89,10 @@ class SettingsDialog(QDialog):
         self.judge_problem = plain_label(selectable=False)
         self.judge_problem.setVisible(False)
         form.addRow("", self.judge_problem)
+        # the three ways to a strong judge, and "Find local servers", which fills the field above
+        self.judge_guide = JudgeGuidePanel(self, compact=True)
+        self.judge_guide.spec_chosen.connect(self._use_found_judge)
+        form.addRow(self.judge_guide)
         self.consensus = QComboBox()
         self.consensus.addItems(["first", "any", "all", "majority"])
         self.consensus.setCurrentText(settings.consensus)
@@ -161,6 +166,14 @@ class SettingsDialog(QDialog):
             var = keys.ENV_VARS[provider]
             label.setText({"keyring": "stored in the keyring", "environment": f"from ${var}"}.get(
                 where or "", f"none (or set ${var})"))
+
+    def _use_found_judge(self, spec: str) -> None:
+        current = [j.strip() for j in self.judges.text().split(",") if j.strip()]
+        self.judges.setText(", ".join(with_first_judge(current, spec)))
+
+    def done(self, result: int) -> None:
+        self.judge_guide.shutdown()
+        super().done(result)
 
     def _browse_db(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Default database", self.db.text(), "SQLite (*.db)",

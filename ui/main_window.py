@@ -24,6 +24,7 @@ from .db_session import DbSession
 from .dialogs import SettingsDialog, show_about
 from .elide import ElidedLabel
 from .exporter import Exporter
+from .judge_guide import FirstLaunchGuide, should_offer_guide
 from .results import ResultsPage
 from .sample_page import SamplePage
 from .settings import AppSettings
@@ -328,6 +329,16 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------ settings, messages, closing
     def open_settings(self) -> None:
         SettingsDialog(self.settings, self).exec()
+
+    def offer_judge_guide(self) -> FirstLaunchGuide | None:
+        """At the first launch, while only the built-in screen is set: the three ways to a strong judge,
+        once; opened, not exec()ed, so the event loop runs on (the window behind it keeps loading)."""
+        if not should_offer_guide(self.settings):
+            return None
+        guide = FirstLaunchGuide(self.settings, self)
+        guide.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        guide.open()
+        return guide
 
     def _status(self, text: str, timeout_ms: int = 12000) -> None:
         self.message_label.setText(text)

@@ -112,6 +112,15 @@ class AppSettings:
     def sources_dir(self, value: str) -> None:
         self.q.setValue("fetch/sources_dir", value)
 
+    @property
+    def judge_guide_seen(self) -> bool:
+        """The first-launch guide to choosing a judge has been shown (it is shown once)."""
+        return str(self._get("guide/judges_seen", "false")).lower() == "true"
+
+    @judge_guide_seen.setter
+    def judge_guide_seen(self, value: bool) -> None:
+        self.q.setValue("guide/judges_seen", "true" if value else "false")
+
     # -- places -------------------------------------------------------------------------
     @property
     def default_db(self) -> Path:

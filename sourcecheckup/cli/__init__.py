@@ -13,9 +13,8 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark, models
+from . import benchmark, judges, models
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
-from .judge_compare import add_compare_command
 from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
 from .runs import cmd_compare, cmd_report, cmd_runs, cmd_show, cmd_verify_report
@@ -196,15 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="RUN", help="open this run")
     p.set_defaults(func=cmd_gui)
 
-    p = sub.add_parser("judges", parents=[common], help="the judges: compare them on your reviews")
-    judges_sub = p.add_subparsers(dest="judges_command", metavar="ACTION",
-                                  help="compare: which judge agrees best with your reviewers")
-    judges_sub.required = True
-    add_compare_command(judges_sub, common)
-    _finish_help(judges_sub)
-
     benchmark.add_commands(sub, progress)
     models.add_commands(sub, common)
+    _finish_help(judges.add_commands(sub, common))
     _finish_help(sub)
     return parser
 

@@ -1,0 +1,76 @@
+"""The three ways to a strong judge, as the app and the CLI explain them where the choice is made.
+
+Each path says what it costs, what it needs and how accurate its authors found it, with the
+source of that figure written out (the figures are the authors' own, on their own test sets,
+not measurements of this program; ``judges compare`` measures them on your own reviews).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class JudgePath:
+    """One way to a judge: an API model, a server on this computer, or a downloaded checker."""
+
+    title: str
+    example: str       # a spec to start from
+    costs: str
+    needs: str
+    accuracy: str
+    source: str        # where the accuracy figure comes from, as a citation in words
+    summary: str       # the path in one line, for a crowded screen
+
+
+JUDGE_PATHS: tuple[JudgePath, ...] = (
+    JudgePath(
+        title="An API model (OpenAI, Anthropic)",
+        example="openai:gpt-4o",
+        costs="paid per call by the provider; statements and source passages are sent to the provider",
+        needs="an internet connection and an API key (kept in the operating system's keyring)",
+        accuracy="GPT-4o agreed with the consensus of three physicians on 88.7% of the statement–source "
+                 "pairs they labelled",
+        source="the SourceCheckup study: Wu et al., \"An automated framework for assessing how well LLMs "
+               "cite relevant medical references\", Nature Communications 2025",
+        summary="API model: paid per call, needs a key; GPT-4o agreed with physicians on 88.7% of pairs"),
+    JudgePath(
+        title="A model server on this computer (Ollama, LM Studio, llama.cpp, vLLM)",
+        example="openai-compatible:http://127.0.0.1:11434/v1#llama3.1",
+        costs="free; nothing leaves this computer",
+        needs="the server running with a model pulled (e.g. `ollama pull bespoke-minicheck`, about 5 GB); "
+              "a GPU or Apple silicon makes it fast; `sourcecheckup judges detect` (in the app: Find local "
+              "servers) lists what is running",
+        accuracy="depends on the model; Bespoke-MiniCheck-7B, a checker made for this task (Ollama: "
+                 "bespoke-minicheck), reached 77.4% balanced accuracy on LLM-AggreFact",
+        source="the Bespoke-MiniCheck-7B model card by Bespoke Labs and the LLM-AggreFact leaderboard of "
+               "Tang, Laban and Durrett, \"MiniCheck: Efficient Fact-Checking of LLMs on Grounding "
+               "Documents\", EMNLP 2024",
+        summary="Server on this computer (Ollama…): free, private; Bespoke-MiniCheck-7B 77.4% balanced acc."),
+    JudgePath(
+        title="A downloaded checker (local:)",
+        example="local:/path/to/MiniCheck-Flan-T5-Large",
+        costs="free; a one-time download (0.4–3 GB), then it works offline",
+        needs="disk space and a few GB of memory; runs on the CPU, faster with a GPU",
+        accuracy="the MiniCheck authors report MiniCheck-Flan-T5-Large on par with GPT-4 on LLM-AggreFact "
+                 "at a small fraction of the cost",
+        source="Tang, Laban and Durrett, \"MiniCheck: Efficient Fact-Checking of LLMs on Grounding "
+               "Documents\", EMNLP 2024",
+        summary="Downloaded checker (local:): free, offline; MiniCheck on par with GPT-4, its authors report"),
+)
+
+BUILTIN_NOTE = ("The built-in judge is a screen: it works offline at once, but it can miss paraphrased "
+                "support. For final figures choose one of these.")
+
+
+def guide_text() -> str:
+    """The three paths as plain text (the CLI prints it; the app shows the same fields)."""
+    lines = [BUILTIN_NOTE, ""]
+    for i, path in enumerate(JUDGE_PATHS, start=1):
+        lines += [f"{i}. {path.title} — e.g. {path.example}",
+                  f"   Costs: {path.costs}.",
+                  f"   Needs: {path.needs}.",
+                  f"   Accuracy: {path.accuracy} ({path.source}).", ""]
+    return "\n".join(lines).rstrip()
+
+
+__all__ = ["BUILTIN_NOTE", "JUDGE_PATHS", "JudgePath", "guide_text"]

@@ -1,0 +1,107 @@
+"""Choosing a judge in the app: Settings → Judges explains the three ways and finds local servers
+(fake Ollama and vLLM on 127.0.0.1) off the GUI thread; the first launch shows the guide once."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import ui.judge_guide as judge_guide
+from tests.support.app import settings, window  # noqa: F401  (fixtures)
+from tests.support.fake_model_servers import closed_port, ollama, vllm
+from ui.dialogs import SettingsDialog
+from ui.judge_guide import FirstLaunchGuide
+
+
+@pytest.fixture
+def detect_threads(monkeypatch):
+    """Which thread each detection ran on (the real detection, only watched)."""
+    seen: list[threading.Thread] = []
+    real = judge_guide.find_local_servers
+
+    def watched(*args, **kwargs):
+        seen.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judge_guide, "find_local_servers", watched)
+    return seen
+
+
+def find(qtbot, panel) -> None:
+    with qtbot.waitSignal(panel.detection_finished, timeout=10_000):
+        panel.find_button.click()
+
+
+def test_settings_find_local_servers_lists_models_and_fills_the_judges_field(qtbot, settings, detect_threads):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    with ollama() as oll, vllm() as vl:
+        dialog.judge_guide.ports = [oll.port, vl.port, closed_port()]
+        find(qtbot, dialog.judge_guide)
+    assert detect_threads and threading.main_thread() not in detect_threads
+    panel = dialog.judge_guide
+    rows = [panel.models.item(i).text() for i in range(panel.models.count())]
+    assert rows == [f"llama3.1:8b — Ollama on 127.0.0.1:{oll.port}",
+                    f"bespoke-minicheck:latest — Ollama on 127.0.0.1:{oll.port}",
+                    f"bespokelabs/Bespoke-MiniCheck-7B — vLLM on 127.0.0.1:{vl.port}"]
+    assert "2 servers, 3 models" in panel.status.text()
+    panel.models.setCurrentRow(1)
+    panel.use_button.click()
+    spec = f"checker:http://127.0.0.1:{oll.port}/v1#bespoke-minicheck:latest"
+    assert dialog.judges.text() == f"{spec}, keyword:0"   # the found model decides first; the others stay
+    dialog.save()
+    assert settings.judges == [spec, "keyword:0"]   # a judge on 127.0.0.1 is valid with no allowed host
+
+
+def test_settings_with_no_server_running_says_how_to_start_one(qtbot, settings):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.judge_guide.ports = [closed_port()]
+    dialog.judge_guide.timeout_s = 0.3
+    find(qtbot, dialog.judge_guide)
+    assert "No model server is running on this computer" in dialog.judge_guide.status.text()
+    assert dialog.judge_guide.models.count() == 0 and not dialog.judge_guide.use_button.isEnabled()
+
+
+def test_settings_judges_explains_the_three_ways_with_costs_needs_and_sourced_accuracy(qtbot, settings):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    summary = dialog.judge_guide.summary.text()
+    assert dialog.judge_guide.summary.isVisible()
+    assert "GPT-4o agreed with physicians on 88.7%" in summary and "Bespoke-MiniCheck-7B 77.4%" in summary
+    details = dialog.judge_guide.show_details()
+    qtbot.waitUntil(details.isVisible)
+    texts = [label.text() for label in dialog.judge_guide.details_dialog.findChildren(judge_guide.QLabel)]
+    full = "\n".join(texts)
+    for part in ("1. An API model", "2. A model server on this computer", "3. A downloaded checker"):
+        assert part in full
+    assert full.count("Costs:") == 3 and full.count("Needs:") == 3 and full.count("Accuracy:") == 3
+    assert "Nature Communications 2025" in full and "LLM-AggreFact leaderboard" in full and "EMNLP 2024" in full
+
+
+def test_first_launch_shows_the_guide_once_while_only_the_builtin_judge_is_set(qtbot, window, settings):
+    assert window.offer_judge_guide() is None   # a judge of the user's own is set (keyword:0)
+    settings.judges = ["builtin"]
+    guide = window.offer_judge_guide()
+    assert guide is not None
+    qtbot.waitUntil(guide.isVisible)
+    assert "3. A downloaded checker" in "\n".join(label.text() for label in guide.panel.path_labels)
+    assert settings.judge_guide_seen
+    guide.keep_button.click()
+    assert settings.judges == ["builtin"]
+    assert window.offer_judge_guide() is None   # once
+
+
+def test_first_launch_guide_sets_a_found_model_as_the_judge(qtbot, settings):
+    settings.judges = ["builtin"]
+    with vllm() as vl:
+        guide = FirstLaunchGuide(settings, ports=[vl.port])
+        qtbot.addWidget(guide)
+        guide.show()
+        find(qtbot, guide.panel)
+    assert guide.panel.use_button.isEnabled()
+    with qtbot.waitSignal(guide.finished, timeout=2000):
+        guide.panel.use_button.click()
+    assert settings.judges == [f"checker:http://127.0.0.1:{vl.port}/v1#bespokelabs/Bespoke-MiniCheck-7B"]

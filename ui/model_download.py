@@ -137,7 +137,7 @@ class ModelDownloadDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Download a checker")
-        self.setMinimumSize(900, 480)
+        self.setMinimumSize(900, 440)
         self.job: HubJob | None = None
         self.last_progress: PullProgress | None = None
         self.licence_box: QMessageBox | None = None

@@ -18,6 +18,7 @@ from sourcecheckup.judges.detect import LocalServer, find_local_servers
 from sourcecheckup.judges.guide import BUILTIN_NOTE, JUDGE_PATHS
 from sourcecheckup.llm.spec import split_spec
 
+from .model_download import ModelDownloadDialog
 from .settings import AppSettings
 from .widgets import plain_label
 
@@ -113,11 +114,17 @@ class JudgeGuidePanel(QWidget):
         self.find_button.setToolTip("Ask this computer (127.0.0.1 only) whether Ollama, LM Studio, a llama.cpp "
                                     "server or vLLM is running, and which models they serve.")
         self.find_button.clicked.connect(self.find_servers)
+        self.download_button = QPushButton("Download…")
+        self.download_button.setToolTip("Download a recommended fact-checking model (or import one from a folder) "
+                                        "to judge on this computer, offline")
+        self.download_button.clicked.connect(self.open_downloads)
+        self.download_dialog: ModelDownloadDialog | None = None
         self.use_button = QPushButton("Use this model as the judge")
         self.use_button.setEnabled(False)
         self.use_button.clicked.connect(self.use_selected)
         self.status = plain_label(selectable=False)
         row.addWidget(self.find_button)
+        row.addWidget(self.download_button)
         row.addWidget(self.use_button)
         row.addStretch(1)
         layout.addLayout(row)
@@ -145,6 +152,15 @@ class JudgeGuidePanel(QWidget):
             self.details_dialog = dialog
         self.details_dialog.open()
         return self.details_dialog
+
+    def open_downloads(self) -> ModelDownloadDialog:
+        """The catalogue of checkers to download; its "Use as judge" fills the Judges field."""
+        if self.download_dialog is None:
+            self.download_dialog = ModelDownloadDialog(self)
+            self.download_dialog.spec_chosen.connect(self.spec_chosen)
+        self.download_dialog.refresh()
+        self.download_dialog.open()
+        return self.download_dialog
 
     # -- detection, off the GUI thread ----------------------------------------------------------
     def find_servers(self) -> None:
@@ -206,6 +222,8 @@ class JudgeGuidePanel(QWidget):
         """Wait for a detection in flight (it ends within its timeout) before the panel goes."""
         if self.thread_ is not None:
             self.thread_.wait(wait_ms)
+        if self.download_dialog is not None:
+            self.download_dialog.shutdown(wait_ms)
 
 
 def should_offer_guide(settings: AppSettings) -> bool:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
-from ..metrics import headline
-from ..models import FetchStatus, Source, StatementStatus
+from ..metrics import METRIC_NAMES, headline
+from ..models import FetchStatus, StatementStatus
 from ..store import Store
 from .text import day_of, pct_ci, STATUS_WORDS
 
@@ -50,10 +50,6 @@ def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
 
 
 # ----------------------------------------------------------------------------- run comparison
-
-METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
-                "response_support": "Response-level support", "unused_sources": "Unused sources"}
-
 
 @dataclass(frozen=True)
 class MetricDifference:

@@ -195,18 +195,18 @@ def _together(text: str, a: Quantity, b: Quantity) -> bool:
 
 
 def _key_stem(statement: str, claim: Quantity, evidence_stems: Sequence[frozenset[str]]) -> str:
-    """The statement's most specific subject word (a drug's name, typically): of the claim's subject
-    stems, the one the fewest evidence sentences name, the longest word on a tie."""
+    """The statement's most specific subject word (a drug's name, typically): its longest subject
+    word, when exactly one evidence sentence names it; else none."""
     words = {}
     for w in re.findall(r"[a-z]+", _normalise(statement)):
         st = _stem(w)
         if w not in _NOT_SUBJECT and len(w) > 1 and st in claim.subject and len(w) > len(words.get(st, "")):
             words[st] = w
-    named = {st: sum(st in e for e in evidence_stems) for st in words}
-    named = {st: n for st, n in named.items() if n}
-    if len(claim.subject) < 2 or not named:
+    if len(claim.subject) < 2 or not words:
         return ""
-    return min(named, key=lambda st: (named[st], -len(words[st]), st))
+    key = max(words, key=lambda st: (len(words[st]), st))
+    # a word the page names once is specific to it; one it names throughout is its topic
+    return key if sum(key in e for e in evidence_stems) == 1 else ""
 
 
 def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> list[QuantityFinding]:
@@ -268,12 +268,14 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
             hit = hit or against
             # a match in a clause that does not name the statement's own subject word (the drug)
             # yields to a contradiction, in any tier, in a clause that does and matches nowhere
-            if key and hit and hit[2] == "match" and key not in hit[3].subject and \
+            # (and the other way round: a contradiction there yields to a match where it is named)
+            if key and hit and hit[2] in ("match", "contradict") and key not in hit[3].subject and \
+                    _names_other(claim, hit[3]) and \
                     not any(key in sentence_stems[k] for k in range(max(0, hit[5] - 1), hit[5] + 1)):
                 named = [c for c in scored if key in c[3].subject]
-                if named and not any(c[2] == "match" for c in named):
+                if named and not any(c[2] == hit[2] for c in named):
                     hit = next((c for c in sorted(named, key=lambda c: (c[0], c[1]), reverse=True)
-                                if c[2] == "contradict"), hit)
+                                if c[2] in ("match", "contradict")), hit)
             if hit:
                 status = MATCHED if hit[2] == "match" else CONTRADICTED
                 best, where = hit[3], hit[4]

@@ -571,3 +571,50 @@ def test_study_figures_and_effect_sizes(statement, evidence, status):
                                   "on 3 May the clinic opened", "by the 12th of March"])
 def test_dates_are_not_quantities(text):
     assert all(q.unit == "%" for q in extract_quantities(text))
+
+
+# issue 11: three ways a figure found somewhere on the page is still the wrong figure
+
+WEIGHT_BANDS_PAGE = ("Apixaban-like tablets come in two strengths. Patients weighing less than 60 kg take "
+                     "the 2.5 mg tablet, and patients weighing 60 kg or more take the 5 mg tablet.")
+
+
+@pytest.mark.parametrize("statement, statuses", [
+    # each figure is on the page, but the page ties 5 mg to the heavier band, not the lighter one
+    ("The 5 mg tablet is for patients weighing less than 60 kg.", {"contradicted"}),
+    ("The 2.5 mg tablet is for patients weighing less than 60 kg.", {"matched"}),
+])
+def test_two_figures_of_one_clause_must_come_from_one_source_clause(statement, statuses):
+    found = compare_quantities(statement, sentences(WEIGHT_BANDS_PAGE))
+    assert len(found) == 2
+    assert statuses <= {f.status for f in found}
+    if statuses == {"matched"}:
+        assert all(f.status == "matched" for f in found)
+
+
+UTI_PAGE = ("Nitrofurantoin for a bladder infection is taken for 3 days. Trimethoprim is another "
+            "choice. Amoxicillin is usually taken for 7 days.")
+
+
+@pytest.mark.parametrize("statement, status, source", [
+    # 7 days is on the page, but for amoxicillin; the sentence naming nitrofurantoin says 3 days
+    ("Nitrofurantoin for a bladder infection is usually taken for 7 days.", "contradicted", "3 days"),
+    ("Nitrofurantoin for a bladder infection is usually taken for 3 days.", "matched", "3 days"),
+])
+def test_the_clause_naming_the_statements_own_drug_decides(statement, status, source):
+    [found] = compare_quantities(statement, sentences(UTI_PAGE))
+    assert (found.status, found.source.text) == (status, source)
+
+
+RENAL_PAGE = ("Older people are usually given 2 mg of the drug a day. Those with kidney disease "
+              "are given 1 mg a day.")
+
+
+@pytest.mark.parametrize("statement, status, source", [
+    # "those with kidney disease" follows a sentence about older people: its 1 mg is theirs
+    ("Older people with kidney disease take 2 mg of the drug a day.", "contradicted", "1 mg a day"),
+    ("Older people with kidney disease take 1 mg of the drug a day.", "matched", "1 mg a day"),
+])
+def test_a_subgroup_clause_carries_the_subgroup_of_the_sentence_before(statement, status, source):
+    [found] = compare_quantities(statement, sentences(RENAL_PAGE))
+    assert (found.status, found.source.text) == (status, source)

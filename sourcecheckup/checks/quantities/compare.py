@@ -2,13 +2,15 @@
 plain-words descriptions and messages (`compare_quantities`, `describe`)."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Sequence
 
 from .model import CONTRADICTED, MATCHED, MISSING, Quantity, QuantityFinding
 from .units import _convert, _equal, _normalise
-from .qualifiers import _CONFLICTS, _family, _QUALIFIER_WORDS, _stems, _SUBGROUPS
-from .extract import extract_quantities
+from .qualifiers import _CONFLICTS, _family, _NOT_SUBJECT, _QUALIFIER_WORDS, _qualifiers, _stem, _stems, _SUBGROUPS
+from .extract import _segments, extract_quantities
+from .patterns import _SEPARATOR
 
 
 _UPPER, _LOWER, _POINT = ("le", "lt"), ("ge", "gt"), ("eq", "approx")
@@ -177,6 +179,36 @@ def _sentence_stems(sentence: str) -> frozenset[str]:
     return _stems(_normalise(sentence))
 
 
+@lru_cache(maxsize=8192)
+def _sentence_subgroups(sentence: str) -> frozenset[str]:
+    return frozenset(_qualifiers(_normalise(sentence)) & _SUBGROUPS)
+
+
+def _together(text: str, a: Quantity, b: Quantity) -> bool:
+    """Two quantities of one sentence stated in one clause: one segment, no separator between."""
+    if b.start < a.start:
+        a, b = b, a
+    t = _normalise(text)
+    if any(lo <= a.start < hi and not lo <= b.start < hi for lo, hi in _segments(t)):
+        return False
+    return not _SEPARATOR.search(t, a.end, b.start)
+
+
+def _key_stem(statement: str, claim: Quantity, evidence_stems: Sequence[frozenset[str]]) -> str:
+    """The statement's most specific subject word (a drug's name, typically): its longest subject
+    word, when exactly one evidence sentence names it; else none."""
+    words = {}
+    for w in re.findall(r"[a-z]+", _normalise(statement)):
+        st = _stem(w)
+        if w not in _NOT_SUBJECT and len(w) > 1 and st in claim.subject and len(w) > len(words.get(st, "")):
+            words[st] = w
+    if len(claim.subject) < 2 or not words:
+        return ""
+    key = max(words, key=lambda st: (len(words[st]), st))
+    # a word the page names once is specific to it; one it names throughout is its topic
+    return key if sum(key in e for e in evidence_stems) == 1 else ""
+
+
 def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> list[QuantityFinding]:
     """One finding per quantity of the statement: matched, contradicted or missing.
 
@@ -198,7 +230,7 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
     findings = []
     for claim in claims:
         iu_ratio = _iu_per_mg(evidence, claim) if claim.unit in ("iu", "mg") else None
-        scored: list[tuple[tuple[int, int], int, str, Quantity, str]] = []
+        scored: list[tuple[tuple[int, int], int, str, Quantity, str, int]] = []
         for i, (text, qs) in enumerate(evidence):
             nearby = sentence_stems[i].union(*sentence_stems[max(0, i - 2):i])
             for q in qs:
@@ -212,10 +244,17 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                 if "comparator" in s.qualifiers - claim.qualifiers and \
                         not claim.subject & (s.local - _COMPARATOR_WORDS):
                     continue
-                common = claim.qualifiers & s.qualifiers
+                # a clause that names no subgroup of its own beyond the statement's is about the
+                # subgroup the sentences before it name ("... pregnant ... Those with diabetes: 5 mg")
+                inherited = frozenset()
+                if s.qualifiers & _SUBGROUPS <= claim.qualifiers:
+                    inherited = claim.qualifiers & _SUBGROUPS & frozenset().union(
+                        *(_sentence_subgroups(e) for e, _ in evidence[max(0, i - 2):i]))
+                common = claim.qualifiers & (s.qualifiers | inherited)
                 shared = (len(common & _SUBGROUPS), len(common))
                 overlap = 2 * len(claim.subject & s.subject) + len(claim.subject & sentence_stems[i])
-                scored.append((shared, overlap, _relation(claim, s), s, text))
+                scored.append((shared, overlap, _relation(claim, s), s, text, i))
+        key = _key_stem(statement, claim, sentence_stems)
         status, best, where = MISSING, None, ""
         for tier in sorted({c[0] for c in scored}, reverse=True):
             in_tier = sorted((c for c in scored if c[0] == tier), key=lambda c: -c[1])
@@ -227,6 +266,16 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                     len(claim.subject & against[3].subject) > 2 * len(claim.subject & hit[3].subject):
                 hit = against
             hit = hit or against
+            # a match in a clause that does not name the statement's own subject word (the drug)
+            # yields to a contradiction, in any tier, in a clause that does and matches nowhere
+            # (and the other way round: a contradiction there yields to a match where it is named)
+            if key and hit and hit[2] in ("match", "contradict") and key not in hit[3].subject and \
+                    _names_other(claim, hit[3]) and \
+                    not any(key in sentence_stems[k] for k in range(max(0, hit[5] - 1), hit[5] + 1)):
+                named = [c for c in scored if key in c[3].subject]
+                if named and not any(c[2] == hit[2] for c in named):
+                    hit = next((c for c in sorted(named, key=lambda c: (c[0], c[1]), reverse=True)
+                                if c[2] in ("match", "contradict")), hit)
             if hit:
                 status = MATCHED if hit[2] == "match" else CONTRADICTED
                 best, where = hit[3], hit[4]
@@ -240,4 +289,35 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
             if same is not None:
                 status, best, where = MATCHED, same[0], same[1]
         findings.append(QuantityFinding(claim, status, best, where, _message(status, claim, best)))
-    return findings
+    return _bind_pairs(statement, findings)
+
+
+def _bind_pairs(statement: str, findings: list[QuantityFinding]) -> list[QuantityFinding]:
+    """Two figures a statement states in one clause ("the 150 microgram pen is for those over 30 kg")
+    must be borne out together: when each is matched in a different source clause and the clause that
+    holds one of them states a different figure of the other's kind, the other is contradicted there."""
+    out = list(findings)
+    for i, f in enumerate(findings):
+        for j, g in enumerate(findings):
+            if i == j or f.status != MATCHED or out[j].status != MATCHED:
+                continue
+            if not _together(statement, f.claim, g.claim):
+                continue
+            if f.sentence == g.sentence and _together(f.sentence, f.source, g.source):
+                continue
+            for q in extract_quantities(f.sentence):
+                if (q.start, q.end) == (f.source.start, f.source.end) or \
+                        not _together(f.sentence, f.source, q):
+                    continue
+                # a figure written like the first one's ("300 microgram" beside "150 microgram")
+                # is that one's alternative, not the second's: weights and doses share a dimension
+                if q.shown_unit == f.claim.shown_unit != g.claim.shown_unit:
+                    continue
+                s = _convert(q, g.claim, None)
+                if s is None or _conflict(g.claim.qualifiers, s.qualifiers):
+                    continue
+                if _relation(g.claim, s) == "contradict":
+                    out[j] = QuantityFinding(g.claim, CONTRADICTED, s, f.sentence,
+                                             _message(CONTRADICTED, g.claim, s))
+                    break
+    return out

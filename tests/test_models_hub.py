@@ -14,8 +14,7 @@ from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges import make_judge, models_hub
 from sourcecheckup.judges.models_hub import ModelHubError, PullCancelled
 from sourcecheckup.models import Label
-from tests.support.fake_hub import FakeHub
-from tests.support.tiny_model import build_oracle_model
+from tests.support.fake_hub import FakeHub, build_tiny_checker
 
 REPO = "lab/tiny-checker"
 PAGE = SourceText.from_text("Iron overload is treated by weekly phlebotomy. Most patients do well.",
@@ -25,9 +24,7 @@ STATEMENT = "Weekly blood removal treats iron overload."
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # a 2-label MiniCheck-style classifier: LABEL_1 (supported) rises by 4 when "phlebotomy" occurs
-    return build_oracle_model(tmp_path_factory.mktemp("hub") / "tiny-checker", labels=("LABEL_0", "LABEL_1"),
-                              supported_index=1, evidence_words={"phlebotomy": 4.0}, bias=(0.0, -1.0))
+    return build_tiny_checker(tmp_path_factory.mktemp("hub") / "tiny-checker")
 
 
 @pytest.fixture
@@ -98,11 +95,15 @@ def test_pull_reports_progress_then_the_model_judges_offline(hub, model_dir, tmp
 def test_a_cancelled_pull_keeps_its_bytes_and_the_next_pull_resumes_with_a_range_request(hub, model_dir, small_chunks):
     name = weights(model_dir).name
     size = weights(model_dir).stat().st_size
-    cancel = threading.Event()
+    cancel, release = threading.Event(), threading.Event()
+    hub.hold[name] = (size // 2, release)     # the hub sends half the weights, then waits
+
+    part = models_hub.models_dir() / ".partial" / "tiny-checker" / f"{name}.part"
 
     def progress(p: models_hub.PullProgress) -> None:
-        if p.file == name and p.done_bytes > 0 and hub.bytes_sent.get(name):
-            cancel.set()       # the weights have started arriving: cancel mid-file
+        if p.file == name and part.is_file() and part.stat().st_size > 0:
+            cancel.set()       # weights are on disk and the rest is held back: cancel mid-file, then let the hub go on
+            release.set()
 
     with pytest.raises(PullCancelled, match="pull again to resume"):
         models_hub.pull(REPO, progress=progress, cancel=cancel)

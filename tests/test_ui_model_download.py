@@ -12,8 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from sourcecheckup.judges import models_hub
 from tests.support.app import settings  # noqa: F401  (fixture)
-from tests.support.fake_hub import FakeHub
-from tests.support.tiny_model import build_oracle_model
+from tests.support.fake_hub import FakeHub, build_tiny_checker
 from ui.dialogs import SettingsDialog
 from ui.model_download import ModelDownloadDialog
 
@@ -30,8 +29,7 @@ def entry(name: str, licence: str, commercial_use: bool | None) -> models_hub.Ca
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_oracle_model(tmp_path_factory.mktemp("hub") / "tiny-checker", labels=("LABEL_0", "LABEL_1"),
-                              supported_index=1, evidence_words={"phlebotomy": 4.0}, bias=(0.0, -1.0))
+    return build_tiny_checker(tmp_path_factory.mktemp("hub") / "tiny-checker")
 
 
 @pytest.fixture
@@ -119,26 +117,19 @@ def test_download_runs_off_the_gui_thread_to_100_percent_and_use_as_judge_fills_
     assert settings.judges == ["local:tiny-checker", "keyword:0"]
 
 
-def test_cancel_mid_download_keeps_the_bytes_and_resume_fetches_only_the_rest(qtbot, settings, hub, model_dir,
-                                                                             monkeypatch):
+def test_cancel_mid_download_keeps_the_bytes_and_resume_fetches_only_the_rest(qtbot, settings, hub, model_dir):
     name, size = weights(model_dir).name, weights(model_dir).stat().st_size
-    real = models_hub.pull
-
-    def paused_mid_file(*args, progress, cancel, **kwargs):
-        def held(p: models_hub.PullProgress) -> None:
-            progress(p)
-            if p.file == name and p.done_bytes > 0 and hub.bytes_sent.get(name):
-                cancel.wait(10)   # the weights are arriving: hold the download until the user's click lands
-        return real(*args, progress=held, cancel=cancel, **kwargs)
-
-    monkeypatch.setattr(models_hub, "pull", paused_mid_file)
+    release = threading.Event()
+    hub.hold[name] = (size // 2, release)   # the hub sends half the weights, then holds until the click has landed
     _, dialog = open_downloads(qtbot, settings)
     dialog.select("tiny-checker")
     with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
         dialog.download_button.click()
-        qtbot.waitUntil(lambda: dialog.last_progress is not None and dialog.last_progress.file == name
-                        and dialog.last_progress.done_bytes > 0, timeout=JOB_TIMEOUT_MS)
+        part = models_hub.models_dir() / ".partial" / "tiny-checker" / f"{name}.part"
+        # weights are on disk while the hub holds the rest back: the download is truly mid-file
+        qtbot.waitUntil(lambda: part.is_file() and part.stat().st_size > 0, timeout=JOB_TIMEOUT_MS)
         dialog.cancel_button.click()
+        release.set()
     assert dialog.status.text().startswith("Cancelled: the download was cancelled; pull again to resume")
     assert 0 < dialog.progress_bar.value() < 100
     assert models_hub.installed() == []
@@ -147,7 +138,6 @@ def test_cancel_mid_download_keeps_the_bytes_and_resume_fetches_only_the_rest(qt
     assert row_texts(dialog, "tiny-checker")[1] == "partly downloaded"
     assert dialog.download_button.text() == "Resume download" and not dialog.use_button.isEnabled()
 
-    monkeypatch.setattr(models_hub, "pull", real)
     with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
         dialog.download_button.click()
     assert hub.file_gets(name) == ["", f"bytes={kept}-"]      # the resumed GET asks only for the rest

@@ -29,6 +29,9 @@ class FakeHub:
         self.requests: list[tuple[str, str, str]] = []
         self.corrupt: set[str] = set()
         self.drop_after: dict[str, int] = {}
+        # file name -> (bytes to send first, event): the rest is sent only once the event is set, so a test can
+        # act (cancel) while a download is truly mid-file, whatever the machine's speed
+        self.hold: dict[str, tuple[int, threading.Event]] = {}
         self.bytes_sent: dict[str, int] = {}
         self._lock = threading.Lock()
         hub = self
@@ -125,8 +128,20 @@ class FakeHub:
             h.send_header(k, v)
         h.end_headers()
         sent = part if cut is None else part[:cut]
-        h.wfile.write(sent)
-        h.wfile.flush()
+        held = self.hold.pop(name, None)
+        if held is not None:
+            first, release = held
+            h.wfile.write(sent[:first])
+            h.wfile.flush()
+            with self._lock:
+                self.bytes_sent[name] = self.bytes_sent.get(name, 0) + len(sent[:first])
+            release.wait(10)
+            sent = sent[first:]
+        try:
+            h.wfile.write(sent)
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):   # the client gave up (a cancelled pull)
+            return
         with self._lock:
             self.bytes_sent[name] = self.bytes_sent.get(name, 0) + len(sent)
         if cut is not None:
@@ -144,3 +159,12 @@ class FakeHub:
         h.end_headers()
         if not head and data:
             h.wfile.write(data)
+
+
+def build_tiny_checker(folder: Path) -> Path:
+    """The model both hub test files serve: a 2-label MiniCheck-style classifier whose LABEL_1 (supported)
+    rises by 4 when "phlebotomy" occurs."""
+    from tests.support.tiny_model import build_oracle_model
+
+    return build_oracle_model(folder, labels=("LABEL_0", "LABEL_1"), supported_index=1,
+                              evidence_words={"phlebotomy": 4.0}, bias=(0.0, -1.0))

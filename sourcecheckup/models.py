@@ -109,6 +109,9 @@ class Response:
     # marker label as written in the text ("1", "^note") -> index into citations
     markers: Mapping[str, int] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)   # grouping columns etc.
+    # citation index -> the reference string as written ("Smith J et al. JAMA 2019;321:456"),
+    # for citations that came from a written reference rather than a bare URL / DOI / PMID
+    references: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, State
 from .bench import BenchTables
 from .columns import dump_json, load_json
 from .migrations import MIGRATIONS
+from .references import ReferenceTables
 from .reviews import ReviewTables
 from .suggestions import SuggestionTables
 
@@ -113,7 +114,7 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-class Store(ReviewTables, SuggestionTables, BenchTables):
+class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True) -> None:
@@ -274,6 +275,7 @@ class Store(ReviewTables, SuggestionTables, BenchTables):
                 "run_id": run_id, "ord": start + i, "rid": r.id, "question": r.question, "model": r.model,
                 "text": r.text, "citations": dump_json(list(r.citations)), "markers": dump_json(dict(r.markers)),
                 "origin": r.origin, "extra": dump_json(dict(r.extra)), "parsed": 0, "done": 0,
+                "refs": dump_json({str(k): v for k, v in r.references.items()}),
             } for i, r in enumerate(responses)), batch_size=500)
             self.db["skipped"].insert_all(({"run_id": run_id, "origin": s.origin, "problem": s.problem}
                                            for s in skipped), batch_size=500)
@@ -292,7 +294,8 @@ class Store(ReviewTables, SuggestionTables, BenchTables):
     def _response_row(r: dict[str, Any]) -> ResponseRow:
         resp = Response(id=r["rid"], text=r["text"], citations=tuple(load_json(r["citations"], [])),
                         question=r["question"], model=r["model"], origin=r["origin"] or "",
-                        markers=load_json(r["markers"], {}), extra=load_json(r["extra"], {}))
+                        markers=load_json(r["markers"], {}), extra=load_json(r["extra"], {}),
+                        references={int(k): v for k, v in load_json(r.get("refs"), {}).items()})
         return ResponseRow(pk=r["pk"], run_id=r["run_id"], ord=r["ord"], response=resp,
                            parsed=bool(r["parsed"]), done=bool(r["done"]))
 

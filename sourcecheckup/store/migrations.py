@@ -112,7 +112,21 @@ def _m5_run_name_and_note(db: sqlite_utils.Database) -> None:
     db["runs"].add_column("note", str, not_null_default="")
 
 
+def _m6_references(db: sqlite_utils.Database) -> None:
+    # the reference strings an answer wrote (citation index -> raw string), JSON
+    db["responses"].add_column("refs", str)
+    # one reference check per cited reference of a run (ReferenceCheck.to_dict() in `check`)
+    db["reference_checks"].create({
+        "pk": int, "run_id": str, "url": str, "status": str, "retracted": int, "check": str,
+        "checked_at": str,
+    }, pk="pk")
+    db["reference_checks"].create_index(["run_id", "url"], unique=True)
+    # what Crossref / PubMed / OpenAlex answered, so a rerun or a resume never asks twice
+    db["lookup_cache"].create({"service": str, "key": str, "payload": str, "fetched_at": str},
+                              pk=("service", "key"))
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
-                                                            _m5_run_name_and_note]
+                                                            _m5_run_name_and_note, _m6_references]

@@ -329,3 +329,20 @@ def test_demo_pages_flag_each_planted_claim_and_spare_the_true_ones(demo_sentenc
 def test_issue11_absolutes(statement, evidence, expected):
     finding = compare_overclaim(statement, DISTRACTORS[:1] + evidence + DISTRACTORS[1:])
     assert (finding.status if finding else None) == expected, finding and finding.message
+
+
+IRON_PAGE = ["Ferrous sulfate tablets are usually taken once a day for iron deficiency anaemia.",
+             "Treatment continues for 3 months after the haemoglobin level returns to normal, to refill "
+             "the body's iron stores."]
+
+
+@pytest.mark.parametrize("statement, evidence, status", [
+    ("Iron tablets are stopped as soon as the haemoglobin level is back to normal.", IRON_PAGE, "unbacked"),
+    ("Stop the tablets immediately if you get a rash.",
+     ["If you get a rash, stop the tablets straight away and call your doctor."], "agrees"),
+])
+def test_stopping_at_once_needs_a_source_that_says_at_once(statement, evidence, status):
+    found = compare_overclaim(statement, evidence)
+    assert found is not None and found.status == status, found
+    if status == "unbacked":
+        assert "continues for 3 months after" in found.message

@@ -618,3 +618,22 @@ RENAL_PAGE = ("Older people are usually given 2 mg of the drug a day. Those with
 def test_a_subgroup_clause_carries_the_subgroup_of_the_sentence_before(statement, status, source):
     [found] = compare_quantities(statement, sentences(RENAL_PAGE))
     assert (found.status, found.source.text) == (status, source)
+
+
+CLOZAPINE_PAGE = ("Clozapine can cause agranulocytosis, most often in the first 18 weeks. For this reason, blood "
+                  "counts are checked every week for the first 18 weeks, then every 2 weeks until one year, and "
+                  "every 4 weeks after that.")
+
+
+@pytest.mark.parametrize("statement, contradicted", [
+    # weekly is on the page, and so is one year, but weekly belongs to the first 18 weeks
+    ("Weekly blood tests on clozapine continue for the whole first year.", True),
+    ("Blood counts on clozapine are checked weekly for the first 18 weeks.", False),
+    ("Blood counts are checked every 2 weeks until one year.", False),
+])
+def test_a_schedule_phase_binds_its_interval_to_its_span(statement, contradicted):
+    found = compare_quantities(statement, sentences(CLOZAPINE_PAGE))
+    assert found, statement
+    assert any(f.status == "contradicted" for f in found) is contradicted, [f.message for f in found]
+    if not contradicted:
+        assert all(f.status == "matched" for f in found), [f.message for f in found]

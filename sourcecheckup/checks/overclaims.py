@@ -41,6 +41,9 @@ _ABSOLUTES = [(g, re.compile(p, _I)) for g, p in [
                   r"time|few|one|two|three|four|six|eight|twelve|dose|meal)\b)[a-z]+|\bwithout\s+exception\b|"
                   r"\bin\s+every\s+case\b|\bregardless\s+of\b|\balways\b"),
     ("never", r"\bnever\b"),
+    # stopping at once: "stopped as soon as the level is normal", "can stop immediately once ..."
+    ("immediacy", r"\b(?:stop(?:s|ped|ping)?|discontinu\w+|com(?:e|es|ing)\s+off)\b[^.;]{0,40}?"
+                  r"\b(?:as\s+soon\s+as|immediately|right\s+away|straight\s+away)\b"),
     ("only", r"\bthe\s+only\b"),
 ]]
 # what evidence must say to back each group (its own wording counts too)
@@ -58,6 +61,7 @@ _BACKING = {g: re.compile(p, _I) for g, p in {
     "universal": r"\ball\b",
     "never": r"\bin\s+no\s+case\b|\bnot\s+once\b",
     "only": r"\bonly\b",
+    "immediacy": r"\bas\s+soon\s+as\b|\bimmediately\b|\bright\s+away\b|\bstraight\s+away\b|\bat\s+once\b",
 }.items()}
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|without|lack|lacks|neither|nor|cannot|isn't|aren't|wasn't|"
                              r"weren't|hasn't|haven't|hadn't|doesn't|don't|didn't|won't|nothing|little)\b"
@@ -104,6 +108,9 @@ _COUNTER_WORDS = {g: ps for g, ps in {
     "no_need": [r"\b(?:talk|speak|check|ask)\s+(?:to|with)\b", r"\bcaution\b", r"\bprecautions?\b",
                 r"\bshould\b", r"\bmust\b", r"\bneed\s+to\b"],
     "guarantee": [],
+    "immediacy": [r"\bcontinu\w*\s+(?:for\s+)?(?:\d+|a\s+few|one|two|three|four|six|several)\s+"
+                  r"(?:days?|weeks?|months?)\s+after\b", r"\b(?:\d+|one|two|three|six)\s+(?:days?|weeks?|months?)\s+after\b",
+                  r"\bcontinu\w*\b", r"\buntil\b"],
     "only": [r"\balternatives?\b", r"\bor\b"],
 }.items()}
 _GENERIC_WORDS = [p for p in [

@@ -12,7 +12,7 @@ from .units import (
     _PER_MULTIPLE, _TENS, _TOKEN, _UNIT_AT, _UNITS, _value, _WORD_VALUE)
 from .patterns import (
     _A_DURATION, _AGE_AFTER, _AGE_BEFORE, _AND_A_HALF, _BETWEEN_BEFORE, _BOUND_AFTER, _BOUND_BEFORE,
-    _BP_PAIR_WORDS, _BP_TAIL, _EVERY_BEFORE, _EVERY_ONE, _EVERY_OTHER, _FREQ_PER, _GAP, _INTERVAL_AFTER,
+    _BP_PAIR_WORDS, _BP_TAIL, _EVERY_BEFORE, _EVERY_ONE, _EVERY_OTHER, _FIRST_SPAN, _FREQ_PER, _GAP, _INTERVAL_AFTER,
     _NAME_BEFORE, _OPENING_PERIOD, _OR_MORE_THAN, _PER_ADVERB, _PER_AFTER, _PER_BEFORE, _PER_NOUN,
     _PRESSURE_CONTEXT, _PROPORTION, _QUARTER_HOUR, _RANGE_SEP, _RATE, _RATE_NOUN, _SEGMENT, _SEPARATOR,
     _SHARE, _SHARE_VALUE, _TIMES, _VERB_GAP)
@@ -374,12 +374,20 @@ def _word_durations(t: str, taken: list[tuple[int, int]]) -> list[_Raw]:
     for m in _EVERY_ONE.finditer(t):
         if any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
             continue
-        if not _REPEATED.search(t[max(0, m.start() - 30):m.start()]):
+        adv = m.group("adv") or m.group("adv2")
+        if not adv and not _REPEATED.search(t[max(0, m.start() - 30):m.start()]):
             continue  # "10 mg every day", "activity every week": a denominator, not an interval
-        canon, factor, shown = _UNITS[m.group("u")]
+        canon, factor, shown = _UNITS[{"weekly": "week", "fortnightly": "fortnight", "monthly": "month"}.get(
+            adv or "", m.group("u") or "")]
         minutes = factor if canon == "min" else factor * _MONTH_MIN
         out.append(_Raw(m.start(), m.end(), minutes, minutes, "min", per="interval",
                         shown=shown, scale=minutes, decimals=-1 if canon == "min" else _CALENDAR))
+    for m in _FIRST_SPAN.finditer(t):
+        if any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        canon, factor, shown = _UNITS[m.group("u")]
+        out.append(_Raw(m.start("u") - 6, m.end(), factor, factor, canon, shown=shown, scale=factor,
+                        decimals=-1, bound="eq"))
     for m in _AND_A_HALF.finditer(t):
         if any(a <= m.start() < b for a, b in taken):
             continue
@@ -450,7 +458,7 @@ def _segments(t: str) -> list[tuple[int, int]]:
 
 # a sentence without digits holds a quantity only in words: a cheap test first
 _MAY_HOLD_WORDS = re.compile(
-    r"(?i)\b(?:once|twice|thrice|half|doubl\w*|tripl\w*|halv\w*|third|quarters?|alternate|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|"
+    r"(?i)\b(?:once|twice|thrice|half|doubl\w*|tripl\w*|halv\w*|third|quarters?|alternate|an?\s+(?:hour|day|week|month|year|fortnight|minute)|every|weekly|fortnightly|monthly|first\s+(?:year|month|week)|"
     + "|".join(_ONES[1:] + _TENS) + r")(?:\b|(?=fold))")
 
 

@@ -117,7 +117,15 @@ _A_DURATION = re.compile(
 _EVERY_OTHER = re.compile(r"\bevery\s+(?:other|second)\s+(?P<u>day|week|month)\b"
                           r"|\b(?:on\s+)?alternate[- ](?P<ua>day|week|month)s?\b")
 # "checked every month", "every week": an interval of one unit
-_EVERY_ONE = re.compile(r"\b(?:every|each|once a)\s+(?P<u>day|week|month|year)\b(?!\s+(?:of|for)\b)")
+_EVERY_ONE = re.compile(r"\b(?:every|each|once a)\s+(?P<u>day|week|month|year)\b"
+                        r"(?!\s+(?:of|for)\b(?!\s+the\s+(?:first|next)\b))"
+                        r"|\b(?P<adv>weekly|fortnightly|monthly)\s+(?=(?:blood|urine|liver|kidney|eye)?\s*"
+                        r"(?:tests?|checks?|monitoring|counts?|scans?|reviews?)\b)"
+                        r"|\b(?:checked|tested|measured|monitored|repeated|done|reviewed|seen)\s+"
+                        r"(?P<adv2>weekly|fortnightly|monthly)\b")
+# "for the whole first year", "throughout the first month": a duration of one unit
+_FIRST_SPAN = re.compile(r"\b(?:for|throughout|during|over|in)\s+(?:the\s+)?(?:whole\s+|entire\s+)?(?:of\s+the\s+)?"
+                         r"first\s+(?P<u>year|month|week)\b(?!\s+of\s+life)")
 # "one and a half hours", "two and a half days"
 _AND_A_HALF = re.compile(r"\b(?P<n>one|two|three|four|five|six|\d+)\s+and\s+a\s+half\s+"
                          r"(?P<u>hours|days|weeks|months|years)\b")

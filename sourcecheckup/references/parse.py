@@ -62,9 +62,11 @@ def _word_ok(token: str) -> bool:
     return bool(letters) and letters.isalpha()
 
 
-def _family(tokens: list[str]) -> str | None:
-    """A family name from its words ("van der Berg", "O'Neil", "García-López"), or None."""
-    if not tokens or len(tokens) > 4:
+def _family(tokens: list[str], *, bare: bool = False) -> str | None:
+    """A family name from its words ("van der Berg", "O'Neil", "García-López"), or None.
+
+    ``bare``: a name written without initials has one main word ("Diabetes Care" is a journal)."""
+    if not tokens or len(tokens) > 4 or " ".join(tokens).casefold() in _KNOWN_JOURNALS:
         return None
     core = 0
     for t in tokens:
@@ -75,7 +77,7 @@ def _family(tokens: list[str]) -> str | None:
         if not t[0].isupper() or len(re.sub(r"\W", "", t)) < 2 or t.isupper() and len(t) <= 4:
             return None  # "N", "J" are initials; "NEJM" an abbreviation, not a family name
         core += 1
-    return " ".join(tokens) if core else None
+    return " ".join(tokens) if core and not (bare and core > 1) else None
 
 
 def _vancouver_author(part: str) -> str | None:
@@ -121,7 +123,7 @@ def _author_list(block: str, *, vancouver: bool = False) -> list[str] | None:
             awaiting_initials = False
         elif (name := _initials_first(part)) is not None:
             families.append(name)
-        elif (name := _family(part.split())) is not None:
+        elif (name := _family(part.split(), bare=True)) is not None:
             families.append(name)
             awaiting_initials = True
         else:
@@ -255,7 +257,7 @@ def _take_identifiers(s: str) -> tuple[str, str, str]:
     s = _EMPHASIS.sub(r"\2", s)
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"\s+([.,;:])", r"\1", s)
-    s = re.sub(r"([.,;:])(?:\s*[.,;:])+", r"\1", s)
+    s = re.sub(r"([.,;:])(?:\s+[.,;:])+", r"\1", s)   # what was cut out leaves ". ." behind
     return s.strip(" ;,"), doi, pmid
 
 
@@ -269,9 +271,9 @@ def _ama_or_vancouver(raw: str, tail: dict[str, str]) -> str:
     if "-" in pages:
         first, last = pages.split("-", 1)
         if len(last) < len(first):
-            van += 1
-        else:
-            ama += 1
+            van += 1     # NLM abbreviates: 2117-28
+        elif len(last) == len(first) and last[:1] == first[:1]:
+            ama += 1     # AMA writes in full what NLM would abbreviate: 221-230
     if tail.get("month"):
         van += 1
     if re.search(r"\[Internet\]|\bEpub\b|\bPubMed PMID\b", raw, re.I):
@@ -355,7 +357,8 @@ def _read_fields(s: str, raw: str) -> tuple[list[str], int | None, dict[str, str
         tail = _vancouver_tail(rest)
         if tail is None:
             return authors, None, {}, "loose"
-        style = _ama_or_vancouver(raw, tail) if tail["title"] else "loose"
+        separated_by_comma = s[m.end():].lstrip(" ").startswith(",") or m.group(0).rstrip().endswith(",")
+        style = _ama_or_vancouver(raw, tail) if tail["title"] and not separated_by_comma else "loose"
         return authors, _year(tail["year"]), tail, style
 
     first = re.match(r"^(?P<auth>[^.]+?)\.\s+(?P<rest>.+)$", s)
@@ -369,13 +372,24 @@ def _read_fields(s: str, raw: str) -> tuple[list[str], int | None, dict[str, str
     if (m := _HARVARD_HEAD.match(s)) and (authors := _author_list(m.group("auth"))):
         return authors, _year(m.group("year")), _apa_tail(m.group("rest")), "harvard"
 
+    # "Smith & Jones, JAMA Netw Open, 2022": authors, a journal and a year, no title
+    for comma in re.finditer(r",\s+", s):
+        if (authors := _author_list(s[:comma.start()])) is None:
+            continue
+        tail = _vancouver_tail(s[comma.end():])
+        if tail and tail["journal"] and not tail["title"]:
+            return authors, _year(tail["year"]), tail, "loose"
+        break
+
     # a group author ("American Diabetes Association. Title. Diabetes Care. 2019;42:S1") or none at all
     tail = _vancouver_tail(s)
     if tail and tail["volume"] and tail["journal"] and tail["title"]:
         segments = _segments(tail["title"])
-        title = _clean_piece(segments[-1][0]) if len(segments) >= 2 else tail["title"]
-        if not _sentence_like(title):
-            return [], _year(tail["year"]), {**tail, "title": title}, _ama_or_vancouver(raw, tail)
+        if len(segments) >= 2:
+            if not _journal_like(segments[0][0]):
+                return None   # a sentence, not a group author's name
+            tail = {**tail, "title": _clean_piece(tail["title"][segments[1][1]:])}
+        return [], _year(tail["year"]), tail, _ama_or_vancouver(raw, tail)
     return None
 
 
@@ -387,6 +401,18 @@ _LIST_HEADER = re.compile(
 _ITEM = re.compile(r"^[ \t]*(?:\d{1,3}[.)]|\[\d{1,3}\]:?|[-*+\u2022])[ \t]+(?P<body>\S.*)$")
 _FOOTNOTE = re.compile(r"^[ \t]{0,3}\[\^?[^\]\s]{1,20}\]:[ \t]*(?P<body>\S.*)$", re.M)
 _PAREN = re.compile(r"\(([^()\n]{4,300})\)")
+
+
+def _item_end(text: str, eol: int) -> int:
+    """The end of a list item or footnote whose first line ends at ``eol``: indented lines continue it."""
+    end = eol
+    while end + 1 < len(text) and text[end + 1:end + 2] in (" ", "\t"):
+        nxt = text.find("\n", end + 1)
+        nxt = len(text) if nxt < 0 else nxt
+        if not text[end + 1:nxt].strip():
+            break
+        end = nxt
+    return end
 
 
 def find_references(text: str) -> list[tuple[int, int, Reference]]:
@@ -420,18 +446,11 @@ def find_references(text: str) -> list[tuple[int, int, Reference]]:
             m = _ITEM.match(line)
             if m is None and parse_reference(line) is None:
                 break
-            start = pos + (m.start("body") if m else 0)
-            end = eol
-            while end + 1 < len(text) and text[end + 1:end + 2] in (" ", "\t"):
-                nxt = text.find("\n", end + 1)
-                nxt = len(text) if nxt < 0 else nxt
-                if not text[end + 1:nxt].strip():
-                    break
-                end = nxt  # an indented continuation line belongs to the item above
-            add(start, end)
+            end = _item_end(text, eol)
+            add(pos + (m.start("body") if m else 0), end)
             pos = end + 1
     for m in _FOOTNOTE.finditer(text):
-        add(m.start("body"), m.end("body"))
+        add(m.start("body"), _item_end(text, m.end("body")))
     for m in _PAREN.finditer(text):
         offset = m.start(1)
         for part in re.finditer(r"[^;]+", m.group(1)):

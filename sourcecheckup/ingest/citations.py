@@ -1,11 +1,18 @@
-"""One answer's citation list: URLs in order, de-duplicated, and the marker labels that point into it."""
+"""One answer's citation list: URLs in order, de-duplicated, and the marker labels that point into it.
+
+A written reference ("Smith J et al. Lancet. 2020;395:1054") is a citation too: its DOI link or PubMed
+link when it names one, else the key ``ref:<text>``; the string as written is kept by citation index
+(``Response.references``) so its title, authors and year can be checked against the paper's record.
+"""
 from __future__ import annotations
 
 import json
 import re
 from typing import Any, Mapping
 
-from ..urls import dedupe, find_urls, normalise_url
+from ..references.model import Reference, reference_key
+from ..references.parse import parse_reference
+from ..urls import DOI_HOSTS, dedupe, find_urls, normalise_url
 from .records import IngestError, kind_of
 
 _URL_KEYS = ("url", "href", "link", "uri")
@@ -26,6 +33,8 @@ class Citations:
         self.defined_without_url: set[str] = set()
         self.reserved: set[str] = set()          # labels already written in the text
         self.unusable: list[str] = []
+        self.references: dict[int, str] = {}     # citation index -> the reference string as written
+        self.read: dict[int, Reference] = {}     # citation index -> the reference read from its entry
 
     def add(self, url: str) -> int:
         if url not in self._index:
@@ -35,6 +44,17 @@ class Citations:
 
     def define(self, label: str | None, urls: list[str], written: str) -> None:
         indices = [self.add(u) for u in urls]
+        ref = written_reference(written)
+        if not indices and ref is not None:
+            indices = [self.add(reference_key(ref.raw))]
+        if ref is not None and indices:
+            self.read.setdefault(indices[0], ref)
+        if ref is not None and (ref.title or ref.authors or ref.journal):
+            checked = [i for i in indices if _names_a_paper(self.urls[i])]
+            if not checked and indices and ref.journal and ref.authors:
+                checked = indices[:1]  # a journal article cited with its publisher's link
+            for i in checked:
+                self.references.setdefault(i, ref.raw)
         if not indices:
             self.unusable.append(written.strip())
         if label is None:
@@ -45,6 +65,18 @@ class Citations:
         self.labels.setdefault(label, indices[0])
         if not label.startswith("^"):
             self.refs.setdefault(fold(label), indices[0])
+
+    def cited_by_author_year(self, ref: Reference) -> int:
+        """The citation an in-text "(Smith et al., 2019)" names: the listed reference with that first
+        author and year, else a citation of its own (its key, the string kept for the check)."""
+        for idx, listed in self.read.items():
+            if (listed.authors and ref.authors and listed.year == ref.year
+                    and listed.authors[0].casefold() == ref.authors[0].casefold()):
+                return idx
+        idx = self.add(reference_key(ref.raw))
+        self.read.setdefault(idx, ref)
+        self.references.setdefault(idx, ref.raw)
+        return idx
 
     def _free(self, label: str, idx: int) -> bool:
         current = self.labels.get(label)
@@ -84,6 +116,24 @@ class Citations:
         if number.isdigit() and 1 <= int(number) <= len(self.urls):
             return int(number) - 1  # the study's convention: [1] is the first citation
         return None
+
+
+def written_reference(fragment: str) -> Reference | None:
+    """The reference written in one citation entry ("Smith J et al. Lancet. 2020;395:1054"), or None."""
+    return parse_reference(" ".join(fragment.split()))
+
+
+def cites_something(fragment: str) -> bool:
+    """Whether a citation entry names a source: a URL, DOI or PMID, or a written reference."""
+    return bool(urls_in_fragment(fragment)) or written_reference(fragment) is not None
+
+
+def _names_a_paper(citation: str) -> bool:
+    """A DOI link, a PubMed link or a written reference's key: the citations whose metadata are checked."""
+    if citation.startswith("ref:"):
+        return True
+    host = citation.split("/")[2] if citation.startswith("https://") and citation.count("/") >= 3 else ""
+    return host in DOI_HOSTS or host == "pubmed.ncbi.nlm.nih.gov"
 
 
 def fold(label: str) -> str:

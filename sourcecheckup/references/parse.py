@@ -16,7 +16,7 @@ import re
 
 from .model import Reference
 
-__all__ = ["parse_reference", "find_references"]
+__all__ = ["parse_reference", "find_references", "in_text_citations"]
 
 _YEAR = r"(?:18|19|20)\d{2}"
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
@@ -39,6 +39,7 @@ _NOISE = re.compile(
 _TRAILING_ID = ".,;:)]}>'\"\u201d\u2019*_"
 _LEADING_ITEM = re.compile(r"^\s*(?:\[\^?[\w-]{1,12}\]:?|\d{1,3}[.)](?=\s)|[-*+\u2022](?=\s))\s*")
 _EMPHASIS = re.compile(r"(?<!\w)(\*{1,2}|_{1,2})(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_MD_LINK = re.compile(r"\[([^\[\]\n]+)\]\(\s*<?([^\s()<>]+)>?\s*\)")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=\S)")
 
 _PARTICLES = frozenset("van von der den de del della di da du la le dos das ten ter bin ibn al el y zu st".split())
@@ -304,6 +305,7 @@ def parse_reference(text: str) -> Reference | None:
     if not raw or len(raw) > 1500:
         return None
     body = _LEADING_ITEM.sub("", raw, count=1)
+    body = _MD_LINK.sub(r"\1 \2", body)   # "[Title. JAMA. 2019](https://doi.org/...)"
     s, doi, pmid = _take_identifiers(body)
     bare = not re.search(r"[^\W\d_]{2}", s)
     if bare:
@@ -451,11 +453,31 @@ def find_references(text: str) -> list[tuple[int, int, Reference]]:
             pos = end + 1
     for m in _FOOTNOTE.finditer(text):
         add(m.start("body"), _item_end(text, m.end("body")))
-    for m in _PAREN.finditer(text):
-        offset = m.start(1)
-        for part in re.finditer(r"[^;]+", m.group(1)):
-            ref = parse_reference(part.group(0))
-            if ref is not None and ref.style == "author-year":
-                add(offset + part.start(), offset + part.end())
+    for _, _, parts in in_text_citations(text):
+        for start, end, _ in parts:
+            add(start, end)
     found.sort(key=lambda t: t[0])
+    return found
+
+
+def in_text_citations(text: str) -> list[tuple[int, int, list[tuple[int, int, Reference]]]]:
+    """Parentheses that hold only author-year citations: (start, end, [(start, end, Reference) per part]).
+
+    "(Zinman et al., 2015; McMurray & Solomon, 2019)" is one, with two parts; "(HR 0.86, 2019 data)"
+    and "(see Smith et al., 2019)" are not."""
+    found: list[tuple[int, int, list[tuple[int, int, Reference]]]] = []
+    for m in _PAREN.finditer(text):
+        parts: list[tuple[int, int, Reference]] = []
+        for part in re.finditer(r"[^;]+", m.group(1)):
+            if not part.group(0).strip():
+                continue
+            ref = parse_reference(part.group(0))
+            if ref is None or ref.style != "author-year":
+                break
+            lead = len(part.group(0)) - len(part.group(0).lstrip())
+            start = m.start(1) + part.start() + lead
+            parts.append((start, start + len(ref.raw), ref))
+        else:
+            if parts:
+                found.append((m.start(), m.end(), parts))
     return found

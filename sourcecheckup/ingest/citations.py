@@ -166,8 +166,15 @@ def citation_entries(value: Any, where: str) -> list[str]:
             except json.JSONDecodeError as e:
                 raise IngestError(f"{where} look like a JSON list but are not valid JSON ({e.msg} at column {e.colno})") from None
         else:
-            # URLs may contain commas: a comma separates only before a space or another URL
-            return [p for p in _CITATION_SEPARATOR.split(stripped) if p.strip()]
+            # URLs may contain commas: a comma separates only before a space or another URL;
+            # a line that is one written reference ("Smith J, Jones K. Title. JAMA. 2019;321:11") stays whole
+            entries = []
+            for line in (ln for ln in stripped.splitlines() if ln.strip()):
+                if written_reference(line) is not None:
+                    entries.append(line.strip())
+                else:
+                    entries.extend(p for p in _CITATION_SEPARATOR.split(line) if p.strip())
+            return entries
     if isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):

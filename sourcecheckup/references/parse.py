@@ -44,6 +44,10 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=\S)")
 
 _PARTICLES = frozenset("van von der den de del della di da du la le dos das ten ter bin ibn al el y zu st".split())
 _SUFFIXES = frozenset("jr jr. sr sr. ii iii iv 2nd 3rd".split())
+# capitalised words that stand before a year without being anyone's name: "(January 2019)", "(Updated, 2023)"
+_NOT_NAMES = frozenset("""january february march april may june july august september october november december
+    spring summer autumn fall winter table figure fig updated accessed published revised reviewed since in from
+    until before after circa version edition guideline guidelines report data see the a an and or""".split())
 _CONNECTORS = frozenset("of and the & in for on de la der und".split())
 _KNOWN_JOURNALS = frozenset(s.casefold() for s in (
     "NEJM", "JAMA", "BMJ", "Lancet", "The Lancet", "Nature", "Science", "Cell", "Circulation", "Pediatrics",
@@ -77,6 +81,8 @@ def _family(tokens: list[str], *, bare: bool = False) -> str | None:
             continue
         if not t[0].isupper() or len(re.sub(r"\W", "", t)) < 2 or t.isupper() and len(t) <= 4:
             return None  # "N", "J" are initials; "NEJM" an abbreviation, not a family name
+        if t.casefold() in _NOT_NAMES or sum(c.isupper() for c in t[1:]) > 1:
+            return None  # "January"; "UpToDate" is a product ("McMurray", "DeFronzo" are names)
         core += 1
     return " ".join(tokens) if core and not (bare and core > 1) else None
 
@@ -97,11 +103,12 @@ def _initials_first(part: str) -> str | None:
     return _family(m.group(2).split()) if m else None
 
 
-def _author_list(block: str, *, vancouver: bool = False) -> list[str] | None:
+def _author_list(block: str, *, vancouver: bool = False, bare: bool = False) -> list[str] | None:
     """The family names of an author block, or None when it is not one.
 
     ``vancouver`` accepts only "Family INITIALS" names (the first segment of an NLM/AMA string);
-    otherwise APA pairs ("Smith, J."), "J. Smith" and bare family names ("Smith & Jones") pass too."""
+    otherwise APA pairs ("Smith, J."), "J. Smith" and bare family names ("Smith & Jones") pass too;
+    ``bare`` accepts only bare family names (an in-text "(Smith & Jones, 2019)": "Vitamin D" is no author)."""
     block = block.strip().strip(",;:").strip()
     if not block:
         return None
@@ -113,7 +120,11 @@ def _author_list(block: str, *, vancouver: bool = False) -> list[str] | None:
     families: list[str] = []
     awaiting_initials = False
     for part in parts:
-        if (name := _vancouver_author(part)) is not None:
+        if bare:
+            if (name := _family(part.split(), bare=True)) is None:
+                return None
+            families.append(name)
+        elif (name := _vancouver_author(part)) is not None:
             families.append(name)
             awaiting_initials = False
         elif vancouver:
@@ -338,11 +349,13 @@ def _sentence_like(s: str) -> bool:
 
 def _read_fields(s: str, raw: str) -> tuple[list[str], int | None, dict[str, str], str] | None:
     """(authors, year, tail fields, style) by the first form that fits, or None."""
-    if (m := _AUTHOR_YEAR.match(s)) and (authors := _author_list(m.group("auth"))):
+    if (m := _AUTHOR_YEAR.match(s)) and (authors := _author_list(m.group("auth"), bare=True)):
         return authors, _year(m.group("year")), {}, "author-year"
 
     if (m := _APA_HEAD.match(s)) and (authors := _author_list(m.group("auth"))):
         tail = _apa_tail(m.group("rest"))
+        if not (tail["title"] or tail["journal"]):
+            return None  # "Vitamin D (2019)": a year in brackets after words, nothing more
         if not tail["title"]:
             style = "loose"
         elif m.group("dot") and not re.search(r"\band\b", m.group("auth")) and "pp." not in m.group("rest"):
@@ -427,14 +440,15 @@ def find_references(text: str) -> list[tuple[int, int, Reference]]:
     found: list[tuple[int, int, Reference]] = []
     taken: list[tuple[int, int]] = []
 
-    def add(start: int, end: int) -> None:
+    def add(start: int, end: int, *, block: bool = True) -> None:
         piece = text[start:end]
         lead = len(piece) - len(piece.lstrip())
         start, end = start + lead, start + len(piece.rstrip())
         if start < end and not any(a < end and start < b for a, b in taken):
             if (ref := parse_reference(text[start:end])) is not None:
                 found.append((start, end, ref))
-                taken.append((start, end))
+                if block:  # list items and footnotes; in-text citations never overlap each other
+                    taken.append((start, end))
 
     for header in _LIST_HEADER.finditer(text):
         pos = header.end() + 1
@@ -455,7 +469,7 @@ def find_references(text: str) -> list[tuple[int, int, Reference]]:
         add(m.start("body"), _item_end(text, m.end("body")))
     for _, _, parts in in_text_citations(text):
         for start, end, _ in parts:
-            add(start, end)
+            add(start, end, block=False)
     found.sort(key=lambda t: t[0])
     return found
 

@@ -157,3 +157,11 @@ def test_references_survive_a_round_trip_through_the_store(tmp_path: Path) -> No
     assert stored == answers
     assert [r.references for r in stored] == [a.references for a in answers]
     assert stored[0].references[2] == INZUCCHI and stored[0].citations[2] == reference_key(INZUCCHI)
+
+
+def test_an_in_text_citation_names_a_footnote_that_is_never_marked() -> None:
+    answer = parse_markdown(f"Empagliflozin lowered cardiovascular death (Zinman et al., 2015).\n\n[^trial]: {ZINMAN}\n",
+                            origin="pasted", rid="x")
+    assert answer.citations == ("https://doi.org/10.1056/NEJMoa1504720",)
+    assert answer.text == "Empagliflozin lowered cardiovascular death [1]."
+    assert answer.markers == {"1": 0} and answer.references == {0: ZINMAN}

@@ -12,9 +12,10 @@ from typing import Any, Mapping
 
 from ..models import Response
 from ..parse.markers import MARKER_RE, marker_labels
+from ..references.model import Reference
 from ..references.parse import in_text_citations
 from ..urls import dedupe, find_urls, normalise_url
-from .citations import Citations, cites_something, fold, urls_in_fragment, written_reference
+from .citations import Citations, cites_something, fold, names_the_same_work, urls_in_fragment, written_reference
 from .records import MAX_ANSWER_CHARS, UNUSABLE_KEY, IngestError
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -209,11 +210,9 @@ class _Body:
         out.append(text[pos:])
         return "".join(out)
 
-    def author_year(self, ref: Any) -> str:
+    def author_year(self, ref: Reference) -> str:
         for d in self.by_key.values():  # a named footnote not yet cited may be the one it names
-            if not d.used and (listed := written_reference(d.written)) is not None and listed.year == ref.year \
-                    and listed.authors[:1] and ref.authors[:1] \
-                    and listed.authors[0].casefold() == ref.authors[0].casefold():
+            if not d.used and d.key and (listed := written_reference(d.written)) and names_the_same_work(ref, listed):
                 self.use(d.key)
         return self.cite(self.cites.cited_by_author_year(ref), "")
 

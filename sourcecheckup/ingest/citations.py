@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
-from ..references.model import Reference, reference_key
+from ..references.model import Reference, is_reference_key, reference_key
 from ..references.parse import parse_reference
 from ..urls import DOI_HOSTS, dedupe, find_urls, normalise_url
 from .records import IngestError, kind_of
@@ -70,8 +71,7 @@ class Citations:
         """The citation an in-text "(Smith et al., 2019)" names: the listed reference with that first
         author and year, else a citation of its own (its key, the string kept for the check)."""
         for idx, listed in self.read.items():
-            if (listed.authors and ref.authors and listed.year == ref.year
-                    and listed.authors[0].casefold() == ref.authors[0].casefold()):
+            if names_the_same_work(ref, listed):
                 return idx
         idx = self.add(reference_key(ref.raw))
         self.read.setdefault(idx, ref)
@@ -119,8 +119,16 @@ class Citations:
 
 
 def written_reference(fragment: str) -> Reference | None:
-    """The reference written in one citation entry ("Smith J et al. Lancet. 2020;395:1054"), or None."""
+    """The reference written in one citation entry ("Smith J et al. Lancet. 2020;395:1054"), or None.
+
+    Its ``raw`` is the entry with runs of whitespace folded (a list item may run over several lines)."""
     return parse_reference(" ".join(fragment.split()))
+
+
+def names_the_same_work(cited: Reference, listed: Reference) -> bool:
+    """Whether an in-text "(Smith et al., 2019)" names a listed reference: same first author, same year."""
+    return (bool(cited.authors and listed.authors) and cited.year is not None and cited.year == listed.year
+            and cited.authors[0].casefold() == listed.authors[0].casefold())
 
 
 def cites_something(fragment: str) -> bool:
@@ -130,9 +138,12 @@ def cites_something(fragment: str) -> bool:
 
 def _names_a_paper(citation: str) -> bool:
     """A DOI link, a PubMed link or a written reference's key: the citations whose metadata are checked."""
-    if citation.startswith("ref:"):
+    if is_reference_key(citation):
         return True
-    host = citation.split("/")[2] if citation.startswith("https://") and citation.count("/") >= 3 else ""
+    try:
+        host = urlsplit(citation).hostname or ""
+    except ValueError:
+        return False
     return host in DOI_HOSTS or host == "pubmed.ncbi.nlm.nih.gov"
 
 

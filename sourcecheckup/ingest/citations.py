@@ -35,7 +35,7 @@ class Citations:
         self.reserved: set[str] = set()          # labels already written in the text
         self.unusable: list[str] = []
         self.references: dict[int, str] = {}     # citation index -> the reference string as written
-        self.read: dict[int, Reference] = {}     # citation index -> the reference read from its entry
+        self._by_work: dict[tuple[str, int], int] = {}   # (first author, year) -> the first such citation
 
     def add(self, url: str) -> int:
         if url not in self._index:
@@ -48,8 +48,8 @@ class Citations:
         ref = written_reference(written)
         if not indices and ref is not None:
             indices = [self.add(reference_key(ref.raw))]
-        if ref is not None and indices:
-            self.read.setdefault(indices[0], ref)
+        if ref is not None and indices and (work := work_key(ref)) is not None:
+            self._by_work.setdefault(work, indices[0])
         if ref is not None and (ref.title or ref.authors or ref.journal):
             checked = [i for i in indices if _names_a_paper(self.urls[i])]
             if not checked and indices and ref.journal and ref.authors:
@@ -70,11 +70,12 @@ class Citations:
     def cited_by_author_year(self, ref: Reference) -> int:
         """The citation an in-text "(Smith et al., 2019)" names: the listed reference with that first
         author and year, else a citation of its own (its key, the string kept for the check)."""
-        for idx, listed in self.read.items():
-            if names_the_same_work(ref, listed):
-                return idx
+        work = work_key(ref)
+        if work is not None and work in self._by_work:
+            return self._by_work[work]
         idx = self.add(reference_key(ref.raw))
-        self.read.setdefault(idx, ref)
+        if work is not None:
+            self._by_work[work] = idx
         self.references.setdefault(idx, ref.raw)
         return idx
 
@@ -125,10 +126,14 @@ def written_reference(fragment: str) -> Reference | None:
     return parse_reference(" ".join(fragment.split()))
 
 
+def work_key(ref: Reference) -> tuple[str, int] | None:
+    """What an in-text "(Smith et al., 2019)" and a listed reference share when one names the other:
+    the first author's family name and the year."""
+    return (ref.authors[0].casefold(), ref.year) if ref.authors and ref.year is not None else None
+
+
 def names_the_same_work(cited: Reference, listed: Reference) -> bool:
-    """Whether an in-text "(Smith et al., 2019)" names a listed reference: same first author, same year."""
-    return (bool(cited.authors and listed.authors) and cited.year is not None and cited.year == listed.year
-            and cited.authors[0].casefold() == listed.authors[0].casefold())
+    return work_key(cited) is not None and work_key(cited) == work_key(listed)
 
 
 def cites_something(fragment: str) -> bool:

@@ -12,8 +12,10 @@ from typing import Any, Mapping
 
 from ..models import Response
 from ..parse.markers import MARKER_RE, marker_labels
+from ..references.model import Reference
+from ..references.parse import in_text_citations
 from ..urls import dedupe, find_urls, normalise_url
-from .citations import Citations, fold, urls_in_fragment
+from .citations import Citations, cites_something, fold, names_the_same_work, urls_in_fragment, written_reference
 from .records import MAX_ANSWER_CHARS, UNUSABLE_KEY, IngestError
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -74,7 +76,7 @@ def _take_definitions(text: str) -> tuple[str, list[_Definition]]:
             i, body = _with_continuations(lines, i + 1, m.group(2))
             found.append(_Definition("^" + m.group(1), body, m.group(1).isdigit()))
             continue
-        if (m := _REF_DEF.match(line)) and (m.group(1).strip().isdigit() or urls_in_fragment(m.group(2))):
+        if (m := _REF_DEF.match(line)) and (m.group(1).strip().isdigit() or cites_something(m.group(2))):
             # "[Note]: take with food" is a sentence; "[1]: Harrison's, 21st ed." is a reference
             label = m.group(1).strip()
             found.append(_Definition(label, m.group(2), label.isdigit()))
@@ -102,7 +104,7 @@ def _with_continuations(lines: list[str], i: int, first: str) -> tuple[int, str]
 def _sources_section(lines: list[str], start: int, rest: str) -> tuple[int, list[tuple[str | None, str]]] | None:
     """The items of a source list after a "Sources:" line, or None when no list follows."""
     rest = rest.strip()
-    if rest and not urls_in_fragment(rest):
+    if rest and not cites_something(rest):
         return None  # "References: none were needed." is a sentence, not a header
     items: list[tuple[str | None, str]] = [(None, rest)] if rest else []
     j = start
@@ -120,12 +122,12 @@ def _sources_section(lines: list[str], start: int, rest: str) -> tuple[int, list
             j, body = _with_continuations(lines, j + 1, m.group("body"))
             items.append((m.group("num") or m.group("br"), body))
             continue
-        if urls_in_fragment(stripped):
-            items.append((None, stripped))
+        if cites_something(stripped):
+            items.append((None, stripped))  # one reference a line, no number or bullet
             j += 1
             continue
         break
-    if not any(urls_in_fragment(body) for _, body in items):
+    if not any(cites_something(body) for _, body in items):
         return None  # "Sources:" over a list of foods is part of the answer, not a source list
     while j > start and not lines[j - 1].strip():
         j -= 1  # leave blank lines that separate the list from following text
@@ -170,6 +172,8 @@ class _Body:
             tokens.append((m.start(), m.end(), "marker", m))
         for url, start, end in find_urls(text):
             tokens.append((start, end, "url", url))
+        for start, end, parts in in_text_citations(text):
+            tokens.append((start, end, "author-year", parts))
         tokens.sort(key=lambda t: (t[0], t[0] - t[1]))
 
         out: list[str] = []
@@ -191,6 +195,11 @@ class _Body:
                 replacement = value.group(0)
             elif kind == "html":
                 replacement = self.written(value.group(1), re.sub(r"<[^>]*>", "", value.group(2)).strip())
+            elif kind == "author-year":
+                # "(Zinman et al., 2015; Lewis et al., 2011)" -> "[2][3]", each the listed reference it names
+                before = text[pos:start]
+                gap = " " if before and not before[-1].isspace() else ""
+                replacement = gap + "".join(self.author_year(ref) for _, _, ref in value)
             elif kind == "shortcut":
                 replacement = self.reference(value.group("label"), value.group("label"), value.group(0))
             else:
@@ -200,6 +209,12 @@ class _Body:
             pos = end
         out.append(text[pos:])
         return "".join(out)
+
+    def author_year(self, ref: Reference) -> str:
+        for d in self.by_key.values():  # a named footnote not yet cited may be the one it names
+            if not d.used and d.key and (listed := written_reference(d.written)) and names_the_same_work(ref, listed):
+                self.use(d.key)
+        return self.cite(self.cites.cited_by_author_year(ref), "")
 
     def link(self, m: re.Match[str]) -> str:
         label_text = m.group("text")
@@ -296,4 +311,5 @@ def build_response(text: str, structured: list[str], *, origin: str, rid: str, q
         origin=origin,
         markers=markers,
         extra=extra,
+        references=dict(cites.references),
     )

@@ -1,11 +1,19 @@
-"""One answer's citation list: URLs in order, de-duplicated, and the marker labels that point into it."""
+"""One answer's citation list: URLs in order, de-duplicated, and the marker labels that point into it.
+
+A written reference ("Smith J et al. Lancet. 2020;395:1054") is a citation too: its DOI link or PubMed
+link when it names one, else the key ``ref:<text>``; the string as written is kept by citation index
+(``Response.references``) so its title, authors and year can be checked against the paper's record.
+"""
 from __future__ import annotations
 
 import json
 import re
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
-from ..urls import dedupe, find_urls, normalise_url
+from ..references.model import Reference, is_reference_key, reference_key
+from ..references.parse import parse_reference
+from ..urls import DOI_HOSTS, dedupe, find_urls, normalise_url
 from .records import IngestError, kind_of
 
 _URL_KEYS = ("url", "href", "link", "uri")
@@ -26,6 +34,8 @@ class Citations:
         self.defined_without_url: set[str] = set()
         self.reserved: set[str] = set()          # labels already written in the text
         self.unusable: list[str] = []
+        self.references: dict[int, str] = {}     # citation index -> the reference string as written
+        self._by_work: dict[tuple[str, int], int] = {}   # (first author, year) -> the first such citation
 
     def add(self, url: str) -> int:
         if url not in self._index:
@@ -35,6 +45,17 @@ class Citations:
 
     def define(self, label: str | None, urls: list[str], written: str) -> None:
         indices = [self.add(u) for u in urls]
+        ref = written_reference(written)
+        if not indices and ref is not None:
+            indices = [self.add(reference_key(ref.raw))]
+        if ref is not None and indices and (work := work_key(ref)) is not None:
+            self._by_work.setdefault(work, indices[0])
+        if ref is not None and (ref.title or ref.authors or ref.journal):
+            checked = [i for i in indices if _names_a_paper(self.urls[i])]
+            if not checked and indices and ref.journal and ref.authors:
+                checked = indices[:1]  # a journal article cited with its publisher's link
+            for i in checked:
+                self.references.setdefault(i, ref.raw)
         if not indices:
             self.unusable.append(written.strip())
         if label is None:
@@ -45,6 +66,18 @@ class Citations:
         self.labels.setdefault(label, indices[0])
         if not label.startswith("^"):
             self.refs.setdefault(fold(label), indices[0])
+
+    def cited_by_author_year(self, ref: Reference) -> int:
+        """The citation an in-text "(Smith et al., 2019)" names: the listed reference with that first
+        author and year, else a citation of its own (its key, the string kept for the check)."""
+        work = work_key(ref)
+        if work is not None and work in self._by_work:
+            return self._by_work[work]
+        idx = self.add(reference_key(ref.raw))
+        if work is not None:
+            self._by_work[work] = idx
+        self.references.setdefault(idx, ref.raw)
+        return idx
 
     def _free(self, label: str, idx: int) -> bool:
         current = self.labels.get(label)
@@ -86,6 +119,39 @@ class Citations:
         return None
 
 
+def written_reference(fragment: str) -> Reference | None:
+    """The reference written in one citation entry ("Smith J et al. Lancet. 2020;395:1054"), or None.
+
+    Its ``raw`` is the entry with runs of whitespace folded (a list item may run over several lines)."""
+    return parse_reference(" ".join(fragment.split()))
+
+
+def work_key(ref: Reference) -> tuple[str, int] | None:
+    """What an in-text "(Smith et al., 2019)" and a listed reference share when one names the other:
+    the first author's family name and the year."""
+    return (ref.authors[0].casefold(), ref.year) if ref.authors and ref.year is not None else None
+
+
+def names_the_same_work(cited: Reference, listed: Reference) -> bool:
+    return work_key(cited) is not None and work_key(cited) == work_key(listed)
+
+
+def cites_something(fragment: str) -> bool:
+    """Whether a citation entry names a source: a URL, DOI or PMID, or a written reference."""
+    return bool(urls_in_fragment(fragment)) or written_reference(fragment) is not None
+
+
+def _names_a_paper(citation: str) -> bool:
+    """A DOI link, a PubMed link or a written reference's key: the citations whose metadata are checked."""
+    if is_reference_key(citation):
+        return True
+    try:
+        host = urlsplit(citation).hostname or ""
+    except ValueError:
+        return False
+    return host in DOI_HOSTS or host == "pubmed.ncbi.nlm.nih.gov"
+
+
 def fold(label: str) -> str:
     return " ".join(label.split()).casefold()
 
@@ -116,8 +182,15 @@ def citation_entries(value: Any, where: str) -> list[str]:
             except json.JSONDecodeError as e:
                 raise IngestError(f"{where} look like a JSON list but are not valid JSON ({e.msg} at column {e.colno})") from None
         else:
-            # URLs may contain commas: a comma separates only before a space or another URL
-            return [p for p in _CITATION_SEPARATOR.split(stripped) if p.strip()]
+            # URLs may contain commas: a comma separates only before a space or another URL;
+            # a line that is one written reference ("Smith J, Jones K. Title. JAMA. 2019;321:11") stays whole
+            entries = []
+            for line in (ln for ln in stripped.splitlines() if ln.strip()):
+                if written_reference(line) is not None:
+                    entries.append(line.strip())
+                else:
+                    entries.extend(p for p in _CITATION_SEPARATOR.split(line) if p.strip())
+            return entries
     if isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):

@@ -8,8 +8,10 @@ Use the ``scholarly`` pytest fixture (function scope: each test gets a fresh ser
 
 Switches: ``slow`` (True, or a set of service names) sleeps past any test's client timeout;
 ``rate_limit_next = N`` answers the next N requests with 429 and ``Retry-After: 1``;
-``down`` (a set of service names) answers 500. Every request is logged (service, path, query,
-headers, monotonic time). The catalogue holds real papers as their services hold them.
+``down`` (a set of service names) answers 500; ``garbled`` (likewise) answers 200 with an HTML page.
+Every request is logged (service, path, query, headers, monotonic time). The catalogue holds real
+papers as the services hold them; ``CITED`` has reference strings as an answer would write them, one
+per outcome, for end-to-end tests.
 """
 from __future__ import annotations
 
@@ -123,6 +125,24 @@ MEHRA_NOTICE = {  # the Crossref record of the retraction notice itself: it upda
                    "type": "retraction", "source": "publisher", "label": "Retraction"}],
 }
 
+# reference strings an answer might write, one per outcome the fake services lead to
+CITED = {
+    "verified": "Zinman B, Wanner C, Lachin JM, et al. Empagliflozin, cardiovascular outcomes, and mortality in "
+                "type 2 diabetes. N Engl J Med. 2015;373(22):2117-2128. doi:10.1056/NEJMoa1504720",
+    "mismatch": "Smith J, Brown K. Metformin and colorectal cancer risk in type 2 diabetes. JAMA. "
+                "2019;321(5):456-463. doi:10.1056/NEJMoa1603827",
+    "unknown_doi": "Lee H, Park S. Intermittent fasting and HbA1c in adults with prediabetes. JAMA. "
+                   "2019;322(3):211-219. doi:10.1001/jama.2019.99999",
+    "fabricated": "Johnson A, Patel R. Vitamin D supplementation eliminates migraine recurrence: a randomized "
+                  "trial. J Neurol Sci. 2021;412:118-125.",
+    "retracted": "Mehra MR, Desai SS, Ruschitzka F, Patel AN. Hydroxychloroquine or chloroquine with or without a "
+                 "macrolide for treatment of COVID-19: a multinational registry analysis. Lancet. 2020. "
+                 "doi:10.1016/S0140-6736(20)31180-6",
+    "ambiguous": "Whelton PK, Carey RM, Aronow WS, et al. 2017 ACC/AHA/AAPA/ABC/ACPM/AGS/APhA/ASH/ASPC/NMA/PCNA "
+                 "guideline for the prevention, detection, evaluation, and management of high blood pressure in "
+                 "adults. 2018.",
+}
+
 _STOP = {"the", "and", "for", "with", "without", "from", "a", "an", "of", "in", "on", "or", "to", "et", "al"}
 _MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -218,6 +238,7 @@ class FakeScholarly:
     slow: bool | set[str] = False
     rate_limit_next: int = 0
     down: set[str] = field(default_factory=set)
+    garbled: set[str] = field(default_factory=set)
     log: list[LoggedRequest] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -340,6 +361,8 @@ def start_scholarly() -> tuple[FakeScholarly, "callable"]:
                 status, body, extra = 429, {"status": "error", "message": "Too many requests"}, {"Retry-After": "1"}
             elif service in fake.down:
                 status, body, extra = 500, "<html><body>Internal Server Error</body></html>", {}
+            elif service in fake.garbled:
+                status, body, extra = 200, "<html><body>Service temporarily moved</body></html>", {}
             else:
                 status, body = fake.answer(service, "/" + rest, entry.query)
                 extra = {}

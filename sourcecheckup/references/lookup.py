@@ -34,6 +34,8 @@ _UPDATE_KINDS = {"retraction": NoticeKind.RETRACTION, "withdrawal": NoticeKind.W
                  "removal": NoticeKind.WITHDRAWAL, "expression_of_concern": NoticeKind.EXPRESSION_OF_CONCERN,
                  "correction": NoticeKind.CORRECTION, "erratum": NoticeKind.CORRECTION,
                  "corrigendum": NoticeKind.CORRECTION, "partial_retraction": NoticeKind.CORRECTION}
+_NOTICE_PUBTYPES = {"Retraction of Publication", "Published Erratum", "Expression of Concern"}
+_NOTICE_TYPES = {"retraction", "erratum"}          # OpenAlex work types of notices
 _INITIALS = re.compile(r"^[A-Z]{1,4}$")
 _PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "da", "di", "dos", "du", "la", "le", "ten", "ter", "st"}
 
@@ -105,7 +107,8 @@ class MetadataClient:
             items = _message(data).get("items")
             if not isinstance(items, list):
                 raise LookupFailed("crossref", "the search answer has no item list")
-            return tuple(_parsed("crossref", _crossref_record, item) for item in items)
+            return tuple(_parsed("crossref", _crossref_record, item) for item in items
+                         if isinstance(item, dict) and not item.get("update-to"))   # a notice is not a candidate
         return await self._cached_many("crossref", f"search:{query}", ask)
 
     def _mailto_params(self) -> dict[str, str]:
@@ -136,10 +139,10 @@ class MetadataClient:
             if not isinstance(result, dict) or not isinstance(result.get("idlist", []), list):
                 raise LookupFailed("pubmed", "the esearch answer has no esearchresult.idlist")
             ids = [str(i) for i in result.get("idlist", [])][:SEARCH_ROWS]
-            return tuple(await self._esummary(ids)) if ids else ()
+            return tuple(await self._esummary(ids, search=True)) if ids else ()
         return await self._cached_many("pubmed", f"search:{term}", ask)
 
-    async def _esummary(self, ids: list[str]) -> list[Record]:
+    async def _esummary(self, ids: list[str], *, search: bool = False) -> list[Record]:
         params = {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._ncbi_params()}
         data = await self._get_json("pubmed", f"{_base(self.settings.pubmed_endpoint)}/esummary.fcgi", params)
         result = data.get("result") if isinstance(data, dict) else None
@@ -153,6 +156,8 @@ class MetadataClient:
         for uid in result.get("uids") or ids:
             entry = result.get(str(uid))
             if isinstance(entry, dict) and not entry.get("error"):
+                if search and _NOTICE_PUBTYPES & set(entry.get("pubtype") or []):
+                    continue   # in a search, the retraction notice or erratum is not a candidate
                 records.append(_parsed("pubmed", _pubmed_record, entry))
         return records
 
@@ -186,7 +191,8 @@ class MetadataClient:
             results = data.get("results") if isinstance(data, dict) else None
             if not isinstance(results, list):
                 raise LookupFailed("openalex", "the search answer has no results list")
-            return tuple(_parsed("openalex", _openalex_record, w) for w in results[:SEARCH_ROWS])
+            return tuple(_parsed("openalex", _openalex_record, w) for w in results[:SEARCH_ROWS]
+                         if not (isinstance(w, dict) and w.get("type") in _NOTICE_TYPES))
         return await self._cached_many("openalex", f"search:{query}", ask)
 
     # --- caching, pacing, retries -----------------------------------------------------------------------

@@ -262,10 +262,19 @@ class ReferenceResolver:
         if not answered:
             return self._failed(ref, asked, failures)
         also = f" ({_failures(failures)})" if failures else ""
-        return ReferenceCheck(
-            reference=ref, status=ReferenceStatus.NOT_FOUND, services=tuple(asked), checked_at=utcnow(),
-            evidence=f"{_names(answered)} {'has' if len(answered) == 1 else 'have'} no record of {label}{also}: "
-                     f"likely fabricated.")
+        evidence = f"{_names(answered)} {'has' if len(answered) == 1 else 'have'} no record of {label}{also}"
+        if ref.title:   # an invented identifier on a real paper: say which paper the words name
+            named = await self._by_text(dataclasses.replace(ref, doi="", pmid=""))
+            asked += [s for s in named.services if s not in asked]
+            if named.matched is not None and named.score is not None:
+                return ReferenceCheck(
+                    reference=ref, status=ReferenceStatus.NOT_FOUND, candidates=(named.matched,),
+                    score=named.score, services=tuple(asked), checked_at=utcnow(),
+                    evidence=f"{evidence}, so the identifier is likely fabricated, though the paper the reference "
+                             f"names exists as {describe_record(named.matched, with_doi=True)} "
+                             f"(score {named.score:.2f}).")
+        return ReferenceCheck(reference=ref, status=ReferenceStatus.NOT_FOUND, services=tuple(asked),
+                              checked_at=utcnow(), evidence=f"{evidence}: likely fabricated.")
 
     async def _by_text(self, ref: Reference) -> ReferenceCheck:
         threshold = self.settings.match_threshold

@@ -192,15 +192,14 @@ def download(url: str = DEFAULT_RETRACTION_URL, dest: str | Path | None = None, 
     """
     import httpx
 
-    from .. import __version__
+    from .lookup import user_agent
 
     dest = Path(dest) if dest is not None else default_retraction_path()
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
-    agent = f"SourceCheckup/{__version__}" + (f" (mailto:{contact_email})" if contact_email else "")
     try:
         with httpx.stream("GET", url, timeout=timeout_s, follow_redirects=True,
-                          headers={"User-Agent": agent}) as resp:
+                          headers={"User-Agent": user_agent(contact_email)}) as resp:
             if resp.status_code != 200:
                 raise RetractionDataError(f"downloading {url} failed: HTTP {resp.status_code}")
             with part.open("wb") as out:

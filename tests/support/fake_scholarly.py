@@ -299,7 +299,11 @@ class FakeScholarly:
             query = q.get("query.bibliographic") or q.get("query") or ""
             rows = int(q.get("rows", "20"))
             hits = search(query)[:rows]
-            items = [crossref_item(p, score=round(40 + 60 * s, 3)) for p, s in hits]
+            items = []
+            for p, s in hits:
+                items.append(crossref_item(p, score=round(40 + 60 * s, 3)))
+                if p.retracted_by:   # Crossref's search finds the retraction notice beside the paper
+                    items.append(dict(MEHRA_NOTICE, score=round(39 + 60 * s, 3)))
             return 200, {"status": "ok", "message-type": "work-list", "message-version": "1.0.0",
                          "message": {"facets": {}, "total-results": len(items), "items": items,
                                      "items-per-page": rows, "query": {"start-index": 0, "search-terms": query}}}

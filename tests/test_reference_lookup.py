@@ -19,6 +19,7 @@ from sourcecheckup.references.resolve import ReferenceResolver, journal_matches,
 from sourcecheckup.references.model import Record
 from sourcecheckup.references.retractions import RetractionDataError, RetractionIndex, download
 from sourcecheckup.store import Store
+from tests.support.fake_model_servers import closed_port
 from tests.support.fake_scholarly import CITED, RETRACTION_CSV, FakeScholarly, scholarly  # noqa: F401 (fixture)
 
 EMAIL = "librarian@hospital.example"
@@ -248,6 +249,14 @@ async def test_a_404_from_a_wrong_endpoint_is_not_a_missing_paper(scholarly):
                          openalex_endpoint=scholarly.pubmed)
     assert result.status is ReferenceStatus.LOOKUP_FAILED
     assert "HTTP 404" in result.evidence and "check the endpoint" in result.evidence
+
+
+async def test_an_unreachable_service_is_lookup_failed(scholarly):
+    nowhere = f"http://127.0.0.1:{closed_port()}"
+    result = await check(scholarly, Reference(raw="PMID 26378978", pmid="26378978", style="pmid"),
+                         pubmed_endpoint=nowhere, openalex_endpoint=nowhere + "/openalex")
+    assert result.status is ReferenceStatus.LOOKUP_FAILED
+    assert "PubMed: could not reach 127.0.0.1" in result.evidence and "ConnectError" in result.evidence
 
 
 async def test_crossref_down_falls_back_to_pubmed_for_free_text(scholarly):

@@ -91,7 +91,7 @@ class MetadataClient:
 
         async def ask() -> Record | None:
             data = await self._get_json("crossref", f"{_base(self.settings.crossref_endpoint)}/works/"
-                                        f"{quote(doi, safe='/();:')}", self._mailto_params(), missing="crossref")
+                                        f"{quote(doi, safe='/();:')}", self._mailto_params(), missing_is_none=True)
             return None if data is None else _parsed("crossref", _crossref_record, _message(data))
         return await self._cached_one("crossref", f"work:{doi}", ask)
 
@@ -175,7 +175,7 @@ class MetadataClient:
 
         async def ask() -> Record | None:
             data = await self._get_json("openalex", f"{_base(self.settings.openalex_endpoint)}/works/"
-                                        f"{quote(key, safe='/();:')}", self._mailto_params(), missing="openalex")
+                                        f"{quote(key, safe='/();:')}", self._mailto_params(), missing_is_none=True)
             return None if data is None else _parsed("openalex", _openalex_record, data)
         return await self._cached_one("openalex", f"work:{key}", ask)
 
@@ -232,8 +232,8 @@ class MetadataClient:
             self._next_at[service] = time.monotonic() + self._interval(service)
 
     async def _get_json(self, service: str, url: str, params: dict[str, str],
-                        missing: str = "") -> dict[str, Any] | None:
-        """GET a JSON object; None for a 404 that is the service's own "no record" (``missing`` names it)."""
+                        missing_is_none: bool = False) -> dict[str, Any] | None:
+        """GET a JSON object; with ``missing_is_none``, None for a 404 that is the service's own "no record"."""
         for attempt in range(1, MAX_TRIES + 1):
             await self._pace(service)
             self.requests_made += 1
@@ -241,7 +241,7 @@ class MetadataClient:
                 resp = await self._client.get(url, params=params)
             except httpx.TimeoutException:
                 raise LookupFailed(service, f"no answer within {self.settings.timeout_s:g} s") from None
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise LookupFailed(service, f"could not reach {urlsplit(url).netloc} ({type(exc).__name__})") from None
             if resp.status_code in (429, 503):
                 wait = parse_retry_after(resp.headers.get("retry-after"))
@@ -251,7 +251,7 @@ class MetadataClient:
                                                 f"tries; asked to wait {wait:g} s")
                 self._next_at[service] = max(self._next_at.get(service, 0.0), time.monotonic() + wait)
                 continue
-            if resp.status_code == 404 and missing and _is_own_404(missing, resp):
+            if resp.status_code == 404 and missing_is_none and _is_own_404(service, resp):
                 return None
             if resp.status_code != 200:
                 raise LookupFailed(service, f"HTTP {resp.status_code} from {urlsplit(url).netloc}"

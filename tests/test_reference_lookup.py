@@ -293,7 +293,8 @@ async def test_requests_to_one_service_keep_the_minimum_interval(scholarly):
                                ("10.1056/nejmoa1504720", "10.1056/nejmoa1603827", "10.1016/j.jacc.2017.11.006")))
     times = [r.at for r in scholarly.requests_to("crossref")]
     gaps = [round(b - a, 3) for a, b in zip(times, times[1:])]
-    assert len(times) == 3 and min(gaps) >= 0.2, gaps     # 0.25 s apart, less the server's scheduling jitter
+    # sent 0.25 s apart; arrival times carry the first connection's set-up and the server threads' jitter
+    assert len(times) == 3 and min(gaps) >= 0.12 and times[-1] - times[0] >= 0.4, gaps
 
 
 async def test_polite_identity_goes_with_every_request(scholarly):
@@ -316,7 +317,17 @@ async def test_the_cache_answers_the_second_time_with_no_request(scholarly, tmp_
     again = [await check(scholarly, ref, cache=reopened) for ref in (ZINMAN, UNKNOWN_DOI, FABRICATED)]
     assert len(scholarly.log) == asked
     assert [(c.status, c.evidence) for c in again] == [(c.status, c.evidence) for c in first]
-    assert reopened.lookup_cache_get("crossref", "work:10.1001/jama.2019.99999") == {"record": None}
+    assert reopened.lookup_cache_get("crossref", "work:10.1001/jama.2019.99999")["record"] is None
+
+
+async def test_a_month_old_cache_entry_is_asked_again(scholarly, tmp_path):
+    store = Store(tmp_path / "audit.db")
+    old = {"record": {"service": "crossref", "title": "Stale title", "doi": ZINMAN.doi},
+           "at": time.time() - 31 * 24 * 3600}
+    store.lookup_cache_put("crossref", f"work:{ZINMAN.doi}", old)
+    result = await check(scholarly, ZINMAN, cache=store)
+    assert result.status is ReferenceStatus.VERIFIED and len(scholarly.log) == 1
+    assert store.lookup_cache_get("crossref", f"work:{ZINMAN.doi}")["record"]["title"].startswith("Empagliflozin")
 
 
 async def test_a_timeout_is_not_cached(scholarly, tmp_path):

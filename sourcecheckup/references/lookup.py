@@ -27,6 +27,7 @@ SERVICES = ("crossref", "pubmed", "openalex")
 SEARCH_ROWS = 5                   # candidates asked for per bibliographic search
 MAX_TRIES = 3                     # one request and at most two retries after a 429/503
 MAX_RETRY_WAIT_S = 30.0           # a longer Retry-After fails the lookup instead of stalling the run
+CACHE_MAX_AGE_S = 30 * 24 * 3600  # a cached answer older than this is asked again (new notices)
 SERVICE_CAPS = {"pubmed": 3.0}    # NCBI allows 3 requests a second without an API key
 NCBI_TOOL = "sourcecheckup"
 # Crossref update types -> notices (others, such as "new_version" or "addendum", are not notices)
@@ -197,22 +198,30 @@ class MetadataClient:
 
     # --- caching, pacing, retries -----------------------------------------------------------------------
 
-    async def _cached_one(self, service: str, key: str, ask: Any) -> Record | None:
+    def _cache_hit(self, service: str, key: str) -> dict[str, Any] | None:
+        """A cached answer young enough to trust (a paper can be retracted after we last asked)."""
         hit = self.cache.lookup_cache_get(service, key) if self.cache is not None else None
+        if not isinstance(hit, dict) or time.time() - float(hit.get("at") or 0) > CACHE_MAX_AGE_S:
+            return None
+        return hit
+
+    async def _cached_one(self, service: str, key: str, ask: Any) -> Record | None:
+        hit = self._cache_hit(service, key)
         if hit is not None and "record" in hit:
             return Record.from_dict(hit["record"]) if hit["record"] else None
         record = await ask()
         if self.cache is not None:   # a record or a definite "no record"; failures raised above
-            self.cache.lookup_cache_put(service, key, {"record": record.to_dict() if record else None})
+            self.cache.lookup_cache_put(service, key, {"record": record.to_dict() if record else None,
+                                                       "at": time.time()})
         return record
 
     async def _cached_many(self, service: str, key: str, ask: Any) -> tuple[Record, ...]:
-        hit = self.cache.lookup_cache_get(service, key) if self.cache is not None else None
+        hit = self._cache_hit(service, key)
         if hit is not None and isinstance(hit.get("records"), list):
             return tuple(Record.from_dict(r) for r in hit["records"])
         records = await ask()
         if self.cache is not None:
-            self.cache.lookup_cache_put(service, key, {"records": [r.to_dict() for r in records]})
+            self.cache.lookup_cache_put(service, key, {"records": [r.to_dict() for r in records], "at": time.time()})
         return records
 
     def _interval(self, service: str) -> float:

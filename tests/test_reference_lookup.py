@@ -15,9 +15,10 @@ import pytest
 
 from sourcecheckup.references.lookup import LookupFailed, MetadataClient
 from sourcecheckup.references.model import LookupSettings, NoticeKind, Reference, ReferenceStatus
-from sourcecheckup.references.resolve import ReferenceResolver, journal_matches, title_similarity
 from sourcecheckup.references.model import Record
-from sourcecheckup.references.retractions import RetractionDataError, RetractionIndex, download
+from sourcecheckup.references.resolve import ReferenceResolver, journal_matches, normalise_text, title_similarity
+from sourcecheckup.references.retractions import (RETRACTIONS_ENV, RetractionDataError, RetractionIndex, download,
+                                                   load_retraction_index)
 from sourcecheckup.store import Store
 from tests.support.fake_model_servers import closed_port
 from tests.support.fake_scholarly import CITED, RETRACTION_CSV, FakeScholarly, scholarly  # noqa: F401 (fixture)
@@ -358,6 +359,11 @@ def test_journal_names_match_through_abbreviations(cited, full, abbrev, same):
     assert journal_matches(cited, Record(service="crossref", journal=full, journal_abbrev=abbrev)) is same
 
 
+def test_names_compare_without_accents_or_case():
+    assert normalise_text("SØRENSEN") == normalise_text("Sørensen") == "sorensen"
+    assert normalise_text("Müller-Lüdenscheidt") == "muller ludenscheidt"
+
+
 def test_title_similarity_forgives_case_punctuation_and_a_dropped_subtitle():
     assert title_similarity("Empagliflozin, cardiovascular outcomes and mortality in type 2 diabetes",
                             "Empagliflozin, Cardiovascular Outcomes, and Mortality in Type 2 Diabetes") > 0.95
@@ -410,3 +416,12 @@ def test_download_keeps_the_old_file_when_the_new_one_is_not_the_dataset(scholar
         download(f"{scholarly.crossref}/works/10.1056/nejmoa1504720", dest)
     assert dest.read_bytes() == RETRACTION_CSV.read_bytes()
     assert not list(dest.parent.glob("*.part"))
+
+
+def test_the_default_retraction_file_is_used_only_when_present(tmp_path, monkeypatch):
+    monkeypatch.setenv(RETRACTIONS_ENV, str(tmp_path / "rw.csv"))
+    assert load_retraction_index() is None
+    (tmp_path / "rw.csv").write_bytes(RETRACTION_CSV.read_bytes())
+    assert len(load_retraction_index().rows) == 5
+    with pytest.raises(RetractionDataError, match="missing.csv"):
+        load_retraction_index(tmp_path / "missing.csv")

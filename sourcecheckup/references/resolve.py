@@ -37,9 +37,9 @@ _NOTICE_WORDS = {NoticeKind.RETRACTION: "retraction", NoticeKind.WITHDRAWAL: "wi
 
 def normalise_text(text: str) -> str:
     """Lower case, accents off, punctuation to spaces, spaces folded."""
-    decomposed = unicodedata.normalize("NFKD", text or "")
+    decomposed = unicodedata.normalize("NFKD", (text or "").lower())
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).replace("ø", "o").replace("ß", "ss")
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", plain.lower()).split())
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", plain).split())
 
 
 def title_similarity(cited: str, found: str) -> float:

@@ -39,6 +39,16 @@ def default_retraction_path() -> Path:
     return Path(platformdirs.user_data_dir("sourcecheckup", appauthor=False)) / "retraction_watch.csv"
 
 
+def load_retraction_index(path: str | Path | None = None) -> RetractionIndex | None:
+    """The index from ``path`` (``--retraction-data``), else from the default file when one was downloaded.
+
+    A named file that cannot be read raises RetractionDataError; no default file means no index (None)."""
+    if path:
+        return RetractionIndex.from_csv(path)
+    default = default_retraction_path()
+    return RetractionIndex.from_csv(default) if default.is_file() else None
+
+
 def normalise_doi(value: str) -> str:
     """Lower case, no resolver prefix; "" for the placeholders the dataset writes for a missing DOI."""
     doi = (value or "").strip().lower()

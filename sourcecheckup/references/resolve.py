@@ -266,7 +266,7 @@ class ReferenceResolver:
         if ref.title:   # an invented identifier on a real paper: say which paper the words name
             named = await self._by_text(dataclasses.replace(ref, doi="", pmid=""))
             asked += [s for s in named.services if s not in asked]
-            if named.matched is not None and named.score is not None:
+            if named.status is ReferenceStatus.VERIFIED and named.matched is not None and named.score is not None:
                 return ReferenceCheck(
                     reference=ref, status=ReferenceStatus.NOT_FOUND, candidates=(named.matched,),
                     score=named.score, services=tuple(asked), checked_at=utcnow(),

@@ -154,6 +154,19 @@ async def test_free_text_reference_is_verified_by_bibliographic_search(scholarly
     assert scholarly.log[0].query["query.bibliographic"] == [ZINMAN_TEXT.raw]
 
 
+async def test_a_real_title_under_another_journal_and_year_is_a_mismatch(scholarly):
+    moved = Reference(raw="Zinman B, Wanner C. Empagliflozin, cardiovascular outcomes, and mortality in type 2 "
+                          "diabetes. Lancet. 2019;393:1021-30.", authors=("Zinman", "Wanner"), year=2019,
+                      title=ZINMAN.title, journal="Lancet", style="vancouver")
+    result = await check(scholarly, moved)
+    assert result.status is ReferenceStatus.MISMATCH and result.matched.doi == "10.1056/nejmoa1504720"
+    assert [c.field for c in result.comparisons if not c.agrees] == ["year", "journal"]
+    assert result.evidence.startswith("The closest Crossref record, 'Empagliflozin, Cardiovascular Outcomes, and "
+                                      "Mortality in Type 2 Diabetes' (Zinman, 2015, N Engl J Med, "
+                                      "10.1056/nejmoa1504720), matches the reference")
+    assert result.evidence.endswith("but differs in year, journal.")
+
+
 async def test_a_year_off_by_one_still_agrees_but_two_years_is_a_mismatch(scholarly):
     near = Reference(raw="x", authors=("Zinman",), year=2016, title=ZINMAN.title, doi=ZINMAN.doi)
     far = Reference(raw="x", authors=("Zinman",), year=2017, title=ZINMAN.title, doi=ZINMAN.doi)

@@ -25,7 +25,7 @@ from .retractions import RetractionIndex
 
 AMBIGUITY_MARGIN = 0.05        # candidates this close to the best, above the threshold, are a tie
 TITLE_AGREES = 0.85            # title similarity from which a cited title is the record's title
-WEIGHTS = {"title": 0.55, "authors": 0.2, "year": 0.15, "journal": 0.1}
+WEIGHTS = {"title": 0.6, "authors": 0.2, "year": 0.1, "journal": 0.1}
 SERVICE_NAMES = {"crossref": "Crossref", "pubmed": "PubMed", "openalex": "OpenAlex",
                  "retraction_watch": "Retraction Watch"}
 _JOURNAL_STOP = {"of", "the", "and", "in", "for", "on", "de", "la", "und", "fur", "a"}

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import time
-from pathlib import Path
 
 import pytest
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
@@ -345,7 +345,7 @@ class FakeScholarly:
         return 404, {"error": "404 Not Found"}
 
 
-def start_scholarly() -> tuple[FakeScholarly, "callable"]:
+def start_scholarly() -> tuple[FakeScholarly, Callable[[], None]]:
     """Start the fake services on a random loopback port; returns (the fake, stop)."""
     fake = FakeScholarly()
 

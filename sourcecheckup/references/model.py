@@ -107,12 +107,13 @@ class Record:
     pmid: str = ""
     url: str = ""                             # where a person can see the record
     notices: tuple[Notice, ...] = ()
+    journal_abbrev: str = ""                  # the short title ("N Engl J Med") when the service gives one
 
     def to_dict(self) -> dict[str, Any]:
         return {"service": self.service, "title": self.title, "authors": list(self.authors),
                 "year": self.year, "journal": self.journal, "volume": self.volume, "pages": self.pages,
                 "doi": self.doi, "pmid": self.pmid, "url": self.url,
-                "notices": [n.to_dict() for n in self.notices]}
+                "notices": [n.to_dict() for n in self.notices], "journal_abbrev": self.journal_abbrev}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Record":
@@ -120,7 +121,8 @@ class Record:
                    authors=tuple(d.get("authors") or ()), year=d.get("year"), journal=d.get("journal", ""),
                    volume=d.get("volume", ""), pages=d.get("pages", ""), doi=d.get("doi", ""),
                    pmid=d.get("pmid", ""), url=d.get("url", ""),
-                   notices=tuple(Notice.from_dict(n) for n in d.get("notices") or ()))
+                   notices=tuple(Notice.from_dict(n) for n in d.get("notices") or ()),
+                   journal_abbrev=d.get("journal_abbrev", ""))
 
 
 @dataclass(frozen=True)

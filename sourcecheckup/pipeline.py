@@ -370,8 +370,6 @@ class Audit:
             row = await (self._reference_source(url) if is_reference_key(url) else self._fetch_or_reuse(url))
             self.store.link_run_source(self.run_id, url, row.id)
             self._run_sources[url] = row.id
-        if is_reference_key(url):   # read from its DOI link, judged and shown under the citation key
-            row = SourceRow(row.id, dataclasses.replace(row.source, url=url))
         self.c.sources_done += 1
         if not row.source.valid:
             self.c.fetch_failures += 1
@@ -393,9 +391,13 @@ class Audit:
         any other is an explicit failed fetch with its check's evidence as the reason, never a verdict."""
         check = await self._refs.check_for(key) if self._refs is not None else None
         link = reading_link(check) if check is not None else None
-        if link:
-            return await self._fetch_or_reuse(link)
-        return self.store.get_source(self.store.add_source(unread_reference(key, check)))
+        if not link:
+            return self.store.get_source(self.store.add_source(unread_reference(key, check)))
+        read = await self._fetch_or_reuse(link)
+        # stored again under the citation key (a source is its cited URL), saying where it was read from
+        meta = {**dict(read.source.meta), "read_from": link, "reference_status": check.status.value}
+        return self.store.get_source(self.store.add_source(
+            dataclasses.replace(read.source, url=key, meta=meta, raw=self.store.source_raw(read.id))))
 
     def _source_text(self, src_row: SourceRow) -> SourceText:
         st = self._source_texts.get(src_row.source.url)

@@ -380,3 +380,43 @@ def test_a_missing_or_foreign_retraction_file_is_refused_by_name(tmp_path, capsy
     assert main(["audit", str(answer_file), "--db", str(db), "--retraction-data", str(missing), "-q"]) == 2
     assert f"--retraction-data: {missing}: no such file" in capsys.readouterr().err
     assert Store(db).list_runs() == []
+
+
+def test_the_demo_never_asks_the_public_services_unless_given_endpoints(monkeypatch, tmp_path):
+    import sourcecheckup.cli.audit as audit_cli
+
+    monkeypatch.setenv("SOURCECHECKUP_REFERENCES", "on")
+    seen = []
+    monkeypatch.setattr(audit_cli, "cmd_audit", lambda ns: seen.append(run_config(ns, batch=True)) or 0)
+    assert main(["demo", "--db", str(tmp_path / "d.db"), "-o", str(tmp_path / "d.html"), "-q"]) == 0
+    assert main(["demo", "--db", str(tmp_path / "d.db"), "-o", str(tmp_path / "d.html"), "-q",
+                 "--crossref-endpoint", "http://127.0.0.1:9", "--pubmed-endpoint", "http://127.0.0.1:9",
+                 "--openalex-endpoint", "http://127.0.0.1:9"]) == 0
+    assert [c.references.enabled for c in seen] == [False, True]
+    assert seen[1].references.openalex_endpoint == "http://127.0.0.1:9"
+
+
+RW_CSV = ("Record ID,Title,Journal,RetractionDate,RetractionDOI,OriginalPaperDate,OriginalPaperDOI,"
+          "RetractionNature,Reason\n"
+          "1,SGLT2 inhibitors and kidney outcomes,J Nephrol Pract,2/1/2024 0:00,10.5555/jnp.2024.9,"
+          "3/3/2023 0:00,10.5555/jnp.2023.0456,Retraction,+Concerns/Issues About Data;\n"
+          "2,Another paper,Fixture J,11/20/2026 0:00,10.1/n,1/1/2020 0:00,10.1/o,Expression of concern,+Bias;\n")
+
+
+def test_references_update_imports_a_file_for_an_offline_machine(monkeypatch, tmp_path, capsys):
+    retractions = pytest.importorskip("sourcecheckup.references.retractions")   # merged from the lookups branch
+    dest = tmp_path / "data" / "retraction_watch.csv"
+    monkeypatch.setattr(retractions, "default_retraction_path", lambda: dest)
+    copy = tmp_path / "rw.csv"
+    copy.write_text(RW_CSV, encoding="utf-8")
+    assert main(["references", "update", "--from", str(copy)]) == 0
+    out = capsys.readouterr()
+    assert dest.read_text(encoding="utf-8") == RW_CSV
+    assert f"retraction data: {dest}: 2 notices, latest dated 2026-11-20" in out.out
+    foreign = tmp_path / "foreign.csv"
+    foreign.write_text("DOI,Title\n", encoding="utf-8")
+    assert main(["references", "update", "--from", str(foreign)]) == 2
+    assert "no OriginalPaperDOI column" in capsys.readouterr().err
+    assert dest.read_text(encoding="utf-8") == RW_CSV                  # the saved data is left as it was
+    # a run built without --retraction-data reads the saved file
+    assert build_run_config(environ={}).retraction_data == str(dest)

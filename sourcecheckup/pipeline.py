@@ -112,7 +112,8 @@ class Audit:
     """One audit run over a store. ``await Audit(...).start(responses)`` or ``.resume(run_id)``.
 
     ``fetcher``, ``judges`` and ``parser`` may be passed in (tests, the app's shared browser);
-    otherwise they are built from the config and closed at the end.
+    otherwise they are built from the config and closed at the end. So may ``resolver``, the reference
+    resolver (``check(Reference) -> ReferenceCheck``, ``aclose()``), used when ``config.references`` is enabled.
     """
 
     def __init__(self, store: Store, config: RunConfig | None = None, *,

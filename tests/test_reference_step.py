@@ -420,3 +420,27 @@ def test_references_update_imports_a_file_for_an_offline_machine(monkeypatch, tm
     assert dest.read_text(encoding="utf-8") == RW_CSV                  # the saved data is left as it was
     # a run built without --retraction-data reads the saved file
     assert build_run_config(environ={}).retraction_data == str(dest)
+
+
+def test_the_cli_asks_no_service_when_switched_off_and_survives_one_it_cannot_reach(tmp_path, site):
+    answer_file = tmp_path / "answer.json"
+    answer_file.write_text(json.dumps({"response": f"{HFE} [1]", "citations": ["https://doi.org/10.5555/ihh.2020.0007"]}))
+    common = ["audit", str(answer_file), "--judge", "keyword:0", "--doi-resolver", f"{site}/doi/",
+              "--allow-host", "127.0.0.1", "--browser", "never", "--no-archive", "-q"]
+    off = sc(*common, "--db", str(tmp_path / "off.db"))          # the tests' environment: references off
+    assert off.returncode == 0, off.stderr
+    store = Store(tmp_path / "off.db")
+    run_id = store.latest_run_id()
+    assert store.reference_checks(run_id) == {} and store.get_run(run_id).config["references"]["enabled"] is False
+    # on, against a port where nothing listens: the check is lookup_failed, never not_found, and the run completes
+    dead = "http://127.0.0.1:9"
+    on = sc(*common, "--db", str(tmp_path / "on.db"), "--crossref-endpoint", dead, "--pubmed-endpoint", dead,
+            "--openalex-endpoint", dead, env={"SOURCECHECKUP_REFERENCES": "on"}, timeout=120)
+    assert on.returncode == 0, on.stderr
+    store = Store(tmp_path / "on.db")
+    run = store.get_run(store.latest_run_id())
+    assert run.status == "completed" and run.config["references"]["crossref_endpoint"] == dead
+    checks = store.reference_checks(run.id)
+    assert [c.status for c in checks.values()] == [ReferenceStatus.LOOKUP_FAILED]
+    data = store.load_run(run.id)
+    assert data.sources["https://doi.org/10.5555/ihh.2020.0007"].source.status is FetchStatus.OK

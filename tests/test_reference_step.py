@@ -296,9 +296,13 @@ def test_the_references_command_lists_each_checked_citation(audited, capsys, sit
     assert main(["references", run_id, "--db", str(db)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert any(line.startswith("not_found") and "ref:Smith J, Doe A. Garlic extract" in line for line in lines)
-    assert "no candidate above the match threshold 0.75" in out
-    assert "RETRACTED: retraction (retraction_watch 2024-02-01)" in out
+    assert lines[0].split() == ["STATUS", "NOTICES", "CITATION", "EVIDENCE"]
+    fake = [line for line in lines if "ref:Smith J, Doe A. Garlic extract" in line]
+    assert len(fake) == 1 and fake[0].startswith("not_found")               # one row per checked citation
+    assert "no candidate above the match threshold 0.75" in fake[0]
+    sglt2 = [line for line in lines if SGLT2_DOI in line]
+    assert len(sglt2) == 1 and sglt2[0].split()[:3] == ["verified", "RETRACTED", "2024-02-01"]
+    assert len(lines) == 1 + 5 + 1
     assert f"{site}/article/hypertension" not in out                       # a plain page has no check
     assert lines[-1] == (f"run {run_id}: 5 references checked: 3 verified, 1 not_found, 1 ambiguous; "
                          "1 retracted or withdrawn")

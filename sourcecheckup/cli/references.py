@@ -62,16 +62,15 @@ def plain(text: Any, limit: int | None = None) -> str:
     return s
 
 
+_NOTICE_WORDS = {"retraction": "RETRACTED", "withdrawal": "WITHDRAWN", "expression_of_concern": "concern",
+                 "correction": "corrected"}
+
+
 def notices_text(check: Any) -> str:
-    """'RETRACTED (retraction, crossref 2020-05-01)', 'correction (crossref)' or '-'."""
-    parts = []
-    for n in check.notices:
-        where = " ".join(x for x in (n.source, n.date) if x)
-        parts.append(f"{n.kind.value.replace('_', ' ')} ({plain(where)})" if where else n.kind.value.replace("_", " "))
-    if not parts:
-        return "-"
-    text = "; ".join(parts)
-    return f"RETRACTED: {text}" if check.retracted else text
+    """The notices on the matched paper in a word each ('RETRACTED 2024-02-01', 'corrected'), or '-'."""
+    words = [" ".join(w for w in (_NOTICE_WORDS.get(n.kind.value, n.kind.value), plain(n.date)) if w)
+             for n in check.notices]
+    return ", ".join(dict.fromkeys(words)) or "-"
 
 
 def is_problem(check: Any) -> bool:
@@ -97,14 +96,12 @@ def cmd_references(args: argparse.Namespace) -> int:
         print(f"run {run_id}: no reference checks (reference checks were off, or it cites no DOI, PMID or "
               "written reference)")
         return EXIT_OK
-    limit = None if args.full else 70
-    width = max((len(c.status.value) for c in shown.values()), default=8)
-    for url, c in shown.items():
-        print(f"{c.status.value:<{width}}  {plain(url, limit)}")
-        notices = notices_text(c)
-        if notices != "-":
-            print(f"{'':<{width}}  {notices}")
-        print(f"{'':<{width}}  {plain(c.evidence, None if args.full else 200)}")
+    rows = [(c.status.value, notices_text(c), plain(url, None if args.full else 60),
+             plain(c.evidence, None if args.full else 200)) for url, c in shown.items()]
+    header = ("STATUS", "NOTICES", "CITATION", "EVIDENCE")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    for row in [header, *rows]:   # one row per checked citation
+        print("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[3])
     counts: dict[str, int] = {}
     for c in checks.values():
         counts[c.status.value] = counts.get(c.status.value, 0) + 1

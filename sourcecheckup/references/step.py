@@ -275,5 +275,6 @@ class ReferenceChecks:
         self.store.save_reference_check(self.run_id, url, check)
         self._stored.add(url)
         self.done += 1
-        self._emit(f"{url}: {check.status.plain}" + (" (retracted)" if check.retracted else ""))
+        shown = url if len(url) <= 80 else url[:79] + "…"
+        self._emit(f"{shown}: {check.status.plain}" + (" (retracted)" if check.retracted else ""))
         return check

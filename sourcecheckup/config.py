@@ -4,6 +4,7 @@ validated :class:`~sourcecheckup.pipeline.RunConfig` through :func:`build_run_co
 The defaults are the CLI's: the headless browser when a page needs it (``auto``), dead links looked
 up in a web archive, robots.txt respected for batch runs. ``$SOURCECHECKUP_BROWSER`` sets the browser
 default and ``SOURCECHECKUP_ARCHIVE=off`` turns archive lookups off (CI and tests opt out this way).
+Reference checks (Crossref, PubMed, OpenAlex) are on; ``SOURCECHECKUP_REFERENCES=off`` turns them off.
 """
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .fetching import FetchOptions
 from .pipeline import RunConfig
+from .references.model import LookupSettings
 
 BROWSER_MODES = ("auto", "always", "never")
 CONSENSUS_RULES = ("first", "any", "all", "majority")
 BROWSER_ENV = "SOURCECHECKUP_BROWSER"
 ARCHIVE_ENV = "SOURCECHECKUP_ARCHIVE"
+REFERENCES_ENV = "SOURCECHECKUP_REFERENCES"
+ENDPOINTS = ("crossref_endpoint", "pubmed_endpoint", "openalex_endpoint")
 DEFAULT_JUDGES = ("builtin",)
 DEFAULT_PARSER = "builtin"
 DEFAULT_CONSENSUS = "first"
@@ -43,6 +47,68 @@ def archive_allowed(environ: Mapping[str, str] | None = None) -> bool:
     """Archive lookups are on unless ``SOURCECHECKUP_ARCHIVE`` is off, 0 or no."""
     value = (environ if environ is not None else os.environ).get(ARCHIVE_ENV, "on")
     return value.lower() not in ("off", "0", "no")
+
+
+def references_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """Reference checks are on unless ``SOURCECHECKUP_REFERENCES`` is off, 0 or no."""
+    value = (environ if environ is not None else os.environ).get(REFERENCES_ENV, "on")
+    return value.lower() not in ("off", "0", "no")
+
+
+def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | None = None,
+                          pubmed_endpoint: str | None = None, openalex_endpoint: str | None = None,
+                          contact_email: str | None = None,
+                          environ: Mapping[str, str] | None = None) -> LookupSettings:
+    """How a run asks the metadata services; each endpoint is the API's base URL. Raises :class:`ConfigError`."""
+    from urllib.parse import urlsplit
+
+    kw: dict[str, Any] = {}
+    for option, value in zip(ENDPOINTS, (crossref_endpoint, pubmed_endpoint, openalex_endpoint)):
+        if not value or not value.strip():
+            continue
+        url = value.strip()
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(option, f"the endpoint is the API's base URL (http:// or https://...), not '{url}'")
+        kw[option] = url.rstrip("/")
+    if contact_email and contact_email.strip():
+        email = contact_email.strip()
+        if "@" not in email or any(c.isspace() for c in email):
+            raise ConfigError("contact_email", f"'{email}' is not an e-mail address")
+        kw["contact_email"] = email
+    kw["enabled"] = references_allowed(environ) and bool(references)
+    return LookupSettings(**kw)
+
+
+def check_retraction_data(path: str | Path) -> str:
+    """The Retraction Watch CSV a run reads, as an absolute path; a missing or unreadable file is a ConfigError."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ConfigError("retraction_data", f"{p}: no such file (the Retraction Watch CSV; "
+                                             "`sourcecheckup references update` downloads it)")
+    try:
+        with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+            header = fh.readline()
+    except OSError as exc:
+        raise ConfigError("retraction_data", f"{p} cannot be read: {exc.strerror or exc}") from exc
+    if "OriginalPaperDOI" not in header:
+        raise ConfigError("retraction_data", f"{p} is not the Retraction Watch CSV "
+                                             "(its first line has no OriginalPaperDOI column)")
+    return str(p.resolve())
+
+
+def _default_retraction_data() -> str | None:
+    """The Retraction Watch CSV saved by `references update`, when there is one."""
+    try:
+        from .references.retractions import default_retraction_path
+
+        path = Path(default_retraction_path())
+    except Exception:   # the retraction reader is not installed, or no data folder: none
+        return None
+    return str(path) if path.is_file() else None
 
 
 def build_fetch_options(*, batch: bool = False, browser: str | None = None, archive_lookup: bool = True,
@@ -92,9 +158,14 @@ def build_fetch_options(*, batch: bool = False, browser: str | None = None, arch
 def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None = None,
                      consensus: str | None = None, judge_concurrency: int | None = None,
                      judge_options: Mapping[str, Any] | None = None, refetch: bool = False, seed: int = 0,
-                     fetch: FetchOptions | None = None, **fetch_choices: Any) -> RunConfig:
+                     fetch: FetchOptions | None = None, references: bool = True,
+                     crossref_endpoint: str | None = None, pubmed_endpoint: str | None = None,
+                     openalex_endpoint: str | None = None, contact_email: str | None = None,
+                     retraction_data: str | Path | None = None, **fetch_choices: Any) -> RunConfig:
     """A validated RunConfig from a front end's choices; anything not chosen takes the CLI's default.
-    ``fetch_choices`` are :func:`build_fetch_options`'s keywords (or pass a built ``fetch``)."""
+    ``fetch_choices`` are :func:`build_fetch_options`'s keywords (or pass a built ``fetch``).
+    Reference checks are on unless ``references`` is false or ``$SOURCECHECKUP_REFERENCES`` is off; without
+    ``retraction_data`` the file saved by ``sourcecheckup references update`` is read, when there is one."""
     chosen = [j.strip() for j in judges or () if j and j.strip()]
     rule = consensus or DEFAULT_CONSENSUS
     if rule not in CONSENSUS_RULES:
@@ -102,9 +173,17 @@ def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None 
     concurrency = DEFAULT_JUDGE_CONCURRENCY if judge_concurrency is None else int(judge_concurrency)
     if concurrency < 1:
         raise ConfigError("judge_concurrency", "judge calls at once must be at least 1")
-    if fetch is not None and fetch_choices:
+    if fetch is not None and set(fetch_choices) - {"environ"}:
         raise TypeError("pass either fetch or the fetch choices, not both")
+    lookup = build_lookup_settings(references=references, crossref_endpoint=crossref_endpoint,
+                                   pubmed_endpoint=pubmed_endpoint, openalex_endpoint=openalex_endpoint,
+                                   contact_email=contact_email, environ=fetch_choices.get("environ"))
+    retractions = check_retraction_data(retraction_data) if retraction_data else None
+    if retractions is None and lookup.enabled:
+        retractions = _default_retraction_data()
+    if fetch is not None:
+        fetch_choices.pop("environ", None)
     return RunConfig(judges=chosen or list(DEFAULT_JUDGES), parser=(parser or "").strip() or DEFAULT_PARSER,
                      consensus=rule, judge_concurrency=concurrency, judge_options=dict(judge_options or {}),
                      fetch=fetch if fetch is not None else build_fetch_options(**fetch_choices),
-                     refetch=bool(refetch), seed=int(seed))
+                     refetch=bool(refetch), seed=int(seed), references=lookup, retraction_data=retractions)

@@ -13,6 +13,7 @@ class EventKind(str, Enum):
     PARSED = "parsed"              # one response split into statements
     FETCHED = "fetched"            # one source retrieved (sources_done advances)
     JUDGED = "judged"              # one pair judged (pairs_done advances)
+    REFERENCE_CHECKED = "reference_checked"  # one citation's reference checked (references_done advances)
     RESPONSE_DONE = "response_done"
     WARNING = "warning"
     RUN_FINISHED = "run_finished"  # message: completed | cancelled | failed: reason
@@ -31,6 +32,8 @@ class ProgressEvent:
     fetch_failures: int = 0
     judge_errors: int = 0
     message: str = ""
+    references_total: int = 0      # citations that get a reference check (DOI, PMID, written reference)
+    references_done: int = 0
 
 
 ProgressCallback = Callable[[ProgressEvent], None]

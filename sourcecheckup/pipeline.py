@@ -22,6 +22,8 @@ from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fe
 from .judges.base import Judge, open_judges
 from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
+from .references.model import LookupSettings, is_reference_key
+from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
@@ -57,6 +59,9 @@ class RunConfig:
     fetch: FetchOptions = field(default_factory=FetchOptions)
     refetch: bool = False
     seed: int = 0
+    # reference checks (Crossref, PubMed, OpenAlex): off unless a front end turns them on (build_run_config)
+    references: LookupSettings = field(default_factory=lambda: LookupSettings(enabled=False))
+    retraction_data: str | None = None   # the Retraction Watch CSV the run reads, when there is one
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -80,6 +85,10 @@ class RunConfig:
             fd[k] = v
         known = {f.name for f in dataclasses.fields(cls)} - {"fetch"}
         rest = {k: v for k, v in d.items() if k in known}
+        if "references" in rest:   # a run stored before reference checks keeps them off
+            refs = rest.pop("references")
+            if isinstance(refs, Mapping):
+                rest["references"] = LookupSettings.from_dict({"enabled": False, **refs})
         return cls(fetch=FetchOptions(**fd), **rest)
 
 
@@ -103,19 +112,23 @@ class Audit:
     """One audit run over a store. ``await Audit(...).start(responses)`` or ``.resume(run_id)``.
 
     ``fetcher``, ``judges`` and ``parser`` may be passed in (tests, the app's shared browser);
-    otherwise they are built from the config and closed at the end.
+    otherwise they are built from the config and closed at the end. So may ``resolver``, the reference
+    resolver (``check(Reference) -> ReferenceCheck``, ``aclose()``), used when ``config.references`` is enabled.
     """
 
     def __init__(self, store: Store, config: RunConfig | None = None, *,
                  progress: ProgressCallback | None = None, fetcher: Fetcher | None = None,
                  judges: Sequence[Judge] | None = None, parser: Parser | None = None,
-                 cancel: asyncio.Event | None = None, max_active_responses: int | None = None) -> None:
+                 cancel: asyncio.Event | None = None, max_active_responses: int | None = None,
+                 resolver: Resolver | None = None) -> None:
         self.store = store
         self.config = config or RunConfig()
         self.progress = progress or ignore
         self._fetcher = fetcher
         self._judges = list(judges) if judges is not None else None
         self._parser = parser
+        self._resolver = resolver   # the reference resolver (tests); else built from config.references
+        self._refs: ReferenceChecks | None = None
         self.cancel = cancel or asyncio.Event()
         self.max_active = max_active_responses or max(16, 4 * self.config.judge_concurrency)
         self.run_id = ""
@@ -201,12 +214,16 @@ class Audit:
         self.c.responses_done += sum(1 for r in rows if r.done)
         self._urls.update(u for r in rows for u in r.response.citations)
         self.c.sources_total = len(self._urls)
+        if self._refs is not None:   # a resumed run checks the citations of finished responses too
+            for r in rows:
+                self._refs.schedule(r.response)
 
     # -- the run -----------------------------------------------------------------------
     async def execute(self, run_id: str) -> None:
         self.run_id = run_id
         self.store.set_run_status(run_id, "running")
         rows = self.store.responses(run_id)
+        self._refs = None
         self.c = _Counters()
         self._urls = set()
         self._count_new(rows)
@@ -229,12 +246,21 @@ class Audit:
             self._emit(EventKind.RUN_FINISHED, f"failed: {exc}")
             raise
         self._fetcher_in_use = fetcher
+        if self.config.references.enabled:
+            self._refs = ReferenceChecks(
+                self.store, run_id, self.config.references, retraction_data=self.config.retraction_data,
+                resolver=self._resolver, cancel=self.cancel,
+                emit=lambda m: self._emit(EventKind.REFERENCE_CHECKED, m), log=self._log)
+            for r in rows:
+                self._refs.schedule(r.response)
         ids = [j.id for j in judges]
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
         status, message = "completed", ""
         try:
             await self._process_all([r for r in rows if not r.done], judges, parser)
+            if self._refs is not None and not self.cancel.is_set():
+                await self._refs.wait_all()
             if self.cancel.is_set():
                 status, message = "cancelled", "cancelled by the user"
         except (asyncio.CancelledError, RunCancelled):
@@ -247,6 +273,8 @@ class Audit:
             self.store.set_run_status(run_id, status, message)
             for task in self._source_tasks.values():
                 task.cancel()
+            if self._refs is not None:
+                await self._refs.aclose()
             if owns_fetcher:
                 await fetcher.aclose()
             await judges_open.aclose()
@@ -340,16 +368,7 @@ class Audit:
         if url in self._run_sources:
             row = self.store.get_source(self._run_sources[url])
         else:
-            cached = None if self.config.refetch else self.store.latest_source(url)
-            fingerprint = fetch_settings_fingerprint(self.config.fetch)
-            if cached is not None and cached_source_reusable(cached.source, fingerprint):
-                row = cached
-            else:
-                source = await self._fetcher_in_use.fetch(url)
-                source = _with_source_flags(source)
-                source = dataclasses.replace(source, meta={**dict(source.meta), FETCH_SETTINGS_META: fingerprint})
-                row = SourceRow(self.store.add_source(source), source)
-                row = self.store.get_source(row.id)  # stored form carries 'changed' flags
+            row = await (self._reference_source(url) if is_reference_key(url) else self._fetch_or_reuse(url))
             self.store.link_run_source(self.run_id, url, row.id)
             self._run_sources[url] = row.id
         self.c.sources_done += 1
@@ -357,6 +376,29 @@ class Audit:
             self.c.fetch_failures += 1
         self._emit(EventKind.FETCHED, f"{url}: {row.source.status.plain}")
         return row
+
+    async def _fetch_or_reuse(self, url: str) -> SourceRow:
+        cached = None if self.config.refetch else self.store.latest_source(url)
+        fingerprint = fetch_settings_fingerprint(self.config.fetch)
+        if cached is not None and cached_source_reusable(cached.source, fingerprint):
+            return cached
+        source = await self._fetcher_in_use.fetch(url)
+        source = _with_source_flags(source)
+        source = dataclasses.replace(source, meta={**dict(source.meta), FETCH_SETTINGS_META: fingerprint})
+        return self.store.get_source(self.store.add_source(source))  # stored form carries 'changed' flags
+
+    async def _reference_source(self, key: str) -> SourceRow:
+        """A written reference has no URL: a verified one is read from its DOI link (fetched as usual),
+        any other is an explicit failed fetch with its check's evidence as the reason, never a verdict."""
+        check = await self._refs.check_for(key) if self._refs is not None else None
+        link = reading_link(check) if check is not None else None
+        if not link:
+            return self.store.get_source(self.store.add_source(unread_reference(key, check)))
+        read = await self._fetch_or_reuse(link)
+        # stored again under the citation key (a source is its cited URL), saying where it was read from
+        meta = {**dict(read.source.meta), "read_from": link, "reference_status": check.status.value}
+        return self.store.get_source(self.store.add_source(
+            dataclasses.replace(read.source, url=key, meta=meta, raw=self.store.source_raw(read.id))))
 
     def _source_text(self, src_row: SourceRow) -> SourceText:
         st = self._source_texts.get(src_row.source.url)
@@ -405,9 +447,16 @@ class Audit:
                 self.c.judge_errors += 1
             self._emit(EventKind.JUDGED)
 
+    def _log(self, message: str, level: str) -> None:
+        self.store.log(self.run_id, message, level)
+        if level != "info":
+            self._emit(EventKind.WARNING, message)
+
     def _emit(self, kind: EventKind, message: str = "") -> None:
         counts = vars(self.c).copy()   # flat ints: cheaper than dataclasses.asdict on every pair
         counts["pairs_total"] = max(self.c.pairs_total, self.c.pairs_done)
+        if self._refs is not None:
+            counts["references_total"], counts["references_done"] = self._refs.total, self._refs.done
         try:
             self.progress(ProgressEvent(kind, self.run_id, message=message, **counts))
         except Exception:  # a broken progress view must not break the run

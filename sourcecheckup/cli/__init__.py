@@ -13,7 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark, judges, models
+from . import benchmark, judges, models, references
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
@@ -60,6 +60,9 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refetch", action="store_true", help="fetch again even if cached")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--report", action="append", metavar="PATH", help="write a report (.json, .csv, .html, .pdf, .xlsx)")
+    p.add_argument("--no-references", action="store_true",
+                   help="do not check cited DOIs, PMIDs and written references in Crossref, PubMed and OpenAlex")
+    references.add_reference_options(p)
 
 
 def _add_judge_settings(p: argparse.ArgumentParser) -> None:
@@ -189,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", parents=[progress], help="audit the bundled sample offline and write a report")
     p.add_argument("-o", "--output", metavar="PATH", help="HTML report path (default ./sourcecheckup-demo-report.html)")
+    references.add_reference_options(p, demo=True)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("gui", parents=[common], help="start the desktop app")
@@ -196,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gui)
 
     benchmark.add_commands(sub, progress)
+    references.add_commands(sub, common)
     models.add_commands(sub, common)
     _finish_help(judges.add_commands(sub, common))
     _finish_help(sub)

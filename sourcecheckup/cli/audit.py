@@ -243,6 +243,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ns.resume = None
     ns.refetch = False
     ns.no_archive = True          # the demo never leaves this machine
+    # ...nor asks the public metadata services: reference checks only against endpoints given here
+    ns.no_references = not any(getattr(args, f"{s}_endpoint", None) for s in ("crossref", "pubmed", "openalex"))
     ns.browser = "never"
     for attr, default in (("judge", ["builtin"]), ("parser", "builtin"), ("consensus", "first"),
                           ("concurrency", 8), ("seed", 0), ("question", None), ("model", None),

@@ -46,8 +46,9 @@ class ProgressPrinter:
         frac = ev.pairs_done / total if ev.pairs_total else (ev.sources_done / max(ev.sources_total, 1))
         width = 24
         bar = "#" * int(width * min(frac, 1.0))
+        refs = f"references {ev.references_done}/{ev.references_total} · " if ev.references_total else ""
         line = (f"[{bar:<{width}}] responses {ev.responses_done}/{ev.responses_total} · "
-                f"sources {ev.sources_done}/{ev.sources_total} · pairs {ev.pairs_done}/{ev.pairs_total} · "
+                f"sources {ev.sources_done}/{ev.sources_total} · {refs}pairs {ev.pairs_done}/{ev.pairs_total} · "
                 f"unreadable sources {ev.fetch_failures} · judge errors {ev.judge_errors} · "
                 f"{now - self._started:.0f}s")
         if self.tty:
@@ -94,7 +95,10 @@ def pick_run(store: Any, run: str | None) -> str:
 
 # the CLI's flag for each setting that build_run_config may refuse
 _FLAGS = {"sources_dir": "--sources", "use_archive": "--use-archive", "browser": "--browser",
-          "judge_concurrency": "--concurrency", "consensus": "--consensus"}
+          "judge_concurrency": "--concurrency", "consensus": "--consensus",
+          "crossref_endpoint": "--crossref-endpoint", "pubmed_endpoint": "--pubmed-endpoint",
+          "openalex_endpoint": "--openalex-endpoint", "contact_email": "--contact-email",
+          "retraction_data": "--retraction-data"}
 
 
 def _usage(exc: Any, args: argparse.Namespace) -> UsageError:
@@ -117,6 +121,16 @@ def _fetch_choices(args: argparse.Namespace, batch: bool) -> dict[str, Any]:
             "doi_resolver": getattr(args, "doi_resolver", None), "respect_robots": getattr(args, "robots", None)}
 
 
+def _reference_choices(args: argparse.Namespace) -> dict[str, Any]:
+    """build_run_config's reference-check keywords from the flags a command has (none: the defaults)."""
+    return {"references": not getattr(args, "no_references", False),
+            "crossref_endpoint": getattr(args, "crossref_endpoint", None),
+            "pubmed_endpoint": getattr(args, "pubmed_endpoint", None),
+            "openalex_endpoint": getattr(args, "openalex_endpoint", None),
+            "contact_email": getattr(args, "contact_email", None),
+            "retraction_data": getattr(args, "retraction_data", None)}
+
+
 def fetch_options(args: argparse.Namespace, batch: bool = False):
     """The fetch options of a command's flags; robots.txt is respected by default for batch runs."""
     from ..config import ConfigError, build_fetch_options
@@ -135,7 +149,8 @@ def run_config(args: argparse.Namespace, batch: bool = False):
     try:
         return build_run_config(judges=args.judge, parser=args.parser, consensus=args.consensus,
                                 judge_concurrency=args.concurrency, judge_options=options,
-                                refetch=args.refetch, seed=args.seed, **_fetch_choices(args, batch))
+                                refetch=args.refetch, seed=args.seed, **_reference_choices(args),
+                                **_fetch_choices(args, batch))
     except ConfigError as exc:
         raise _usage(exc, args) from exc
 

@@ -24,10 +24,17 @@ LARGE_BYTES = 3_000_000        # tests set max_bytes below this
 ARCHIVED = {"/retired/metformin-guidance": "20190315083000", "/status/404": "20200102030405"}
 # the fake DOI resolver (/doi/<doi>, like https://doi.org/<doi>): DOI -> where the publisher lives
 DOIS = {"10.5555/jnp.2023.0456": "/journal/jnp/doi/10.5555/jnp.2023.0456",
-        "10.5555/ihh.2020.0007": "/journal/ihh/doi/10.5555/ihh.2020.0007"}
+        "10.5555/ihh.2020.0007": "/journal/ihh/doi/10.5555/ihh.2020.0007",
+        # papers the fake metadata services know (tests/support/fake_scholarly.py), as cited and lower-cased
+        "10.1056/NEJMoa1504720": "/journal/nejm/doi/10.1056/NEJMoa1504720",
+        "10.1056/nejmoa1504720": "/journal/nejm/doi/10.1056/NEJMoa1504720",
+        "10.1016/S0140-6736(20)31180-6": "/journal/lancet/doi/10.1016/S0140-6736(20)31180-6",
+        "10.1016/s0140-6736(20)31180-6": "/journal/lancet/doi/10.1016/S0140-6736(20)31180-6"}
 # publisher paths the DOIs land on -> fixture files (the second hops once more, like real publishers)
 PUBLISHER = {"/journal/jnp/doi/10.5555/jnp.2023.0456": "journal/sglt2-landing.html",
-             "/journal/ihh/doi/10.5555/ihh.2020.0007": "/article/hfe-hemochromatosis"}
+             "/journal/ihh/doi/10.5555/ihh.2020.0007": "/article/hfe-hemochromatosis",
+             "/journal/nejm/doi/10.1056/NEJMoa1504720": "journal/empa-reg-abstract.html",
+             "/journal/lancet/doi/10.1016/S0140-6736(20)31180-6": "journal/hcq-registry-abstract.html"}
 ENDLESS_CAP_BYTES = 50_000_000  # the "endless" body stops here so a broken client cannot hang a test
 
 _TYPES = {".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8", ".pdf": "application/pdf",

@@ -336,10 +336,14 @@ class MetricsTally:
             self.responses += 1
             self.responses_undecided += r.supported is None
             self.statements += len(r.statements)
-        self.responses_unparsed += sum(1 for resp in data.responses if not resp.parsed)
-        for vs in data.verdicts.values():
-            self.verdicts += len(vs)
-            self.judge_errors += sum(1 for v in vs if v.verdict.label is Label.JUDGE_ERROR)
+        # unparsed responses and verdicts of the responses added (all of ``data``'s when it is their run or group)
+        unparsed = {resp.pk for resp in data.responses if not resp.parsed}
+        for r in assessed:
+            self.responses_unparsed += r.response_pk in unparsed
+            for s in r.statements:
+                vs = data.verdicts.get(s.row.pk, ())
+                self.verdicts += len(vs)
+                self.judge_errors += sum(1 for v in vs if v.verdict.label is Label.JUDGE_ERROR)
         return self
 
     def result(self, seed: int, *, skipped: int = 0, bootstrap: bool = True) -> "MetricSet":
@@ -371,14 +375,14 @@ class MetricsTally:
             statements = clustered_counts(self.statement_k, self.statement_n, seed + 1)
             responses = clustered_counts(self.response_ok, [1] * len(self.response_ok), seed + 2)
         else:
-            statements = _count_metric(sum(self.statement_k), sum(self.statement_n))
-            responses = _count_metric(n_ok, len(self.response_ok))
-        return MetricSet(_count_metric(self.url_k, self.url_n), statements, responses,
-                         _count_metric(self.unused_k, self.unused_n), counts)
+            statements = proportion_of(sum(self.statement_k), sum(self.statement_n))
+            responses = proportion_of(n_ok, len(self.response_ok))
+        return MetricSet(proportion_of(self.url_k, self.url_n), statements, responses,
+                         proportion_of(self.unused_k, self.unused_n), counts)
 
 
-def _count_metric(k: int, n: int) -> Metric:
-    """:func:`proportion` from its counts."""
+def proportion_of(k: int, n: int) -> Metric:
+    """:func:`proportion` from its counts (k of n)."""
     return Metric(None, (None, None), 0, 0, CI_WILSON) if n == 0 else _wilson_metric(k, n)
 
 

@@ -27,7 +27,7 @@ from .models import Label, StatementStatus
 from .store import RunData, StatementRow, VerdictRow
 
 BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_BLOCK_CELLS = 4_000_000   # resampled indices held at once (32 MB)
+BOOTSTRAP_BLOCK_CELLS = 500_000   # resampled indices held at once (4 MB)
 
 
 class Consensus(str, Enum):

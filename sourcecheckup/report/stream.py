@@ -101,12 +101,12 @@ class StreamedReport:
             if self.reviewed:
                 reviewed_tally.add(data, page.reviewed_assessed)
             by_pk = {r.pk: r for r in data.responses}
-            for r in page.judges_assessed:
-                by_model.setdefault(r.model or "(none)", MetricsTally()).add(data, [r])
-            for col in columns:
-                key = _extra_key(by_pk, col)
+            for tallies, key in [(by_model, lambda r: r.model), *((by_group[c], _extra_key(by_pk, c)) for c in columns)]:
+                members: dict[str, list[ResponseAssessment]] = {}
                 for r in page.judges_assessed:
-                    by_group[col].setdefault(key(r) or "(none)", MetricsTally()).add(data, [r])
+                    members.setdefault(key(r) or "(none)", []).append(r)
+                for name, group in members.items():
+                    tallies.setdefault(name, MetricsTally()).add(data, group)
             for resp in data.responses:
                 model = resp.response.model or "(none)"
                 for url in resp.response.citations:
@@ -338,7 +338,7 @@ def write_csv_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> 
 LARGE_RUN_NOTE = ("This run has {n:,} responses: this report holds the summary, the metrics, the per-model tables, the "
                   "sources and the first {shown:,} unsupported statements. The full support matrix (every statement "
                   "against every cited source, with quotes and rationales) is in the CSV/XLSX export: "
-                  "sourcecheckup report --run {run} --output report.csv (or report.xlsx); the JSON report holds "
+                  "sourcecheckup report {run} --output report.csv (or report.xlsx); the JSON report holds "
                   "everything.")
 
 
@@ -367,5 +367,7 @@ def large_run_report(store: Store, run_id: str, **kw: Any) -> dict[str, Any]:
     return head
 
 
-def is_large_run(store: Store, run_id: str, threshold: int = LARGE_RUN_RESPONSES) -> bool:
-    return store.count_responses(store.get_run(run_id).id) > threshold
+def is_large_run(store: Store, run_id: str, threshold: int | None = None) -> bool:
+    """More responses than an HTML/PDF report lists one by one (``LARGE_RUN_RESPONSES``)."""
+    limit = LARGE_RUN_RESPONSES if threshold is None else threshold
+    return store.count_responses(store.get_run(run_id).id) > limit

@@ -1,7 +1,7 @@
 """Reports of a run too large to load whole, read a page of responses at a time.
 
 :func:`~.json_report.build_report` holds the whole run and its report in memory: gigabytes at
-100,000 answers. Here one pass over the run (:meth:`Store.iter_run_pages`) assesses each page with
+100,000 answers. Here one pass over the run (:meth:`Store.iter_run_page_rows`) assesses each page with
 the same functions, adds its counts to tallies (:class:`~sourcecheckup.metrics.MetricsTally`, the
 citation counts of :func:`~.analytics.analyse_citations`) and hands each response's record to a
 writer as it is read; the figures equal build_report's, the memory does not grow with the run.
@@ -66,8 +66,14 @@ class StreamedReport:
         self.whois, self.whois_server = whois, whois_server
         self.seed = int(self.run.config.get("seed", 0))
 
+    def run_pages(self) -> Iterator[RunData]:
+        """The run's rows a page of responses at a time (``skipped`` is empty: the store lists the run's)."""
+        for responses, statements, sources, verdicts in self.store.iter_run_page_rows(self.run.id, self.page_size):
+            yield RunData(run=self.run, responses=responses, statements=statements, sources=sources,
+                          verdicts=verdicts, skipped=[])
+
     def pages(self) -> Iterator[Page]:
-        for data in self.store.iter_run_pages(self.run, self.page_size):
+        for data in self.run_pages():
             judges_assessed = assess_run(data)
             reviewed_assessed = assess_run(data, overrides=self.reviewed) if self.reviewed else judges_assessed
             assessed = reviewed_assessed if self.with_reviews else judges_assessed
@@ -204,16 +210,18 @@ class StreamedReport:
     def _agreement_data(self) -> RunData:
         """The rows the agreement section reads: the reviewed statements and their verdicts; with several
         judges (judge-judge agreement is over every pair) every verdict, a page at a time."""
-        data = self.store.run_data_for_statements(self.run, self.store.reviewed_statement_pks(self.run.id))
+        responses, statements, _, verdicts = self.store.rows_for_statements(
+            self.run.id, self.store.reviewed_statement_pks(self.run.id))
+        data = RunData(run=self.run, responses=responses, statements=statements, sources={}, verdicts=verdicts)
         judges, _, _ = self.store.verdict_provenance(self.run.id)
         if len(set(judges) | set(self.run.judges)) > 1:
-            for page in self.store.iter_run_pages(self.run, self.page_size):
+            for page in self.run_pages():
                 data.verdicts.update(page.verdicts)
         return data
 
     def _stored_review_metrics(self) -> Any:
         tally = MetricsTally()
-        for data in self.store.iter_run_pages(self.run, self.page_size):
+        for data in self.run_pages():
             tally.add(data, assess_run(data, overrides=self.stored_reviews))
         return tally.result(self.seed, skipped=len(self.store.skipped(self.run.id)))
 

@@ -1,7 +1,7 @@
 """Reading a stored run a page of responses at a time, for exports of runs too large to load whole.
 
 A 100,000-answer run holds about 1.5 million verdicts; :meth:`Store.load_run` would hold them all.
-:meth:`ExportTables.iter_run_pages` yields the same :class:`RunData` shape for a page of responses
+:meth:`ExportTables.iter_run_page_rows` yields the parts of a :class:`RunData` for a page of responses
 (their statements, their verdicts, the sources they cite), so the code that reads one run reads a
 page unchanged; the other methods answer what a report needs about the whole run in one query.
 """
@@ -14,7 +14,11 @@ import sqlite_utils
 from .columns import load_json
 
 if TYPE_CHECKING:
-    from . import RunData, RunRow
+    from . import ResponseRow, SourceRow, StatementRow, VerdictRow
+
+# the parts of a RunData: responses, statements by response pk, sources by URL, verdicts by statement pk
+PageRows = tuple[list["ResponseRow"], dict[int, list["StatementRow"]], dict[str, "SourceRow"],
+                 dict[int, list["VerdictRow"]]]
 
 PAGE_RESPONSES = 500
 # every column of a source but its raw bytes (up to 5 MB each, never read by a report)
@@ -30,16 +34,14 @@ class ExportTables:
     def count_responses(self, run_id: str) -> int:
         return self.db.execute("SELECT COUNT(*) FROM responses WHERE run_id = ?", [run_id]).fetchone()[0]
 
-    def iter_run_pages(self, run: "RunRow", page_size: int = PAGE_RESPONSES) -> Iterator["RunData"]:
-        """The run as consecutive pages of ``page_size`` responses in order, each a RunData holding only
-        those responses' rows (``skipped`` is empty: :meth:`skipped` lists the run's)."""
-        from . import RunData
-
+    def iter_run_page_rows(self, run_id: str, page_size: int = PAGE_RESPONSES) -> Iterator[PageRows]:
+        """The run as consecutive pages of ``page_size`` responses in order: the rows of a RunData holding
+        only those responses (their statements, verdicts and cited sources)."""
         last_ord = -1
         while True:
             responses = [self._response_row(r) for r in self.db.query(  # type: ignore[attr-defined]
                 "SELECT * FROM responses WHERE run_id = ? AND ord > ? ORDER BY ord LIMIT ?",
-                [run.id, last_ord, page_size])]
+                [run_id, last_ord, page_size])]
             if not responses:
                 return
             last_ord = responses[-1].ord
@@ -52,11 +54,10 @@ class ExportTables:
             verdicts: dict[int, list[Any]] = {}
             for r in self.db.query(
                     f"SELECT * FROM verdicts WHERE run_id = ? AND statement_pk IN (SELECT pk FROM statements "
-                    f"WHERE response_pk IN ({marks})) ORDER BY pk", [run.id, *pks]):
+                    f"WHERE response_pk IN ({marks})) ORDER BY pk", [run_id, *pks]):
                 verdicts.setdefault(r["statement_pk"], []).append(self._verdict_row(r))  # type: ignore[attr-defined]
             urls = sorted({u for r in responses for u in r.response.citations})
-            yield RunData(run=run, responses=responses, statements=statements,
-                          sources=self.run_sources_for(run.id, urls), verdicts=verdicts, skipped=[])
+            yield responses, statements, self.run_sources_for(run_id, urls), verdicts
 
     def run_sources_for(self, run_id: str, urls: Sequence[str]) -> dict[str, Any]:
         """url -> the SourceRow this run used, for the given URLs (those not fetched are absent)."""
@@ -104,10 +105,8 @@ class ExportTables:
         return [r[0] for r in self.db.execute(
             "SELECT DISTINCT statement_pk FROM reviews WHERE run_id = ? ORDER BY statement_pk", [run_id])]
 
-    def run_data_for_statements(self, run: "RunRow", statement_pks: Sequence[int]) -> "RunData":
-        """A RunData holding only the given statements, their responses and their verdicts (no sources)."""
-        from . import RunData
-
+    def rows_for_statements(self, run_id: str, statement_pks: Sequence[int]) -> PageRows:
+        """The rows of a RunData holding only the given statements, their responses and verdicts (no sources)."""
         statements: dict[int, list[Any]] = {}
         verdicts: dict[int, list[Any]] = {}
         response_pks: set[int] = set()
@@ -118,7 +117,7 @@ class ExportTables:
                 statements.setdefault(r["response_pk"], []).append(self._statement_row(r))  # type: ignore[attr-defined]
                 response_pks.add(r["response_pk"])
             for r in self.db.query(f"SELECT * FROM verdicts WHERE run_id = ? AND statement_pk IN ({marks}) "
-                                   "ORDER BY pk", [run.id, *chunk]):
+                                   "ORDER BY pk", [run_id, *chunk]):
                 verdicts.setdefault(r["statement_pk"], []).append(self._verdict_row(r))  # type: ignore[attr-defined]
         responses = []
         pks = sorted(response_pks)
@@ -128,4 +127,4 @@ class ExportTables:
             responses += [self._response_row(r) for r in self.db.query(  # type: ignore[attr-defined]
                 f"SELECT * FROM responses WHERE pk IN ({marks}) ORDER BY ord", chunk)]
         responses.sort(key=lambda r: r.ord)
-        return RunData(run=run, responses=responses, statements=statements, sources={}, verdicts=verdicts)
+        return responses, statements, {}, verdicts

@@ -186,3 +186,21 @@ def test_large_run_html_lists_the_first_unsupported_statements_and_counts_the_re
     monkeypatch.setattr(stream, "LARGE_RUN_RESPONSES", 2000)
     small = write_report(store, run_id, tmp_path / "small.html").read_text(encoding="utf-8")
     assert 'id="large-run"' not in small and 'id="responses"' in small
+
+
+def test_xlsx_continues_a_table_longer_than_a_sheet_on_a_second_sheet(mixed_run, tmp_path):
+    from openpyxl import load_workbook
+
+    store, run_id = mixed_run
+    whole = load_workbook(write_xlsx_stream(store, run_id, tmp_path / "whole.xlsx"))
+    split = load_workbook(write_xlsx_stream(store, run_id, tmp_path / "split.xlsx", max_rows=6))
+    verdicts = [[c.value for c in row] for row in whole["verdicts"].iter_rows()]
+    assert len(verdicts) > 11
+    parts = [name for name in split.sheetnames if name.startswith("verdicts")]
+    assert parts[:2] == ["verdicts", "verdicts (2)"]
+    rows = []
+    for name in parts:
+        sheet = [[c.value for c in row] for row in split[name].iter_rows()]
+        assert sheet[0] == verdicts[0] and len(sheet) <= 6       # each part has the header, none is over the limit
+        rows += sheet[1:]
+    assert rows == verdicts[1:]

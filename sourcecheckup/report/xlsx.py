@@ -12,6 +12,7 @@ from ..metrics import METRIC_NAMES
 from ..store import Store
 
 EXCEL_CELL_LIMIT = 32_767
+EXCEL_MAX_ROWS = 1_048_576     # rows in one Excel sheet; a longer table goes on to "verdicts (2)" and so on
 
 
 def _cell(ws: Any, value: Any) -> Any:
@@ -39,6 +40,26 @@ def _sheet(wb: Any, title: str, header: Sequence[str], rows: Iterable[Sequence[A
 def _append(ws: Any, rows: Iterable[Sequence[Any]]) -> None:
     for row in rows:
         ws.append([_cell(ws, v) for v in row])
+
+
+class _LongSheet:
+    """A sheet that continues on "title (2)", "title (3)"... (each with the header) when Excel's row limit is hit."""
+
+    def __init__(self, wb: Any, title: str, header: Sequence[str], max_rows: int | None = None) -> None:
+        self.wb, self.title, self.header = wb, title, header
+        self.max_rows = max_rows or EXCEL_MAX_ROWS
+        self.parts = 1
+        self.ws = _sheet(wb, title, header)
+        self.rows = 1
+
+    def append(self, rows: Iterable[Sequence[Any]]) -> None:
+        for row in rows:
+            if self.rows >= self.max_rows:
+                self.parts += 1
+                self.ws = _sheet(self.wb, f"{self.title} ({self.parts})", self.header)
+                self.rows = 1
+            self.ws.append([_cell(self.ws, v) for v in row])
+            self.rows += 1
 
 
 def _metric_cells(m: Mapping[str, Any]) -> list[Any]:
@@ -167,8 +188,10 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
     return path
 
 
-def write_xlsx_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> Path:
-    """The workbook of :func:`write_xlsx`, its rows streamed a page of responses at a time (openpyxl write-only)."""
+def write_xlsx_stream(store: Store, run_id: str, path: str | Path, *, max_rows: int | None = None, **kw: Any) -> Path:
+    """The workbook of :func:`write_xlsx`, its rows streamed a page of responses at a time (openpyxl write-only).
+    A run with more verdicts than a sheet holds (1,048,576 rows: about 87,000 answers of 12 pairs) continues
+    them on "verdicts (2)"; ``max_rows`` lowers the limit (tests)."""
     from openpyxl import Workbook
 
     from .stream import StreamedReport
@@ -179,8 +202,8 @@ def write_xlsx_stream(store: Store, run_id: str, path: str | Path, **kw: Any) ->
     wb = Workbook(write_only=True)
     summary = wb.create_sheet("summary")
     groups = wb.create_sheet("by model")
-    statements = _sheet(wb, "statements", STATEMENT_HEADER)
-    verdicts = _sheet(wb, "verdicts", VERDICT_HEADER)
+    statements = _LongSheet(wb, "statements", STATEMENT_HEADER, max_rows)
+    verdicts = _LongSheet(wb, "verdicts", VERDICT_HEADER, max_rows)
     source_ids = store.run_source_ids(report.run.id)
     seen: dict[str, list[Any]] = {}
     ids: dict[int, str] = {}                            # of reviewed statements only
@@ -188,8 +211,8 @@ def write_xlsx_stream(store: Store, run_id: str, path: str | Path, **kw: Any) ->
     judged: dict[tuple[str, str], list[str]] = {}
 
     def on_response(resp: dict[str, Any]) -> None:
-        _append(statements, _statement_rows(resp))
-        _append(verdicts, _verdict_rows(resp))
+        statements.append(_statement_rows(resp))
+        verdicts.append(_verdict_rows(resp))
         _count_sources(resp, seen, source_ids)
 
     def on_page(page: Any) -> None:

@@ -92,10 +92,25 @@ class StreamedReport:
                  on_page: Callable[[Page], None] | None = None) -> dict[str, Any]:
         """One pass: hands every response, unsupported statement and judges' disagreement to its callback and
         returns the report without them (their keys hold None, as does ``audit_trail.sources``)."""
+        tallies = self._tally_pass(on_response, on_unsupported, on_disagreement, on_page)
+        return self._head(*tallies)
+
+    def figures(self) -> tuple[Any, Any, dict[str, Any]]:
+        """The judges-only metrics, the metrics with the reviews and the per-model figures (what
+        ``verify-report`` recomputes), in one pass without the rest of the report."""
+        metrics, reviewed_metrics, _, by_model, _, _ = self._tally_pass(columns=[])
+        return metrics, reviewed_metrics, {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())}
+
+    def _tally_pass(self, on_response: Callable[[dict[str, Any]], None] | None = None,
+                    on_unsupported: Callable[[dict[str, Any]], None] | None = None,
+                    on_disagreement: Callable[[dict[str, Any]], None] | None = None,
+                    on_page: Callable[[Page], None] | None = None,
+                    columns: Sequence[str] | None = None) -> tuple[Any, ...]:
         from ..judge_report import disagreements
 
         store, run = self.store, self.run
-        columns = self.group_by if self.group_by is not None else grouping_columns(store.response_extras(run.id))
+        if columns is None:
+            columns = self.group_by if self.group_by is not None else grouping_columns(store.response_extras(run.id))
         judges_tally, reviewed_tally = MetricsTally(), MetricsTally()
         by_model: dict[str, MetricsTally] = {}
         by_group: dict[str, dict[str, MetricsTally]] = {c: {} for c in columns}
@@ -133,7 +148,7 @@ class StreamedReport:
         skipped = store.skipped(run.id)
         metrics = judges_tally.result(self.seed, skipped=len(skipped))
         reviewed_metrics = reviewed_tally.result(self.seed, skipped=len(skipped)) if self.reviewed else metrics
-        return self._head(metrics, reviewed_metrics, skipped, by_model, by_group, cites)
+        return metrics, reviewed_metrics, skipped, by_model, by_group, cites
 
     def _head(self, metrics: Any, reviewed_metrics: Any, skipped: Sequence[Any], by_model: Mapping[str, MetricsTally],
               by_group: Mapping[str, Mapping[str, MetricsTally]], cites: Mapping[Citation, int]) -> dict[str, Any]:

@@ -204,3 +204,15 @@ def test_xlsx_continues_a_table_longer_than_a_sheet_on_a_second_sheet(mixed_run,
         assert sheet[0] == verdicts[0] and len(sheet) <= 6       # each part has the header, none is over the limit
         rows += sheet[1:]
     assert rows == verdicts[1:]
+
+
+def test_streamed_json_with_custom_overrides_equals_build_report(mixed_run, tmp_path):
+    """The app's "with reviewer overrides" export passes its own overrides: the custom basis streams the same."""
+    store, run_id = mixed_run
+    data = store.load_run(run_id)
+    spk, rows = next((k, v) for k, v in data.verdicts.items() if any(r.verdict.label is Label.SUPPORTED for r in v))
+    overrides = {(spk, rows[0].url): Label.NOT_SUPPORTED}
+    old = _without_time(build_report(store, run_id, overrides=overrides))
+    assert old["metrics_basis"] == "custom_overrides" and old["reviewer_overrides"]["source"] == "custom"
+    path = write_report(store, run_id, tmp_path / "custom.json", overrides=overrides)
+    assert _without_time(json.loads(path.read_text(encoding="utf-8"))) == old

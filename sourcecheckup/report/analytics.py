@@ -131,7 +131,7 @@ def archive_info(source: Source) -> dict[str, Any] | None:
     return {"archive_url": url, "timestamp": ts, "date": str(date or "")}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # a large run counts hundreds of thousands
 class Citation:
     """One cited URL in one response, with what its fetch found."""
 

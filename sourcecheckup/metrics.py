@@ -15,6 +15,7 @@ source is unsupported (the paper's definition) and marked ``no_readable_source``
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,6 +27,7 @@ from .models import Label, StatementStatus
 from .store import RunData, StatementRow, VerdictRow
 
 BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_BLOCK_CELLS = 500_000   # resampled indices held at once (4 MB)
 
 
 class Consensus(str, Enum):
@@ -103,14 +105,24 @@ def clustered_proportion(clusters: Sequence[Sequence[bool]], seed: int = 0,
     to the Wilson interval whenever the bootstrap interval has zero width (all outcomes alike,
     or a single response)."""
     groups = [c for c in clusters if len(c)]
-    ks = np.array([sum(1 for o in c if o) for c in groups], dtype=np.float64)
-    ns = np.array([len(c) for c in groups], dtype=np.float64)
+    return clustered_counts([sum(1 for o in c if o) for c in groups], [len(c) for c in groups], seed, resamples)
+
+
+def clustered_counts(ks_per_group: Sequence[int], ns_per_group: Sequence[int], seed: int = 0,
+                     resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
+    """:func:`clustered_proportion` from each non-empty group's (supported, decided) counts."""
+    ks = np.array(ks_per_group, dtype=np.float64)
+    ns = np.array(ns_per_group, dtype=np.float64)
     n, k = int(ns.sum()), int(ks.sum())
     if n == 0:
         return Metric(None, (None, None), 0, 0, CI_BOOTSTRAP)
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(groups), size=(resamples, len(groups)))
-    ratios = ks[idx].sum(axis=1) / ns[idx].sum(axis=1)
+    # resamples drawn in blocks (the same random stream as one draw): memory stays bounded at 100,000 responses
+    block = max(1, BOOTSTRAP_BLOCK_CELLS // len(ks))
+    ratios = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, block):
+        idx = rng.integers(0, len(ks), size=(min(block, resamples - start), len(ks)))
+        ratios[start:start + len(idx)] = ks[idx].sum(axis=1) / ns[idx].sum(axis=1)
     lo, hi = (round(float(x), 6) for x in np.percentile(ratios, [2.5, 97.5]))
     if hi - lo <= 0:
         return _wilson_metric(k, n, CI_WILSON_FALLBACK)
@@ -280,6 +292,100 @@ class MetricSet:
                 "unused_sources": self.unused_sources.as_dict()}
 
 
+class MetricsTally:
+    """The counts behind the four metrics, added a page of responses at a time (a 100,000-answer run
+    is never loaded whole); :func:`compute_metrics` is one tally over the whole run."""
+
+    def __init__(self) -> None:
+        self.url_k = self.url_n = self.unused_k = self.unused_n = 0
+        self.statement_k: array[int] = array("q")   # per response with a decided statement: supported, decided
+        self.statement_n: array[int] = array("q")
+        self.response_ok = bytearray()               # per decided response: 1 supported, 0 not
+        self.status_counts: Counter[str] = Counter()
+        self.outcome_counts: Counter[str] = Counter()
+        self.pairs_total = self.pairs_judged = self.responses = self.responses_undecided = 0
+        self.statements = self.responses_unparsed = self.verdicts = self.judge_errors = 0
+
+    def add(self, data: RunData, assessed: Sequence[ResponseAssessment]) -> "MetricsTally":
+        """Add responses (``assessed``, with their rows in ``data``)."""
+        for r in assessed:
+            for url in r.urls:
+                src = data.sources.get(url)
+                self.outcome_counts[src.source.status.value if src else "not_fetched"] += 1
+                if src is not None:            # a source not fetched yet is pending, not a failure
+                    self.url_n += 1
+                    self.url_k += bool(src.source.valid)
+            open_urls = [u for u in r.urls if u in r.valid_urls or u not in data.sources]
+            for s in r.statements:
+                if s.row.statement.informative:
+                    self.pairs_total += len(open_urls)
+                    self.pairs_judged += sum(1 for u in open_urls if s.pair_labels.get(u) is not None)
+            k = n = 0
+            for s in r.statements:
+                self.status_counts[s.status.value] += 1
+                if s.status.supported is not None:
+                    n += 1
+                    k += bool(s.status.supported)
+            if n:
+                self.statement_k.append(k)
+                self.statement_n.append(n)
+            if r.supported is not None:
+                self.response_ok.append(1 if r.supported else 0)
+            self.unused_k += len(r.unused_urls)
+            self.unused_n += len(r.valid_urls) - len(r.undecided_urls)
+            self.responses += 1
+            self.responses_undecided += r.supported is None
+            self.statements += len(r.statements)
+        # unparsed responses and verdicts of the responses added (all of ``data``'s when it is their run or group)
+        unparsed = {resp.pk for resp in data.responses if not resp.parsed}
+        for r in assessed:
+            self.responses_unparsed += r.response_pk in unparsed
+            for s in r.statements:
+                vs = data.verdicts.get(s.row.pk, ())
+                self.verdicts += len(vs)
+                self.judge_errors += sum(1 for v in vs if v.verdict.label is Label.JUDGE_ERROR)
+        return self
+
+    def result(self, seed: int, *, skipped: int = 0, bootstrap: bool = True) -> "MetricSet":
+        status_counts, outcome_counts = self.status_counts, self.outcome_counts
+        counts = {
+            "responses": self.responses,
+            "responses_undecided": self.responses_undecided,
+            "statements": self.statements,
+            "informative_statements": sum(v for k, v in status_counts.items()
+                                          if k != StatementStatus.NOT_A_CLAIM.value),
+            "statement_status": dict(sorted(status_counts.items())),
+            "urls": self.url_n,
+            "fetch_outcomes": dict(sorted(outcome_counts.items())),
+            "fetch_failures": sum(v for k, v in outcome_counts.items()
+                                  if k not in ("ok", "abstract_only", "paywalled", "not_fetched")),
+            "urls_pending": outcome_counts.get("not_fetched", 0),
+            "pairs": self.pairs_total,
+            "pairs_judged": self.pairs_judged,
+            "responses_unparsed": self.responses_unparsed,
+            "statements_pending": status_counts.get(StatementStatus.PENDING.value, 0),
+            "verdicts": self.verdicts,
+            "judge_errors": self.judge_errors,
+            "skipped_records": skipped,
+        }
+        counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"]
+                                 or self.pairs_judged < self.pairs_total or counts["statements_pending"])
+        n_ok = sum(self.response_ok)
+        if bootstrap:
+            statements = clustered_counts(self.statement_k, self.statement_n, seed + 1)
+            responses = clustered_counts(self.response_ok, [1] * len(self.response_ok), seed + 2)
+        else:
+            statements = proportion_of(sum(self.statement_k), sum(self.statement_n))
+            responses = proportion_of(n_ok, len(self.response_ok))
+        return MetricSet(proportion_of(self.url_k, self.url_n), statements, responses,
+                         proportion_of(self.unused_k, self.unused_n), counts)
+
+
+def proportion_of(k: int, n: int) -> Metric:
+    """:func:`proportion` from its counts (k of n)."""
+    return Metric(None, (None, None), 0, 0, CI_WILSON) if n == 0 else _wilson_metric(k, n)
+
+
 def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None = None, *,
                     seed: int | None = None, rule: Consensus | str | None = None,
                     overrides: Overrides | None = None, bootstrap: bool = True) -> MetricSet:
@@ -287,63 +393,7 @@ def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None
     support Wilson intervals instead (same values, no resampling: for listings that show values only)."""
     assessed = assess_run(data, rule, overrides) if assessed is None else assessed
     seed = int(data.run.config.get("seed", 0)) if seed is None else seed
-    url_ok: list[bool] = []
-    statement_ok: list[list[bool]] = []   # per response: its decided statements
-    response_ok: list[bool] = []
-    unused: list[bool] = []
-    status_counts: Counter[str] = Counter()
-    outcome_counts: Counter[str] = Counter()
-    pairs_total = pairs_judged = 0
-    for r in assessed:
-        for url in r.urls:
-            src = data.sources.get(url)
-            outcome_counts[src.source.status.value if src else "not_fetched"] += 1
-            if src is not None:            # a source not fetched yet is pending, not a failure
-                url_ok.append(src.source.valid)
-        open_urls = [u for u in r.urls if u in r.valid_urls or u not in data.sources]
-        for s in r.statements:
-            if s.row.statement.informative:
-                pairs_total += len(open_urls)
-                pairs_judged += sum(1 for u in open_urls if s.pair_labels.get(u) is not None)
-        mine: list[bool] = []
-        for s in r.statements:
-            status_counts[s.status.value] += 1
-            if s.status.supported is not None:
-                mine.append(s.status.supported)
-        statement_ok.append(mine)
-        if r.supported is not None:
-            response_ok.append(r.supported)
-        unused.extend([True] * len(r.unused_urls))
-        unused.extend([False] * (len(r.valid_urls) - len(r.unused_urls) - len(r.undecided_urls)))
-    judge_errors = sum(1 for vs in data.verdicts.values() for v in vs if v.verdict.label is Label.JUDGE_ERROR)
-    counts = {
-        "responses": len(assessed),
-        "responses_undecided": sum(1 for r in assessed if r.supported is None),
-        "statements": sum(len(r.statements) for r in assessed),
-        "informative_statements": sum(v for k, v in status_counts.items() if k != StatementStatus.NOT_A_CLAIM.value),
-        "statement_status": dict(sorted(status_counts.items())),
-        "urls": len(url_ok),
-        "fetch_outcomes": dict(sorted(outcome_counts.items())),
-        "fetch_failures": sum(v for k, v in outcome_counts.items()
-                              if k not in ("ok", "abstract_only", "paywalled", "not_fetched")),
-        "urls_pending": outcome_counts.get("not_fetched", 0),
-        "pairs": pairs_total,
-        "pairs_judged": pairs_judged,
-        "responses_unparsed": sum(1 for resp in data.responses if not resp.parsed),
-        "statements_pending": status_counts.get(StatementStatus.PENDING.value, 0),
-        "verdicts": sum(len(vs) for vs in data.verdicts.values()),
-        "judge_errors": judge_errors,
-        "skipped_records": len(data.skipped),
-    }
-    counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"] or pairs_judged < pairs_total
-                             or counts["statements_pending"])
-    if bootstrap:
-        statements = clustered_proportion(statement_ok, seed + 1)
-        responses = clustered_proportion([[ok] for ok in response_ok], seed + 2)
-    else:
-        statements = proportion([ok for mine in statement_ok for ok in mine])
-        responses = proportion(response_ok)
-    return MetricSet(proportion(url_ok, seed), statements, responses, proportion(unused, seed + 3), counts)
+    return MetricsTally().add(data, assessed).result(seed, skipped=len(data.skipped), bootstrap=bootstrap)
 
 
 def headline(data: RunData, *, intervals: bool = True) -> MetricSet:

@@ -1,8 +1,9 @@
 """REPORT: exports of a stored run (JSON, CSV, HTML, PDF, xlsx), their charts and source analytics.
 
 :mod:`.json_report` builds the report dict every format is written from; :mod:`.csv_report`,
-:mod:`.html_report`, :mod:`.pdf` and :mod:`.xlsx` write it; :mod:`.verify` recomputes a saved
-report from the database. :func:`write_report` picks the writer from the format.
+:mod:`.html_report`, :mod:`.pdf` and :mod:`.xlsx` write it; :mod:`.stream` computes the same report a
+page of responses at a time for JSON, CSV and XLSX (and a large run's HTML/PDF); :mod:`.verify`
+recomputes a saved report from the database. :func:`write_report` picks the writer from the format.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..store import Store
 from .csv_report import report_csv
 from .html_report import report_html
 from .json_report import build_report
+from .stream import is_large_run, large_run_report, write_csv_stream, write_json_stream
 from .verify import verify_report
 
 __all__ = ["FORMATS", "build_report", "register_report_writer", "report_csv", "report_formats", "report_html",
@@ -44,8 +46,23 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
     fmt = (fmt or path.suffix.lstrip(".") or "json").lower()
     if fmt not in report_formats():
         raise ValueError(f"unknown report format '{fmt}': choose one of {', '.join(report_formats())}")
-    report = build_report(store, run_id, **kw)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # JSON, CSV and XLSX are written a page of responses at a time (flat memory at 100,000 answers); HTML and
+    # PDF of a large run hold the figures and leave the support matrix to CSV/XLSX
+    if fmt == "json" and "data" not in kw:
+        return write_json_stream(store, run_id, path, **kw)
+    if fmt == "csv" and "data" not in kw:
+        return write_csv_stream(store, run_id, path, **kw)
+    if fmt == "xlsx" and "data" not in kw:
+        from .xlsx import write_xlsx_stream
+
+        return write_xlsx_stream(store, run_id, path, **kw)
+    if fmt in ("html", "pdf") and "data" not in kw and is_large_run(store, run_id):
+        report = large_run_report(store, run_id, **kw)
+        html = report_html(report, include_responses=False)
+    else:
+        report = build_report(store, run_id, **kw)
+        html = report_html(report) if fmt in ("html", "pdf") else ""
     if fmt in _WRITERS:
         _WRITERS[fmt](report, path)
     elif fmt == "json":
@@ -53,11 +70,11 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
     elif fmt == "csv":
         path.write_text(report_csv(report), encoding="utf-8", newline="")
     elif fmt == "html":
-        path.write_text(report_html(report), encoding="utf-8")
+        path.write_text(html, encoding="utf-8")
     elif fmt == "pdf":
         from .pdf import html_to_pdf
 
-        html_to_pdf(report_html(report), path)
+        html_to_pdf(html, path)
     else:
         from .xlsx import write_xlsx
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from ..metrics import Metric, ResponseAssessment, proportion
+from ..metrics import Metric, ResponseAssessment, proportion_of
 from ..models import FetchStatus, Source
 from ..store import RunData
 from ..urls import domain_of
@@ -80,24 +80,36 @@ def country_name(code: str) -> str:
 def archive_lookups(data: RunData, urls: set[str]) -> dict[str, Any]:
     """What the web-archive lookups of this run's dead links did: off, found, none found, or failed
     (with the recorded reason), so a report never blames the option for a lookup that failed."""
-    fetch = (data.run.config or {}).get("fetch") if isinstance(data.run.config, Mapping) else None
-    enabled = bool(fetch.get("archive_lookup")) if isinstance(fetch, Mapping) else False
-    found = none = 0
-    failed: list[dict[str, str]] = []
+    tally = ArchiveTally(data.run.config)
     for url in sorted(urls):
-        row = data.sources.get(url)
+        tally.add(url, data.sources.get(url))
+    return tally.result()
+
+
+class ArchiveTally:
+    """:func:`archive_lookups` one source at a time (URLs added in sorted order)."""
+
+    def __init__(self, config: Any) -> None:
+        fetch = config.get("fetch") if isinstance(config, Mapping) else None
+        self.enabled = bool(fetch.get("archive_lookup")) if isinstance(fetch, Mapping) else False
+        self.found = self.none = 0
+        self.failed: list[dict[str, str]] = []
+
+    def add(self, url: str, row: Any) -> None:
         meta = row.source.meta if row is not None and isinstance(row.source.meta, Mapping) else {}
         arch = meta.get("archive")
         if not isinstance(arch, Mapping):
-            continue
+            return
         if arch.get("error"):
-            failed.append({"url": url, "error": str(arch["error"])})
+            self.failed.append({"url": url, "error": str(arch["error"])})
         elif arch.get("snapshot_url") or arch.get("url"):
-            found += 1
+            self.found += 1
         else:
-            none += 1
-    return {"enabled": enabled, "looked_up": found + none + len(failed), "found": found, "none_found": none,
-            "failed": failed}
+            self.none += 1
+
+    def result(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "looked_up": self.found + self.none + len(self.failed), "found": self.found,
+                "none_found": self.none, "failed": self.failed}
 
 
 def archive_info(source: Source) -> dict[str, Any] | None:
@@ -119,7 +131,7 @@ def archive_info(source: Source) -> dict[str, Any] | None:
     return {"archive_url": url, "timestamp": ts, "date": str(date or "")}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # a large run counts hundreds of thousands
 class Citation:
     """One cited URL in one response, with what its fetch found."""
 
@@ -140,15 +152,21 @@ def citations(data: RunData) -> list[Citation]:
     return out
 
 
+def _total(cites: Mapping[Citation, int]) -> int:
+    return sum(cites.values())
+
+
 def _shares(counter: Counter[str], keys: Sequence[str]) -> dict[str, dict[str, Any]]:
     total = sum(counter.values())
     return {k: {"count": counter.get(k, 0), "share": (counter.get(k, 0) / total) if total else None}
             for k in keys}
 
 
-def _rate(cites: Sequence[Citation], outcome: FetchStatus, seed: int) -> dict[str, Any]:
+def _rate(cites: Mapping[Citation, int], outcome: FetchStatus, seed: int) -> dict[str, Any]:
     # a citation whose source is not fetched yet is pending: it is in no outcome's denominator
-    m: Metric = proportion([c.status == outcome.value for c in cites if c.status != "not_fetched"], seed)
+    n = sum(w for c, w in cites.items() if c.status != "not_fetched")
+    k = sum(w for c, w in cites.items() if c.status == outcome.value)
+    m: Metric = proportion_of(k, n)
     return m.as_dict()
 
 
@@ -177,21 +195,42 @@ def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None
                     whois_server: str | None = None) -> dict[str, Any]:
     """The Sources section of the report as a JSON-ready dict. ``country_lookup`` (whois) is called once
     with every cited domain; without it, country comes from the top-level domain alone."""
-    cites = citations(data)
+    return analyse_citations(Counter(citations(data)), lambda urls: data.sources, data.run.config, seed=seed,
+                             top=top, country_lookup=country_lookup, whois_server=whois_server)
+
+
+def analyse_citations(cites: Mapping[Citation, int], sources_for: Callable[[list[str]], Mapping[str, Any]],
+                      config: Any, *, seed: int = 0, top: int = TOP_DOMAINS,
+                      country_lookup: Callable[[Sequence[str]], Mapping[str, "WhoisAnswer"]] | None = None,
+                      whois_server: str | None = None) -> dict[str, Any]:
+    """:func:`analyse_sources` from the run's citations counted (citation -> how often it occurs), which a
+    large run adds up a page at a time; ``sources_for(urls)`` gives the SourceRow of each fetched URL."""
+    total = _total(cites)
     models = sorted({c.model for c in cites})
     by_model: dict[str, Any] = {}
     for model in models:
-        mine = [c for c in cites if c.model == model]
-        domains = Counter(c.domain for c in mine)
+        mine = {c: w for c, w in cites.items() if c.model == model}
+        n_mine = _total(mine)
+        domains: Counter[str] = Counter()
+        types: Counter[str] = Counter()
+        for c, w in mine.items():
+            domains[c.domain] += w
+            types[domain_type(c.domain)] += w
         by_model[model] = {
-            "citations": len(mine),
-            "top_domains": [{"domain": d, "count": n, "share": n / len(mine)}
+            "citations": n_mine,
+            "top_domains": [{"domain": d, "count": n, "share": n / n_mine}
                             for d, n in sorted(domains.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
-            "domain_types": _shares(Counter(domain_type(c.domain) for c in mine), DOMAIN_TYPES),
+            "domain_types": _shares(types, DOMAIN_TYPES),
             "rates": {o.value: _rate(mine, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
         }
     by_domain = _countries_by_domain(sorted({c.domain for c in cites}), country_lookup)
-    countries = Counter(by_domain[c.domain]["country"] for c in cites)
+    countries: Counter[str] = Counter()
+    all_domains: Counter[str] = Counter()
+    all_types: Counter[str] = Counter()
+    for c, w in cites.items():
+        countries[by_domain[c.domain]["country"]] += w
+        all_domains[c.domain] += w
+        all_types[domain_type(c.domain)] += w
     if country_lookup is None:
         country_note = COUNTRY_NOTE
     else:
@@ -199,49 +238,54 @@ def analyse_sources(data: RunData, assessed: Sequence[ResponseAssessment] | None
         country_note = WHOIS_COUNTRY_NOTE.format(
             answered=sum(1 for v in by_domain.values() if v["rule"] == "whois"), asked=asked,
             server=whois_server or "default")
-    all_domains = Counter(c.domain for c in cites)
 
     dead_archived = []
     changed = []
     injection = []
-    for url in sorted({c.url for c in cites}):
-        row = data.sources.get(url)
-        if row is None:
-            continue
-        src = row.source
-        arch = archive_info(src)
-        if arch and (src.status is FetchStatus.DEAD or src.origin == "archive" or "archived" in src.flags
-                     or "archived_copy_exists" in src.flags or not src.valid):
-            live = src.meta.get("live") if isinstance(src.meta, Mapping) else None
-            dead_archived.append({"url": url, "status": src.status.value, "reason": src.reason, **arch,
-                                  "read_from_archive": src.origin == "archive",
-                                  "live_status": live.get("status") if isinstance(live, Mapping) else None})
-        if "changed" in src.flags:
-            meta = src.meta if isinstance(src.meta, Mapping) else {}
-            changed.append({"url": url, "sha256": src.sha256, "previous_sha256": meta.get("previous_sha256"),
-                            "changed_since": meta.get("changed_since"), "fetched_at": src.fetched_at})
-        if "possible_injection" in src.flags:
-            meta = src.meta if isinstance(src.meta, Mapping) else {}
-            reasons = meta.get("injection_reasons")
-            reasons = [str(r) for r in reasons] if isinstance(reasons, (list, tuple)) else []
-            injection.append({"url": url, "title": src.title, "reasons": reasons})
+    archive = ArchiveTally(config)
+    urls = sorted({c.url for c in cites})
+    for i in range(0, len(urls), 500):
+        chunk = urls[i:i + 500]
+        rows = sources_for(chunk)
+        for url in chunk:
+            row = rows.get(url)
+            archive.add(url, row)
+            if row is None:
+                continue
+            src = row.source
+            arch = archive_info(src)
+            if arch and (src.status is FetchStatus.DEAD or src.origin == "archive" or "archived" in src.flags
+                         or "archived_copy_exists" in src.flags or not src.valid):
+                live = src.meta.get("live") if isinstance(src.meta, Mapping) else None
+                dead_archived.append({"url": url, "status": src.status.value, "reason": src.reason, **arch,
+                                      "read_from_archive": src.origin == "archive",
+                                      "live_status": live.get("status") if isinstance(live, Mapping) else None})
+            if "changed" in src.flags:
+                meta = src.meta if isinstance(src.meta, Mapping) else {}
+                changed.append({"url": url, "sha256": src.sha256, "previous_sha256": meta.get("previous_sha256"),
+                                "changed_since": meta.get("changed_since"), "fetched_at": src.fetched_at})
+            if "possible_injection" in src.flags:
+                meta = src.meta if isinstance(src.meta, Mapping) else {}
+                reasons = meta.get("injection_reasons")
+                reasons = [str(r) for r in reasons] if isinstance(reasons, (list, tuple)) else []
+                injection.append({"url": url, "title": src.title, "reasons": reasons})
     return {
         "unit": "citation",
-        "citations": len(cites),
-        "unique_urls": len({c.url for c in cites}),
+        "citations": total,
+        "unique_urls": len(urls),
         "models": models,
         "by_model": by_model,
-        "top_domains": [{"domain": d, "count": n, "share": n / len(cites)}
+        "top_domains": [{"domain": d, "count": n, "share": n / total}
                         for d, n in sorted(all_domains.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
-        "domain_types": _shares(Counter(domain_type(c.domain) for c in cites), DOMAIN_TYPES),
-        "countries": [{"country": k, "count": v, "share": v / len(cites)}
+        "domain_types": _shares(all_types, DOMAIN_TYPES),
+        "countries": [{"country": k, "count": v, "share": v / total}
                       for k, v in sorted(countries.items(), key=lambda kv: (-kv[1], kv[0]))],
         "country_note": country_note,
         "country_rule": "whois_then_tld" if country_lookup is not None else "tld",
         "country_by_domain": list(by_domain.values()),
         "rates": {o.value: _rate(cites, o, seed + i) for i, o in enumerate(RATE_OUTCOMES)},
         "dead_with_archive": dead_archived,
-        "archive_lookups": archive_lookups(data, {c.url for c in cites}),
+        "archive_lookups": archive.result(),
         "changed_sources": changed,
         "injection_flagged": injection,
     }

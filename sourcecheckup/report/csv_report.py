@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, Iterator
 
 from .csvsafe import SafeWriter
 
@@ -18,16 +18,21 @@ def report_csv(report: dict[str, Any]) -> str:
     w.writerow(CSV_COLUMNS)
     applied = (report.get("reviewer_overrides") or {}).get("applied", False)
     for resp in report["responses"]:
-        status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
-        for st in resp["statements"]:
-            base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
-                    st["category"], st["status"]]
-            tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
-                    "yes" if applied else "no"]
-            if not st["verdicts"]:
-                w.writerow(base + ["", "", "", "", "", "", "", "", "", ""] + tail)
-            for v in st["verdicts"]:
-                w.writerow(base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
-                                   v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
-                                   v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail)
+        w.writerows(csv_rows(resp, applied))
     return buf.getvalue()
+
+
+def csv_rows(resp: dict[str, Any], applied: bool) -> Iterator[list[Any]]:
+    """The rows of one response's record (a report's ``responses`` item)."""
+    status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
+    for st in resp["statements"]:
+        base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
+                st["category"], st["status"]]
+        tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
+                "yes" if applied else "no"]
+        if not st["verdicts"]:
+            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail
+        for v in st["verdicts"]:
+            yield base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
+                          v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
+                          v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
@@ -120,15 +120,23 @@ def grouped(data: RunData, assessed: Sequence[ResponseAssessment],
 
 def _grouping_columns(data: RunData) -> list[str]:
     """Extra input columns that group responses (question source, variant...): few distinct plain values."""
+    return grouping_columns(dict(r.response.extra) for r in data.responses)
+
+
+def grouping_columns(extras: Iterable[Mapping[str, Any]]) -> list[str]:
+    """:func:`_grouping_columns` from each response's extra columns, in order."""
     values: dict[str, set[str]] = {}
     nested: set[str] = set()
-    for r in data.responses:
-        for k, v in dict(r.response.extra).items():
+    n = 0
+    for extra in extras:
+        n += 1
+        for k, v in extra.items():
             if isinstance(v, (str, int, bool)):
-                values.setdefault(str(k), set()).add(str(v))
+                vs = values.setdefault(str(k), set())
+                if len(vs) <= MAX_GROUP_VALUES:     # more than that is not a grouping column: stop counting
+                    vs.add(str(v))
             else:
                 nested.add(str(k))
-    n = len(data.responses)
     return sorted(k for k, vs in values.items()
                   if k not in nested and 2 <= len(vs) <= MAX_GROUP_VALUES and len(vs) < n)
 
@@ -204,8 +212,9 @@ def _suggestions(store: Store, run_id: str) -> dict[int, list[dict[str, Any]]]:
 
 
 def _unsupported(store: Store, data: RunData, assessed: Sequence[ResponseAssessment],
-                 responses_by_pk: Mapping[int, Any]) -> list[dict[str, Any]]:
-    suggestions = _suggestions(store, data.run.id)
+                 responses_by_pk: Mapping[int, Any],
+                 suggestions: Mapping[int, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    suggestions = _suggestions(store, data.run.id) if suggestions is None else suggestions
     out = []
     for r in assessed:
         resp = responses_by_pk[r.response_pk].response
@@ -278,13 +287,20 @@ def _audit_trail(store: Store, data: RunData) -> dict[str, Any]:
                 j["prompt_versions"].add(v.verdict.prompt_version)
             first = v.created_at if first is None or v.created_at < first else first
             last = v.created_at if last is None or v.created_at > last else last
-    prompt_versions = sorted({p for j in judges.values() for p in j["prompt_versions"]})
     sources = []
     for url, row in sorted(data.sources.items()):
         s = row.source
         sources.append({"url": url, "source_id": row.id, "status": s.status.value, "http_status": s.http_status,
                         "sha256": s.sha256, "fetched_at": s.fetched_at, "origin": s.origin,
                         "final_url": s.final_url, "text_chars": len(s.text)})
+    return audit_trail(store, run, judges, first, last, sources)
+
+
+def audit_trail(store: Store, run: Any, judges: Mapping[str, Mapping[str, set[str]]], first: str | None,
+                last: str | None, sources: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The audit trail from the judges' model and prompt versions, the first and last verdict times and
+    the run's sources (None: a streamed report writes them from the database)."""
+    prompt_versions = sorted({p for j in judges.values() for p in j["prompt_versions"]})
     return {
         "app_version": run.app_version, "report_version": __version__, "run_id": run.id,
         "database": str(Path(store.path).resolve()) if str(store.path) != ":memory:" else ":memory:",

@@ -5,9 +5,8 @@ import json
 import math
 from typing import Any, Mapping
 
-from ..metrics import assess_run, compute_metrics
 from ..store import Store
-from .json_report import grouped
+from .stream import StreamedReport
 
 def _walk(prefix: str, a: Any, b: Any, out: list[str]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
@@ -28,8 +27,6 @@ def _walk(prefix: str, a: Any, b: Any, out: list[str]) -> None:
 
 def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
     """Recompute a saved report's figures from the database; the differences ([] when all match)."""
-    from ..review import overrides as review_overrides
-
     try:
         run_id = report["run"]["id"]
         saved_metrics = report["metrics"]
@@ -37,17 +34,14 @@ def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
         raise ValueError("this is not a SourceCheckup JSON report (no run.id / metrics)") from None
     if report.get("metrics_basis", "judges") != "judges":
         raise ValueError("this report was built with custom overrides; it cannot be recomputed from the database")
-    data = store.load_run(run_id)
-    assessed = assess_run(data)
-    metrics = compute_metrics(data, assessed)
+    # recomputed a page of responses at a time (the same figures as build_report's): flat memory on a large run
+    metrics, with_reviews, by_model = StreamedReport(store, run_id).figures()
     diffs: list[str] = []
     _walk("metrics", saved_metrics, metrics.as_dict(), diffs)
     if "counts" in report:
         _walk("counts", report["counts"], json.loads(json.dumps(metrics.counts)), diffs)
     if "by_model" in report:
-        _walk("by_model", report["by_model"], grouped(data, assessed, lambda r: r.model), diffs)
-    reviewed = review_overrides(store, run_id)
-    with_reviews = compute_metrics(data, overrides=reviewed) if reviewed else metrics
+        _walk("by_model", report["by_model"], by_model, diffs)
     if "metrics_with_reviews" in report:   # the judges-only and with-reviews figures are both recomputed
         _walk("metrics_with_reviews", report["metrics_with_reviews"], with_reviews.as_dict(), diffs)
     if "counts_with_reviews" in report:

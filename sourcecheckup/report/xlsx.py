@@ -6,12 +6,13 @@ starts with '=' stays a string), with characters Excel cannot hold removed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..metrics import METRIC_NAMES
 from ..store import Store
 
 EXCEL_CELL_LIMIT = 32_767
+EXCEL_MAX_ROWS = 1_048_576     # rows in one Excel sheet; a longer table goes on to "verdicts (2)" and so on
 
 
 def _cell(ws: Any, value: Any) -> Any:
@@ -30,18 +31,35 @@ def _cell(ws: Any, value: Any) -> Any:
     return WriteOnlyCell(ws, value=value)
 
 
-def _sheet(wb: Any, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    from openpyxl.styles import Font
-
+def _sheet(wb: Any, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]] = ()) -> Any:
     ws = wb.create_sheet(title)
-    head = []
-    for name in header:
-        c = _cell(ws, name)
-        c.font = Font(bold=True)
-        head.append(c)
-    ws.append(head)
+    _fill(ws, header, rows)
+    return ws
+
+
+def _append(ws: Any, rows: Iterable[Sequence[Any]]) -> None:
     for row in rows:
         ws.append([_cell(ws, v) for v in row])
+
+
+class _LongSheet:
+    """A sheet that continues on "title (2)", "title (3)"... (each with the header) when Excel's row limit is hit."""
+
+    def __init__(self, wb: Any, title: str, header: Sequence[str], max_rows: int | None = None) -> None:
+        self.wb, self.title, self.header = wb, title, header
+        self.max_rows = max_rows or EXCEL_MAX_ROWS
+        self.parts = 1
+        self.ws = _sheet(wb, title, header)
+        self.rows = 1
+
+    def append(self, rows: Iterable[Sequence[Any]]) -> None:
+        for row in rows:
+            if self.rows >= self.max_rows:
+                self.parts += 1
+                self.ws = _sheet(self.wb, f"{self.title} ({self.parts})", self.header)
+                self.rows = 1
+            self.ws.append([_cell(self.ws, v) for v in row])
+            self.rows += 1
 
 
 def _metric_cells(m: Mapping[str, Any]) -> list[Any]:
@@ -49,17 +67,26 @@ def _metric_cells(m: Mapping[str, Any]) -> list[Any]:
     return [m.get("value"), lo, hi, m.get("k"), m.get("n")]
 
 
-def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:
-    from openpyxl import Workbook
+STATEMENT_HEADER = ["response id", "model", "question", "statement id", "statement", "category", "status",
+                    "supported", "supporting urls", "judges disagree", "status (judges only)",
+                    "status (with reviews)", "contradicted", "review first"]
+VERDICT_HEADER = ["statement id", "statement", "url", "judge", "label", "score", "quote", "quote found",
+                  "rationale", "flags", "reading"]
+SOURCE_HEADER = ["url", "domain", "status", "http status", "title", "sha256", "fetched at", "origin", "flags",
+                 "source id", "citations"]
+REVIEW_HEADER = ["statement id", "statement", "url", "reviewer", "label", "reason", "blind", "sample",
+                 "created at", "judges"]
 
-    path = Path(path)
-    wb = Workbook(write_only=True)
+
+def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
     run = report["run"]
     ro = report.get("reviewer_overrides") or {}
     summary: list[list[Any]] = [["reviewer overrides", "applied" if ro.get("applied") else "not applied",
                                  ro.get("note", "")]]
     if report.get("partial_run"):
         summary.append(["partial run", report["partial_run"]])
+    if report.get("large_run"):
+        summary.append(["large run", report["large_run"]])
     summary += [["run id", run["id"]], ["status", run["status"]], ["created", run["created_at"]],
                 ["finished", run["finished_at"]], ["judges", run["judges"]], ["parser", run["parser"]],
                 ["app version", run["app_version"]], ["database", run["database"]], []]
@@ -73,11 +100,17 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
     for key, value in report["counts"].items():
         summary.append([key.replace("_", " "), value if not isinstance(value, dict) else
                         ", ".join(f"{k}={v}" for k, v in value.items())])
-    _sheet(wb, "summary", ["item", "value", "", "", "", "", "", "", "", "", "", ""], summary)
+    return summary
 
+
+def _group_header() -> list[str]:
     header = ["group", "value", "responses"]
     for label in METRIC_NAMES.values():
         header += [label, f"{label} ci95 low", f"{label} ci95 high", f"{label} k", f"{label} n"]
+    return header
+
+
+def _group_rows(report: Mapping[str, Any]) -> list[list[Any]]:
     groups: list[list[Any]] = []
     for col, by in [("model", report.get("by_model", {})), *report.get("by_group", {}).items()]:
         for name, g in by.items():
@@ -85,50 +118,131 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
             for key in METRIC_NAMES:
                 row += _metric_cells(g[key])
             groups.append(row)
-    _sheet(wb, "by model", header, groups)
+    return groups
 
-    _sheet(wb, "statements", ["response id", "model", "question", "statement id", "statement", "category", "status",
-                              "supported", "supporting urls", "judges disagree", "status (judges only)",
-                              "status (with reviews)", "contradicted", "review first"],
-           ([resp["id"], resp["model"], resp["question"], st["id"], st["text"], st["category"], st["status"],
-             st["supported"], st["supporting_urls"], st["judges_disagree"], st.get("status_judges"),
-             st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first")]
-            for resp in report["responses"] for st in resp["statements"]))
-    _sheet(wb, "verdicts", ["statement id", "statement", "url", "judge", "label", "score", "quote", "quote found",
-                            "rationale", "flags", "reading"],
-           ([st["id"], st["text"], v["url"], v["judge"], v["label"], v["score"], v["quote"], v["quote_found"],
-             v["rationale"], v["flags"], v.get("reading", "")]
-            for resp in report["responses"] for st in resp["statements"] for v in st["verdicts"]))
-    trail = {s["url"]: s for s in report.get("audit_trail", {}).get("sources", [])}
+
+def _statement_rows(resp: Mapping[str, Any]) -> Iterator[list[Any]]:
+    for st in resp["statements"]:
+        yield [resp["id"], resp["model"], resp["question"], st["id"], st["text"], st["category"], st["status"],
+               st["supported"], st["supporting_urls"], st["judges_disagree"], st.get("status_judges"),
+               st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first")]
+
+
+def _verdict_rows(resp: Mapping[str, Any]) -> Iterator[list[Any]]:
+    for st in resp["statements"]:
+        for v in st["verdicts"]:
+            yield [st["id"], st["text"], v["url"], v["judge"], v["label"], v["score"], v["quote"], v["quote_found"],
+                   v["rationale"], v["flags"], v.get("reading", "")]
+
+
+def _count_sources(resp: Mapping[str, Any], seen: dict[str, list[Any]], source_ids: Mapping[str, Any]) -> None:
+    for s in resp["sources"]:
+        if s["url"] in seen:
+            seen[s["url"]][-1] += 1
+            continue
+        seen[s["url"]] = [s["url"], s.get("domain"), s["status"], s.get("http_status"), s.get("title"),
+                          s.get("sha256"), s.get("fetched_at"), s.get("origin"), s.get("flags"),
+                          source_ids.get(s["url"]), 1]
+
+
+def _review_rows(store: Store, run_id: str, ids: Mapping[int, str], texts: Mapping[str, str],
+                 judged: Mapping[tuple[str, str], list[str]]) -> list[list[Any]]:
+    from ..review import reviews
+
+    rows = []
+    for r in reviews(store, run_id, latest_only=False):
+        sid = ids.get(r.statement_pk, str(r.statement_pk))
+        rows.append([sid, texts.get(sid, ""), r.url, r.reviewer, r.label.value, r.reason, r.blind,
+                     r.sample, r.created_at, judged.get((sid, r.url), [])])
+    return rows
+
+
+def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:
+    from openpyxl import Workbook
+
+    path = Path(path)
+    wb = Workbook(write_only=True)
+    run = report["run"]
+    _sheet(wb, "summary", ["item", "value", "", "", "", "", "", "", "", "", "", ""], _summary_rows(report))
+    _sheet(wb, "by model", _group_header(), _group_rows(report))
+    _sheet(wb, "statements", STATEMENT_HEADER, (row for resp in report["responses"] for row in _statement_rows(resp)))
+    _sheet(wb, "verdicts", VERDICT_HEADER, (row for resp in report["responses"] for row in _verdict_rows(resp)))
+    trail = {s["url"]: s.get("source_id") for s in report.get("audit_trail", {}).get("sources", [])}
     seen: dict[str, list[Any]] = {}
     for resp in report["responses"]:
-        for s in resp["sources"]:
-            if s["url"] in seen:
-                seen[s["url"]][-1] += 1
-                continue
-            seen[s["url"]] = [s["url"], s.get("domain"), s["status"], s.get("http_status"), s.get("title"),
-                              s.get("sha256"), s.get("fetched_at"), s.get("origin"), s.get("flags"),
-                              trail.get(s["url"], {}).get("source_id"), 1]
-    _sheet(wb, "sources", ["url", "domain", "status", "http status", "title", "sha256", "fetched at", "origin", "flags",
-                           "source id", "citations"], seen.values())
+        _count_sources(resp, seen, trail)
+    _sheet(wb, "sources", SOURCE_HEADER, seen.values())
 
     review_rows: list[list[Any]] = []
     if store is not None:
-        from ..review import reviews
-
         texts = {st["id"]: st["text"] for resp in report["responses"] for st in resp["statements"]}
-        judged = {}
+        judged: dict[tuple[str, str], list[str]] = {}
         for resp in report["responses"]:
             for st in resp["statements"]:
                 for v in st["verdicts"]:
                     judged.setdefault((st["id"], v["url"]), []).append(f"{v['judge']}: {v['label']}")
-        ids = store.statement_ids(run["id"])
-        for r in reviews(store, run["id"], latest_only=False):
-            sid = ids.get(r.statement_pk, str(r.statement_pk))
-            review_rows.append([sid, texts.get(sid, ""), r.url, r.reviewer, r.label.value, r.reason, r.blind,
-                                r.sample, r.created_at, judged.get((sid, r.url), [])])
-    _sheet(wb, "reviews", ["statement id", "statement", "url", "reviewer", "label", "reason", "blind", "sample",
-                           "created at", "judges"], review_rows)
+        review_rows = _review_rows(store, run["id"], store.statement_ids(run["id"]), texts, judged)
+    _sheet(wb, "reviews", REVIEW_HEADER, review_rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path
+
+
+def write_xlsx_stream(store: Store, run_id: str, path: str | Path, *, max_rows: int | None = None, **kw: Any) -> Path:
+    """The workbook of :func:`write_xlsx`, its rows streamed a page of responses at a time (openpyxl write-only).
+    A run with more verdicts than a sheet holds (1,048,576 rows: about 87,000 answers of 12 pairs) continues
+    them on "verdicts (2)"; ``max_rows`` lowers the limit (tests)."""
+    from openpyxl import Workbook
+
+    from .stream import StreamedReport
+
+    path = Path(path)
+    report = StreamedReport(store, run_id, **kw)
+    reviewed_ids = set(store.reviewed_statement_pks(report.run.id))
+    wb = Workbook(write_only=True)
+    summary = wb.create_sheet("summary")
+    groups = wb.create_sheet("by model")
+    statements = _LongSheet(wb, "statements", STATEMENT_HEADER, max_rows)
+    verdicts = _LongSheet(wb, "verdicts", VERDICT_HEADER, max_rows)
+    source_ids = store.run_source_ids(report.run.id)
+    seen: dict[str, list[Any]] = {}
+    ids: dict[int, str] = {}                            # of reviewed statements only
+    texts: dict[str, str] = {}
+    judged: dict[tuple[str, str], list[str]] = {}
+
+    def on_response(resp: dict[str, Any]) -> None:
+        statements.append(_statement_rows(resp))
+        verdicts.append(_verdict_rows(resp))
+        _count_sources(resp, seen, source_ids)
+
+    def on_page(page: Any) -> None:
+        by_pk = {r.pk: r.response.id for r in page.data.responses}
+        for rows in page.data.statements.values():
+            for row in rows:
+                if row.pk not in reviewed_ids:
+                    continue
+                sid = ids[row.pk] = f"{by_pk[row.response_pk]}/s{row.statement.index + 1}"
+                texts[sid] = row.statement.text
+                for v in page.data.verdicts.get(row.pk, []):
+                    judged.setdefault((sid, v.url), []).append(f"{v.verdict.judge_id}: {v.verdict.label.value}")
+
+    head = report.run_pass(on_response=on_response, on_page=on_page)
+    _fill(summary, ["item", "value", "", "", "", "", "", "", "", "", "", ""], _summary_rows(head))
+    _fill(groups, _group_header(), _group_rows(head))
+    _sheet(wb, "sources", SOURCE_HEADER, seen.values())
+    _sheet(wb, "reviews", REVIEW_HEADER, _review_rows(store, report.run.id, ids, texts, judged))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(str(path))
+    return path
+
+
+def _fill(ws: Any, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    from openpyxl.styles import Font
+
+    head = []
+    for name in header:
+        c = _cell(ws, name)
+        c.font = Font(bold=True)
+        head.append(c)
+    ws.append(head)
+    _append(ws, rows)

@@ -23,6 +23,7 @@ from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, State
                       StatementCategory, Verdict, utcnow)
 from .bench import BenchTables
 from .columns import dump_json, load_json
+from .export import ExportTables
 from .migrations import MIGRATIONS
 from .references import ReferenceTables
 from .reviews import ReviewTables
@@ -114,7 +115,7 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
+class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True) -> None:

@@ -244,7 +244,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     ns.refetch = False
     ns.no_archive = True          # the demo never leaves this machine
     # ...nor asks the public metadata services: reference checks only against endpoints given here
-    ns.no_references = not any(getattr(args, f"{s}_endpoint", None) for s in ("crossref", "pubmed", "openalex"))
+    given = {s: getattr(args, f"{s}_endpoint", None) for s in ("crossref", "pubmed", "openalex")}
+    ns.no_references = not any(given.values())
+    if not ns.no_references:
+        # a service given no endpoint is pointed at the one given, never at its public address
+        first = next(v for v in given.values() if v)
+        for service, value in given.items():
+            if not value:
+                setattr(ns, f"{service}_endpoint", first)
     ns.browser = "never"
     for attr, default in (("judge", ["builtin"]), ("parser", "builtin"), ("consensus", "first"),
                           ("concurrency", 8), ("seed", 0), ("question", None), ("model", None),

@@ -162,3 +162,89 @@ def test_input_split_must_name_a_part_of_the_whole(tmp_path, site):
 def _runs(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+# ----------------------------------------------------------------------------- the store's merge, directly
+
+URL_OK, URL_FLAKY = "https://example.org/guideline", "https://example.org/flaky"
+
+
+def _part(path: Path, ids: list[str], flaky_ok: bool, *, part: int, prompt: str = "builtin-3"):
+    """A database holding one run of `ids`, each with one statement judged against two sources,
+    one review, one suggestion and one review-sample pair per response."""
+    from sourcecheckup.models import FetchStatus, Label, Response, Source, Statement, Verdict
+    from sourcecheckup.store import Store
+    from sourcecheckup.store.merge import mark_input_split
+
+    with Store(path) as store:
+        run = store.create_run(input="answers.jsonl", config={"consensus": "first"}, judges=["builtin"],
+                               parser="builtin", app_version="test")
+        rows = store.add_responses(run, [Response(id=i, text=f"Claim of {i}.", citations=(URL_OK, URL_FLAKY))
+                                         for i in ids])
+        mark_input_split(store, run, part, 2, 4)
+        ok = store.add_source(Source(url=URL_OK, status=FetchStatus.OK, text="The guideline text.", sha256="ab" * 32,
+                                     http_status=200, raw=b"<html>The guideline text.</html>"))
+        flaky = store.add_source(Source(url=URL_FLAKY, status=FetchStatus.OK if flaky_ok else FetchStatus.TIMEOUT,
+                                        text="Flaky page text." if flaky_ok else "", http_status=200 if flaky_ok else None,
+                                        sha256="cd" * 32 if flaky_ok else None,
+                                        reason="" if flaky_ok else "no complete answer within 20 s"))
+        store.link_run_source(run, URL_OK, ok)
+        store.link_run_source(run, URL_FLAKY, flaky)
+        samples = []
+        for row in rows:
+            (st,) = store.save_statements(run, row.pk, [Statement(0, f"Claim of {row.response.id}.")])
+            store.save_verdict(run, st.pk, URL_OK, ok, Verdict(Label.SUPPORTED, 0.9, quote="The guideline text.",
+                                                               quote_found=True, judge_id="builtin",
+                                                               prompt_version=prompt))
+            if flaky_ok:
+                store.save_verdict(run, st.pk, URL_FLAKY, flaky, Verdict(Label.NOT_SUPPORTED, 0.1, judge_id="builtin",
+                                                                         prompt_version=prompt))
+            store.add_review(run, st.pk, URL_OK, "Dr Lee", "supported", f"checked {row.response.id}")
+            store.add_suggestion(run, st.pk, URL_OK, kind="rewrite", original=st.statement.text,
+                                 suggested=f"Rewritten {row.response.id}.", quote="", status="verified",
+                                 judge_id="builtin", verification={})
+            samples.append({"statement_pk": st.pk, "url": URL_OK, "stratum": "supported"})
+        store.add_review_sample(run, "pilot", samples, blind=True, seed=1)
+        store.set_run_status(run, "completed")
+    return path
+
+
+def test_reviews_suggestions_and_samples_follow_their_statements_into_the_merged_run(tmp_path):
+    from sourcecheckup.store import Store
+    from sourcecheckup.store.merge import MergeInput, merge_runs
+
+    a = _part(tmp_path / "a.db", ["r0", "r2"], flaky_ok=False, part=1)
+    b = _part(tmp_path / "b.db", ["r1", "r3"], flaky_ok=True, part=2)
+    with Store(tmp_path / "out.db") as out:
+        result = merge_runs(out, [MergeInput(a), MergeInput(b)])
+        run = result.run_id
+        labels = out.statement_labels(run)
+        data = out.load_run(run)
+        reviews = {(labels[r["statement_pk"]], r["reason"]) for r in out.review_rows(run)}
+        suggestions = {(labels[s["statement_pk"]], s["suggested"]) for s in out.suggestion_rows(run)}
+        sample = [labels[r["statement_pk"]] for r in out.review_sample_rows(run, "pilot")]
+        log = [m["message"] for m in out.run_log(run)]
+        n_sources = out.db.execute("SELECT COUNT(*) FROM sources").fetchone()[0]
+    assert [r.response.id for r in data.responses] == ["r0", "r1", "r2", "r3"] and result.order == "input split"
+    assert reviews == {(f"{i}/s1", f"checked {i}") for i in ("r0", "r1", "r2", "r3")}
+    assert suggestions == {(f"{i}/s1", f"Rewritten {i}.") for i in ("r0", "r1", "r2", "r3")}
+    assert sorted(sample) == ["r0/s1", "r1/s1", "r2/s1", "r3/s1"]
+    verdicts = {(labels[v.statement_pk], v.url): v.source_id for vs in data.verdicts.values() for v in vs}
+    assert len(verdicts) == 6 and verdicts[("r0/s1", URL_OK)] == verdicts[("r1/s1", URL_OK)]   # one row, same bytes
+    assert n_sources == 3   # the guideline once; the flaky page as each part read it
+    # the flaky page: one part timed out, the other read it; the run counts the read, and says so
+    assert data.sources[URL_FLAKY].source.status.value == "ok"
+    assert any(f"{URL_FLAKY} was read differently by the inputs" in m and "uses the valid read" in m for m in log)
+    assert len(result.source_conflicts) == 1
+
+
+def test_runs_of_other_prompt_versions_are_refused(tmp_path):
+    from sourcecheckup.store import Store
+    from sourcecheckup.store.merge import MergeError, MergeInput, merge_runs
+
+    a = _part(tmp_path / "a.db", ["r0"], flaky_ok=True, part=1)
+    b = _part(tmp_path / "b.db", ["r1"], flaky_ok=True, part=2, prompt="builtin-4")
+    with Store(tmp_path / "out.db") as out:
+        with pytest.raises(MergeError, match="prompt version of builtin: builtin-3 in .*a.db but builtin-4 in .*b.db"):
+            merge_runs(out, [MergeInput(a), MergeInput(b)])
+        assert out.list_runs() == []

@@ -146,10 +146,13 @@ def test_quick_lowercase_patterns_decide_exactly_as_the_case_insensitive_ones(mo
               ("Health", "PLEA\u017fE ENABLE JAVA\u017fCRIPT to read this article.", "<script></script>"),   # long s
               ("Health", "Th\u0131s page could not be found.", ""),                                   # dotless i
               ("\u0130stanbul clinic", "SUBSCRIBE TO CONTINUE READING \u0130", ""),   # lower() lengthens the text
-              ("Account", "You must sign in to view this article.", "<div class='meteredContent'></div>")]
+              ("Account", "You must sign in to view this article.", "<div class='meteredContent'></div>"),
+              ("News", "A short teaser.", "<div class=\"story METEREDCONTENT\">"),   # pattern written meteredContent
+              ("News", "A short teaser.", "<div class=\"story metered\u0130Content\">")]
     quick = [detect_page(*page) for page in pages]
     monkeypatch.setattr(detect, "lowered", lambda text: None)   # the full patterns only
     full = [detect_page(*page) for page in pages]
     assert quick == full
     assert sum(found is not None for found in full) >= 8   # the pages do exercise the detectors
-    assert full[len(pages) - 4] is not None and "\u017f" in full[len(pages) - 4].reason   # quoted as written
+    assert full[len(pages) - 6] is not None and "\u017f" in full[len(pages) - 6].reason   # quoted as written
+    assert full[len(pages) - 2] is not None and full[len(pages) - 2].detector == "paywall"

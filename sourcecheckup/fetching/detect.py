@@ -36,7 +36,7 @@ class Rule:
     max_text_chars: int | None = None   # this rule only judges pages with at most this much main text
     also: "Rule | None" = None          # a second condition that must hold too
     # the same pattern without IGNORECASE, searched over the lowercased field first: about twice as
-    # fast, and nearly every page matches nothing; None where the pattern is not all-lowercase ASCII
+    # fast, and nearly every page matches nothing; None where that would not be the same search
     quick: re.Pattern[str] | None = None
 
 
@@ -46,14 +46,20 @@ _ESCAPE = re.compile(r"\\.", re.S)
 
 
 def _quick_pattern(pattern: str) -> re.Pattern[str] | None:
-    """The pattern compiled case-sensitively, when matching it on lowercased text is the same as
-    matching it with IGNORECASE on the text: ASCII only, no upper-case literal, no character codes."""
+    """The pattern lowercased (outside its escapes: \\S is not \\s) and compiled case-sensitively,
+    where matching it on lowercased text is the same as matching the pattern with IGNORECASE on the
+    text: ASCII patterns without character codes."""
     if not pattern.isascii() or re.search(r"\\[xuUN0-7]", pattern):
         return None
-    if any(c.isupper() for c in _ESCAPE.sub("", pattern)):
-        return None
+    parts, last = [], 0
+    for m in _ESCAPE.finditer(pattern):
+        parts.append(pattern[last:m.start()].lower())
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(pattern[last:].lower())
+    lowered_pattern = "".join(parts)
     try:
-        return re.compile(pattern, re.M)
+        return re.compile(lowered_pattern, re.M)
     except re.error:
         return None
 

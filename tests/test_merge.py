@@ -107,9 +107,9 @@ def test_two_halves_merge_into_the_run_one_process_would_have_written(split_batc
 def test_a_merged_run_opens_in_show_and_report(split_batch):
     folder, _ = split_batch
     merged_db = folder / "merged-show.db"
-    p = sc("merge", str(merged_db), str(folder / "part1.db"), str(folder / "part2.db"), "-q")
+    p = sc("merge", "--db", str(merged_db), str(folder / "part1.db"), str(folder / "part2.db"))
     assert p.returncode == 0, p.stderr
-    run_id = p.stdout.strip()
+    run_id = p.stdout.split("into run ", 1)[1].split()[0]
     show = sc("show", run_id, "--db", str(merged_db))
     assert show.returncode == 0, show.stderr
     assert "a6" in show.stdout and "a1" in show.stdout and "✓" in show.stdout

@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gui)
 
     benchmark.add_commands(sub, progress)
-    merge.add_command(sub)
+    merge.add_command(sub, common)
     models.add_commands(sub, common)
     _finish_help(judges.add_commands(sub, common))
     _finish_help(sub)

@@ -10,16 +10,16 @@ from .common import EXIT_OK, UsageError
 from .runs import print_headline
 
 
-def add_command(sub: Any) -> None:
-    p = sub.add_parser("merge", help="merge the runs of several databases (a batch split between processes) "
-                                     "into one run")
-    p.add_argument("output", metavar="OUT.db", help="the database that receives the merged run (created if missing)")
-    p.add_argument("inputs", nargs="+", metavar="IN.db",
-                   help="databases to merge, in input order; each gives its latest run, or IN.db@RUN names one")
+def add_command(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("merge", parents=[common],
+                       help="merge the runs of several databases (a batch split between processes) into one run")
+    p.add_argument("databases", nargs="+", metavar="DB",
+                   help="OUT.db IN1.db IN2.db ...: the database that receives the merged run (created if missing), "
+                        "then the databases to merge in input order; with --db, every DB given is an input. Each "
+                        "input gives its latest run, or IN.db@RUN names one")
     p.add_argument("--run-name", default="", metavar="NAME", help="a name for the merged run")
     p.add_argument("--force", action="store_true",
                    help="merge runs whose judges, prompt versions, parser or consensus differ (recorded in the run)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the merged run's id")
     p.set_defaults(func=cmd_merge)
 
 
@@ -39,24 +39,23 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from ..store import Store, StoreError
     from ..store.merge import MergeError, merge_runs
 
-    specs = [_input(s) for s in args.inputs]
+    output, inputs = (Path(args.db), args.databases) if args.db else (Path(args.databases[0]), args.databases[1:])
+    specs = [_input(s) for s in inputs]
     if len(specs) < 2:
-        raise UsageError("give at least two databases to merge: sourcecheckup merge OUT.db IN1.db IN2.db ...")
+        raise UsageError("give at least two databases to merge: sourcecheckup merge OUT.db IN1.db IN2.db ... "
+                         "(or --db OUT.db IN1.db IN2.db ...)")
     for spec in specs:   # before the output is created: a typo must not leave an empty database behind
         if not spec.path.is_file():
             raise UsageError(f"{spec.path}: no such database")
     try:
-        store = Store(Path(args.output))
+        store = Store(output)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
     try:
         result = merge_runs(store, specs, run_name=args.run_name, force=args.force, app_version=__version__)
     except MergeError as exc:
         raise UsageError(str(exc)) from exc
-    if args.quiet:
-        print(result.run_id)
-        return EXIT_OK
-    print(f"merged {len(specs)} runs into run {result.run_id} in {args.output} ({result.order} order): "
+    print(f"merged {len(specs)} runs into run {result.run_id} in {output} ({result.order} order): "
           f"{result.responses} responses, {result.statements} statements, {result.verdicts} verdicts, "
           f"{result.sources_copied} sources copied, {result.sources_shared} identical ones stored once")
     for line in result.differences:

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 
 from ..models import utcnow
 from .columns import dump_json, load_json
+from .migrations import MIGRATIONS
 
 # tables of one run whose rows are copied as they are, with run_id (and statement_pk) remapped
 _RUN_TABLES = ("reviews", "suggestions", "skipped", "run_log")
@@ -73,17 +74,33 @@ class _Input:
         self.sha256 = file_sha256(self.path)
         try:
             self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-            self.conn.row_factory = sqlite3.Row
+        except sqlite3.DatabaseError as exc:
+            raise MergeError(f"{self.path} is not a usable SourceCheckup database: {exc}") from None
+        try:
+            self.tables = self._check()
+            self.run = self._pick_run(spec.run)
+        except BaseException:
+            self.conn.close()
+            raise
+        self.run_id: str = self.run["id"]
+        self.config: dict[str, Any] = load_json(self.run["config"], {})
+        self.judges: list[str] = load_json(self.run["judges"], [])
+
+    def _check(self) -> set[str]:
+        """The database's tables, after checking it is a SourceCheckup database this version can read."""
+        self.conn.row_factory = sqlite3.Row
+        try:
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = self.conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] \
+                if "schema_version" in tables else 0
         except sqlite3.DatabaseError as exc:
             raise MergeError(f"{self.path} is not a usable SourceCheckup database: {exc}") from None
         if not {"runs", "responses", "statements", "verdicts"} <= tables:
             raise MergeError(f"{self.path} is not a SourceCheckup database (it has no runs table)")
-        self.tables = tables
-        self.run = self._pick_run(spec.run)
-        self.run_id: str = self.run["id"]
-        self.config: dict[str, Any] = load_json(self.run["config"], {})
-        self.judges: list[str] = load_json(self.run["judges"], [])
+        if (version or 0) > len(MIGRATIONS):   # columns this version does not know would be dropped
+            raise MergeError(f"{self.path} was written by a newer SourceCheckup (schema {version}); "
+                             "upgrade the app to merge it")
+        return tables
 
     def _pick_run(self, wanted: str | None) -> sqlite3.Row:
         if wanted:

@@ -185,7 +185,8 @@ def _part(path: Path, ids: list[str], flaky_ok: bool, *, part: int, prompt: str 
         ok = store.add_source(Source(url=URL_OK, status=FetchStatus.OK, text="The guideline text.", sha256="ab" * 32,
                                      http_status=200, raw=b"<html>The guideline text.</html>"))
         flaky = store.add_source(Source(url=URL_FLAKY, status=FetchStatus.OK if flaky_ok else FetchStatus.TIMEOUT,
-                                        text="Flaky page text." if flaky_ok else "", http_status=200 if flaky_ok else None,
+                                        text="Flaky page text." if flaky_ok else "",
+                                        http_status=200 if flaky_ok else None,
                                         sha256="cd" * 32 if flaky_ok else None,
                                         reason="" if flaky_ok else "no complete answer within 20 s"))
         store.link_run_source(run, URL_OK, ok)

@@ -187,7 +187,8 @@ class BrowserPool:
                 "--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
 
     async def _intercept(self, route: Any) -> None:
-        """Block what cannot change the text (BLOCKED_RESOURCES); fetch every other request ourselves, through the HTTP fetcher's client.
+        """Block what cannot change the text (BLOCKED_RESOURCES); fetch every other request ourselves,
+        through the HTTP fetcher's client.
 
         So each hop passes the address rule, connects to the address that was checked (no DNS
         rebinding between check and connect), and bodies keep the same byte cap as plain HTTP.

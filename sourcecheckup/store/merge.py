@@ -243,7 +243,8 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
     config.pop("input_split", None)
     config["merged_from"] = {
         "inputs": [{"file": str(i.path), "run_id": i.run_id, "sha256": i.sha256, "status": i.run["status"],
-                    "judges": i.judges, **({"input_split": i.config["input_split"]} if "input_split" in i.config else {})}
+                    "judges": i.judges,
+                    **({"input_split": i.config["input_split"]} if "input_split" in i.config else {})}
                    for i in inputs],
         "order": order, "forced": bool(force and differences), "differences": differences, "merged_at": utcnow()}
     w.insert("runs", {
@@ -253,7 +254,8 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
         "input": "merge of " + ", ".join(f"{i.path.name} ({i.run['input'] or i.run_id})" for i in inputs),
         "config": dump_json(config), "judges": dump_json(inputs[0].judges), "parser": inputs[0].run["parser"],
         "app_version": app_version or inputs[0].run["app_version"],
-        "n_records": sum(i.run["n_records"] or 0 for i in inputs), "n_skipped": sum(i.run["n_skipped"] or 0 for i in inputs),
+        "n_records": sum(i.run["n_records"] or 0 for i in inputs),
+        "n_skipped": sum(i.run["n_skipped"] or 0 for i in inputs),
         "message": "; ".join(f"{i.path.name}: {i.run['message']}" for i in inputs if i.run["message"]),
         "name": run_name.strip(), "note": ""}, skip=())
     linked: dict[str, tuple[int, bool]] = {}   # url -> (source id, valid) the merged run uses

@@ -156,3 +156,39 @@ async def test_a_pages_own_requests_keep_the_per_host_limit(site):
     assert "leave at least four hours between doses" in src.text
     peak = httpx.get(f"{site}/slow-peak?tag=per-host-2").json()["peak"]
     assert peak == 2   # all six were served, never more than two at a time
+
+
+MEDIA_REQUESTS = {"stylesheet": "/app/media/site.css?id=media", "font": "/app/media/hubsans.woff2?id=media",
+                  "css image": "/app/media/background.png?id=media", "image": "/app/media/logo.png?id=media",
+                  "script-made image": "/app/media/ldl-chart.png?id=media", "video": "/app/media/intro.mp4?id=media",
+                  "audio": "/app/media/podcast.mp3?id=media", "manifest": "/app/media/site.webmanifest?id=media"}
+
+
+def _site_hits(site: str, path: str) -> int:
+    return httpx.get(f"{site}/_hits", params={"path": path}).json()["hits"]
+
+
+async def test_images_fonts_media_and_stylesheets_are_never_requested_from_the_site(site, monkeypatch):
+    """Rendering reads the DOM's text: what only changes the look costs requests and CPU and is blocked."""
+    f = make_fetcher(options())
+    try:
+        src = await f.fetch(f"{site}/app/media-article.html")
+    finally:
+        await f.aclose()
+    assert src.status is FetchStatus.OK and src.origin == "browser", src.reason
+    assert "Atorvastatin 80 mg lowers LDL cholesterol by about 50 percent" in src.text   # same text without them
+    assert _site_hits(site, "/app/article-data.json?id=media") == 1   # the page's own data request still goes out
+    assert {kind: _site_hits(site, path) for kind, path in MEDIA_REQUESTS.items()} == dict.fromkeys(MEDIA_REQUESTS, 0)
+
+    # the same page with nothing blocked: the site's log does see them, so the zeros above are real
+    from sourcecheckup.fetching import browser as b
+
+    monkeypatch.setattr(b, "BLOCKED_RESOURCES", ())
+    f = make_fetcher(options())
+    try:
+        again = await f.fetch(f"{site}/app/media-article.html")
+    finally:
+        await f.aclose()
+    assert again.origin == "browser" and again.text == src.text
+    seen = {kind for kind, path in MEDIA_REQUESTS.items() if _site_hits(site, path)}
+    assert {"stylesheet", "font", "css image", "image", "script-made image"} <= seen, seen

@@ -129,3 +129,30 @@ async def test_full_text_article_with_scholarly_metadata_stays_ok(fetcher, site)
     src = await fetcher.fetch(f"{site}/article/hfe-hemochromatosis")
     assert '<meta name="citation_title"' in src.raw.decode()
     assert (src.status, src.reason) == (FetchStatus.OK, "HTTP 200 OK")
+
+
+def test_quick_lowercase_patterns_decide_exactly_as_the_case_insensitive_ones(monkeypatch):
+    """The detectors first search a lowercased copy without IGNORECASE (twice as fast); every page
+    must get the same decision and the same quoted reason as from the full patterns alone."""
+    from pathlib import Path
+
+    from sourcecheckup.fetching import detect
+    from sourcecheckup.fetching.extract import decode_text, extract_html
+
+    pages = [(doc.title, doc.text, html) for doc, html in
+             ((extract_html(p.read_bytes(), "text/html"), decode_text(p.read_bytes(), "text/html", html=True)[0])
+              for p in sorted(Path("tests/fixtures/site").rglob("*.html")))]
+    pages += [("PAGE NOT FOUND", "", ""),
+              ("Health", "PLEA\u017fE ENABLE JAVA\u017fCRIPT to read this article.", "<script></script>"),   # long s
+              ("Health", "Th\u0131s page could not be found.", ""),                                   # dotless i
+              ("\u0130stanbul clinic", "SUBSCRIBE TO CONTINUE READING \u0130", ""),   # lower() lengthens the text
+              ("Account", "You must sign in to view this article.", "<div class='meteredContent'></div>"),
+              ("News", "A short teaser.", "<div class=\"story METEREDCONTENT\">"),   # pattern written meteredContent
+              ("News", "A short teaser.", "<div class=\"story metered\u0130Content\">")]
+    quick = [detect_page(*page) for page in pages]
+    monkeypatch.setattr(detect, "lowered", lambda text: None)   # the full patterns only
+    full = [detect_page(*page) for page in pages]
+    assert quick == full
+    assert sum(found is not None for found in full) >= 8   # the pages do exercise the detectors
+    assert full[len(pages) - 6] is not None and "\u017f" in full[len(pages) - 6].reason   # quoted as written
+    assert full[len(pages) - 2] is not None and full[len(pages) - 2].detector == "paywall"

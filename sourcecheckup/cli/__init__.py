@@ -13,7 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark, judges, models, references
+from . import benchmark, judges, merge, models, references
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(with --judge: replace the run's judges, e.g. after it failed on a bad spec or a missing key)")
     for col in ("text", "citations", "question", "model", "id"):
         p.add_argument(f"--{col}-col", metavar="NAME", help=f"CSV/TSV column holding the {col}")
+    p.add_argument("--input-split", metavar="N/K",
+                   help="audit only part N of K of the answers (every answer i with i %% K == N-1), so K processes "
+                        "share one input; join their databases with `sourcecheckup merge`")
     _add_audit_options(p)
     p.set_defaults(func=cmd_audit)
 
@@ -201,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     benchmark.add_commands(sub, progress)
     references.add_commands(sub, common)
+    merge.add_command(sub, common)
     models.add_commands(sub, common)
     _finish_help(judges.add_commands(sub, common))
     _finish_help(sub)

@@ -35,6 +35,20 @@ def _load_inputs(args: argparse.Namespace):
     return result
 
 
+def _input_split(value: str | None) -> tuple[int, int] | None:
+    """--input-split N/K as (N, K), 1 <= N <= K."""
+    if not value:
+        return None
+    part, _, of = value.partition("/")
+    try:
+        n, k = int(part), int(of)
+    except ValueError:
+        n = k = 0
+    if not 1 <= n <= k:
+        raise UsageError(f"--input-split {value}: give N/K with 1 <= N <= K, e.g. 1/4 for the first of four parts")
+    return n, k
+
+
 def _check_buildable(config: Any) -> None:
     """Build the run's judges and parser once, so a missing key or a bad model fails before the run."""
     from ..judges.base import make_judge
@@ -67,6 +81,18 @@ def _all_refused_hint(report: dict[str, Any]) -> str:
             "audit again with --allow-host HOST (and --refetch)")
 
 
+async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, int], in_input: int) -> str:
+    """Audit.start for one part of a split input, its part recorded in the run for `merge`."""
+    from ..store.merge import mark_input_split
+
+    part, of = split
+    notes = [*loaded.notes, f"input split: part {part} of {of} ({len(loaded.responses)} of {in_input} answers)"]
+    run_id = audit.create(loaded.responses, loaded.skipped, f"{label} (part {part} of {of})", notes)
+    mark_input_split(audit.store, run_id, part, of, in_input)
+    await audit.execute(run_id)
+    return run_id
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from ..pipeline import Audit, RunConfig
     from ..report import build_report, write_report
@@ -95,22 +121,35 @@ def cmd_audit(args: argparse.Namespace) -> int:
         coro = audit.resume(run.id, config if corrected else None)
     else:
         check_judges(args.judge or ["builtin"])
+        split = _input_split(getattr(args, "input_split", None))
         loaded = _load_inputs(args)
         if not loaded.responses and not loaded.skipped:
             raise UsageError("no answers found in the input")
+        in_input = len(loaded.responses)
+        if split:   # every process reads the whole input; part 1 alone keeps the skipped records
+            part, of = split
+            loaded.responses[:] = [r for i, r in enumerate(loaded.responses) if i % of == part - 1]
+            if part != 1:
+                loaded.skipped[:] = []
+            if not loaded.responses:
+                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} answer(s)")
+                return EXIT_FAIL
         if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
             for s in loaded.skipped:
                 print(f"skipped {s.origin}: {s.problem}", file=sys.stderr)
             err(f"nothing to audit: all {len(loaded.skipped)} record(s) of the input were skipped (reasons above)")
             return EXIT_FAIL
-        config = run_config(args, batch=len(loaded.responses) > 1)
+        config = run_config(args, batch=in_input > 1)   # every part of a split input is configured alike
         _check_buildable(config)
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
         if not args.quiet:
             for note in loaded.notes:
                 print(f"note: {note}", file=sys.stderr)
-        coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
+        if split:
+            coro = _start_split(audit, loaded, label, split, in_input)
+        else:
+            coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
     if config.fetch.browser != "never":
         from ..fetching.browser import browser_status
 

@@ -1,7 +1,7 @@
 """A headless Chromium (through Playwright) for pages that need JavaScript to show their text.
 
 One browser per run, launched on first use and reused; a bounded pool of pages; a hard time
-cap per page; downloads off; images, media and fonts blocked; every request (each redirect hop
+cap per page; downloads off; images, media, fonts and stylesheets blocked; every request (each redirect hop
 too, since we follow them ourselves) passes the same address rule as plain HTTP.
 """
 from __future__ import annotations
@@ -33,7 +33,9 @@ BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
              "--mute-audio", "--disable-dev-shm-usage")
 # tests add this so Chromium itself never looks up outside hosts
 TEST_RESOLVER_RULES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
-BLOCKED_RESOURCES = ("image", "media", "font")
+# never fetched for a page: the text is read from the DOM, which none of these change (a stylesheet
+# only changes how it looks), and each would cost a request, a decode and a layout
+BLOCKED_RESOURCES = ("image", "media", "font", "stylesheet", "texttrack", "manifest")
 # request interception does not see WebSockets (nor WebRTC): the page loses them before its
 # scripts run, and the browser's own network goes to a proxy that refuses every connection
 # (see BrowserPool._refusing_proxy), so nothing we did not fetch ourselves can reach a host
@@ -185,7 +187,8 @@ class BrowserPool:
                 "--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
 
     async def _intercept(self, route: Any) -> None:
-        """Block media; fetch every other request ourselves, through the HTTP fetcher's client.
+        """Block what cannot change the text (BLOCKED_RESOURCES); fetch every other request ourselves,
+        through the HTTP fetcher's client.
 
         So each hop passes the address rule, connects to the address that was checked (no DNS
         rebinding between check and connect), and bodies keep the same byte cap as plain HTTP.

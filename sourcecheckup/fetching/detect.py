@@ -35,6 +35,40 @@ class Rule:
     regex: re.Pattern[str]
     max_text_chars: int | None = None   # this rule only judges pages with at most this much main text
     also: "Rule | None" = None          # a second condition that must hold too
+    # the same pattern without IGNORECASE, searched over the lowercased field first: about twice as
+    # fast, and nearly every page matches nothing; None where that would not be the same search
+    quick: re.Pattern[str] | None = None
+
+
+# characters that IGNORECASE matches to an ASCII letter but lower() does not turn into it
+_FOLD = str.maketrans({"\u0131": "i", "\u017f": "s"})   # dotless i, long s
+_ESCAPE = re.compile(r"\\.", re.S)
+
+
+def _quick_pattern(pattern: str) -> re.Pattern[str] | None:
+    """The pattern lowercased (outside its escapes: \\S is not \\s) and compiled case-sensitively,
+    where matching it on lowercased text is the same as matching the pattern with IGNORECASE on the
+    text: ASCII patterns without character codes."""
+    if not pattern.isascii() or re.search(r"\\[xuUN0-7]", pattern):
+        return None
+    parts, last = [], 0
+    for m in _ESCAPE.finditer(pattern):
+        parts.append(pattern[last:m.start()].lower())
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(pattern[last:].lower())
+    lowered_pattern = "".join(parts)
+    try:
+        return re.compile(lowered_pattern, re.M)
+    except re.error:
+        return None
+
+
+def lowered(text: str) -> str | None:
+    """text for the quick patterns, or None where lowercasing changes its length (then positions and
+    bounded gaps like .{0,400} would differ, so only the full patterns are used)."""
+    low = text.lower().translate(_FOLD)
+    return low if len(low) == len(text) else None
 
 
 @dataclass(frozen=True)
@@ -66,7 +100,7 @@ def _compile(path: Path, raw: object) -> Rule:
         limit = raw.get("max_text_chars")
         also = _compile(path, raw["also"]) if raw.get("also") else None
         return Rule(raw["field"], re.compile(raw["pattern"], re.I | re.M), int(limit) if limit is not None else None,
-                    also)
+                    also, _quick_pattern(raw["pattern"]))
     except re.error as exc:
         raise PatternFileError(f"{path}: bad pattern {raw['pattern']!r}: {exc}") from None
 
@@ -98,10 +132,25 @@ def _snippet(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()[:80]
 
 
+class _Fields(dict):
+    """title / text / html, with their lowercased forms made on first use (key "low:" + name)."""
+
+    def __missing__(self, key: str) -> str | None:
+        if not key.startswith("low:"):
+            raise KeyError(key)
+        value = lowered(self[key[4:]])
+        self[key] = value
+        return value
+
+
 def _match(rule: Rule, fields: dict[str, str]) -> str | None:
     if rule.max_text_chars is not None and len(fields["text"]) > rule.max_text_chars:
         return None
-    m = rule.regex.search(fields[rule.field])
+    if rule.quick is not None and isinstance(fields, _Fields):
+        low = fields["low:" + rule.field]
+        if low is not None and rule.quick.search(low) is None:
+            return None
+    m = rule.regex.search(fields[rule.field])   # the full pattern on the text as it is: the quoted snippet
     if m is None:
         return None
     if rule.also is not None:
@@ -115,7 +164,7 @@ def _match(rule: Rule, fields: dict[str, str]) -> str | None:
 def detect_page(title: str | None, text: str, html: str = "", *,
                 only: tuple[str, ...] | None = None, directory: Path = PATTERN_DIR) -> Detection | None:
     """The first detector whose patterns match this page, or None for an ordinary page."""
-    fields = {"title": title or "", "text": text or "", "html": html[:400_000]}
+    fields = _Fields(title=title or "", text=text or "", html=html[:400_000])
     for det in load_detectors(directory):
         if only is not None and det.name not in only:
             continue
@@ -172,7 +221,7 @@ def block_reason(body: bytes, content_type: str | None) -> str | None:
 
     if not body:
         return None
-    html, _ = decode_text(body[:300_000], content_type, html=True)
     doc = extract_html(body[:300_000], content_type)
+    html = doc.markup or decode_text(body[:300_000], content_type, html=True)[0]
     found = detect_page(doc.title, doc.text, html, only=("captcha", "login"))
     return found.reason if found else None

@@ -53,7 +53,7 @@ def source_from_document(url: str, raw: bytes, content_type: str | None, *, fina
     if detect and doc.kind == "html":
         from .detect import classify
 
-        source = classify(source, decode_text(raw, content_type, html=True)[0])
+        source = classify(source, doc.markup or decode_text(raw, content_type, html=True)[0])
     return finish_text(source, max_text_chars)
 
 

@@ -44,6 +44,8 @@ class Extracted:
     problem: str = ""              # plain words, set for "unsupported" and "error"
     encrypted: bool = False        # a PDF we could not open without a password
     outcome: str = ""              # "too_large" when a cap stopped the reading (a decompression bomb)
+    # the decoded HTML, kept for the page detectors so the bytes are not decoded a second time
+    markup: str = field(default="", repr=False, compare=False)
 
 
 def media_type(content_type: str | None) -> str:
@@ -154,6 +156,20 @@ def meta_tags(html: str) -> dict[str, list[str]]:
 
 
 FAST_PASS_MIN_CHARS = 500
+# the fallbacks only run when the page holds at least this much more text than the fast pass
+# found: on a script shell ("enable JavaScript") or a near-empty page they cannot find more, and
+# jusText alone costs several ms a page
+FALLBACK_MIN_GAIN_CHARS = 50
+
+
+def _body_text_chars(html: str) -> int:
+    """Characters of all text in the page body, scripts, styles and footers left out."""
+    from trafilatura.baseline import html2txt
+
+    try:
+        return len(html2txt(html))
+    except Exception:   # only decides whether to try harder: when unsure, try
+        return FALLBACK_MIN_GAIN_CHARS * 100
 _warm_lock = threading.Lock()
 _warmed = False
 
@@ -199,7 +215,8 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
         # trafilatura's own extractor first (about 4 ms a page); its fallbacks (readability,
         # jusText) cost ten times that, so they run only when the fast pass finds little text
         doc = trafilatura.bare_extraction(html, fast=True, **options)
-        if doc is None or len((getattr(doc, "text", None) or "").strip()) < FAST_PASS_MIN_CHARS:
+        found = len((getattr(doc, "text", None) or "").strip()) if doc is not None else 0
+        if found < FAST_PASS_MIN_CHARS and _body_text_chars(html) - found >= FALLBACK_MIN_GAIN_CHARS:
             doc = trafilatura.bare_extraction(html, **options)
     except MemoryError:
         raise   # the caller's memory bound: too_large, not an extraction failure
@@ -208,7 +225,7 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
                          meta={"encoding": encoding})
     meta: dict[str, Any] = {"encoding": encoding}
     if doc is None:
-        return Extracted("html", "", fallback_title, meta)
+        return Extracted("html", "", fallback_title, meta, markup=html)
     text = _clean_lines(getattr(doc, "text", None) or "")
     for key in ("author", "date", "sitename", "description", "language"):
         value = getattr(doc, key, None)
@@ -228,7 +245,7 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
     title = fallback_title or getattr(doc, "title", None)
     if getattr(doc, "title", None) and doc.title != title:
         meta["headline"] = doc.title
-    return Extracted("html", text, title, meta)
+    return Extracted("html", text, title, meta, markup=html)
 
 
 def extract_pdf(raw: bytes, max_pages: int = MAX_PDF_PAGES) -> Extracted:

@@ -90,6 +90,9 @@ class HttpFetcher:
         self._host_locks: dict[str, asyncio.Lock] = {}
         self.robots = RobotsRules(self._client, self.check, options.timeout_s)
         self.reader = DocumentReader(options.extract_workers)
+        # documents downloaded and waiting for their text to be read: the download slots are free
+        # again meanwhile (reading is CPU, not the host's time), and this bounds the bytes held
+        self._reading = asyncio.Semaphore(2 * max(1, options.total_concurrency))
 
     async def aclose(self) -> None:
         try:
@@ -104,8 +107,16 @@ class HttpFetcher:
         await self.aclose()
 
     async def fetch(self, url: str) -> Source:
+        started = time.monotonic()
         async with self._total, self.host_slot(url):
-            return await self.fetch_now(url)
+            got = await self._get(url, started)
+            if isinstance(got, Source):
+                return got
+            await self._reading.acquire()   # before the slots go: many read-waiting bodies slow the downloads
+        try:
+            return await self._read(url, got, started)
+        finally:
+            self._reading.release()
 
     @contextlib.asynccontextmanager
     async def host_slot(self, url: str) -> AsyncIterator[None]:
@@ -140,6 +151,11 @@ class HttpFetcher:
     async def fetch_now(self, url: str) -> Source:
         """Fetch without waiting for a concurrency slot (the caller already holds one)."""
         started = time.monotonic()
+        got = await self._get(url, started)
+        return got if isinstance(got, Source) else await self._read(url, got, started)
+
+    async def _get(self, url: str, started: float) -> Source | tuple[str, int, str | None, bytes, dict[str, Any]]:
+        """The downloaded document (final URL, status, content type, bytes, meta), or the failed Source."""
         opts = self.options
         try:
             async with asyncio.timeout(opts.timeout_s):
@@ -157,6 +173,11 @@ class HttpFetcher:
             raise
         except Exception as exc:  # never let one URL crash a batch
             return self._failed(url, FetchStatus.ERROR, f"unexpected error: {type(exc).__name__}: {exc}", started)
+        return got
+
+    async def _read(self, url: str, got: tuple[str, int, str | None, bytes, dict[str, Any]], started: float) -> Source:
+        """The text of a downloaded document, as a Source."""
+        opts = self.options
         final_url, response_status, content_type, raw, meta = got
         try:
             return await self.reader.read(

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 from ..metrics import assess_run, compute_metrics
 from ..store import Store
 from .json_report import grouped
+from .references import references_section
 
 def _walk(prefix: str, a: Any, b: Any, out: list[str]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
@@ -46,6 +47,12 @@ def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
         _walk("counts", report["counts"], json.loads(json.dumps(metrics.counts)), diffs)
     if "by_model" in report:
         _walk("by_model", report["by_model"], grouped(data, assessed, lambda r: r.model), diffs)
+    if "references" in report:   # the reference-check figures, from the stored checks
+        section = references_section(assessed, store.reference_checks(run_id),
+                                     {r.pk: r.response.id for r in data.responses})
+        for key in ("counts", "metrics", "by_model"):
+            _walk(f"references.{key}", (report["references"] or {}).get(key),
+                  json.loads(json.dumps(section[key])), diffs)
     reviewed = review_overrides(store, run_id)
     with_reviews = compute_metrics(data, overrides=reviewed) if reviewed else metrics
     if "metrics_with_reviews" in report:   # the judges-only and with-reviews figures are both recomputed

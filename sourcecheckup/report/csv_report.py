@@ -8,7 +8,8 @@ from .csvsafe import SafeWriter
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
-               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied"]
+               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied",
+               "reference_status", "reference_retracted"]
 
 
 def report_csv(report: dict[str, Any]) -> str:
@@ -19,15 +20,24 @@ def report_csv(report: dict[str, Any]) -> str:
     applied = (report.get("reviewer_overrides") or {}).get("applied", False)
     for resp in report["responses"]:
         status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
+        # a citation's reference check: status and retracted, blank for a plain page (no check)
+        reference_by_url = {s["url"]: _reference_cells(s.get("reference")) for s in resp["sources"]}
         for st in resp["statements"]:
             base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
                     st["category"], st["status"]]
             tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
                     "yes" if applied else "no"]
             if not st["verdicts"]:
-                w.writerow(base + ["", "", "", "", "", "", "", "", "", ""] + tail)
+                w.writerow(base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""])
             for v in st["verdicts"]:
                 w.writerow(base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
                                    v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
-                                   v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail)
+                                   v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
+                           + reference_by_url.get(v["url"], ["", ""]))
     return buf.getvalue()
+
+
+def _reference_cells(reference: dict[str, Any] | None) -> list[str]:
+    if not reference:
+        return ["", ""]
+    return [reference["status"], "yes" if reference.get("retracted") else "no"]

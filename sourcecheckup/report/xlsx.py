@@ -89,10 +89,12 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
 
     _sheet(wb, "statements", ["response id", "model", "question", "statement id", "statement", "category", "status",
                               "supported", "supporting urls", "judges disagree", "status (judges only)",
-                              "status (with reviews)", "contradicted", "review first"],
+                              "status (with reviews)", "contradicted", "review first",
+                              "supported only by retracted papers"],
            ([resp["id"], resp["model"], resp["question"], st["id"], st["text"], st["category"], st["status"],
              st["supported"], st["supporting_urls"], st["judges_disagree"], st.get("status_judges"),
-             st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first")]
+             st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first"),
+             st.get("supported_only_by_retracted")]
             for resp in report["responses"] for st in resp["statements"]))
     _sheet(wb, "verdicts", ["statement id", "statement", "url", "judge", "label", "score", "quote", "quote found",
                             "rationale", "flags", "reading"],
@@ -106,11 +108,14 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
             if s["url"] in seen:
                 seen[s["url"]][-1] += 1
                 continue
+            ref = s.get("reference") or {}
             seen[s["url"]] = [s["url"], s.get("domain"), s["status"], s.get("http_status"), s.get("title"),
                               s.get("sha256"), s.get("fetched_at"), s.get("origin"), s.get("flags"),
-                              trail.get(s["url"], {}).get("source_id"), 1]
+                              trail.get(s["url"], {}).get("source_id"), ref.get("status", ""),
+                              ("yes" if ref.get("retracted") else "no") if ref else "", ref.get("evidence", ""), 1]
     _sheet(wb, "sources", ["url", "domain", "status", "http status", "title", "sha256", "fetched at", "origin", "flags",
-                           "source id", "citations"], seen.values())
+                           "source id", "reference status", "retracted", "reference evidence", "citations"],
+           seen.values())
 
     review_rows: list[list[Any]] = []
     if store is not None:

@@ -6,6 +6,8 @@ from typing import Sequence
 
 from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, ResponseAssessment
 from ..models import StatementStatus
+from ..references.metrics import retracted_only_statements
+from ..references.model import ReferenceCheck
 from ..store import RunData, Store
 
 # ----------------------------------------------------------------------------- run view
@@ -50,6 +52,8 @@ class RunView:
     summaries: list[ResponseSummary]
     overrides: Overrides
     with_overrides: bool
+    references: dict[str, ReferenceCheck] = field(default_factory=dict)   # citation url -> its reference check
+    retracted_only: frozenset[int] = frozenset()   # statements supported only by retracted papers
     _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
 
     def assessment(self, response_pk: int) -> ResponseAssessment | None:
@@ -67,7 +71,9 @@ def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> 
     used = found if with_overrides else None
     assessed = assess_run(data, overrides=used)
     metrics = compute_metrics(data, assessed, overrides=used)
-    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides)
+    checks = store.reference_checks(data.run.id)
+    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides, checks,
+                   frozenset(retracted_only_statements(assessed, checks)))
 
 
 def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment]) -> list[ResponseSummary]:

@@ -155,3 +155,16 @@ def test_run_config_passes_the_reference_settings_only_under_names_the_builder_a
     monkeypatch.setattr(config, "build_run_config", builder)
     settings.run_config()
     assert seen == {"references": True, "contact_email": "librarian@example.org"}
+
+
+def test_responses_table_names_each_responses_reference_problems(qtbot, window):
+    w = window
+    _open_seeded(qtbot, w)
+    problems = {s.rid: s.problems for s in w.results.responses_model.rows}
+    assert problems["r1"] == ("1 retracted reference · 1 reference not found · 1 mismatched reference · "
+                              "1 reference lookup failed · 1 supported only by retracted papers")
+    assert problems["r2"] == "1 retracted reference · 1 reference not found · 1 supported only by retracted papers"
+    mm = w.results.matrix_tab.matrix_model
+    row = next(i for i, s in enumerate(mm.matrix.statements) if s.row.statement.text.startswith("The MMR"))
+    assert mm.headerData(row, Qt.Orientation.Vertical).startswith("✓⛔ S6")
+    assert "only by retracted papers" in mm.headerData(row, Qt.Orientation.Vertical, Qt.ItemDataRole.ToolTipRole)

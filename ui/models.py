@@ -17,7 +17,7 @@ from sourcecheckup.bench_workflow import Question
 from sourcecheckup.review_sample import SamplePair
 from sourcecheckup.views.bench import BenchModelRow
 from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
-from sourcecheckup.views.references import reference_detail
+from sourcecheckup.views.references import RETRACTED_MARK, reference_detail
 from sourcecheckup.views.results import ResponseSummary
 from sourcecheckup.views.review import AgreementRow
 from sourcecheckup.views.runs import ChangedSource, ChangedStatement, MetricDifference, RunSummary
@@ -259,6 +259,8 @@ class MatrixModel(QAbstractTableModel):
             return None
         s = self.matrix.statements[section]
         mark, word = STATUS_MARK[s.status]
+        if s.row.pk in self.matrix.retracted_only:
+            mark, word = f"{mark}{RETRACTED_MARK}", f"{word}, only by retracted papers"
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{mark} S{section + 1}  {s.row.statement.text}"
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -255,3 +255,15 @@ def test_xlsx_sources_sheet_has_reference_columns(seeded, tmp_path):
     assert by_url[rr.MISMATCH] == ("mismatch", "no")
     assert by_url[rr.PLAIN][0] in ("", None)
     assert ReferenceStatus.AMBIGUOUS.value == by_url[rr.AMBIGUOUS][0]
+
+
+def test_pdf_report_has_the_references_section(seeded, tmp_path):
+    from pypdf import PdfReader
+
+    from sourcecheckup.report import write_report
+
+    store, run_id = seeded
+    path = write_report(store, run_id, tmp_path / "r.pdf")
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(str(path)).pages).split())
+    assert "3a. References" in text and "Statements supported only by retracted papers (2)" in text
+    assert "Best weak candidate (match 0.41)" in text and "retraction retraction watch 2010-02-" in text

@@ -267,3 +267,15 @@ def test_pdf_report_has_the_references_section(seeded, tmp_path):
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(str(path)).pages).split())
     assert "3a. References" in text and "Statements supported only by retracted papers (2)" in text
     assert "Best weak candidate (match 0.41)" in text and "retraction retraction watch 2010-02-" in text
+
+
+def test_a_long_problem_list_is_cut_in_html_and_kept_whole_in_json(seeded, monkeypatch):
+    from sourcecheckup.report import html_report
+
+    store, run_id = seeded
+    monkeypatch.setattr(html_report, "MAX_REFERENCE_PROBLEMS", 2)
+    report = build_report(store, run_id)
+    section = _section_elements(report_html(report))
+    assert sum(1 for el in section if "reference-problem" in (el.get("class") or "")) == 2
+    assert "4 more problems in the JSON report." in _words(section)
+    assert len(report["references"]["problems"]) == 6

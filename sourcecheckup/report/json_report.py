@@ -51,6 +51,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     seed = int(run.config.get("seed", 0))
     responses_by_pk = {r.pk: r for r in data.responses}
     checks = store.reference_checks(run.id)
+    retracted_only = retracted_only_statements(assessed, checks)
     other = {s.row.pk: s for r in (judges_assessed if with_reviews else reviewed_assessed) for s in r.statements}
     report: dict[str, Any] = {
         "run": {
@@ -65,8 +66,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
         "metrics": metrics.as_dict(),
         "counts": metrics.counts,
         "skipped": [{"origin": s.origin, "problem": s.problem} for s in data.skipped],
-        "responses": [_response_dict(data, r, responses_by_pk, other, with_reviews, checks,
-                                     retracted_only_statements(assessed, checks)) for r in assessed],
+        "responses": [_response_dict(data, r, responses_by_pk, other, with_reviews, checks, retracted_only)
+                      for r in assessed],
     }
     report["generated_at"] = utcnow()
     report["metrics_basis"] = "judges" if not custom else "custom_overrides"

@@ -47,17 +47,17 @@ def references_section(assessed: Sequence[ResponseAssessment], checks: Mapping[s
     its evidence (each reference once, with the responses that cite it), and the statements supported
     only by retracted papers."""
     overall = reference_metrics(assessed, checks)
-    cited_in: dict[str, list[str]] = {}
+    cited_in: dict[str, dict[str, None]] = {}      # url -> the responses citing it, in order, once each
     for r in assessed:
         for url in r.urls:
-            if url in checks and response_ids[r.response_pk] not in cited_in.setdefault(url, []):
-                cited_in[url].append(response_ids[r.response_pk])
+            if url in checks:
+                cited_in.setdefault(url, {})[response_ids[r.response_pk]] = None
     problems = []
     for url, check in checks.items():
         if url not in cited_in or not _is_problem(check):
             continue
         problems.append({"url": url, **citation_reference(check),  # type: ignore[dict-item]
-                         "cited_in": cited_in[url]})
+                         "cited_in": list(cited_in[url])})
     retracted_pks = retracted_only_statements(assessed, checks)
     retracted_only = []
     for r in assessed:

@@ -255,6 +255,9 @@ def test_xlsx_sources_sheet_has_reference_columns(seeded, tmp_path):
     assert by_url[rr.MISMATCH] == ("mismatch", "no")
     assert by_url[rr.PLAIN][0] in ("", None)
     assert ReferenceStatus.AMBIGUOUS.value == by_url[rr.AMBIGUOUS][0]
+    metrics = [list(r) for r in load_workbook(path, read_only=True)["references"].iter_rows(values_only=True)]
+    existence = next(r for r in metrics if r[0] == "all" and r[1] == "Reference existence")
+    assert existence[5:] == [7, 9]
 
 
 def test_pdf_report_has_the_references_section(seeded, tmp_path):

@@ -134,6 +134,11 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
                                 r.sample, r.created_at, judged.get((sid, r.url), [])])
     _sheet(wb, "reviews", ["statement id", "statement", "url", "reviewer", "label", "reason", "blind", "sample",
                            "created at", "judges"], review_rows)
+    refs = report.get("references")
+    if refs:   # the reference-check metrics, overall and per model (per citation: see the sources sheet)
+        groups_ = [("all", refs["metrics"])] + list(refs.get("by_model", {}).items())
+        _sheet(wb, "references", ["group", "metric", "value", "ci95 low", "ci95 high", "k", "n"],
+               ([name, label, *_metric_cells(g[key])] for name, g in groups_ for key, label in refs["names"].items()))
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path

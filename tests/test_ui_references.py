@@ -34,7 +34,7 @@ def test_sources_tab_shows_a_reference_badge_per_citation_and_the_evidence(qtbot
     badges = {m.rows[r].url: m.data(m.index(r, col)) for r in range(m.rowCount())}
     assert badges == {rr.VERIFIED: "✓ verified", rr.MISMATCH: "≠ mismatch", rr.NOT_FOUND: "✗ not found",
                       rr.AMBIGUOUS: "? ambiguous", rr.LOOKUP_FAILED: "⚠ lookup failed",
-                      rr.RETRACTED: "⛔ retracted (verified)", rr.CORRECTED: "✓ verified · corrected",
+                      rr.RETRACTED: "⊠ retracted (verified)", rr.CORRECTED: "✓ verified · corrected",
                       rr.PLAIN: "—"}
     row = [s.url for s in m.rows].index(rr.MISMATCH)
     tip = m.data(m.index(row, col), Qt.ItemDataRole.ToolTipRole)
@@ -60,11 +60,11 @@ def test_matrix_headers_carry_badges_for_retracted_not_found_and_mismatched_refe
     _open_seeded(qtbot, w)
     mm = w.results.matrix_tab.matrix_model
     heads = {mm.matrix.urls[c]: mm.headerData(c, Qt.Orientation.Horizontal) for c in range(mm.columnCount())}
-    assert "⛔ retracted" in heads[rr.RETRACTED]
+    assert "⊠ retracted" in heads[rr.RETRACTED]
     assert "✗ not found" in heads[rr.NOT_FOUND]
     assert "≠ mismatch" in heads[rr.MISMATCH]
     for url in (rr.VERIFIED, rr.AMBIGUOUS, rr.LOOKUP_FAILED, rr.CORRECTED, rr.PLAIN):
-        assert not any(b in heads[url] for b in ("⛔", "✗", "≠")), heads[url]
+        assert not any(b in heads[url] for b in ("⊠", "✗", "≠")), heads[url]
     col = mm.matrix.urls.index(rr.RETRACTED)
     tip = mm.headerData(col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "it was retracted in 2010" in tip
@@ -75,14 +75,14 @@ def test_answer_tab_marks_a_statement_supported_only_by_retracted_papers(qtbot, 
     _open_seeded(qtbot, w)
     view = w.results.answer_tab.answer_view
     text = view.toPlainText()
-    assert "The MMR vaccine causes autism ✓ ⛔." in text                 # after its status mark
-    assert text.count("⛔") == 1                                          # no other statement is marked
+    assert "The MMR vaccine causes autism ✓ ⊠." in text                 # after its status mark
+    assert text.count("⊠") == 1                                          # no other statement is marked
     spk = next(s.row.pk for s in w.results.view.assessment(w.results.response_pk).statements
                if s.row.statement.text.startswith("The MMR"))
     w.results.answer_tab.show_statement_card(spk)
     card = w.results.answer_tab.statement_card.toPlainText()
-    assert "⛔ Supported only by retracted papers" in card
-    assert "reference: ⛔ retracted (verified): Crossref holds the DOI; it was retracted in 2010." in card
+    assert "⊠ Supported only by retracted papers" in card
+    assert "reference: ⊠ retracted (verified): Crossref holds the DOI; it was retracted in 2010." in card
 
 
 def test_reference_settings_round_trip_through_the_dialog(qtbot, tmp_path):
@@ -103,7 +103,7 @@ def test_reference_settings_round_trip_through_the_dialog(qtbot, tmp_path):
     box.endpoints["openalex_endpoint"].setText("http://127.0.0.1:8083")
     box.contact_email.setText("librarian@example.org")
     box.retraction_data.setText(str(rw))
-    assert box.retraction_status.text().startswith("✓ 3 retraction rows, file of 20")
+    assert box.retraction_status.text().startswith("✓ 3 rows, file of 20")
     dialog.save()
     again = AppSettings(QSettings(str(path), QSettings.Format.IniFormat))
     assert again.reference_choices() == {
@@ -166,5 +166,31 @@ def test_responses_table_names_each_responses_reference_problems(qtbot, window):
     assert problems["r2"] == "1 retracted reference · 1 reference not found · 1 supported only by retracted papers"
     mm = w.results.matrix_tab.matrix_model
     row = next(i for i, s in enumerate(mm.matrix.statements) if s.row.statement.text.startswith("The MMR"))
-    assert mm.headerData(row, Qt.Orientation.Vertical).startswith("✓⛔ S6")
+    assert mm.headerData(row, Qt.Orientation.Vertical).startswith("✓⊠ S6")
     assert "only by retracted papers" in mm.headerData(row, Qt.Orientation.Vertical, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_every_reference_mark_is_in_the_apps_font(qtbot):
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QApplication
+
+    from sourcecheckup.views.references import NO_CHECK, REFERENCE_MARK, RETRACTED_MARK
+
+    metrics = QFontMetrics(QApplication.font())
+    for mark in [RETRACTED_MARK, NO_CHECK, *(m for m, _ in REFERENCE_MARK.values())]:
+        assert metrics.inFontUcs4(ord(mark)), f"{mark!r} would show as an empty box"
+
+
+def test_the_longer_settings_dialog_squeezes_no_wrapped_label(qtbot, settings):  # noqa: F811
+    from PySide6.QtWidgets import QLabel
+
+    from ui.dialogs import SettingsDialog
+
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    squeezed = [label.text()[:40] for label in dialog.findChildren(QLabel)
+                if label.isVisible() and label.wordWrap() and label.text()
+                and label.height() < label.heightForWidth(label.width()) - 1]
+    assert not squeezed

@@ -162,6 +162,10 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        # show() caps a dialog at two thirds of the screen, which squeezes the wrapped labels: take the height
+        # the form needs at its width (within the screen)
+        available = self.screen().availableGeometry().height() - 60
+        self.resize(self.minimumWidth(), min(layout.heightForWidth(self.minimumWidth()), available))
 
     def _refresh_key_status(self) -> None:
         for provider, label in self.key_status.items():

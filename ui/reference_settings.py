@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from PySide6.QtWidgets import QCheckBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from sourcecheckup.views.references import retraction_file_summary
 
@@ -27,20 +27,25 @@ class ReferenceSettingsBox(QGroupBox):
                  ("openalex_endpoint", "OpenAlex"))
 
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
-        super().__init__("Reference checks", parent)
-        form = QFormLayout(self)
-        self.enabled = QCheckBox("Check cited DOIs, PMIDs and written references (exists? the paper named? retracted?)")
-        self.enabled.setChecked(settings.references)
-        form.addRow("", self.enabled)
+        super().__init__("Check cited DOIs, PMIDs and written references (exist? the paper named? retracted?)",
+                         parent)
+        # the box's own check is the on/off switch: off, its fields are greyed out
+        self.setCheckable(True)
+        self.setChecked(settings.references)
+        self.enabled = self
+        grid = QGridLayout(self)
         self.endpoints: dict[str, QLineEdit] = {}
-        for key, title in self.ENDPOINTS:
+        for i, (key, title) in enumerate(self.ENDPOINTS):
             edit = QLineEdit(getattr(settings, key))
             edit.setToolTip(f"The {title} API's base URL")
-            form.addRow(title, edit)
+            grid.addWidget(QLabel(title), i // 2, 2 * (i % 2))
+            grid.addWidget(edit, i // 2, 2 * (i % 2) + 1)
             self.endpoints[key] = edit
         self.contact_email = QLineEdit(settings.contact_email)
-        self.contact_email.setPlaceholderText("you@example.org (sent to Crossref and NCBI as the polite identity)")
-        form.addRow("Contact e-mail", self.contact_email)
+        self.contact_email.setPlaceholderText("you@example.org (for Crossref and NCBI)")
+        self.contact_email.setToolTip("Sent to Crossref (mailto) and NCBI (email) as the polite identity")
+        grid.addWidget(QLabel("Contact e-mail"), 1, 2)
+        grid.addWidget(self.contact_email, 1, 3)
         row = QHBoxLayout()
         self.retraction_data = QLineEdit(settings.retraction_data)
         self.retraction_data.setPlaceholderText("the Retraction Watch CSV (sourcecheckup references update)")
@@ -48,13 +53,16 @@ class ReferenceSettingsBox(QGroupBox):
         browse.clicked.connect(self._browse)
         row.addWidget(self.retraction_data, 1)
         row.addWidget(browse)
-        form.addRow("Retraction Watch file", row)
-        self.retraction_status = plain_label(selectable=False)
-        form.addRow("", self.retraction_status)
+        grid.addWidget(QLabel("Retraction Watch"), 2, 0)
+        grid.addLayout(row, 2, 1, 1, 3)
+        self.retraction_status = plain_label(wrap=False, selectable=False)   # one line: rows and date
+        grid.addWidget(self.retraction_status, 3, 1, 1, 3)
         self.retraction_data.textChanged.connect(lambda _: self.refresh_retraction_status())
-        self.problem = plain_label(selectable=False)
+        self.problem = plain_label(wrap=False, selectable=False)
         self.problem.setVisible(False)
-        form.addRow("", self.problem)
+        grid.addWidget(self.problem, 4, 0, 1, 4)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
         self.refresh_retraction_status()
 
     def refresh_retraction_status(self) -> None:
@@ -84,7 +92,7 @@ class ReferenceSettingsBox(QGroupBox):
         return found
 
     def save(self, settings: AppSettings) -> None:
-        settings.references = self.enabled.isChecked()
+        settings.references = self.isChecked()
         for key, edit in self.endpoints.items():
             setattr(settings, key, edit.text())
         settings.contact_email = self.contact_email.text()

@@ -82,7 +82,7 @@ class AnswerView(QPlainTextEdit):
 
     def show_answer(self, text: str, statements: Sequence[StatementAssessment],
                     retracted_only: Collection[int] = ()) -> None:
-        """``retracted_only``: statement pks supported only by retracted papers, marked "⛔" after their mark."""
+        """``retracted_only``: statement pks supported only by retracted papers, marked "⊠" after their mark."""
         self.ranges = []
         self._supporters = {s.row.pk: s.supporting_urls for s in statements}
         if len(text) > MAX_SHOWN_CHARS:

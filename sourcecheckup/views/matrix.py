@@ -76,7 +76,7 @@ class SupportMatrix:
     retracted_only: frozenset[int] = frozenset()   # statement pks supported only by retracted papers
 
     def header_badge(self, col: int) -> str:
-        """"⛔ retracted", "✗ not found", "≠ mismatch" for a column's reference, else ""."""
+        """"⊠ retracted", "✗ not found", "≠ mismatch" for a column's reference, else ""."""
         return header_badge(self.references.get(self.urls[col]))
 
     def cell(self, row: int, col: int) -> MatrixCell:

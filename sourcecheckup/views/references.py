@@ -10,7 +10,7 @@ from ..references.metrics import is_retracted
 from ..references.model import NoticeKind, Record, ReferenceCheck, ReferenceStatus
 
 NO_CHECK = "—"     # a plain web page: no reference check
-RETRACTED_MARK = "⛔"
+RETRACTED_MARK = "⊠"
 RETRACTED_ONLY_WORDS = "supported only by retracted papers"
 # mark and word of each status, shown together (colour only adds)
 REFERENCE_MARK: dict[ReferenceStatus, tuple[str, str]] = {
@@ -25,7 +25,7 @@ _NOTICE_WORDS = {NoticeKind.RETRACTION: "retraction", NoticeKind.WITHDRAWAL: "wi
 
 
 def reference_badge(check: ReferenceCheck | None) -> str:
-    """"✓ verified", "≠ mismatch", "✗ not found", "? ambiguous", "⚠ lookup failed", "⛔ retracted (verified)",
+    """"✓ verified", "≠ mismatch", "✗ not found", "? ambiguous", "⚠ lookup failed", "⊠ retracted (verified)",
     "✓ verified · corrected"; "—" for a citation with no check (a plain web page)."""
     if check is None:
         return NO_CHECK
@@ -108,9 +108,11 @@ class RetractionFile:
 
     @property
     def text(self) -> str:
+        if not self.path:
+            return "– none: Crossref and PubMed notices only"
         if self.problem:
             return f"⚠ {self.problem}"
-        return f"✓ {self.rows:,} retraction rows, file of {self.date}"
+        return f"✓ {self.rows:,} rows, file of {self.date}"
 
 
 def retraction_file_summary(path: str | Path) -> RetractionFile:

@@ -31,7 +31,7 @@ class SourceSummary:
 
     @property
     def reference_badge(self) -> str:
-        """"✓ verified", "⛔ retracted (verified)", "✗ not found"…; "—" for a plain web page."""
+        """"✓ verified", "⊠ retracted (verified)", "✗ not found"…; "—" for a plain web page."""
         return reference_badge(self.reference)
 
     @property

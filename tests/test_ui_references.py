@@ -164,6 +164,11 @@ def test_responses_table_names_each_responses_reference_problems(qtbot, window):
     assert problems["r1"] == ("1 retracted reference · 1 reference not found · 1 mismatched reference · "
                               "1 reference lookup failed · 1 supported only by retracted papers")
     assert problems["r2"] == "1 retracted reference · 1 reference not found · 1 supported only by retracted papers"
+    facets = w.results.facets
+    kinds = [facets.problem_box.itemText(i) for i in range(facets.problem_box.count())]
+    assert {"retracted reference", "reference not found", "supported only by retracted papers"} <= set(kinds)
+    facets.select(problem="mismatched reference")
+    assert w.results.responses_proxy.rowCount() == 1
     mm = w.results.matrix_tab.matrix_model
     row = next(i for i, s in enumerate(mm.matrix.statements) if s.row.statement.text.startswith("The MMR"))
     assert mm.headerData(row, Qt.Orientation.Vertical).startswith("✓⊠ S6")

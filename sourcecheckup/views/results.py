@@ -118,15 +118,11 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
 
 
 def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0) -> list[str]:
-    """A response's reference problems in words: "1 retracted reference", "2 references not found"..."""
-    counts = (("retracted reference", "retracted references", sum(1 for c in checks if is_retracted(c))),
-              ("reference not found", "references not found",
-               sum(1 for c in checks if c.status is ReferenceStatus.NOT_FOUND)),
-              ("mismatched reference", "mismatched references",
-               sum(1 for c in checks if c.status is ReferenceStatus.MISMATCH)),
-              ("reference lookup failed", "reference lookups failed",
-               sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)))
-    out = [f"{n} {one if n == 1 else many}" for one, many, n in counts if n]
-    if retracted_only:
-        out.append(f"{retracted_only} supported only by retracted papers")
-    return out
+    """A response's reference problems as the other problems read ("2 reference not found": the words never
+    change with the count, so the problem filter offers one kind each)."""
+    counts = (("retracted reference", sum(1 for c in checks if is_retracted(c))),
+              ("reference not found", sum(1 for c in checks if c.status is ReferenceStatus.NOT_FOUND)),
+              ("mismatched reference", sum(1 for c in checks if c.status is ReferenceStatus.MISMATCH)),
+              ("reference lookup failed", sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)),
+              ("supported only by retracted papers", retracted_only))
+    return [f"{n} {word}" for word, n in counts if n]

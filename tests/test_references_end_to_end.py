@@ -81,6 +81,27 @@ def test_four_references_get_four_outcomes_with_their_evidence(tmp_path, site, s
     assert sorted(r["status"] for r in (rows if isinstance(rows, list) else rows["references"])) == \
         ["mismatch", "not_found", "verified", "verified"]
 
+    # the JSON report (written a page at a time) carries each cited reference's check and the references figures,
+    # and verify-report recomputes them from the database without a difference
+    report_path = tmp_path / "report.json"
+    written = sc("report", run_id, "--db", str(db), "--format", "json", "-o", str(report_path))
+    assert written.returncode == 0, written.stderr
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    cited = {s["url"]: s["reference"] for r in report["responses"] for s in r["sources"]}
+    by_check = {url: (check.reference.raw.split(",")[0].split()[0]) for url, check in
+                store.reference_checks(run_id).items()}
+    assert set(by_check) <= set(cited)
+    assert {by_check[u]: (cited[u]["status"], cited[u]["retracted"]) for u in by_check} == {
+        "Zinman": ("verified", False), "Smith": ("mismatch", False), "Johnson": ("not_found", False),
+        "Mehra": ("verified", True)}
+    counts = report["references"]["counts"]
+    assert (counts["checked"], counts["status"]["mismatch"], counts["status"]["not_found"], counts["retracted"]) \
+        == (4, 1, 1, 1), counts
+    assert list(report).index("references") == list(report).index("by_model") + 1
+    verified = sc("verify-report", str(report_path), "--db", str(db))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("OK: every metric") and "MISMATCH" not in verified.stdout, verified.stdout
+
 
 def test_metadata_services_that_fail_are_lookup_failed_never_not_found(tmp_path, site, scholarly):
     scholarly.down = {"crossref", "pubmed", "openalex"}

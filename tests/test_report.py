@@ -111,7 +111,7 @@ def test_xlsx_opens_with_every_sheet_and_keeps_formulas_as_text(audited, tmp_pat
     add_review(store, run_id, spk, url, "=HYPERLINK(\"http://x\")", "supported")
     out = write_report(store, run_id, tmp_path / "r.xlsx")
     wb = load_workbook(out)
-    assert wb.sheetnames == ["summary", "by model", "statements", "verdicts", "sources", "reviews"]
+    assert wb.sheetnames == ["summary", "by model", "statements", "verdicts", "sources", "reviews", "references"]
     n_statements = store.db.execute("SELECT COUNT(*) FROM statements WHERE run_id = ?", [run_id]).fetchone()[0]
     assert wb["statements"].max_row == n_statements + 1
     reviewer = wb["reviews"].cell(row=2, column=4)

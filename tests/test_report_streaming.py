@@ -146,6 +146,26 @@ def test_json_and_csv_writers_memory_does_not_grow_with_the_run(synthetic_runs, 
     assert peaks[8000] < 1.5 * peaks[2000], peaks
 
 
+def test_json_writer_memory_stays_flat_with_reference_checks(tmp_path):
+    """The references section is gathered in the same pass: with every citation checked, its tallies do not hold
+    the responses (verified references: no problem list or retracted-only statement grows with the run)."""
+    from tests.support import reference_runs as rr
+
+    peaks = {}
+    for n in (2000, 8000):
+        store = Store(tmp_path / f"refs{n}.db")
+        run_id = synthesize_run(store, responses=n, statements=2, sources=2)
+        for k in range(2):
+            store.save_reference_check(run_id, f"https://example.org/page/{k}", rr.reference_checks()[rr.VERIFIED])
+        out = tmp_path / f"r{n}.json"
+        peaks[n] = _peak_bytes(lambda: write_json_stream(store, run_id, out))
+        refs = json.loads(out.read_text(encoding="utf-8"))["references"]
+        assert refs["counts"]["checked"] == 2 * n and refs["metrics"]["existence"]["n"] == 2 * n
+        store.close()
+    print(f"write_json_stream with reference checks: tracemalloc peak {peaks}")
+    assert peaks[8000] < 1.5 * peaks[2000], peaks
+
+
 def test_build_report_memory_does_grow_with_the_run(synthetic_runs):
     """The contrast that makes the test above mean something: the whole-run dict grows with the run."""
     peaks = {n: _peak_bytes(lambda: build_report(store, run_id)) for n, (store, run_id) in synthetic_runs.items()}

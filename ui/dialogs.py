@@ -18,6 +18,7 @@ from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.views.text import table_columns
 
 from .judge_guide import JudgeGuidePanel, with_first_judge
+from .reference_settings import ReferenceSettingsBox
 from .settings import BROWSER_MODES, AppSettings
 from .widgets import plain_label
 
@@ -136,6 +137,8 @@ class SettingsDialog(QDialog):
         form.addRow("Default database", db_row)
         self.reviewer = QLineEdit(settings.reviewer)
         form.addRow("Reviewer name", self.reviewer)
+        self.reference_box = ReferenceSettingsBox(settings)
+        layout.addWidget(self.reference_box)
 
         layout.addWidget(plain_label("API keys are kept in the operating system's keyring, never in the settings "
                                      "file or the database."))
@@ -159,6 +162,10 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        # show() caps a dialog at two thirds of the screen, which squeezes the wrapped labels: take the height
+        # the form needs at its width (within the screen)
+        available = self.screen().availableGeometry().height() - 60
+        self.resize(self.minimumWidth(), min(layout.heightForWidth(self.minimumWidth()), available))
 
     def _refresh_key_status(self) -> None:
         for provider, label in self.key_status.items():
@@ -193,6 +200,8 @@ class SettingsDialog(QDialog):
             self.judges.setFocus()
             return
         self.judge_problem.setVisible(False)
+        if self.reference_box.problems():
+            return
         s.judges = judges
         s.consensus = self.consensus.currentText()
         s.parser = self.parser.text()
@@ -203,6 +212,7 @@ class SettingsDialog(QDialog):
         s.sources_dir = self.sources_dir.text().strip()
         s.default_db = self.db.text().strip()
         s.reviewer = self.reviewer.text()
+        self.reference_box.save(s)
         s.sync()
         self.accept()
 

@@ -10,12 +10,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from sourcecheckup.metrics import percent
+from sourcecheckup.references.metrics import is_retracted
 from sourcecheckup.models import Label
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
 from sourcecheckup.bench_workflow import Question
 from sourcecheckup.review_sample import SamplePair
 from sourcecheckup.views.bench import BenchModelRow
 from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
+from sourcecheckup.views.references import RETRACTED_MARK, reference_detail
 from sourcecheckup.views.results import ResponseSummary
 from sourcecheckup.views.review import AgreementRow
 from sourcecheckup.views.runs import ChangedSource, ChangedStatement, MetricDifference, RunSummary
@@ -132,7 +134,9 @@ class SourcesModel(_RowModel[SourceSummary]):
         ("Used", lambda s: {True: "✓ supports a claim", False: "✗ supports none", None: "–"}[s.used]),
         ("Flags", lambda s: ("⚠ " + s.flag_text) if s.flags else ""),
         ("Reason", lambda s: reason_for_app(s.reason)),
+        ("Reference", lambda s: s.reference_badge),
     )
+    REFERENCE_COLUMN = 9
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if index.isValid() and index.column() == 0 and role == Qt.ItemDataRole.DisplayRole:
@@ -141,6 +145,8 @@ class SourcesModel(_RowModel[SourceSummary]):
             s = self.rows[index.row()]
             reason = reason_for_app(s.reason)
             return safe_tooltip(f"{s.outcome}: {reason}" if reason else s.outcome)
+        if index.isValid() and role == Qt.ItemDataRole.ToolTipRole and index.column() == self.REFERENCE_COLUMN:
+            return safe_tooltip(self.rows[index.row()].reference_detail)
         return super().data(index, role)
 
     def extra(self, item: SourceSummary, column: int, role: int) -> Any:
@@ -148,7 +154,16 @@ class SourcesModel(_RowModel[SourceSummary]):
             if item.status is None:
                 return tint("pending")
             return tint("supported" if item.status.readable else "no_readable_source")
+        if role == Qt.ItemDataRole.BackgroundRole and column == self.REFERENCE_COLUMN and item.reference is not None:
+            return tint(_reference_tint(item.reference))
         return None
+
+
+def _reference_tint(check: Any) -> str:
+    """A reference badge's tint: retracted, mismatched and not found as problems; a failed lookup as an error."""
+    if is_retracted(check) or check.status.value in ("mismatch", "not_found"):
+        return "not_supported"
+    return {"verified": "supported", "lookup_failed": "judge_error"}.get(check.status.value, "pending")
 
 
 class RunsModel(_RowModel[RunSummary]):
@@ -227,17 +242,25 @@ class MatrixModel(QAbstractTableModel):
                 return None
             url = self.matrix.urls[section]
             title = self.matrix.titles.get(url, "")
+            badge = self.matrix.header_badge(section)   # a retracted, not-found or mismatched reference
             if role == Qt.ItemDataRole.DisplayRole:
                 from sourcecheckup.urls import domain_of
 
-                return f"[{section + 1}] {title or domain_of(url) or url}"
+                return f"[{section + 1}] " + (f"{badge} " if badge else "") + f"{title or domain_of(url) or url}"
             if role == Qt.ItemDataRole.ToolTipRole:
-                return safe_tooltip(f"[{section + 1}] {title}\n{url}" if title else f"[{section + 1}] {url}")
+                tip = f"[{section + 1}] {title}\n{url}" if title else f"[{section + 1}] {url}"
+                if url in self.matrix.references:
+                    tip += "\n\n" + reference_detail(self.matrix.references[url])
+                return safe_tooltip(tip)
+            if role == Qt.ItemDataRole.BackgroundRole and badge:
+                return tint("not_supported")
             return None
         if not 0 <= section < len(self.matrix.statements):
             return None
         s = self.matrix.statements[section]
         mark, word = STATUS_MARK[s.status]
+        if s.row.pk in self.matrix.retracted_only:
+            mark, word = f"{mark}{RETRACTED_MARK}", f"{word}, only by retracted papers"
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{mark} S{section + 1}  {s.row.statement.text}"
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -6,6 +6,7 @@ with the environment variables as the fallback where no keyring exists.
 """
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
@@ -14,6 +15,7 @@ from sourcecheckup import config
 from sourcecheckup.config import BROWSER_MODES
 from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.pipeline import RunConfig
+from sourcecheckup.references.model import LookupSettings
 from sourcecheckup.store import default_db_path
 
 ORG = "SourceCheckup"
@@ -112,6 +114,63 @@ class AppSettings:
     def sources_dir(self, value: str) -> None:
         self.q.setValue("fetch/sources_dir", value)
 
+    # -- reference checks (DOIs, PMIDs, written references) --------------------------------
+    @property
+    def references(self) -> bool:
+        """Check cited references against Crossref, PubMed and OpenAlex (on by default, as LookupSettings)."""
+        default = "true" if LookupSettings().enabled else "false"
+        return str(self._get("references/enabled", default)).lower() == "true"
+
+    @references.setter
+    def references(self, value: bool) -> None:
+        self.q.setValue("references/enabled", "true" if value else "false")
+
+    def _endpoint(self, name: str) -> str:
+        default = getattr(LookupSettings(), name)
+        return str(self._get(f"references/{name}", default)).strip() or default
+
+    @property
+    def crossref_endpoint(self) -> str:
+        return self._endpoint("crossref_endpoint")
+
+    @crossref_endpoint.setter
+    def crossref_endpoint(self, value: str) -> None:
+        self.q.setValue("references/crossref_endpoint", value.strip())
+
+    @property
+    def pubmed_endpoint(self) -> str:
+        return self._endpoint("pubmed_endpoint")
+
+    @pubmed_endpoint.setter
+    def pubmed_endpoint(self, value: str) -> None:
+        self.q.setValue("references/pubmed_endpoint", value.strip())
+
+    @property
+    def openalex_endpoint(self) -> str:
+        return self._endpoint("openalex_endpoint")
+
+    @openalex_endpoint.setter
+    def openalex_endpoint(self, value: str) -> None:
+        self.q.setValue("references/openalex_endpoint", value.strip())
+
+    @property
+    def contact_email(self) -> str:
+        """The polite identity sent to Crossref (mailto) and NCBI (email)."""
+        return str(self._get("references/contact_email", ""))
+
+    @contact_email.setter
+    def contact_email(self, value: str) -> None:
+        self.q.setValue("references/contact_email", value.strip())
+
+    @property
+    def retraction_data(self) -> str:
+        """The Retraction Watch CSV (Crossref's layout); "" for none."""
+        return str(self._get("references/retraction_data", ""))
+
+    @retraction_data.setter
+    def retraction_data(self, value: str) -> None:
+        self.q.setValue("references/retraction_data", value.strip())
+
     @property
     def judge_guide_seen(self) -> bool:
         """The first-launch guide to choosing a judge has been shown (it is shown once)."""
@@ -170,12 +229,28 @@ class AppSettings:
     def fetch_options(self, batch: bool = False) -> FetchOptions:
         return config.build_fetch_options(**self.fetch_choices(batch))  # type: ignore[arg-type]
 
+    def reference_choices(self) -> dict[str, object]:
+        """The reference-check settings under build_run_config's keyword names."""
+        return {"references": self.references, "crossref_endpoint": self.crossref_endpoint,
+                "pubmed_endpoint": self.pubmed_endpoint, "openalex_endpoint": self.openalex_endpoint,
+                "contact_email": self.contact_email, "retraction_data": self.retraction_data or None}
+
     def run_config(self, batch: bool = False) -> RunConfig:
         """The RunConfig of these settings, built as the CLI builds it (``batch``: more than one answer,
         so robots.txt is respected); raises config.ConfigError for a choice that cannot run."""
         return config.build_run_config(judges=self.judges, parser=self.parser, consensus=self.consensus,
-                                       judge_concurrency=self.concurrency,
+                                       judge_concurrency=self.concurrency, **accepted_reference_choices(
+                                           self.reference_choices()),
                                        **self.fetch_choices(batch))  # type: ignore[arg-type]
 
     def sync(self) -> None:
         self.q.sync()
+
+
+def accepted_reference_choices(choices: dict[str, object]) -> dict[str, object]:
+    """The reference choices build_run_config names as its own parameters (an engine without reference
+    checks takes none of them; its ``**fetch_choices`` must not receive them)."""
+    params = inspect.signature(config.build_run_config).parameters
+    return {k: v for k, v in choices.items()
+            if k in params and params[k].kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)}

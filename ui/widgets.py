@@ -3,7 +3,7 @@ plain text: QPlainTextEdit.setPlainText / QTextCursor.insertText, or QLabel with
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Collection, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
@@ -15,6 +15,7 @@ from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partia
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.evidence import locate_quote
 from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
+from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS
 from sourcecheckup.views.text import statement_spans
 
 from .elide import ElidedLabel
@@ -79,7 +80,9 @@ class AnswerView(QPlainTextEdit):
         self._supporters: dict[int, Sequence[str]] = {}
         self.viewport().installEventFilter(self)
 
-    def show_answer(self, text: str, statements: Sequence[StatementAssessment]) -> None:
+    def show_answer(self, text: str, statements: Sequence[StatementAssessment],
+                    retracted_only: Collection[int] = ()) -> None:
+        """``retracted_only``: statement pks supported only by retracted papers, marked "⊠" after their mark."""
         self.ranges = []
         self._supporters = {s.row.pk: s.supporting_urls for s in statements}
         if len(text) > MAX_SHOWN_CHARS:
@@ -108,6 +111,10 @@ class AnswerView(QPlainTextEdit):
             m.setBackground(status_tint(s.status))
             m.setToolTip(word)
             cursor.insertText(f" {mark}", m)
+            if s.row.pk in retracted_only:
+                r = QTextCharFormat(m)
+                r.setToolTip(RETRACTED_ONLY_WORDS)
+                cursor.insertText(f" {RETRACTED_MARK}", r)
             self.ranges.append((doc_start, cursor.position(), s))
             placed.add(s.row.pk)
             pos = end
@@ -119,6 +126,8 @@ class AnswerView(QPlainTextEdit):
                 fmt = QTextCharFormat()
                 fmt.setBackground(status_tint(s.status))
                 mark, _ = STATUS_MARK[s.status]
+                if s.row.pk in retracted_only:
+                    mark += f" {RETRACTED_MARK}"
                 doc_start = cursor.position()
                 cursor.insertText(f"{mark} {s.row.statement.text}", fmt)
                 self.ranges.append((doc_start, cursor.position(), s))

@@ -8,7 +8,8 @@ from .csvsafe import SafeWriter
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
-               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied"]
+               "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied",
+               "reference_status", "reference_retracted"]
 
 
 def report_csv(report: dict[str, Any]) -> str:
@@ -25,14 +26,23 @@ def report_csv(report: dict[str, Any]) -> str:
 def csv_rows(resp: dict[str, Any], applied: bool) -> Iterator[list[Any]]:
     """The rows of one response's record (a report's ``responses`` item)."""
     status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
+    # a citation's reference check: status and retracted, blank for a plain page (no check)
+    reference_by_url = {s["url"]: _reference_cells(s.get("reference")) for s in resp["sources"]}
     for st in resp["statements"]:
         base = [resp["id"], resp["model"] or "", resp["question"] or "", st["id"], st["text"],
                 st["category"], st["status"]]
         tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
                 "yes" if applied else "no"]
         if not st["verdicts"]:
-            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail
+            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""]
         for v in st["verdicts"]:
-            yield base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
-                          v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
-                          v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
+            yield (base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
+                           v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
+                           v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
+                   + reference_by_url.get(v["url"], ["", ""]))
+
+
+def _reference_cells(reference: dict[str, Any] | None) -> list[str]:
+    if not reference:
+        return ["", ""]
+    return [reference["status"], "yes" if reference.get("retracted") else "no"]

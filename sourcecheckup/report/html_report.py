@@ -13,6 +13,7 @@ from ..metrics import METRIC_NAMES, percent
 from ..resources import resources_dir
 
 HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
+MAX_REFERENCE_PROBLEMS = 500   # reference problems listed in HTML/PDF (the JSON lists them all)
 
 
 def http_url(value: Any) -> str | None:
@@ -88,4 +89,4 @@ def _charts(report: Mapping[str, Any]) -> dict[str, Any]:
 def report_html(report: dict[str, Any], *, include_responses: bool = True) -> str:
     return _environment().get_template("report.html").render(
         r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
-        html_limit=HTML_TEXT_LIMIT)
+        html_limit=HTML_TEXT_LIMIT, max_reference_problems=MAX_REFERENCE_PROBLEMS)

@@ -13,7 +13,10 @@ from .. import __version__
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
                        metrics_by, partial_run_note)
 from ..models import Verdict, utcnow, verdict_readings
+from ..references.metrics import retracted_only_statements
+from ..references.model import ReferenceCheck
 from ..store import RunData, Store
+from .references import citation_reference, references_section
 
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
 
@@ -47,6 +50,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     assessed = reviewed_assessed if with_reviews else judges_assessed
     seed = int(run.config.get("seed", 0))
     responses_by_pk = {r.pk: r for r in data.responses}
+    checks = store.reference_checks(run.id)
+    retracted_only = retracted_only_statements(assessed, checks)
     other = {s.row.pk: s for r in (judges_assessed if with_reviews else reviewed_assessed) for s in r.statements}
     report: dict[str, Any] = {
         "run": {
@@ -61,7 +66,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
         "metrics": metrics.as_dict(),
         "counts": metrics.counts,
         "skipped": [{"origin": s.origin, "problem": s.problem} for s in data.skipped],
-        "responses": [_response_dict(data, r, responses_by_pk, other, with_reviews) for r in assessed],
+        "responses": [_response_dict(data, r, responses_by_pk, other, with_reviews, checks, retracted_only)
+                      for r in assessed],
     }
     report["generated_at"] = utcnow()
     report["metrics_basis"] = "judges" if not custom else "custom_overrides"
@@ -80,6 +86,9 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     }
     report["partial_run"] = partial_run_note(metrics.counts)
     report["by_model"] = grouped(data, judges_assessed, lambda r: r.model)
+    # the reference checks: judges' figures, as by_model (verify-report recomputes them)
+    report["references"] = references_section(judges_assessed, checks,
+                                               {r.pk: r.response.id for r in data.responses})
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
     report["by_group"] = {col: grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None
@@ -155,7 +164,8 @@ def _reading(verdict: Verdict) -> str:
 
 def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mapping[int, Any],
                    other: Mapping[int, StatementAssessment] | None = None,
-                   with_reviews: bool = False) -> dict[str, Any]:
+                   with_reviews: bool = False, checks: Mapping[str, ReferenceCheck] | None = None,
+                   retracted_only: set[int] | frozenset[int] = frozenset()) -> dict[str, Any]:
     resp = responses_by_pk[r.response_pk].response
     statements = []
     for s in r.statements:
@@ -180,6 +190,7 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
             "supporting_urls": list(s.supporting_urls), "judges_disagree": s.disagreement,
             "verdicts": verdicts, "status_judges": judges_status, "status_with_reviews": reviewed_status,
             "contradicted": contradicted, "review_first": any(v.verdict.review_first for v in rows),
+            "supported_only_by_retracted": s.row.pk in retracted_only,
         })
     sources = []
     for url in r.urls:
@@ -187,7 +198,7 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
         if row is None:
             sources.append({"url": url, "status": "not_fetched", "outcome": "not fetched yet",
                             "http_status": None, "title": None, "sha256": None, "text_chars": 0,
-                            "flags": [], "reason": ""})
+                            "flags": [], "reason": "", "reference": citation_reference((checks or {}).get(url))})
             continue
         src = row.source
         sources.append({
@@ -196,6 +207,7 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
             "sha256": src.sha256, "text_chars": len(src.text), "fetched_at": src.fetched_at,
             "origin": src.origin, "domain": src.domain, "flags": list(src.flags),
             "used": url in r.valid_urls and url not in r.unused_urls and url not in r.undecided_urls,
+            "reference": citation_reference((checks or {}).get(url)),
         })
     return {"id": resp.id, "question": resp.question, "model": resp.model, "origin": resp.origin,
             "text": resp.text, "supported": r.supported, "statements": statements, "sources": sources,

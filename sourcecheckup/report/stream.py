@@ -23,7 +23,10 @@ from ..store import RunData, Store
 from ..store.export import PAGE_RESPONSES
 from ..urls import domain_of
 from .analytics import Citation, analyse_citations
+from ..references.metrics import retracted_only_statements
+from ..references.model import ReferenceCheck
 from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, grouping_columns)
+from .references import ReferencesSection
 
 LARGE_RUN_RESPONSES = 2000     # above this the HTML and PDF reports leave the support matrix to CSV/XLSX
 UNSUPPORTED_SHOWN = 200        # unsupported statements a large run's HTML/PDF lists (then a count of the rest)
@@ -41,10 +44,12 @@ class Page:
     assessed: list[ResponseAssessment]
     other: dict[int, Any]
 
-    def response_dicts(self, with_reviews: bool) -> Iterator[dict[str, Any]]:
+    def response_dicts(self, with_reviews: bool,
+                       checks: Mapping[str, ReferenceCheck] | None = None) -> Iterator[dict[str, Any]]:
         by_pk = {r.pk: r for r in self.data.responses}
+        retracted_only = retracted_only_statements(self.assessed, checks) if checks else frozenset()
         for r in self.assessed:
-            yield _response_dict(self.data, r, by_pk, self.other, with_reviews)
+            yield _response_dict(self.data, r, by_pk, self.other, with_reviews, checks, retracted_only)
 
 
 class StreamedReport:
@@ -65,6 +70,7 @@ class StreamedReport:
         self.group_by = list(group_by) if group_by is not None else None
         self.whois, self.whois_server = whois, whois_server
         self.seed = int(self.run.config.get("seed", 0))
+        self.checks = store.reference_checks(self.run.id)     # one dict per run: the cited references' checks
 
     def run_pages(self) -> Iterator[RunData]:
         """The run's rows a page of responses at a time (``skipped`` is empty: the store lists the run's)."""
@@ -84,7 +90,7 @@ class StreamedReport:
     def response_dicts(self) -> Iterator[dict[str, Any]]:
         """Each response's record, in order, as build_report's ``responses`` holds it."""
         for page in self.pages():
-            yield from page.response_dicts(self.with_reviews)
+            yield from page.response_dicts(self.with_reviews, self.checks)
 
     def run_pass(self, on_response: Callable[[dict[str, Any]], None] | None = None,
                  on_unsupported: Callable[[dict[str, Any]], None] | None = None,
@@ -95,11 +101,13 @@ class StreamedReport:
         tallies = self._tally_pass(on_response, on_unsupported, on_disagreement, on_page)
         return self._head(*tallies)
 
-    def figures(self) -> tuple[Any, Any, dict[str, Any]]:
-        """The judges-only metrics, the metrics with the reviews and the per-model figures (what
-        ``verify-report`` recomputes), in one pass without the rest of the report."""
-        metrics, reviewed_metrics, _, by_model, _, _ = self._tally_pass(columns=[])
-        return metrics, reviewed_metrics, {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())}
+    def figures(self) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
+        """The judges-only metrics, the metrics with the reviews, the per-model figures and the references
+        section's figures (``counts``, ``metrics``, ``by_model``): what ``verify-report`` recomputes, in one pass
+        without the rest of the report."""
+        metrics, reviewed_metrics, _, by_model, _, _, references = self._tally_pass(columns=[])
+        return (metrics, reviewed_metrics, {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())},
+                references.metrics())
 
     def _tally_pass(self, on_response: Callable[[dict[str, Any]], None] | None = None,
                     on_unsupported: Callable[[dict[str, Any]], None] | None = None,
@@ -115,6 +123,7 @@ class StreamedReport:
         by_model: dict[str, MetricsTally] = {}
         by_group: dict[str, dict[str, MetricsTally]] = {c: {} for c in columns}
         cites: Counter[Citation] = Counter()
+        references = ReferencesSection(self.checks)
         suggestions = _suggestions(store, run.id) if on_unsupported else {}
         for page in self.pages():
             data = page.data
@@ -134,10 +143,12 @@ class StreamedReport:
                     row = data.sources.get(url)
                     cites[Citation(model, url, domain_of(url),
                                    row.source.status.value if row else "not_fetched")] += 1
+            # the reference checks: judges' figures, as by_model
+            references.add(page.judges_assessed, {r.pk: r.response.id for r in data.responses})
             if on_page:
                 on_page(page)
             if on_response:
-                for d in page.response_dicts(self.with_reviews):
+                for d in page.response_dicts(self.with_reviews, self.checks):
                     on_response(d)
             if on_unsupported:
                 for u in _unsupported(store, data, page.assessed, by_pk, suggestions):
@@ -148,10 +159,11 @@ class StreamedReport:
         skipped = store.skipped(run.id)
         metrics = judges_tally.result(self.seed, skipped=len(skipped))
         reviewed_metrics = reviewed_tally.result(self.seed, skipped=len(skipped)) if self.reviewed else metrics
-        return metrics, reviewed_metrics, skipped, by_model, by_group, cites
+        return metrics, reviewed_metrics, skipped, by_model, by_group, cites, references
 
     def _head(self, metrics: Any, reviewed_metrics: Any, skipped: Sequence[Any], by_model: Mapping[str, MetricsTally],
-              by_group: Mapping[str, Mapping[str, MetricsTally]], cites: Mapping[Citation, int]) -> dict[str, Any]:
+              by_group: Mapping[str, Mapping[str, MetricsTally]], cites: Mapping[Citation, int],
+              references: ReferencesSection) -> dict[str, Any]:
         """The report's keys in build_report's order, computed from the tallies."""
         from ..agreement import agreement_report
         from ..judge_report import run_usage
@@ -190,6 +202,7 @@ class StreamedReport:
         }
         report["partial_run"] = partial_run_note(metrics.counts)
         report["by_model"] = {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())}
+        report["references"] = references.result()
         report["by_group"] = {col: {name: _group_dict(t, self.seed) for name, t in sorted(groups.items())}
                               for col, groups in by_group.items()}
         country_lookup = server = None

@@ -35,13 +35,17 @@ def verify_report(report: Mapping[str, Any], store: Store) -> list[str]:
     if report.get("metrics_basis", "judges") != "judges":
         raise ValueError("this report was built with custom overrides; it cannot be recomputed from the database")
     # recomputed a page of responses at a time (the same figures as build_report's): flat memory on a large run
-    metrics, with_reviews, by_model = StreamedReport(store, run_id).figures()
+    metrics, with_reviews, by_model, references = StreamedReport(store, run_id).figures()
     diffs: list[str] = []
     _walk("metrics", saved_metrics, metrics.as_dict(), diffs)
     if "counts" in report:
         _walk("counts", report["counts"], json.loads(json.dumps(metrics.counts)), diffs)
     if "by_model" in report:
         _walk("by_model", report["by_model"], by_model, diffs)
+    if "references" in report:   # the reference-check figures, from the stored checks
+        for key in ("counts", "metrics", "by_model"):
+            _walk(f"references.{key}", (report["references"] or {}).get(key),
+                  json.loads(json.dumps(references[key])), diffs)
     if "metrics_with_reviews" in report:   # the judges-only and with-reviews figures are both recomputed
         _walk("metrics_with_reviews", report["metrics_with_reviews"], with_reviews.as_dict(), diffs)
     if "counts_with_reviews" in report:

@@ -69,11 +69,11 @@ def _metric_cells(m: Mapping[str, Any]) -> list[Any]:
 
 STATEMENT_HEADER = ["response id", "model", "question", "statement id", "statement", "category", "status",
                     "supported", "supporting urls", "judges disagree", "status (judges only)",
-                    "status (with reviews)", "contradicted", "review first"]
+                    "status (with reviews)", "contradicted", "review first", "supported only by retracted papers"]
 VERDICT_HEADER = ["statement id", "statement", "url", "judge", "label", "score", "quote", "quote found",
                   "rationale", "flags", "reading"]
 SOURCE_HEADER = ["url", "domain", "status", "http status", "title", "sha256", "fetched at", "origin", "flags",
-                 "source id", "citations"]
+                 "source id", "reference status", "retracted", "reference evidence", "citations"]
 REVIEW_HEADER = ["statement id", "statement", "url", "reviewer", "label", "reason", "blind", "sample",
                  "created at", "judges"]
 
@@ -125,7 +125,8 @@ def _statement_rows(resp: Mapping[str, Any]) -> Iterator[list[Any]]:
     for st in resp["statements"]:
         yield [resp["id"], resp["model"], resp["question"], st["id"], st["text"], st["category"], st["status"],
                st["supported"], st["supporting_urls"], st["judges_disagree"], st.get("status_judges"),
-               st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first")]
+               st.get("status_with_reviews"), st.get("contradicted"), st.get("review_first"),
+               st.get("supported_only_by_retracted")]
 
 
 def _verdict_rows(resp: Mapping[str, Any]) -> Iterator[list[Any]]:
@@ -140,9 +141,11 @@ def _count_sources(resp: Mapping[str, Any], seen: dict[str, list[Any]], source_i
         if s["url"] in seen:
             seen[s["url"]][-1] += 1
             continue
+        ref = s.get("reference") or {}
         seen[s["url"]] = [s["url"], s.get("domain"), s["status"], s.get("http_status"), s.get("title"),
                           s.get("sha256"), s.get("fetched_at"), s.get("origin"), s.get("flags"),
-                          source_ids.get(s["url"]), 1]
+                          source_ids.get(s["url"]), ref.get("status", ""),
+                          ("yes" if ref.get("retracted") else "no") if ref else "", ref.get("evidence", ""), 1]
 
 
 def _review_rows(store: Store, run_id: str, ids: Mapping[int, str], texts: Mapping[str, str],
@@ -155,6 +158,14 @@ def _review_rows(store: Store, run_id: str, ids: Mapping[int, str], texts: Mappi
         rows.append([sid, texts.get(sid, ""), r.url, r.reviewer, r.label.value, r.reason, r.blind,
                      r.sample, r.created_at, judged.get((sid, r.url), [])])
     return rows
+
+
+def _references_sheet(wb: Any, report: Mapping[str, Any]) -> None:
+    refs = report.get("references")
+    if refs:   # the reference-check metrics, overall and per model (per citation: see the sources sheet)
+        groups = [("all", refs["metrics"])] + list(refs.get("by_model", {}).items())
+        _sheet(wb, "references", ["group", "metric", "value", "ci95 low", "ci95 high", "k", "n"],
+               ([name, label, *_metric_cells(g[key])] for name, g in groups for key, label in refs["names"].items()))
 
 
 def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:
@@ -183,6 +194,7 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
                     judged.setdefault((st["id"], v["url"]), []).append(f"{v['judge']}: {v['label']}")
         review_rows = _review_rows(store, run["id"], store.statement_ids(run["id"]), texts, judged)
     _sheet(wb, "reviews", REVIEW_HEADER, review_rows)
+    _references_sheet(wb, report)
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path
@@ -231,6 +243,7 @@ def write_xlsx_stream(store: Store, run_id: str, path: str | Path, *, max_rows: 
     _fill(groups, _group_header(), _group_rows(head))
     _sheet(wb, "sources", SOURCE_HEADER, seen.values())
     _sheet(wb, "reviews", REVIEW_HEADER, _review_rows(store, report.run.id, ids, texts, judged))
+    _references_sheet(wb, head)
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path

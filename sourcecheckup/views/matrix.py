@@ -6,7 +6,9 @@ from typing import Sequence
 
 from ..metrics import Consensus, pair_label, StatementAssessment
 from ..models import Label, Verdict
+from ..references.model import ReferenceCheck
 from ..store import VerdictRow
+from .references import header_badge
 from .results import RunView
 
 # ----------------------------------------------------------------------------- support matrix
@@ -70,6 +72,12 @@ class SupportMatrix:
     urls: list[str]
     cells: dict[tuple[int, str], MatrixCell]
     titles: dict[str, str] = field(default_factory=dict)   # url -> the page's title as fetched, when it had one
+    references: dict[str, ReferenceCheck] = field(default_factory=dict)   # url -> its reference check
+    retracted_only: frozenset[int] = frozenset()   # statement pks supported only by retracted papers
+
+    def header_badge(self, col: int) -> str:
+        """"⊠ retracted", "✗ not found", "≠ mismatch" for a column's reference, else ""."""
+        return header_badge(self.references.get(self.urls[col]))
 
     def cell(self, row: int, col: int) -> MatrixCell:
         return self.cells[(self.statements[row].row.pk, self.urls[col])]
@@ -101,4 +109,6 @@ def support_matrix(view: RunView, response_pk: int) -> SupportMatrix:
                                                 len(decided) > 1, url in valid)
     titles = {url: view.data.sources[url].source.title for url in a.urls
               if url in view.data.sources and view.data.sources[url].source.title}
-    return SupportMatrix(list(a.statements), list(a.urls), cells, titles)
+    references = {url: view.references[url] for url in a.urls if url in view.references}
+    return SupportMatrix(list(a.statements), list(a.urls), cells, titles, references,
+                         frozenset(s.row.pk for s in a.statements if s.row.pk in view.retracted_only))

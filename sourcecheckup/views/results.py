@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, ResponseAssessment
 from ..models import StatementStatus
+from ..references.metrics import is_retracted, retracted_only_statements
+from ..references.model import ReferenceCheck, ReferenceStatus
 from ..store import RunData, Store
 
 # ----------------------------------------------------------------------------- run view
@@ -50,6 +52,8 @@ class RunView:
     summaries: list[ResponseSummary]
     overrides: Overrides
     with_overrides: bool
+    references: dict[str, ReferenceCheck] = field(default_factory=dict)   # citation url -> its reference check
+    retracted_only: frozenset[int] = frozenset()   # statements supported only by retracted papers
     _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
 
     def assessment(self, response_pk: int) -> ResponseAssessment | None:
@@ -67,11 +71,18 @@ def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> 
     used = found if with_overrides else None
     assessed = assess_run(data, overrides=used)
     metrics = compute_metrics(data, assessed, overrides=used)
-    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides)
+    checks = store.reference_checks(data.run.id)
+    return RunView(data, assessed, metrics, response_summaries(data, assessed, checks), found, with_overrides,
+                   checks, frozenset(retracted_only_statements(assessed, checks)))
 
 
-def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment]) -> list[ResponseSummary]:
+def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
+                       checks: Mapping[str, ReferenceCheck] | None = None) -> list[ResponseSummary]:
+    """``checks``: the run's reference checks; a response's problems then name its retracted, not-found and
+    mismatched references and its statements supported only by retracted papers."""
     by_pk = {r.pk: r for r in data.responses}
+    checks = checks or {}
+    retracted_only = retracted_only_statements(assessed, checks) if checks else set()
     out = []
     for a in assessed:
         resp = by_pk[a.response_pk].response
@@ -92,6 +103,8 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment]) ->
             if src is not None and not src.source.valid:
                 outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
         problems.extend(f"{n} {word}" for word, n in sorted(outcomes.items()))
+        problems.extend(reference_problems([checks[u] for u in a.urls if u in checks],
+                                           sum(1 for s in claims if s.row.pk in retracted_only)))
         if not a.urls:
             problems.append("no citations")
         decided = [s for s in claims if s.status.supported is not None]
@@ -102,3 +115,14 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment]) ->
             decided_claims=len(decided), sources=len(a.urls), valid_sources=len(a.valid_urls),
             supported=a.supported, problems=" · ".join(problems)))
     return out
+
+
+def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0) -> list[str]:
+    """A response's reference problems as the other problems read ("2 reference not found": the words never
+    change with the count, so the problem filter offers one kind each)."""
+    counts = (("retracted reference", sum(1 for c in checks if is_retracted(c))),
+              ("reference not found", sum(1 for c in checks if c.status is ReferenceStatus.NOT_FOUND)),
+              ("mismatched reference", sum(1 for c in checks if c.status is ReferenceStatus.MISMATCH)),
+              ("reference lookup failed", sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)),
+              ("supported only by retracted papers", retracted_only))
+    return [f"{n} {word}" for word, n in counts if n]

@@ -5,7 +5,9 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..models import FetchStatus, Source
+from ..references.model import ReferenceCheck
 from ..urls import domain_of
+from .references import reference_badge, reference_detail
 from .results import RunView
 from .text import day_of
 
@@ -25,6 +27,17 @@ class SourceSummary:
     used: bool | None              # supports a statement; None while undecided or unreadable
 
     notes: tuple[str, ...] = ()    # "changed since 2026-01-05", "archived copy of 2019-03-15", "DOI 10.x/y"
+    reference: ReferenceCheck | None = None   # the reference check; None for a plain web page
+
+    @property
+    def reference_badge(self) -> str:
+        """"✓ verified", "⊠ retracted (verified)", "✗ not found"…; "—" for a plain web page."""
+        return reference_badge(self.reference)
+
+    @property
+    def reference_detail(self) -> str:
+        """The reference check's evidence, as the tooltip and the detail pane show it."""
+        return reference_detail(self.reference)
 
     @property
     def flag_text(self) -> str:
@@ -46,7 +59,8 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
     for url in a.urls:
         row = view.data.sources.get(url)
         if row is None:
-            out.append(SourceSummary(url, domain_of(url), "", None, "not fetched yet", "", (), None, None))
+            out.append(SourceSummary(url, domain_of(url), "", None, "not fetched yet", "", (), None, None,
+                                     reference=view.references.get(url)))
             continue
         src = row.source
         outcome = src.status.plain
@@ -58,7 +72,7 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
         if url in a.valid_urls and url not in a.undecided_urls:
             used = url not in a.unused_urls
         out.append(SourceSummary(url, domain_of(url), src.title or "", src.status, outcome, src.reason,
-                                 tuple(src.flags), row.id, used, source_notes(src)))
+                                 tuple(src.flags), row.id, used, source_notes(src), view.references.get(url)))
     return out
 
 

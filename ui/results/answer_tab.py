@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
 from sourcecheckup.views.matrix import MatrixCell, verdict_word
+from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS, reference_badge
 from sourcecheckup.views.text import reason_for_app
 
 from ..theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK
@@ -38,12 +39,14 @@ class AnswerTab(QWidget):
         asplit.setSizes([600, 360])
         al.addWidget(asplit, 1)
         legend = "   ".join(f"{m} {w}" for m, w in STATUS_MARK.values())
-        al.addWidget(plain_label(legend, selectable=False))
+        al.addWidget(plain_label(f"{legend}   {RETRACTED_MARK} {RETRACTED_ONLY_WORDS}", selectable=False))
 
     def show_answer(self, resp: Response, assessment: ResponseAssessment) -> None:
         q = resp.question or "(no question given)"
         self.question_label.setText(f"Question: {q}   ·   Model: {resp.model or 'unknown'}   ·   {resp.origin}")
-        self.answer_view.show_answer(resp.text, assessment.statements)
+        view = self.page.view
+        self.answer_view.show_answer(resp.text, assessment.statements,
+                                     view.retracted_only if view is not None else ())
         self.statement_card.clear()
 
     def clear(self) -> None:
@@ -56,6 +59,9 @@ class AnswerTab(QWidget):
         src_row = view.data.sources.get(cell.url) if view is not None else None
         title = f" — {src_row.source.title}" if src_row and src_row.source.title else ""
         lines = [f"[{number}] {cell.url}{title}"]
+        check = view.references.get(cell.url) if view is not None else None
+        if check is not None:
+            lines.append(f"   reference: {reference_badge(check)}: {check.evidence}")
         if not cell.readable:
             outcome = src_row.source.status.plain if src_row else "not fetched yet"
             reason = reason_for_app(src_row.source.reason) if src_row and src_row.source.reason else ""
@@ -88,6 +94,9 @@ class AnswerTab(QWidget):
             return
         mark, word = STATUS_MARK[s.status]
         lines = [f"{mark} {word}: {s.row.statement.text}", ""]
+        if s.row.pk in matrix.retracted_only:
+            lines[1:1] = [f"{RETRACTED_MARK} {RETRACTED_ONLY_WORDS[0].upper()}{RETRACTED_ONLY_WORDS[1:]}: every "
+                          "source that supports it was retracted."]
         if not s.row.statement.informative:
             lines.append("Not a claim (conversation, a question or a disclaimer): not judged.")
         elif not matrix.urls:

@@ -12,6 +12,7 @@ from sourcecheckup import review
 from sourcecheckup.models import Label
 from sourcecheckup.views.matrix import (SCREENING_JUDGE_SHORT, MatrixCell, SupportMatrix, uses_screening_judge,
                                         verdict_word)
+from sourcecheckup.views.references import reference_badge
 from sourcecheckup.views.results import RunView
 from sourcecheckup.views.text import reason_for_app
 
@@ -146,7 +147,11 @@ class MatrixTab(QSplitter):
         outcome = src_row.source.status.plain if src_row else "not fetched yet"
         if src_row is not None and not src_row.source.status.readable and src_row.source.reason:
             outcome += f": {reason_for_app(src_row.source.reason)}"
-        self.pair_source.setText(f"Source: {cell.url}\n{title} ({outcome})".strip())
+        source_text = f"Source: {cell.url}\n{title} ({outcome})".strip()
+        check = view.references.get(cell.url)
+        if check is not None:   # the cited paper's reference check, with its evidence
+            source_text += f"\nReference: {reference_badge(check)}: {check.evidence}"
+        self.pair_source.setText(source_text)
         lines = []
         screening = False
         for v in cell.verdicts:

@@ -78,6 +78,7 @@ class RunTotals:
     metrics: MetricSet
     reviewed: int
     reviewable: int
+    overrides: int                                                  # pairs a reviewer has labelled
     status: dict[int, str] = field(default_factory=dict)            # response pk -> facets.status_key
     problems: dict[int, str] = field(default_factory=dict)          # response pk -> its problems text
 
@@ -132,7 +133,7 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
     counts["responses_unparsed"] = counts.get("responses_unparsed", 0)
     if not sets:
         empty = proportion([])
-        return RunTotals(MetricSet(empty, empty, empty, empty, counts), 0, 0)
+        return RunTotals(MetricSet(empty, empty, empty, empty, counts), 0, 0, len(found))
     metrics = MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in
                           ("url_validity", "statement_support", "response_support", "unused_sources")), counts)
-    return RunTotals(metrics, reviewed, reviewable, status, problems)
+    return RunTotals(metrics, reviewed, reviewable, len(found), status, problems)

@@ -24,11 +24,7 @@ _COUNT = re.compile(r"^\d+\s+")
 
 
 def status_key(r: ResponseSummary) -> str:
-    if r.supported is True:
-        return "supported"
-    if r.supported is False:
-        return "not_supported"
-    return "undecided" if r.claims else "no_claims"
+    return r.status_key
 
 
 def problem_kinds(r: ResponseSummary) -> list[str]:

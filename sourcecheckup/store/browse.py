@@ -62,6 +62,11 @@ class BrowseTables:
             "SELECT * FROM responses WHERE run_id = ? AND pk IN (SELECT value FROM json_each(?)) ORDER BY ord",
             [run_id, json.dumps(list(pks))])]
 
+    def responses_by_rid(self, run_id: str, rid: str) -> list["ResponseRow"]:
+        """The responses of a run with this id (one, or none; ids are the input's, so not enforced unique)."""
+        return [self._response_row(r) for r in self.db.query(
+            "SELECT * FROM responses WHERE run_id = ? AND rid = ? ORDER BY ord", [run_id, rid])]
+
     def statements_of(self, response_pks: Sequence[int]) -> dict[int, list["StatementRow"]]:
         """response pk -> its statements in order, for these responses."""
         out: dict[int, list[StatementRow]] = {pk: [] for pk in response_pks}

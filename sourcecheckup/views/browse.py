@@ -7,6 +7,7 @@ A run of at most :data:`FULL_LOAD_MAX` responses is still loaded whole
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -71,16 +72,29 @@ def browse_start(store: Store, run_id: str, *, search: str = "", model: str | No
                        store.response_models(run.id))
 
 
+STATUS_KEYS = ("supported", "not_supported", "undecided", "no_claims")   # ResponseSummary.status_key
+
+
 @dataclass
 class RunTotals:
-    """A large run's metrics and the per-response facts its facets filter on, summed over chunks."""
+    """A large run's metrics and review progress, and each response's status and problems (for the
+    facets) in compact arrays: it crosses from a worker process and is filtered 100,000 rows at a time."""
 
     metrics: MetricSet
     reviewed: int
     reviewable: int
-    overrides: int                                                  # pairs a reviewer has labelled
-    status: dict[int, str] = field(default_factory=dict)            # response pk -> facets.status_key
-    problems: dict[int, str] = field(default_factory=dict)          # response pk -> its problems text
+    overrides: int                                        # pairs a reviewer has labelled
+    pks: array = field(default_factory=lambda: array("q"))           # response keys, input order
+    status: bytes = b""                                   # per response: index into STATUS_KEYS
+    problem: array = field(default_factory=lambda: array("l"))       # per response: index into problem_texts
+    problem_texts: list[str] = field(default_factory=list)           # distinct problems texts ("" = none)
+    usage: dict[str, dict] = field(default_factory=dict)             # judge_report.run_usage
+
+    def matching(self, accepts: Callable[[str, str], bool]) -> set[int]:
+        """The responses whose (status, problems text) ``accepts`` takes; it is asked once per distinct pair."""
+        ok = {(si, pi) for si in set(self.status) for pi in set(self.problem)
+              if accepts(STATUS_KEYS[si], self.problem_texts[pi])}
+        return {pk for pk, si, pi in zip(self.pks, self.status, self.problem) if (si, pi) in ok}
 
 
 def _sum_metric(parts: Sequence[Metric]) -> Metric:
@@ -104,36 +118,46 @@ def _sum_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk: int = METRICS_CHUNK,
-               status_of: Callable[[ResponseSummary], str] | None = None,
-               cancelled: Callable[[], bool] = lambda: False) -> RunTotals | None:
+def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk: int = METRICS_CHUNK) -> RunTotals:
     """The run's four metrics (values exact; Wilson intervals), its review progress, and each response's
-    status and problems, read ``chunk`` responses at a time; None when ``cancelled()`` says to stop."""
+    status and problems, read and assessed ``chunk`` responses at a time (memory stays bounded)."""
     run = store.get_run(run_id)
     found = run_overrides(store, run.id)
     pks = store.browse_response_pks(run.id)
     sets: list[MetricSet] = []
     reviewed = reviewable = 0
-    status: dict[int, str] = {}
-    problems: dict[int, str] = {}
+    out = RunTotals(proportion_set([]), 0, 0, len(found))
+    texts: dict[str, int] = {}
+    status = bytearray()
     for at in range(0, len(pks), chunk):
-        if cancelled():
-            return None
         view = slice_view(store, run.id, pks[at:at + chunk], with_overrides=with_overrides, overrides=found,
                           run=run)
         sets.append(view.metrics)
         done, total = review_progress(view)
         reviewed, reviewable = reviewed + done, reviewable + total
         for s in view.summaries:
-            if status_of is not None:
-                status[s.response_pk] = status_of(s)
-            problems[s.response_pk] = s.problems
+            out.pks.append(s.response_pk)
+            status.append(STATUS_KEYS.index(s.status_key))
+            out.problem.append(texts.setdefault(s.problems, len(texts)))
     counts = _sum_counts([m.counts for m in sets])
     counts["skipped_records"] = store.skipped_count(run.id)
-    counts["responses_unparsed"] = counts.get("responses_unparsed", 0)
-    if not sets:
-        empty = proportion([])
-        return RunTotals(MetricSet(empty, empty, empty, empty, counts), 0, 0, len(found))
-    metrics = MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in
-                          ("url_validity", "statement_support", "response_support", "unused_sources")), counts)
-    return RunTotals(metrics, reviewed, reviewable, len(found), status, problems)
+    out.metrics = proportion_set(sets, counts)
+    out.reviewed, out.reviewable, out.status, out.problem_texts = reviewed, reviewable, bytes(status), list(texts)
+    return out
+
+
+def proportion_set(sets: Sequence[MetricSet], counts: dict[str, Any] | None = None) -> MetricSet:
+    """The chunks' metrics as one run's."""
+    names = ("url_validity", "statement_support", "response_support", "unused_sources")
+    return MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in names), counts or {})
+
+
+def run_totals_at(db_path: str, run_id: str, with_overrides: bool = True) -> RunTotals:
+    """:func:`run_totals` over a database file: what the app runs in a worker process, so that assessing
+    100,000 answers never holds the app's interpreter lock."""
+    from ..judge_report import run_usage
+
+    with Store(db_path) as store:
+        totals = run_totals(store, run_id, with_overrides=with_overrides)
+        totals.usage = run_usage(store, run_id)
+        return totals

@@ -21,14 +21,15 @@ from sourcecheckup import review
 from sourcecheckup.judge_report import run_usage
 from sourcecheckup.models import Response
 from sourcecheckup.store import Store
-from sourcecheckup.views.browse import FULL_LOAD_MAX, BrowseStart, RunTotals, browse_start, run_totals, slice_view
+from sourcecheckup.views.browse import (FULL_LOAD_MAX, STATUS_KEYS, BrowseStart, RunTotals, browse_start, run_totals_at,
+                                        slice_view)
 from sourcecheckup.views.matrix import MatrixCell, support_matrix
 from sourcecheckup.views.results import RunView, load_run_view
 from sourcecheckup.views.review import PairRef, review_pairs, review_progress
 from sourcecheckup.views.sources import source_summaries
 
 from ..elide import placeholder_with_tooltip
-from ..facets import FacetBar, problem_kinds_of, status_key
+from ..facets import FacetBar, problem_kinds_of
 from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
@@ -67,7 +68,6 @@ class ResultsPage(QSplitter):
         self.totals: RunTotals | None = None
         self._total_responses = 0
         self._paged_filter: tuple = ()
-        self._totals_ticket = 0
         self._build()
 
     def _build(self) -> None:
@@ -107,7 +107,7 @@ class ResultsPage(QSplitter):
         self.responses_proxy = SortFilterProxy(self)
         self.responses_proxy.setSourceModel(self.responses_model)
         self.responses_proxy.set_row_filter(self.facets.accepts)
-        self.paged_model = PagedResponsesModel(lambda *a: self.host.db.read(*a), self)
+        self.paged_model = PagedResponsesModel(lambda *a, **kw: self.host.db.read(*a, **kw), self)
         self.facets.changed.connect(lambda: self._on_filter_changed(facets=True))
         self.search_edit.textChanged.connect(lambda _text: self._on_filter_changed(facets=False))
         for signal in (self.responses_proxy.modelReset, self.responses_proxy.rowsInserted,
@@ -252,11 +252,6 @@ class ResultsPage(QSplitter):
 
     def _show_pks(self, pks: list[int]) -> None:
         keep = self.response_pk
-        totals = self.totals
-        _, status, problem = self.facets.chosen()
-        if totals is not None and (status is not None or problem is not None):
-            pks = [pk for pk in pks if self.facets.accepts_facts(totals.status.get(pk, ""),
-                                                                 totals.problems.get(pk, ""))]
         self.paged_model.set_responses(self.run_id, pks, with_overrides=self.metrics_bar.with_overrides.isChecked())
         self._show_count()
         if pks:
@@ -267,15 +262,19 @@ class ResultsPage(QSplitter):
             self.clear_details()
 
     def _refilter(self) -> None:
-        """The search text and the model facet as an SQL query; status and problem over the run's totals."""
+        """The search text and the model facet as an SQL query, the status and problem facets over the
+        run's totals, both in the read pool."""
         key = self._filter_key()
         if key == self._paged_filter or not self.run_id:
             return
         self._paged_filter = key
-        rid, search, (model, _, _) = self.run_id, self.search_edit.text(), self.facets.chosen()
+        rid, search, (model, status, problem) = self.run_id, self.search_edit.text(), self.facets.chosen()
+        totals = self.totals if (status is not None or problem is not None) else None
+        keep = totals.matching(self.facets.accepts_facts) if totals is not None else None
 
         def work(st: Store) -> list[int]:
-            return st.browse_response_pks(rid, search=search, model=model)
+            pks = st.browse_response_pks(rid, search=search, model=model)
+            return pks if keep is None else [pk for pk in pks if pk in keep]
 
         def done(pks: list[int]) -> None:
             if self.paged and self.run_id == rid:
@@ -285,28 +284,20 @@ class ResultsPage(QSplitter):
         self.host.db.read("filter", work, done, lambda msg: self.host._warn("Cannot filter the responses", msg))
 
     def _sum_totals(self) -> None:
-        """The run's metrics, review progress and facet figures, summed chunk by chunk in the read pool;
-        a newer request stops an older one between chunks."""
-        self._totals_ticket += 1
-        ticket, rid = self._totals_ticket, self.run_id
-        with_overrides = self.metrics_bar.with_overrides.isChecked()
+        """The run's metrics, review progress and facet figures, summed chunk by chunk in a worker process."""
+        rid = self.run_id
+        self.host.db.compute("run-totals", run_totals_at, (rid, self.metrics_bar.with_overrides.isChecked()),
+                             self._on_totals, lambda msg: self.metrics_bar.counts.setText(
+                                 f"Cannot sum the run's metrics: {msg}"))
 
-        def work(st: Store) -> tuple[RunTotals | None, dict]:
-            totals = run_totals(st, rid, with_overrides=with_overrides, status_of=status_key,  # type: ignore[arg-type]
-                                cancelled=lambda: ticket != self._totals_ticket)
-            return totals, (run_usage(st, rid) if totals is not None else {})  # type: ignore[arg-type]
-
-        self.host.db.read("run-totals", work, self._on_totals)
-
-    def _on_totals(self, result: tuple[RunTotals | None, dict]) -> None:
-        totals, usage = result
-        if totals is None or not self.paged:
+    def _on_totals(self, totals: RunTotals) -> None:
+        if not self.paged:
             return
-        self.totals, self.usage = totals, usage
+        self.totals, self.usage = totals, totals.usage
         run = self._paged_run
         self.metrics_bar.show_metrics(totals.metrics, totals.overrides, run.status, self.cost_text(), run.judges)
-        statuses = set(totals.status.values())
-        problems = {p for text in set(totals.problems.values()) for p in problem_kinds_of(text)}
+        statuses = {STATUS_KEYS[i] for i in set(totals.status)}
+        problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
         with QSignalBlocker(self.facets):
             self.facets.set_choices(sorted(self._model_counts), statuses, problems, model_counts=self._model_counts)
         self._paged_filter = self._filter_key()
@@ -356,7 +347,6 @@ class ResultsPage(QSplitter):
         self.paged = False
         self.totals = None
         self._paged_filter = ()
-        self._totals_ticket += 1
         self.paged_model.set_responses(None, [])
         self._use_table_model(self.responses_proxy)
         self.metrics_bar.clear()
@@ -445,7 +435,8 @@ class ResultsPage(QSplitter):
             self.pairs = review_pairs(view, review_first=True)
             self._fill_tabs(view, response_pk)
 
-        self.host.db.read("response", work, done, lambda msg: self.host._warn("Cannot show the response", msg))
+        self.host.db.read("response", work, done, lambda msg: self.host._warn("Cannot show the response", msg),
+                          priority=1)
 
     def current_response(self) -> Response | None:
         view = self.view

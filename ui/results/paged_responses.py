@@ -108,7 +108,7 @@ class PagedResponsesModel(QAbstractTableModel):
 
         self._read(f"responses-page:{generation}:{page}", work,
                    lambda rows: self._on_page(generation, page, rows),
-                   lambda _msg: self._asked.discard(page))
+                   lambda _msg: self._asked.discard(page), priority=2)
 
     def _on_page(self, generation: int, page: int, rows: list[ResponseSummary]) -> None:
         if generation != self._generation:

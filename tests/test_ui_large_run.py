@@ -2,6 +2,7 @@
 are SQL (or the run's chunked totals), and opening a response reads that response alone."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,20 @@ from ui.main_window import MainWindow
 N = 20_000
 
 
-@pytest.fixture
-def large(qtbot, tmp_path: Path, settings):  # noqa: F811
-    db = tmp_path / "large.db"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, str]:
+    db = tmp_path_factory.mktemp("large") / "large.db"
     with Store(db) as st:
         run_id = build_large_run(st, responses=N)
+        st.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return db, run_id
+
+
+@pytest.fixture
+def large(qtbot, tmp_path: Path, settings, built):  # noqa: F811
+    db = tmp_path / "large.db"
+    shutil.copy(built[0], db)     # each test writes its own copy (settings, reviews)
+    run_id = built[1]
     w = MainWindow(db, settings)
     qtbot.addWidget(w)
     w.resize(1280, 800)

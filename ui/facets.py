@@ -6,7 +6,7 @@ test on each row that the responses proxy applies beside the free-text search.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
@@ -113,23 +113,22 @@ class FacetBar(QWidget):
         return any(b.currentData() not in (ALL, None) for b in (self.model_box, self.status_box, self.problem_box))
 
     def accepts(self, r: ResponseSummary) -> bool:
-        model = self.chosen()[0]
-        if model is not None and r.model != model:
-            return False
-        return self.accepts_facts(status_key(r), r.problems)
+        return self.row_test()(r)
+
+    def row_test(self) -> Callable[[ResponseSummary], bool]:
+        """:meth:`accepts` for the choices made now: the proxy asks it once per row."""
+        model, want_status, problem = self.chosen()
+        return lambda r: (model is None or r.model == model) and _accepts(want_status, problem, r.status_key,
+                                                                          r.problems)
 
     def accepts_facts(self, status: str, problems: str) -> bool:
         """The status and problem facets' test on one response's status key and problems text."""
+        return self.facts_test()(status, problems)
+
+    def facts_test(self) -> Callable[[str, str], bool]:
+        """:meth:`accepts_facts` for the choices made now, as a plain function (for a pool thread)."""
         _, want_status, problem = self.chosen()
-        if want_status is not None and status != want_status:
-            return False
-        if problem == ANY_PROBLEM:
-            return bool(problems)
-        if problem == NO_PROBLEM:
-            return not problems
-        if problem is not None and problem not in problem_kinds_of(problems):
-            return False
-        return True
+        return lambda status, problems: _accepts(want_status, problem, status, problems)
 
     def show_review_progress(self, reviewed: int, total: int) -> None:
         text = f"{reviewed}/{total} pairs reviewed" if total else "No pairs to review"
@@ -139,3 +138,15 @@ class FacetBar(QWidget):
 
     def clear_progress(self) -> None:
         self.reviewed_label.setText("")
+
+
+def _accepts(want_status: str | None, problem: str | None, status: str, problems: str) -> bool:
+    if want_status is not None and status != want_status:
+        return False
+    if problem == ANY_PROBLEM:
+        return bool(problems)
+    if problem == NO_PROBLEM:
+        return not problems
+    if problem is not None and problem not in problem_kinds_of(problems):
+        return False
+    return True

@@ -106,7 +106,7 @@ class ResultsPage(QSplitter):
         self.responses_model = ResponsesModel(self)
         self.responses_proxy = SortFilterProxy(self)
         self.responses_proxy.setSourceModel(self.responses_model)
-        self.responses_proxy.set_row_filter(self.facets.accepts)
+        self.responses_proxy.set_row_filter(self.facets.row_test())
         self.paged_model = PagedResponsesModel(lambda *a, **kw: self.host.db.read(*a, **kw), self)
         self.facets.changed.connect(lambda: self._on_filter_changed(facets=True))
         self.search_edit.textChanged.connect(lambda _text: self._on_filter_changed(facets=False))
@@ -161,7 +161,7 @@ class ResultsPage(QSplitter):
         if self.paged:
             self._refilter()
         elif facets:
-            self.responses_proxy.invalidateRowsFilter()
+            self.responses_proxy.set_row_filter(self.facets.row_test())
         else:
             self.responses_proxy.setFilterFixedString(self.search_edit.text())
 
@@ -202,22 +202,24 @@ class ResultsPage(QSplitter):
 
         search, (model, _, _) = self.search_edit.text(), self.facets.chosen()
 
-        def load(st: Store) -> tuple[RunView | BrowseStart, dict, float]:
+        def load(st: Store) -> tuple[RunView | BrowseStart, dict, float, Any]:
             run = st.get_run(rid)
             if st.response_count(run.id) > FULL_LOAD_MAX:   # page through it: read the keys only
-                return browse_start(st, run.id, search=search, model=model), {}, time.monotonic() - started
+                return browse_start(st, run.id, search=search, model=model), {}, time.monotonic() - started, None
             view = load_run_view(st, rid, with_overrides=with_overrides)
-            return view, run_usage(st, rid), time.monotonic() - started
+            # a pass over every pair of the run: here in the read pool, not on the GUI thread
+            review = (review_pairs(view, review_first=True), review_progress(view))
+            return view, run_usage(st, rid), time.monotonic() - started, review
 
         self.host.db.read("run", load, self._on_loaded, lambda msg: self.host._warn("Cannot open run", msg))
 
-    def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float]) -> None:
-        view, usage, self.last_load_s = result
+    def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float, Any]) -> None:
+        view, usage, self.last_load_s, review = result
         if isinstance(view, BrowseStart):
             self.show_paged(view)
             return
         self.usage = usage
-        self.show_view(view)
+        self.show_view(view, review)
 
     # ------------------------------------------------------------------------ a large run, paged
     def show_paged(self, start: BrowseStart) -> None:
@@ -270,11 +272,14 @@ class ResultsPage(QSplitter):
         self._paged_filter = key
         rid, search, (model, status, problem) = self.run_id, self.search_edit.text(), self.facets.chosen()
         totals = self.totals if (status is not None or problem is not None) else None
-        keep = totals.matching(self.facets.accepts_facts) if totals is not None else None
+        accepts = self.facets.facts_test()
 
         def work(st: Store) -> list[int]:
             pks = st.browse_response_pks(rid, search=search, model=model)
-            return pks if keep is None else [pk for pk in pks if pk in keep]
+            if totals is None:
+                return pks
+            keep = totals.matching(accepts)
+            return [pk for pk in pks if pk in keep]
 
         def done(pks: list[int]) -> None:
             if self.paged and self.run_id == rid:
@@ -304,8 +309,9 @@ class ResultsPage(QSplitter):
         self.facets.show_review_progress(totals.reviewed, totals.reviewable)
         self.totals_shown.emit(self.run_id or "")
 
-    def show_view(self, view: RunView) -> None:
-        """Put a loaded run on screen, keeping the selected response when the run still has it."""
+    def show_view(self, view: RunView, review: tuple[list[PairRef], tuple[int, int]] | None = None) -> None:
+        """Put a loaded run on screen, keeping the selected response when the run still has it;
+        ``review``: its review pairs and progress when the load worked them out already."""
         if view.data.run.id != self.run_id:
             return
         self.last_load_at = time.monotonic()
@@ -315,13 +321,16 @@ class ResultsPage(QSplitter):
         self.paged_model.set_responses(None, [])
         self._use_table_model(self.responses_proxy)
         self.view = view
-        self.pairs = review_pairs(view, review_first=True)
+        pairs, progress = review or (review_pairs(view, review_first=True), review_progress(view))
+        self.pairs = pairs
         self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
                                       view.data.run.judges)
         keep = self.response_pk
+        with QSignalBlocker(self.facets):
+            self.facets.set_rows(view.summaries)
+        self.responses_proxy.row_filter = self.facets.row_test()   # the rows are filtered once, as they are set
         self.responses_model.set_rows(view.summaries)
-        self.facets.set_rows(view.summaries)
-        self.facets.show_review_progress(*review_progress(view))
+        self.facets.show_review_progress(*progress)
         if view.summaries:
             pks = [s.response_pk for s in view.summaries]
             self.select_response(keep if keep in pks else pks[0])

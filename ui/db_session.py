@@ -11,12 +11,20 @@ would hold the interpreter lock and stall the window each time it wants it back.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from sourcecheckup.store import Store
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):   # Windows has no nice; the pass then runs at normal priority
+        pass
 
 
 class _ReaderSignals(QObject):
@@ -87,7 +95,8 @@ class DbSession(QObject):
     def _start_compute(self, key: str, ticket: int, fn: Callable[..., Any], args: tuple) -> None:
         if self._processes is None:
             # spawn, not fork: forking a process that runs Qt threads is unsafe
-            self._processes = multiprocessing.get_context("spawn").Pool(1)
+            # at a lower priority: the window, not the sums, gets the cores when both want them
+            self._processes = multiprocessing.get_context("spawn").Pool(1, initializer=_lower_priority)
         self._computing.add(key)
         self._pending += 1
         signals = self._signals

@@ -64,12 +64,15 @@ class BrowseStart:
     run: RunRow
     pks: list[int]
     models: list[tuple[str, int]]
+    first_rows: list[ResponseSummary] = field(default_factory=list)   # the rows of the first ``first`` keys
 
 
-def browse_start(store: Store, run_id: str, *, search: str = "", model: str | None = None) -> BrowseStart:
+def browse_start(store: Store, run_id: str, *, search: str = "", model: str | None = None, first: int = 0,
+                 with_overrides: bool = True) -> BrowseStart:
     run = store.get_run(run_id)
-    return BrowseStart(run, store.browse_response_pks(run.id, search=search, model=model),
-                       store.response_models(run.id))
+    pks = store.browse_response_pks(run.id, search=search, model=model)
+    rows = page_summaries(store, run.id, pks[:first], with_overrides=with_overrides) if first and pks else []
+    return BrowseStart(run, pks, store.response_models(run.id), rows)
 
 
 STATUS_KEYS = ("supported", "not_supported", "undecided", "no_claims")   # ResponseSummary.status_key

@@ -22,9 +22,9 @@ from sourcecheckup.judge_report import run_usage
 from sourcecheckup.models import Response
 from sourcecheckup.store import Store
 from sourcecheckup.views.browse import (FULL_LOAD_MAX, STATUS_KEYS, BrowseStart, RunTotals, browse_start, run_totals_at,
-                                        slice_view)
+                                        page_summaries, slice_view)
 from sourcecheckup.views.matrix import MatrixCell, support_matrix
-from sourcecheckup.views.results import RunView, load_run_view
+from sourcecheckup.views.results import ResponseSummary, RunView, load_run_view
 from sourcecheckup.views.review import PairRef, review_pairs, review_progress
 from sourcecheckup.views.sources import source_summaries
 
@@ -35,7 +35,7 @@ from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
 from .input_panel import InputPanel
 from .matrix_tab import MatrixTab
-from .paged_responses import PagedResponsesModel
+from .paged_responses import PAGE, PagedResponsesModel
 from .runs_panel import RunsPanel
 from .sources_tab import SourcesTab
 from .suggestions_tab import SuggestionsTab
@@ -205,7 +205,8 @@ class ResultsPage(QSplitter):
         def load(st: Store) -> tuple[RunView | BrowseStart, dict, float, Any]:
             run = st.get_run(rid)
             if st.response_count(run.id) > FULL_LOAD_MAX:   # page through it: read the keys only
-                return browse_start(st, run.id, search=search, model=model), {}, time.monotonic() - started, None
+                start = browse_start(st, run.id, search=search, model=model, first=PAGE, with_overrides=with_overrides)
+                return start, {}, time.monotonic() - started, None
             view = load_run_view(st, rid, with_overrides=with_overrides)
             # a pass over every pair of the run: here in the read pool, not on the GUI thread
             review = (review_pairs(view, review_first=True), review_progress(view))
@@ -244,7 +245,7 @@ class ResultsPage(QSplitter):
                 self.facets.set_choices([m for m, _ in start.models], None, None, model_counts=dict(start.models))
             self.facets.clear_progress()
         self._paged_filter = self._filter_key()
-        self._show_pks(start.pks)
+        self._show_pks(start.pks, start.first_rows)
         self._sum_totals()
         self.run_shown.emit(start.run.id)
 
@@ -252,9 +253,10 @@ class ResultsPage(QSplitter):
         return (self.run_id, self.search_edit.text().strip(), *self.facets.chosen(),
                 self.metrics_bar.with_overrides.isChecked(), self.totals is not None)
 
-    def _show_pks(self, pks: list[int]) -> None:
+    def _show_pks(self, pks: list[int], first_rows: list[ResponseSummary]) -> None:
         keep = self.response_pk
-        self.paged_model.set_responses(self.run_id, pks, with_overrides=self.metrics_bar.with_overrides.isChecked())
+        self.paged_model.set_responses(self.run_id, pks, with_overrides=self.metrics_bar.with_overrides.isChecked(),
+                                       first_rows=first_rows)
         self._show_count()
         if pks:
             self.select_response(keep if keep in pks else pks[0])
@@ -271,19 +273,20 @@ class ResultsPage(QSplitter):
             return
         self._paged_filter = key
         rid, search, (model, status, problem) = self.run_id, self.search_edit.text(), self.facets.chosen()
+        with_overrides = self.metrics_bar.with_overrides.isChecked()
         totals = self.totals if (status is not None or problem is not None) else None
         accepts = self.facets.facts_test()
 
-        def work(st: Store) -> list[int]:
+        def work(st: Store) -> tuple[list[int], list[ResponseSummary]]:
             pks = st.browse_response_pks(rid, search=search, model=model)
-            if totals is None:
-                return pks
-            keep = totals.matching(accepts)
-            return [pk for pk in pks if pk in keep]
+            if totals is not None:
+                keep = totals.matching(accepts)
+                pks = [pk for pk in pks if pk in keep]
+            return pks, page_summaries(st, rid, pks[:PAGE], with_overrides=with_overrides)  # type: ignore[arg-type]
 
-        def done(pks: list[int]) -> None:
+        def done(result: tuple[list[int], list[ResponseSummary]]) -> None:
             if self.paged and self.run_id == rid:
-                self._show_pks(pks)
+                self._show_pks(*result)
                 self.filter_applied.emit(self.paged_model.rowCount())
 
         self.host.db.read("filter", work, done, lambda msg: self.host._warn("Cannot filter the responses", msg))

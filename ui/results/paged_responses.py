@@ -39,12 +39,14 @@ class PagedResponsesModel(QAbstractTableModel):
         self._asked: set[int] = set()
         self._generation = 0
 
-    def set_responses(self, run_id: str | None, pks: list[int], *, with_overrides: bool = True) -> None:
+    def set_responses(self, run_id: str | None, pks: list[int], *, with_overrides: bool = True,
+                      first_rows: list[ResponseSummary] = ()) -> None:  # type: ignore[assignment]
+        """Show these responses; ``first_rows``: the first page, read with the keys (one trip, not two)."""
         self.beginResetModel()
         self._generation += 1
         self.run_id, self.pks, self.with_overrides = run_id, list(pks), with_overrides
-        self._rows.clear()
-        self._asked.clear()
+        self._rows = {s.response_pk: s for s in first_rows}
+        self._asked = {0} if first_rows else set()
         self.endResetModel()
 
     def row_of(self, response_pk: int) -> int:

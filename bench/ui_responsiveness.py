@@ -308,6 +308,9 @@ def one_large_run(app, settings: AppSettings, n: int, tmp: Path) -> dict[str, ob
     except TimeoutError as exc:
         out["error"] = str(exc)
     finally:
+        import resource
+
+        out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)   # the app's process
         out["stall_ms"] = stalls
         out["longest_stall_ms"] = max(stalls.values()) if stalls else None
         w.db.wait(30_000)
@@ -359,6 +362,7 @@ def large_runs(sizes: list[int]) -> int:
             print(f"  {what}: {r.get(key)} s (target < {FILTER_TARGET_S:g}): {verdict(r.get(key), FILTER_TARGET_S)}")
         print(f"  metrics summed in the background after {r.get('metrics_summed_s')} s more")
         print(f"  open a response: {r.get('open_response_s')} s, matrix {r.get('matrix')}")
+        print(f"  the app's peak memory so far (this process, not the summing worker): {r.get('peak_rss_mb')} MB")
         print(f"  longest GUI stall: {r.get('longest_stall_ms')} ms (target < {STALL_TARGET_MS:g}): "
               f"{verdict(r.get('longest_stall_ms'), STALL_TARGET_MS)}; "
               f"{(r.get('longest_stall_ms') or 0) / max(idle, 1.0):.1f}x the idle floor; by phase {r.get('stall_ms')}")

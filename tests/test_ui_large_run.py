@@ -97,7 +97,7 @@ def test_metrics_and_the_status_facet_come_from_the_whole_run(qtbot, large):
         open_large(qtbot, w, run_id)
     page = w.results
     # every 7th response (i % 7 == 3) has one unsupported statement: 2,857 of 20,000
-    assert "85.7%" in page.metrics_bar.labels["response_support"].text()
+    assert "17143/20000" in page.metrics_bar.labels["response_support"].text()
     assert "20000 responses" in page.metrics_bar.counts.text()
     assert page.facets.status_box.isEnabled()
     assert page.facets.reviewed_label.text() == "0/240000 pairs reviewed"
@@ -128,3 +128,30 @@ def test_opening_a_response_of_a_large_run_shows_its_statements_sources_and_matr
     assert page.sources_tab.sources_model.rowCount() == 3
     shown_text = page.answer_tab.answer_view.toPlainText()
     assert expected[0] in shown_text and expected[3] in shown_text
+
+
+def test_a_reviewer_label_on_a_large_run_is_stored_and_counted(qtbot, large):
+    w, run_id = large
+    with qtbot.waitSignal(w.results.totals_shown, timeout=120_000):
+        open_large(qtbot, w, run_id)
+    page = w.results
+    qtbot.waitUntil(lambda: cell(w, 3) == "r4", timeout=10_000)
+    with qtbot.waitSignal(page.response_shown, timeout=10_000):
+        page.responses_table.setCurrentIndex(page.responses_table.model().index(3, 0))
+    matrix = page.matrix_tab.matrix_model
+    first = matrix.cell(matrix.index(0, 0))      # r4's first statement: no source supports it
+    assert first.label.value == "not_supported"
+    assert page.matrix_tab.select_pair(first.statement_pk, first.url)
+    # the label reloads the run: its row, its matrix and, once summed again, the metrics count it
+    with qtbot.waitSignal(page.totals_shown, timeout=120_000):
+        with qtbot.waitSignal(page.response_shown, timeout=10_000):
+            assert page.review_current("supported")
+    assert page.current_response().id == "r4"
+    assert "(reviewed)" in matrix.index(0, 0).data()
+    assert page.facets.reviewed_label.text() == "1/240000 pairs reviewed"
+    assert "1 overrides" in page.metrics_bar.counts.text()
+    # r4 is now all supported: 2,856 of 20,000 not all supported
+    assert "17144/20000" in page.metrics_bar.labels["response_support"].text()
+    with qtbot.waitSignal(page.filter_applied, timeout=10_000):
+        page.facets.select(status="not_supported")
+    assert page.count_label.text() == "2,856 of 20,000 responses"

@@ -50,9 +50,14 @@ def open_large(qtbot, w: MainWindow, run_id: str) -> None:
         w.results.open_run(run_id)
 
 
-def test_a_large_run_opens_with_its_first_rows_and_count_without_reading_every_row(qtbot, large):
+def test_a_large_run_opens_with_its_first_rows_and_count_without_reading_every_row(qtbot, large, monkeypatch):
     w, run_id = large
     assert N > FULL_LOAD_MAX
+    whole: list[str] = []     # every read of a whole run, from any thread of the app
+    for name in ("load_run", "responses"):
+        original = getattr(Store, name)
+        monkeypatch.setattr(Store, name, lambda self, rid, *a, _o=original, **k: whole.append(rid) or _o(self, rid, *a, **k))
+    w.refresh_runs()
     open_large(qtbot, w, run_id)
     page = w.results
     assert page.paged
@@ -69,6 +74,10 @@ def test_a_large_run_opens_with_its_first_rows_and_count_without_reading_every_r
     page.responses_table.scrollToBottom()
     qtbot.waitUntil(lambda: cell(w, N - 1) == f"r{N}", timeout=10_000)
     assert page.paged_model.loaded_rows() < 1000
+    with qtbot.waitSignal(page.response_shown, timeout=10_000):
+        page.responses_table.setCurrentIndex(page.responses_table.model().index(N - 1, 0))
+    w.db.wait(10_000)
+    assert whole == []
 
 
 def test_the_filter_narrows_the_run_through_sql_and_shows_the_right_count(qtbot, large):

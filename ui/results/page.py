@@ -5,9 +5,9 @@ It shows one stored run at a time (``run_id``, ``view``); the run is loaded and 
 GUI thread through the window's DbSession, and ``run_shown`` fires once it is on screen.
 
 A run of more than FULL_LOAD_MAX responses is paged (``paged``): the table holds the responses' keys
-and reads rows a page at a time as they are shown, the filter and the model facet are SQL queries,
-the metrics, the status and problem facets and the review progress arrive from a chunked pass in the
-read pool, and ``view`` holds only the selected response (review stepping stays within it).
+and reads rows a page at a time as they are shown, the search and the model facet are SQL queries;
+the metrics, the status and problem facets and the review progress arrive from a chunked pass in a
+worker process; ``view`` holds only the selected response (review stepping stays within it).
 """
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ class ResultsPage(QSplitter):
         self.totals: RunTotals | None = None
         self._total_responses = 0
         self._paged_filter: tuple = ()
+        self._paged_run_id = ""
         self._build()
 
     def _build(self) -> None:
@@ -201,6 +202,7 @@ class ResultsPage(QSplitter):
         started = time.monotonic()
 
         search, (model, _, _) = self.search_edit.text(), self.facets.chosen()
+        load_key = self._filter_key()
 
         def load(st: Store) -> tuple[RunView | BrowseStart, dict, float, Any]:
             run = st.get_run(rid)
@@ -212,19 +214,21 @@ class ResultsPage(QSplitter):
             review = (review_pairs(view, review_first=True), review_progress(view))
             return view, run_usage(st, rid), time.monotonic() - started, review
 
-        self.host.db.read("run", load, self._on_loaded, lambda msg: self.host._warn("Cannot open run", msg))
+        self.host.db.read("run", load, lambda result: self._on_loaded(result, load_key),
+                          lambda msg: self.host._warn("Cannot open run", msg))
 
-    def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float, Any]) -> None:
+    def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float, Any], load_key: tuple = ()) -> None:
         view, usage, self.last_load_s, review = result
         if isinstance(view, BrowseStart):
-            self.show_paged(view)
+            self.show_paged(view, load_key)
             return
         self.usage = usage
         self.show_view(view, review)
 
     # ------------------------------------------------------------------------ a large run, paged
-    def show_paged(self, start: BrowseStart) -> None:
-        """Put a large run on screen: its first rows and count now, its metrics when they are summed."""
+    def show_paged(self, start: BrowseStart, load_key: tuple = ()) -> None:
+        """Put a large run on screen: its first rows and count now, its metrics when they are summed.
+        ``load_key``: the filter when the keys were read (only its search text and model were applied)."""
         if start.run.id != self.run_id:
             return
         self.last_load_at = time.monotonic()
@@ -236,7 +240,7 @@ class ResultsPage(QSplitter):
         self.responses_model.set_rows([])
         self._use_table_model(self.paged_model)
         self._total_responses = sum(n for _, n in start.models)
-        if self.totals is None or self._paged_filter[:1] != (start.run.id,):
+        if self.totals is None or self._paged_run_id != start.run.id:
             self.totals = None
             self.metrics_bar.clear()
             self.metrics_bar.counts.setText(f"Run {start.run.status} · {self._total_responses:,} responses · "
@@ -244,14 +248,18 @@ class ResultsPage(QSplitter):
             with QSignalBlocker(self.facets):
                 self.facets.set_choices([m for m, _ in start.models], None, None, model_counts=dict(start.models))
             self.facets.clear_progress()
-        self._paged_filter = self._filter_key()
+        self._paged_run_id = start.run.id
+        # what start.pks answers; a facet chosen since, or status and problem, then filter again
+        self._paged_filter = load_key[:3] + (None, None) + load_key[5:] if load_key else self._filter_key()
         self._show_pks(start.pks, start.first_rows)
         self._sum_totals()
         self.run_shown.emit(start.run.id)
+        self._refilter()
 
     def _filter_key(self) -> tuple:
+        """(run, search text, model, status, problem, with overrides): what the paged table shows."""
         return (self.run_id, self.search_edit.text().strip(), *self.facets.chosen(),
-                self.metrics_bar.with_overrides.isChecked(), self.totals is not None)
+                self.metrics_bar.with_overrides.isChecked())
 
     def _show_pks(self, pks: list[int], first_rows: list[ResponseSummary]) -> None:
         keep = self.response_pk
@@ -308,8 +316,11 @@ class ResultsPage(QSplitter):
         problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
         with QSignalBlocker(self.facets):
             self.facets.set_choices(sorted(self._model_counts), statuses, problems, model_counts=self._model_counts)
-        self._paged_filter = self._filter_key()
         self.facets.show_review_progress(totals.reviewed, totals.reviewable)
+        _, status, problem = self.facets.chosen()
+        if status is not None or problem is not None:   # the statuses changed (a review): filter by the new ones
+            self._paged_filter = ()
+        self._refilter()
         self.totals_shown.emit(self.run_id or "")
 
     def show_view(self, view: RunView, review: tuple[list[PairRef], tuple[int, int]] | None = None) -> None:
@@ -321,6 +332,7 @@ class ResultsPage(QSplitter):
         self.paged = False
         self.totals = None
         self._paged_filter = ()
+        self._paged_run_id = ""
         self.paged_model.set_responses(None, [])
         self._use_table_model(self.responses_proxy)
         self.view = view
@@ -359,6 +371,7 @@ class ResultsPage(QSplitter):
         self.paged = False
         self.totals = None
         self._paged_filter = ()
+        self._paged_run_id = ""
         self.paged_model.set_responses(None, [])
         self._use_table_model(self.responses_proxy)
         self.metrics_bar.clear()

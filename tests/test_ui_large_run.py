@@ -164,3 +164,26 @@ def test_a_reviewer_label_on_a_large_run_is_stored_and_counted(qtbot, large):
     with qtbot.waitSignal(page.filter_applied, timeout=10_000):
         page.facets.select(status="not_supported")
     assert page.count_label.text() == "2,856 of 20,000 responses"
+
+
+def test_the_search_box_of_a_whole_run_matches_any_shown_column_as_plain_text(qtbot, tmp_path, settings):  # noqa: F811
+    from tests.support.synth_run import synthesize_run
+
+    db = tmp_path / "small.db"
+    with Store(db) as st:
+        run_id = synthesize_run(st, responses=12, statements=2, sources=3)
+    w = MainWindow(db, settings)
+    qtbot.addWidget(w)
+    w.show()
+    open_large(qtbot, w, run_id)
+    page = w.results
+    assert not page.paged and page.count_label.text() == "12 responses"
+    for text, rows in (("R1", 4),                 # r1, r10, r11, r12: any case
+                       ("3/3 READABLE", 12),      # a column the engine does not store, as shown
+                       ("?", 12),                 # "Question 1?": a regex character is a character
+                       ("(", 0), ("model-b", 6), ("", 12)):
+        page.search_edit.setText(text)
+        assert page.responses_table.model().rowCount() == rows, text
+    page.search_edit.setText("r12")
+    assert cell(w, 0) == "r12" and page.count_label.text() == "1 of 12 responses"
+    w.db.wait(10_000)

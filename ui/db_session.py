@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +65,8 @@ class DbSession(QObject):
         self.pool = QThreadPool()
         self.pool.setMaxThreadCount(2)
         self._processes: Any = None      # a multiprocessing pool of one worker, started on first use
+        self._processes_lock = threading.Lock()
+        self._closed = False
         self._computing: set[str] = set()
         self._waiting: dict[str, tuple[int, Callable[..., Any], tuple]] = {}
 
@@ -93,17 +96,24 @@ class DbSession(QObject):
         return ticket
 
     def _start_compute(self, key: str, ticket: int, fn: Callable[..., Any], args: tuple) -> None:
-        if self._processes is None:
-            # spawn, not fork: forking a process that runs Qt threads is unsafe
-            # at a lower priority: the window, not the sums, gets the cores when both want them
-            self._processes = multiprocessing.get_context("spawn").Pool(1, initializer=_lower_priority)
         self._computing.add(key)
         self._pending += 1
+        # starting the worker process takes ~100 ms (fork and exec, the pool's threads): not on the GUI thread
+        threading.Thread(target=self._submit, args=(key, ticket, fn, args), daemon=True).start()
+
+    def _submit(self, key: str, ticket: int, fn: Callable[..., Any], args: tuple) -> None:
         signals = self._signals
-        self._processes.apply_async(
-            fn, (str(self.path), *args),
-            callback=lambda result: signals.finished.emit(key, ticket, result),
-            error_callback=lambda exc: signals.failed.emit(key, ticket, f"{type(exc).__name__}: {exc}"))
+        with self._processes_lock:
+            if self._closed:
+                return
+            if self._processes is None:
+                # spawn, not fork: forking a process that runs Qt threads is unsafe; at a lower priority:
+                # the window, not the sums, gets the cores when both want them
+                self._processes = multiprocessing.get_context("spawn").Pool(1, initializer=_lower_priority)
+            self._processes.apply_async(
+                fn, (str(self.path), *args),
+                callback=lambda result: signals.finished.emit(key, ticket, result),
+                error_callback=lambda exc: signals.failed.emit(key, ticket, f"{type(exc).__name__}: {exc}"))
 
     def _computed(self, key: str) -> None:
         self._computing.discard(key)
@@ -123,9 +133,11 @@ class DbSession(QObject):
         """Deliver nothing more, wait for the reads in flight, close the GUI thread's connection."""
         self._latest.clear()
         self._waiting.clear()
-        if self._processes is not None:
-            self._processes.terminate()   # a pass over a large run is worth nothing once the window closes
-            self._processes = None
+        with self._processes_lock:
+            self._closed = True
+            if self._processes is not None:
+                self._processes.terminate()   # a pass over a large run is worth nothing once the window closes
+                self._processes = None
         self.pool.waitForDone(msecs)
         self.store.close()
 

@@ -21,10 +21,11 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from sourcecheckup.store import Store
 
 
-def _lower_priority() -> None:
+def _lower_priority(pid: int = 0) -> None:
+    """Nice 10 for a process (0: this one)."""
     try:
-        os.nice(10)
-    except (AttributeError, OSError):   # Windows has no nice; the pass then runs at normal priority
+        os.setpriority(os.PRIO_PROCESS, pid, max(10, os.getpriority(os.PRIO_PROCESS, pid)))
+    except (AttributeError, OSError):   # Windows has no setpriority; the pass then runs at normal priority
         pass
 
 
@@ -110,6 +111,8 @@ class DbSession(QObject):
                 # spawn, not fork: forking a process that runs Qt threads is unsafe; at a lower priority:
                 # the window, not the sums, gets the cores when both want them
                 self._processes = multiprocessing.get_context("spawn").Pool(1, initializer=_lower_priority)
+                for proc in getattr(self._processes, "_pool", ()):   # at once, before it imports anything
+                    _lower_priority(proc.pid)
             self._processes.apply_async(
                 fn, (str(self.path), *args),
                 callback=lambda result: signals.finished.emit(key, ticket, result),

@@ -53,6 +53,14 @@ def test_run_totals_equal_the_whole_run_for_any_chunk_with_overrides_and_consens
                 assert {s.response_pk: s.problems for s in whole.summaries} == \
                     {pk: totals.problem_texts[i] for pk, i in by_pk.items()}
                 assert totals.overrides == len(overrides(store, run_id)) == 2
+                for status in STATUS_KEYS:
+                    expected = [s.response_pk for s in whole.summaries if s.status_key == status]
+                    assert totals.matching(lambda st, _p, want=status: st == want) == expected
+                    among = [s.response_pk for s in whole.summaries][::-2]
+                    assert totals.matching(lambda st, _p, want=status: st == want, among=among) == \
+                        [pk for pk in among if pk in expected]
+                assert totals.matching(lambda _s, problems: "judge error" in problems) == \
+                    [s.response_pk for s in whole.summaries if "judge error" in s.problems]
 
 
 def test_a_page_of_rows_reads_as_the_same_rows_of_the_whole_run(tmp_path):

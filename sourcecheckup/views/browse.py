@@ -10,6 +10,8 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+
+import numpy as np
 from typing import Any, Callable, Sequence
 
 from ..metrics import compute_metrics, assess_run, Metric, MetricSet, Overrides, proportion
@@ -89,15 +91,23 @@ class RunTotals:
     overrides: int                                        # pairs a reviewer has labelled
     pks: array = field(default_factory=lambda: array("q"))           # response keys, input order
     status: bytes = b""                                   # per response: index into STATUS_KEYS
-    problem: array = field(default_factory=lambda: array("l"))       # per response: index into problem_texts
+    problem: array = field(default_factory=lambda: array("q"))       # per response: index into problem_texts
     problem_texts: list[str] = field(default_factory=list)           # distinct problems texts ("" = none)
     usage: dict[str, dict] = field(default_factory=dict)             # judge_report.run_usage
 
-    def matching(self, accepts: Callable[[str, str], bool]) -> set[int]:
-        """The responses whose (status, problems text) ``accepts`` takes; it is asked once per distinct pair."""
-        ok = {(si, pi) for si in set(self.status) for pi in set(self.problem)
-              if accepts(STATUS_KEYS[si], self.problem_texts[pi])}
-        return {pk for pk, si, pi in zip(self.pks, self.status, self.problem) if (si, pi) in ok}
+    def matching(self, accepts: Callable[[str, str], bool], among: Sequence[int] | None = None) -> list[int]:
+        """The responses (of ``among``, in its order; else of the run, in input order) whose status and
+        problems text ``accepts`` takes. It is asked once per distinct pair; the 100,000 rows are numpy's."""
+        status = np.frombuffer(self.status, dtype=np.uint8).astype(np.int64)
+        problem = np.frombuffer(self.problem, dtype=np.int64)
+        codes = status * (len(self.problem_texts) + 1) + problem
+        ok = [si * (len(self.problem_texts) + 1) + pi for si in set(self.status) for pi in set(self.problem)
+              if accepts(STATUS_KEYS[si], self.problem_texts[pi])]
+        chosen = np.frombuffer(self.pks, dtype=np.int64)[np.isin(codes, ok)]
+        if among is None:
+            return chosen.tolist()
+        among_arr = np.asarray(among, dtype=np.int64)
+        return among_arr[np.isin(among_arr, chosen)].tolist()
 
 
 def _sum_metric(parts: Sequence[Metric]) -> Metric:

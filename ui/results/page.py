@@ -288,8 +288,7 @@ class ResultsPage(QSplitter):
         def work(st: Store) -> tuple[list[int], list[ResponseSummary]]:
             pks = st.browse_response_pks(rid, search=search, model=model)
             if totals is not None:
-                keep = totals.matching(accepts)
-                pks = [pk for pk in pks if pk in keep]
+                pks = totals.matching(accepts, among=pks)
             return pks, page_summaries(st, rid, pks[:PAGE], with_overrides=with_overrides)  # type: ignore[arg-type]
 
         def done(result: tuple[list[int], list[ResponseSummary]]) -> None:

@@ -8,6 +8,17 @@
 Runs 2 and 3 are written straight through Store (tests/support/synth_run.py).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_responsiveness.py [--judge keyword:0.005]
+
+With ``--answers 1000,20000,100000`` it measures the app on stored runs of those sizes instead (issue 17):
+the run is built straight through the Store with batched inserts (tests/support/large_run.py; the
+build time is printed, and the database is cached in the temp dir by size, so a rerun starts at once),
+then, while the 10 ms heartbeat ticks: open the run (until its first row and its count are on screen;
+target < 1 s), scroll the responses table top to bottom in 20 steps (each step until the rows shown
+are read), filter by the search box and by the model facet (target < 200 ms each), by the status facet
+once the run's metrics are summed, and open a response (its statements, sources and matrix). Every
+figure is printed against its target; the longest stall of the whole sequence has the target < 50 ms.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_responsiveness.py --answers 1000,20000,100000
 """
 from __future__ import annotations
 
@@ -56,12 +67,20 @@ class Heartbeat:
             self.gaps.append(self.clock.nsecsElapsed() / 1e6)
         self.clock.restart()
 
-    def start(self) -> None:
+    def start(self, settle_ms: int = 0) -> None:
         self.gaps.clear()
         self.clock.invalidate()
         self.timer.start()
+        if settle_ms:       # a first tick before the work starts, so a block at once is counted
+            loop = QEventLoop()
+            QTimer.singleShot(settle_ms, loop.quit)
+            loop.exec()
 
-    def stop(self) -> dict[str, float]:
+    def stop(self, settle_ms: int = 0) -> dict[str, float]:
+        if settle_ms:       # let one more tick land, so a block just before the stop is counted
+            loop = QEventLoop()
+            QTimer.singleShot(settle_ms, loop.quit)
+            loop.exec()
         self.timer.stop()
         gaps = sorted(self.gaps) or [0.0]
         return {"ticks": len(self.gaps), "longest_stall_ms": round(gaps[-1], 1),
@@ -102,7 +121,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--judge", default="keyword:0.005", help="judge spec (default keyword:0.005, a fast local judge)")
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--answers", default="", help="comma-separated run sizes: measure the app on stored runs of "
+                                                  "these many answers (e.g. 1000,20000,100000) instead")
     args = ap.parse_args()
+    if args.answers:
+        return large_runs([int(n) for n in args.answers.replace("_", "").split(",") if n.strip()])
     app = application()
     tmp = Path(tempfile.mkdtemp(prefix="sc-ui-bench-"))
     settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
@@ -181,6 +204,168 @@ def main() -> int:
     print(f"open a run of 1,000 responses: {results['open_run_1000']['seconds']} s (target < 1)")
     print(f"show a 200 x 40 matrix: {results['matrix_200x40']['open_seconds']} s from open, "
           f"{results['matrix_200x40']['show_seconds']} s to redraw (target < 1)")
+    return 0
+
+
+# ----------------------------------------------------------------------------- large runs (issue 17)
+OPEN_TARGET_S, FILTER_TARGET_S, STALL_TARGET_MS = 1.0, 0.2, 50.0
+
+
+def pump(ms: int = 5) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def until(pred, timeout_s: float) -> float:
+    """Run the event loop until ``pred()``; the seconds it took (raises after ``timeout_s``)."""
+    t0 = time.perf_counter()
+    while not pred():
+        if time.perf_counter() - t0 > timeout_s:
+            raise TimeoutError(f"not done within {timeout_s} s")
+        pump()
+    return time.perf_counter() - t0
+
+
+def shown(table, row: int) -> bool:
+    """The row is on screen with its figures (not the "…" of a row still being read)."""
+    model = table.model()
+    return 0 <= row < model.rowCount() and model.index(row, 0).data() not in (None, "…")
+
+
+def top_row(table) -> int:
+    return max(0, table.rowAt(0))
+
+
+def one_large_run(app, settings: AppSettings, n: int, tmp: Path) -> dict[str, object]:
+    from tests.support.large_run import cached_large_run
+
+    db, run_id, built_s = cached_large_run(n)
+    out: dict[str, object] = {"answers": n, "build_seconds": round(built_s, 1) if built_s else "cached"}
+    w = MainWindow(db, settings)
+    w.resize(1280, 800)
+    w.show()
+    page = w.results
+    table = page.responses_table
+    beat = Heartbeat()
+    stalls: dict[str, float] = {}
+    paged = hasattr(page, "paged")     # the same script measures the code before issue 17
+    try:
+        until(lambda: not w.db.busy("runs"), 600)      # the startup runs list
+        beat.start(25)
+        t0 = time.perf_counter()
+        page.open_run(run_id)
+        until(lambda: page.run_id == run_id and shown(table, 0) and (not paged or page.count_label.text()), 600)
+        out["open_s"] = round(time.perf_counter() - t0, 3)
+        out["rows"] = table.model().rowCount()
+        out["count_shown"] = page.count_label.text() if paged else f"{table.model().rowCount()} rows"
+        stalls["open"] = beat.stop(30)["longest_stall_ms"]
+
+        beat.start(25)
+        bar = table.verticalScrollBar()
+        steps = []
+        for k in range(1, 21):
+            t1 = time.perf_counter()
+            bar.setValue(bar.maximum() * k // 20)
+            until(lambda: shown(table, top_row(table)), 60)
+            steps.append(time.perf_counter() - t1)
+        out["scroll_step_s_max"] = round(max(steps), 3)
+        out["scroll_steps"] = len(steps)
+        out["rows_read"] = page.paged_model.loaded_rows() if paged and page.paged else table.model().rowCount()
+        stalls["scroll"] = beat.stop(30)["longest_stall_ms"]
+
+        beat.start(25)
+        out["filter_search_s"] = round(filtered(page, table, lambda: page.search_edit.setText("r1999"), paged), 3)
+        out["filter_search_rows"] = table.model().rowCount()
+        out["filter_model_s"] = round(filtered(page, table, lambda: page.facets.select(model="model-b"), paged), 3)
+        out["filter_model_rows"] = table.model().rowCount()
+        out["filter_clear_s"] = round(filtered(page, table, lambda: (page.search_edit.setText(""),
+                                                                     page.facets.select(model="")), paged), 3)
+        stalls["filter"] = beat.stop(30)["longest_stall_ms"]
+
+        beat.start(25)
+        t2 = time.perf_counter()
+        if paged and page.paged:
+            until(lambda: page.totals is not None, 600)
+        out["metrics_summed_s"] = round(time.perf_counter() - t2, 2)
+        out["status_filter_s"] = round(filtered(page, table, lambda: page.facets.select(status="not_supported"),
+                                                paged), 3)
+        out["status_filter_rows"] = table.model().rowCount()
+        stalls["metrics_and_status"] = beat.stop(30)["longest_stall_ms"]
+
+        beat.start(25)
+        t3 = time.perf_counter()
+        got: list[int] = []
+        if paged:
+            page.response_shown.connect(got.append)
+        table.setCurrentIndex(table.model().index(5, 0))
+        if paged:
+            until(lambda: bool(got), 60)
+        app.processEvents()
+        out["open_response_s"] = round(time.perf_counter() - t3, 3)
+        out["matrix"] = [page.matrix_tab.matrix_model.rowCount(), page.matrix_tab.matrix_model.columnCount()]
+        stalls["open_response"] = beat.stop(30)["longest_stall_ms"]
+    except TimeoutError as exc:
+        out["error"] = str(exc)
+    finally:
+        import resource
+
+        out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)   # the app's process
+        out["stall_ms"] = stalls
+        out["longest_stall_ms"] = max(stalls.values()) if stalls else None
+        w.db.wait(30_000)
+        dispose(app, w)
+    return out
+
+
+def filtered(page, table, action, paged: bool) -> float:
+    """Seconds from the user's change to the filtered table on screen with its first row read."""
+    t0 = time.perf_counter()
+    if paged and page.paged:
+        got: list[int] = []
+        page.filter_applied.connect(got.append)
+        action()
+        until(lambda: bool(got), 60)
+        page.filter_applied.disconnect(got.append)
+    else:
+        action()
+    until(lambda: table.model().rowCount() == 0 or shown(table, 0), 60)
+    return time.perf_counter() - t0
+
+
+def verdict(value: float | None, target: float) -> str:
+    return "n/a" if value is None else ("meets" if value < target else "MISSES")
+
+
+def large_runs(sizes: list[int]) -> int:
+    app = application()
+    tmp = Path(tempfile.mkdtemp(prefix="sc-ui-large-"))
+    settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+    settings.judges = ["keyword:0"]
+    settings.reviewer = "bench"
+    # the ideal: the longest gap of the heartbeat alone, the app doing nothing, on this machine now
+    beat = Heartbeat()
+    beat.start(25)
+    pump(3000)
+    idle = beat.stop(30)["longest_stall_ms"]
+    results = [one_large_run(app, settings, n, tmp) for n in sizes]
+    print(json.dumps(results, indent=2))
+    print(f"\nthe heartbeat alone, the app idle for 3 s: longest gap {idle} ms (this machine's floor; "
+          "each stall below is also given as a ratio to it)")
+    for r in results:
+        print(f"\n{r['answers']:,} answers (build: {r['build_seconds']} s)" + (f"  ERROR {r['error']}" if 'error' in r else ""))
+        print(f"  open the run: {r.get('open_s')} s (target < {OPEN_TARGET_S:g}): {verdict(r.get('open_s'), OPEN_TARGET_S)}")
+        print(f"  scroll top to bottom, {r.get('scroll_steps')} steps: slowest step {r.get('scroll_step_s_max')} s; "
+              f"rows read {r.get('rows_read')} of {r.get('rows')}")
+        for key, what in (("filter_search_s", "filter by the search box"), ("filter_model_s", "filter by model"),
+                          ("status_filter_s", "filter by status")):
+            print(f"  {what}: {r.get(key)} s (target < {FILTER_TARGET_S:g}): {verdict(r.get(key), FILTER_TARGET_S)}")
+        print(f"  metrics summed in the background after {r.get('metrics_summed_s')} s more")
+        print(f"  open a response: {r.get('open_response_s')} s, matrix {r.get('matrix')}")
+        print(f"  the app's peak memory so far (this process, not the summing worker): {r.get('peak_rss_mb')} MB")
+        print(f"  longest GUI stall: {r.get('longest_stall_ms')} ms (target < {STALL_TARGET_MS:g}): "
+              f"{verdict(r.get('longest_stall_ms'), STALL_TARGET_MS)}; "
+              f"{(r.get('longest_stall_ms') or 0) / max(idle, 1.0):.1f}x the idle floor; by phase {r.get('stall_ms')}")
     return 0
 
 

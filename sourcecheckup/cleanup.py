@@ -431,7 +431,7 @@ def revised_answer(store: Store, run_id: str, response_id: str, *, accept_verifi
     suggestion still pending, without recording a decision). Citations are kept; a deletion removes
     the sentence; when several are accepted for one statement the best verified one is used."""
     run = store.get_run(run_id)
-    rows = [r for r in store.responses(run.id) if r.response.id == response_id]
+    rows = store.responses_by_rid(run.id, response_id)
     if not rows:
         raise CleanupError(f"run {run.id} has no response '{response_id}'; `sourcecheckup show {run.id}` lists them")
     row = rows[0]

@@ -6,7 +6,7 @@ test on each row that the responses proxy applies beside the free-text search.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
@@ -24,16 +24,16 @@ _COUNT = re.compile(r"^\d+\s+")
 
 
 def status_key(r: ResponseSummary) -> str:
-    if r.supported is True:
-        return "supported"
-    if r.supported is False:
-        return "not_supported"
-    return "undecided" if r.claims else "no_claims"
+    return r.status_key
 
 
 def problem_kinds(r: ResponseSummary) -> list[str]:
     """"2 unsupported · 1 dead link" -> ["unsupported", "dead link"]."""
-    return [_COUNT.sub("", p.strip()) for p in r.problems.split(" · ") if p.strip()]
+    return problem_kinds_of(r.problems)
+
+
+def problem_kinds_of(problems: str) -> list[str]:
+    return [_COUNT.sub("", p.strip()) for p in problems.split(" · ") if p.strip()]
 
 
 class FacetBar(QWidget):
@@ -64,14 +64,29 @@ class FacetBar(QWidget):
 
     def set_rows(self, rows: Sequence[ResponseSummary]) -> None:
         """Offer the models, statuses and problems these rows hold; keep a choice that still applies."""
-        models = sorted({r.model for r in rows})
-        statuses = [k for k in STATUS_WORDS if any(status_key(r) == k for r in rows)]
-        problems = sorted({k for r in rows for k in problem_kinds(r)})
-        self._fill(self.model_box, "All models", [(m or "(no model)", m) for m in models])
-        self._fill(self.status_box, "All statuses", [(STATUS_WORDS[k], k) for k in statuses])
-        self._fill(self.problem_box, "All problems", [("Any problem", ANY_PROBLEM), ("No problem", NO_PROBLEM)]
-                   + [(p, p) for p in problems])
+        self.set_choices(sorted({r.model for r in rows}), {status_key(r) for r in rows},
+                         {k for r in rows for k in problem_kinds(r)})
+
+    def set_choices(self, models: Sequence[str], statuses: Iterable[str] | None,
+                    problems: Iterable[str] | None, *, model_counts: Mapping[str, int] | None = None) -> None:
+        """Offer these choices (a large run's, from SQL and from its totals); None leaves that box
+        showing only its "All" entry, disabled, until the figures behind it are known."""
+        counted = (lambda m: f"{m or '(no model)'} ({model_counts.get(m, 0):,})") if model_counts else \
+            (lambda m: m or "(no model)")
+        self._fill(self.model_box, "All models", [(counted(m), m) for m in models])
+        self.status_box.setEnabled(statuses is not None)
+        self.problem_box.setEnabled(problems is not None)
+        wanted = set(statuses or ())
+        self._fill(self.status_box, "All statuses", [(STATUS_WORDS[k], k) for k in STATUS_WORDS if k in wanted])
+        self._fill(self.problem_box, "All problems",
+                   [] if problems is None else [("Any problem", ANY_PROBLEM), ("No problem", NO_PROBLEM)]
+                   + [(p, p) for p in sorted(set(problems))])
         self.changed.emit()
+
+    def chosen(self) -> tuple[str | None, str | None, str | None]:
+        """(model, status, problem) chosen; None where the box shows everything."""
+        return tuple(None if b.currentData() in (ALL, None) else b.currentData()  # type: ignore[return-value]
+                     for b in (self.model_box, self.status_box, self.problem_box))
 
     @staticmethod
     def _fill(box: QComboBox, all_text: str, items: list[tuple[str, str]]) -> None:
@@ -98,18 +113,22 @@ class FacetBar(QWidget):
         return any(b.currentData() not in (ALL, None) for b in (self.model_box, self.status_box, self.problem_box))
 
     def accepts(self, r: ResponseSummary) -> bool:
-        model, status, problem = (b.currentData() for b in (self.model_box, self.status_box, self.problem_box))
-        if model not in (ALL, None) and r.model != model:
-            return False
-        if status not in (ALL, None) and status_key(r) != status:
-            return False
-        if problem == ANY_PROBLEM:
-            return bool(r.problems)
-        if problem == NO_PROBLEM:
-            return not r.problems
-        if problem not in (ALL, None) and problem not in problem_kinds(r):
-            return False
-        return True
+        return self.row_test()(r)
+
+    def row_test(self) -> Callable[[ResponseSummary], bool]:
+        """:meth:`accepts` for the choices made now: the proxy asks it once per row."""
+        model, want_status, problem = self.chosen()
+        return lambda r: (model is None or r.model == model) and _accepts(want_status, problem, r.status_key,
+                                                                          r.problems)
+
+    def accepts_facts(self, status: str, problems: str) -> bool:
+        """The status and problem facets' test on one response's status key and problems text."""
+        return self.facts_test()(status, problems)
+
+    def facts_test(self) -> Callable[[str, str], bool]:
+        """:meth:`accepts_facts` for the choices made now, as a plain function (for a pool thread)."""
+        _, want_status, problem = self.chosen()
+        return lambda status, problems: _accepts(want_status, problem, status, problems)
 
     def show_review_progress(self, reviewed: int, total: int) -> None:
         text = f"{reviewed}/{total} pairs reviewed" if total else "No pairs to review"
@@ -119,3 +138,15 @@ class FacetBar(QWidget):
 
     def clear_progress(self) -> None:
         self.reviewed_label.setText("")
+
+
+def _accepts(want_status: str | None, problem: str | None, status: str, problems: str) -> bool:
+    if want_status is not None and status != want_status:
+        return False
+    if problem == ANY_PROBLEM:
+        return bool(problems)
+    if problem == NO_PROBLEM:
+        return not problems
+    if problem is not None and problem not in problem_kinds_of(problems):
+        return False
+    return True

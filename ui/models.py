@@ -4,6 +4,7 @@ Every DisplayRole is plain text: Qt's item views never interpret it as markup.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
@@ -45,14 +46,25 @@ class _RowModel(QAbstractTableModel, Generic[T]):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.rows: list[T] = []
+        self._haystacks: dict[int, str] = {}
+        self.dataChanged.connect(lambda *_: self._haystacks.clear())
 
     def set_rows(self, rows: Sequence[T]) -> None:
         self.beginResetModel()
         self.rows = list(rows)
+        self._haystacks.clear()
         self.endResetModel()
 
     def row_at(self, row: int) -> T | None:
         return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def haystack(self, row: int) -> str:
+        """Every column's shown text of a row, case-folded, for the search box."""
+        text = self._haystacks.get(row)
+        if text is None:
+            text = "\n".join(str(self.data(self.index(row, c))) for c in range(self.columnCount())).casefold()
+            self._haystacks[row] = text
+        return text
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
@@ -108,6 +120,10 @@ class ResponsesModel(_RowModel[ResponseSummary]):
         ("Sources", lambda r: f"{r.valid_sources}/{r.sources} readable"),
         ("Problems", lambda r: r.problems),
     )
+
+    def haystack(self, row: int) -> str:
+        # the question too, as the search box says (a paged run's search is id, model and question)
+        return super().haystack(row) + "\n" + self.rows[row].question.casefold()
 
     def sort_key(self, item: ResponseSummary, column: int) -> Any:
         if column == 3:
@@ -491,6 +507,11 @@ class SamplePairsModel(_RowModel[SamplePair]):
             self.dataChanged.emit(self.index(0, 4), self.index(len(self.rows) - 1, 4))
 
 
+def _unescape(pattern: str) -> str:
+    """The text of a fixed-string filter (QSortFilterProxyModel stores it regex-escaped)."""
+    return re.sub(r"\\(.)", r"\1", pattern)
+
+
 _REVIEW_WORDS = {"supported": "✓ supported", "not_supported": "✗ not supported", "unsure": "? unsure"}
 
 
@@ -509,10 +530,16 @@ class SortFilterProxy(QSortFilterProxyModel):
         self.invalidateRowsFilter()
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        model = self.sourceModel()
         if self.row_filter is not None:
-            item = self.sourceModel().index(source_row, 0, source_parent).data(ROW_ROLE)
+            item = model.row_at(source_row) if isinstance(model, _RowModel) else \
+                model.index(source_row, 0, source_parent).data(ROW_ROLE)
             if item is not None and not self.row_filter(item):
                 return False
+        if isinstance(model, _RowModel) and not source_parent.isValid():
+            # the row's shown texts, joined and case-folded once per row: one test, not one per column
+            needle = self.filterRegularExpression().pattern()
+            return not needle or _unescape(needle).casefold() in model.haystack(source_row)
         return super().filterAcceptsRow(source_row, source_parent)
 
     def lessThan(self, left: Index, right: Index) -> bool:

@@ -22,6 +22,7 @@ import sqlite_utils
 from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
                       StatementCategory, Verdict, utcnow)
 from .bench import BenchTables
+from .browse import BrowseTables
 from .columns import dump_json, load_json
 from .export import ExportTables
 from .migrations import MIGRATIONS
@@ -115,7 +116,7 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables):
+class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True) -> None:

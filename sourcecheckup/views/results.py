@@ -31,6 +31,15 @@ class ResponseSummary:
     problems: str            # "2 unsupported · 1 dead link", "" when none
 
     @property
+    def status_key(self) -> str:
+        """supported / not_supported / undecided / no_claims: what the status facet filters on."""
+        if self.supported is True:
+            return "supported"
+        if self.supported is False:
+            return "not_supported"
+        return "undecided" if self.claims else "no_claims"
+
+    @property
     def support_text(self) -> str:
         if not self.decided_claims:
             return "–"

@@ -7,6 +7,7 @@ from typing import Mapping
 from ..metrics import METRIC_NAMES, headline
 from ..models import FetchStatus, StatementStatus
 from ..store import Store
+from .browse import FULL_LOAD_MAX, run_totals
 from .text import day_of, pct_ci, STATUS_WORDS
 
 # ----------------------------------------------------------------------------- runs list
@@ -37,14 +38,21 @@ class RunSummary:
         return self.status in ("cancelled", "failed", "running")
 
 
-def run_summaries(store: Store, limit: int = 200) -> list[RunSummary]:
-    """Past runs, newest first, with their headline metrics (point estimates, no bootstrap)."""
+def run_summaries(store: Store, limit: int = 200, *, large_metrics: bool = True) -> list[RunSummary]:
+    """Past runs, newest first, with their headline metrics (point estimates, no bootstrap). A run of
+    more than FULL_LOAD_MAX responses is summed chunk by chunk, or, without ``large_metrics`` (the app's
+    list, which must come back at once), listed with its count and no metrics."""
     out = []
     for run in store.list_runs()[:limit]:
-        data = store.load_run(run.id)
-        m = headline(data, intervals=False)
-        out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), len(data.responses),
-                              m.statement_support.value, m.response_support.value, m.url_validity.value,
+        n = store.response_count(run.id)
+        if n > FULL_LOAD_MAX:
+            m = run_totals(store, run.id, with_overrides=False).metrics if large_metrics else None
+            values = (None, None, None) if m is None else \
+                (m.statement_support.value, m.response_support.value, m.url_validity.value)
+        else:
+            m = headline(store.load_run(run.id), intervals=False)
+            values = (m.statement_support.value, m.response_support.value, m.url_validity.value)
+        out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), n, *values,
                               run.message, run.name, run.note))
     return out
 

@@ -3,6 +3,11 @@ responses, and the selected response's Answer, Sources, Support matrix and Sugge
 
 It shows one stored run at a time (``run_id``, ``view``); the run is loaded and assessed off the
 GUI thread through the window's DbSession, and ``run_shown`` fires once it is on screen.
+
+A run of more than FULL_LOAD_MAX responses is paged (``paged``): the table holds the responses' keys
+and reads rows a page at a time as they are shown, the search and the model facet are SQL queries;
+the metrics, the status and problem facets and the review progress arrive from a chunked pass in a
+worker process; ``view`` holds only the selected response (review stepping stays within it).
 """
 from __future__ import annotations
 
@@ -10,24 +15,27 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QLineEdit, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from sourcecheckup import review
 from sourcecheckup.judge_report import run_usage
 from sourcecheckup.models import Response
 from sourcecheckup.store import Store
+from sourcecheckup.views.browse import (FULL_LOAD_MAX, STATUS_KEYS, BrowseStart, RunTotals, browse_start, run_totals_at,
+                                        page_summaries, slice_view)
 from sourcecheckup.views.matrix import MatrixCell, support_matrix
-from sourcecheckup.views.results import RunView, load_run_view
+from sourcecheckup.views.results import ResponseSummary, RunView, load_run_view
 from sourcecheckup.views.review import PairRef, review_pairs, review_progress
 from sourcecheckup.views.sources import source_summaries
 
 from ..elide import placeholder_with_tooltip
-from ..facets import FacetBar
+from ..facets import FacetBar, problem_kinds_of
 from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
 from .input_panel import InputPanel
 from .matrix_tab import MatrixTab
+from .paged_responses import PAGE, PagedResponsesModel
 from .runs_panel import RunsPanel
 from .sources_tab import SourcesTab
 from .suggestions_tab import SuggestionsTab
@@ -41,6 +49,9 @@ MATRIX_TAB = 2
 
 class ResultsPage(QSplitter):
     run_shown = Signal(str)          # a run's results are on screen (after each load)
+    response_shown = Signal(int)     # the selected response's tabs are filled (its pk)
+    filter_applied = Signal(int)     # a paged run's filter is on screen (the responses it shows)
+    totals_shown = Signal(str)       # a paged run's metrics and facets are on screen
 
     def __init__(self, host: Any, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
@@ -53,6 +64,11 @@ class ResultsPage(QSplitter):
         self.stale = False            # the run on screen has changed in the database since it was loaded
         self.last_load_s = 0.0        # how long the latest load took
         self.last_load_at = 0.0
+        self.paged = False            # the open run is shown a page at a time (more than FULL_LOAD_MAX responses)
+        self.totals: RunTotals | None = None
+        self._total_responses = 0
+        self._paged_filter: tuple = ()
+        self._paged_run_id = ""
         self._build()
 
     def _build(self) -> None:
@@ -85,18 +101,21 @@ class ResultsPage(QSplitter):
         self.facets = FacetBar()
         frow.addWidget(self.facets, 5)
         tl.addLayout(frow)
+        self.count_label = QLabel("")
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
+        tl.addWidget(self.count_label)
         self.responses_model = ResponsesModel(self)
         self.responses_proxy = SortFilterProxy(self)
         self.responses_proxy.setSourceModel(self.responses_model)
-        self.responses_proxy.set_row_filter(self.facets.accepts)
-        self.facets.changed.connect(self.responses_proxy.invalidateRowsFilter)
-        self.search_edit.textChanged.connect(self.responses_proxy.setFilterFixedString)
+        self.responses_proxy.set_row_filter(self.facets.row_test())
+        self.paged_model = PagedResponsesModel(lambda *a, **kw: self.host.db.read(*a, **kw), self)
+        self.facets.changed.connect(lambda: self._on_filter_changed(facets=True))
+        self.search_edit.textChanged.connect(lambda _text: self._on_filter_changed(facets=False))
+        for signal in (self.responses_proxy.modelReset, self.responses_proxy.rowsInserted,
+                       self.responses_proxy.rowsRemoved, self.responses_proxy.layoutChanged):
+            signal.connect(self._show_count)
         self.responses_table = table_view(self.responses_proxy)
-        self.responses_table.setSortingEnabled(True)
-        self.responses_table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # input order
-        for col, width in enumerate((150, 120, 50, 70, 130, 100)):
-            self.responses_table.setColumnWidth(col, width)
-        self.responses_table.selectionModel().currentRowChanged.connect(self._on_response_changed)
+        self._use_table_model(self.responses_proxy, force=True)
         tl.addWidget(self.responses_table)
         vsplit.addWidget(top)
 
@@ -126,6 +145,38 @@ class ResultsPage(QSplitter):
         self.setCollapsible(0, False)
         self.setCollapsible(1, False)
 
+    def _use_table_model(self, model: Any, *, force: bool = False) -> None:
+        """The whole-run proxy (sortable) or the paged model (input order) behind the responses table."""
+        table = self.responses_table
+        if table.model() is model and not force:
+            return
+        table.setModel(model)
+        table.setSortingEnabled(model is self.responses_proxy)
+        if model is self.responses_proxy:
+            table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # input order
+        for col, width in enumerate((150, 120, 50, 70, 130, 100)):
+            table.setColumnWidth(col, width)
+        table.selectionModel().currentRowChanged.connect(self._on_response_changed)
+
+    def _on_filter_changed(self, *, facets: bool) -> None:
+        if self.paged:
+            self._refilter()
+        elif facets:
+            self.responses_proxy.set_row_filter(self.facets.row_test())
+        else:
+            self.responses_proxy.setFilterFixedString(self.search_edit.text())
+
+    def _show_count(self, *_: object) -> None:
+        if self.paged:
+            shown, total = self.paged_model.rowCount(), self._total_responses
+        elif self.run_id is None:
+            self.count_label.setText("")
+            return
+        else:
+            shown, total = self.responses_proxy.rowCount(), self.responses_model.rowCount()
+        noun = "response" if total == 1 else "responses"
+        self.count_label.setText(f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}")
+
     def show_left(self, index: int) -> None:
         """The Input (0) or Runs (1) tab, on this page."""
         self.host.pages.setCurrentWidget(self)
@@ -150,29 +201,150 @@ class ResultsPage(QSplitter):
         self.stale = False
         started = time.monotonic()
 
-        def load(st: Store) -> tuple[RunView, dict, float]:
+        search, (model, _, _) = self.search_edit.text(), self.facets.chosen()
+        load_key = self._filter_key()
+
+        def load(st: Store) -> tuple[RunView | BrowseStart, dict, float, Any]:
+            run = st.get_run(rid)
+            if st.response_count(run.id) > FULL_LOAD_MAX:   # page through it: read the keys only
+                start = browse_start(st, run.id, search=search, model=model, first=PAGE, with_overrides=with_overrides)
+                return start, {}, time.monotonic() - started, None
             view = load_run_view(st, rid, with_overrides=with_overrides)
-            return view, run_usage(st, rid), time.monotonic() - started
+            # a pass over every pair of the run: here in the read pool, not on the GUI thread
+            review = (review_pairs(view, review_first=True), review_progress(view))
+            return view, run_usage(st, rid), time.monotonic() - started, review
 
-        self.host.db.read("run", load, self._on_loaded, lambda msg: self.host._warn("Cannot open run", msg))
+        self.host.db.read("run", load, lambda result: self._on_loaded(result, load_key),
+                          lambda msg: self.host._warn("Cannot open run", msg))
 
-    def _on_loaded(self, result: tuple[RunView, dict, float]) -> None:
-        view, self.usage, self.last_load_s = result
-        self.show_view(view)
+    def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float, Any], load_key: tuple = ()) -> None:
+        view, usage, self.last_load_s, review = result
+        if isinstance(view, BrowseStart):
+            self.show_paged(view, load_key)
+            return
+        self.usage = usage
+        self.show_view(view, review)
 
-    def show_view(self, view: RunView) -> None:
-        """Put a loaded run on screen, keeping the selected response when the run still has it."""
+    # ------------------------------------------------------------------------ a large run, paged
+    def show_paged(self, start: BrowseStart, load_key: tuple = ()) -> None:
+        """Put a large run on screen: its first rows and count now, its metrics when they are summed.
+        ``load_key``: the filter when the keys were read (only its search text and model were applied)."""
+        if start.run.id != self.run_id:
+            return
+        self.last_load_at = time.monotonic()
+        self.paged = True
+        self._paged_run = start.run
+        self._model_counts = dict(start.models)
+        self.view = None
+        self.pairs = []
+        self.responses_model.set_rows([])
+        self._use_table_model(self.paged_model)
+        self._total_responses = sum(n for _, n in start.models)
+        if self.totals is None or self._paged_run_id != start.run.id:
+            self.totals = None
+            self.metrics_bar.clear()
+            self.metrics_bar.counts.setText(f"Run {start.run.status} · {self._total_responses:,} responses · "
+                                            "summing the metrics…")
+            with QSignalBlocker(self.facets):
+                self.facets.set_choices([m for m, _ in start.models], None, None, model_counts=dict(start.models))
+            self.facets.clear_progress()
+        self._paged_run_id = start.run.id
+        # what start.pks answers; a facet chosen since, or status and problem, then filter again
+        self._paged_filter = load_key[:3] + (None, None) + load_key[5:] if load_key else self._filter_key()
+        self._show_pks(start.pks, start.first_rows)
+        self._sum_totals()
+        self.run_shown.emit(start.run.id)
+        self._refilter()
+
+    def _filter_key(self) -> tuple:
+        """(run, search text, model, status, problem, with overrides): what the paged table shows."""
+        return (self.run_id, self.search_edit.text().strip(), *self.facets.chosen(),
+                self.metrics_bar.with_overrides.isChecked())
+
+    def _show_pks(self, pks: list[int], first_rows: list[ResponseSummary]) -> None:
+        keep = self.response_pk
+        self.paged_model.set_responses(self.run_id, pks, with_overrides=self.metrics_bar.with_overrides.isChecked(),
+                                       first_rows=first_rows)
+        self._show_count()
+        if pks:
+            self.select_response(keep if keep in pks else pks[0])
+        else:
+            self.response_pk = None
+            self.view = None
+            self.clear_details()
+
+    def _refilter(self) -> None:
+        """The search text and the model facet as an SQL query, the status and problem facets over the
+        run's totals, both in the read pool."""
+        key = self._filter_key()
+        if key == self._paged_filter or not self.run_id:
+            return
+        self._paged_filter = key
+        rid, search, (model, status, problem) = self.run_id, self.search_edit.text(), self.facets.chosen()
+        with_overrides = self.metrics_bar.with_overrides.isChecked()
+        totals = self.totals if (status is not None or problem is not None) else None
+        accepts = self.facets.facts_test()
+
+        def work(st: Store) -> tuple[list[int], list[ResponseSummary]]:
+            pks = st.browse_response_pks(rid, search=search, model=model)
+            if totals is not None:
+                pks = totals.matching(accepts, among=pks)
+            return pks, page_summaries(st, rid, pks[:PAGE], with_overrides=with_overrides)  # type: ignore[arg-type]
+
+        def done(result: tuple[list[int], list[ResponseSummary]]) -> None:
+            if self.paged and self.run_id == rid:
+                self._show_pks(*result)
+                self.filter_applied.emit(self.paged_model.rowCount())
+
+        self.host.db.read("filter", work, done, lambda msg: self.host._warn("Cannot filter the responses", msg))
+
+    def _sum_totals(self) -> None:
+        """The run's metrics, review progress and facet figures, summed chunk by chunk in a worker process."""
+        rid = self.run_id
+        self.host.db.compute("run-totals", run_totals_at, (rid, self.metrics_bar.with_overrides.isChecked()),
+                             self._on_totals, lambda msg: self.metrics_bar.counts.setText(
+                                 f"Cannot sum the run's metrics: {msg}"))
+
+    def _on_totals(self, totals: RunTotals) -> None:
+        if not self.paged:
+            return
+        self.totals, self.usage = totals, totals.usage
+        run = self._paged_run
+        self.metrics_bar.show_metrics(totals.metrics, totals.overrides, run.status, self.cost_text(), run.judges)
+        statuses = {STATUS_KEYS[i] for i in set(totals.status)}
+        problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
+        with QSignalBlocker(self.facets):
+            self.facets.set_choices(sorted(self._model_counts), statuses, problems, model_counts=self._model_counts)
+        self.facets.show_review_progress(totals.reviewed, totals.reviewable)
+        _, status, problem = self.facets.chosen()
+        if status is not None or problem is not None:   # the statuses changed (a review): filter by the new ones
+            self._paged_filter = ()
+        self._refilter()
+        self.totals_shown.emit(self.run_id or "")
+
+    def show_view(self, view: RunView, review: tuple[list[PairRef], tuple[int, int]] | None = None) -> None:
+        """Put a loaded run on screen, keeping the selected response when the run still has it;
+        ``review``: its review pairs and progress when the load worked them out already."""
         if view.data.run.id != self.run_id:
             return
         self.last_load_at = time.monotonic()
+        self.paged = False
+        self.totals = None
+        self._paged_filter = ()
+        self._paged_run_id = ""
+        self.paged_model.set_responses(None, [])
+        self._use_table_model(self.responses_proxy)
         self.view = view
-        self.pairs = review_pairs(view, review_first=True)
+        pairs, progress = review or (review_pairs(view, review_first=True), review_progress(view))
+        self.pairs = pairs
         self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
                                       view.data.run.judges)
         keep = self.response_pk
+        with QSignalBlocker(self.facets):
+            self.facets.set_rows(view.summaries)
+        self.responses_proxy.row_filter = self.facets.row_test()   # the rows are filtered once, as they are set
         self.responses_model.set_rows(view.summaries)
-        self.facets.set_rows(view.summaries)
-        self.facets.show_review_progress(*review_progress(view))
+        self.facets.show_review_progress(*progress)
         if view.summaries:
             pks = [s.response_pk for s in view.summaries]
             self.select_response(keep if keep in pks else pks[0])
@@ -186,15 +358,24 @@ class ResultsPage(QSplitter):
 
     def redraw(self) -> None:
         """Draw the run again (the palette changed)."""
-        if self.view is not None:
+        if self.paged:
+            self.reload_run()
+        elif self.view is not None:
             self.show_view(self.view)
 
     def close_run(self) -> None:
         """Nothing on screen (another database was opened)."""
         self.view = None
         self.run_id = None
+        self.paged = False
+        self.totals = None
+        self._paged_filter = ()
+        self._paged_run_id = ""
+        self.paged_model.set_responses(None, [])
+        self._use_table_model(self.responses_proxy)
         self.metrics_bar.clear()
         self.responses_model.set_rows([])
+        self._show_count()
         self.facets.set_rows([])
         self.facets.clear_progress()
         self.clear_details()
@@ -207,6 +388,17 @@ class ResultsPage(QSplitter):
 
     # ------------------------------------------------------------------------ the selected response
     def select_response(self, response_pk: int) -> None:
+        if self.paged:
+            row = self.paged_model.row_of(response_pk)
+            if row < 0:
+                return
+            idx = self.paged_model.index(row, 0)
+            with QSignalBlocker(self.responses_table.selectionModel()):
+                self.responses_table.setCurrentIndex(idx)
+            self.responses_table.viewport().update()
+            self.responses_table.scrollTo(idx)
+            self.show_response(response_pk)
+            return
         for row, s in enumerate(self.responses_model.rows):
             if s.response_pk == response_pk:
                 idx = self.responses_proxy.mapFromSource(self.responses_model.index(row, 0))
@@ -221,29 +413,60 @@ class ResultsPage(QSplitter):
     def _on_response_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
         if not current.isValid():
             return
+        if self.paged:
+            pk = self.paged_model.pk_at(current.row())
+            if pk is not None and pk != self.response_pk:
+                self.show_response(pk)
+            return
         src = self.responses_proxy.mapToSource(current)
         summary = self.responses_model.row_at(src.row())
         if summary is not None and summary.response_pk != self.response_pk:
             self.show_response(summary.response_pk)
 
     def show_response(self, response_pk: int) -> None:
+        if self.paged:
+            self._read_response(response_pk)
+            return
         view = self.view
         if view is None:
             return
-        a = view.assessment(response_pk)
-        if a is None:
+        if view.assessment(response_pk) is None:
             return
         self.response_pk = response_pk
+        self._fill_tabs(view, response_pk)
+
+    def _fill_tabs(self, view: RunView, response_pk: int) -> None:
+        a = view.assessment(response_pk)
         self.answer_tab.show_answer(self.current_response(), a)  # type: ignore[arg-type]
         self.sources_tab.sources_model.set_rows(source_summaries(view, response_pk))
         self.matrix_tab.show_matrix(support_matrix(view, response_pk))
         self.suggestions_tab.load_suggestions()
+        self.response_shown.emit(response_pk)
+
+    def _read_response(self, response_pk: int) -> None:
+        """A paged run's response: its rows read and assessed in the read pool, then its tabs filled."""
+        self.response_pk = response_pk
+        rid, with_overrides = self.run_id, self.metrics_bar.with_overrides.isChecked()
+
+        def work(st: Store) -> RunView:
+            return slice_view(st, rid, [response_pk], with_overrides=with_overrides)  # type: ignore[arg-type]
+
+        def done(view: RunView) -> None:
+            if not self.paged or view.data.run.id != self.run_id or response_pk != self.response_pk \
+                    or view.assessment(response_pk) is None:
+                return
+            self.view = view
+            self.pairs = review_pairs(view, review_first=True)
+            self._fill_tabs(view, response_pk)
+
+        self.host.db.read("response", work, done, lambda msg: self.host._warn("Cannot show the response", msg),
+                          priority=1)
 
     def current_response(self) -> Response | None:
         view = self.view
         if view is None or self.response_pk is None:
             return None
-        return next(r for r in view.data.responses if r.pk == self.response_pk).response
+        return next((r.response for r in view.data.responses if r.pk == self.response_pk), None)
 
     def current_cell(self) -> MatrixCell | None:
         return self.matrix_tab.current_cell()

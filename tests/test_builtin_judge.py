@@ -273,3 +273,25 @@ def test_a_different_figure_from_another_context_rules_support_out_without_claim
                              "of cardiovascular disease in adults aged 60 years or older.", page)])
     assert v.label is Label.NOT_SUPPORTED and "contradicted" not in v.flags, v.rationale
     assert "in another context" in v.rationale and "60 years" in v.rationale
+
+
+EMPA_ABSTRACT = ("We randomly assigned 7020 patients with type 2 diabetes at high cardiovascular risk to receive "
+                 "empagliflozin 10 mg or 25 mg or placebo once daily. The primary outcome occurred in 10.5% of the "
+                 "pooled empagliflozin group and 12.1% of the placebo group. Empagliflozin reduced death from "
+                 "cardiovascular causes by 38% relative to placebo.")
+HCQ_ABSTRACT = ("Hydroxychloroquine or chloroquine with or without a macrolide for treatment of COVID-19: a "
+                "multinational registry analysis. In a registry analysis of 96,032 patients hospitalised with "
+                "COVID-19, treatment with hydroxychloroquine, alone or with a macrolide, was associated with "
+                "increased in-hospital mortality.")
+
+
+@pytest.mark.parametrize("statement, source, label", [
+    # a figure the source does not give, about a drug the source never names: not a case to review
+    ("Metformin halves the risk of colorectal cancer in type 2 diabetes.", EMPA_ABSTRACT, Label.NOT_SUPPORTED),
+    # "with or without a macrolide" in a title offers a choice; it does not negate the finding
+    ("Hydroxychloroquine was associated with increased in-hospital mortality in COVID-19.", HCQ_ABSTRACT,
+     Label.SUPPORTED),
+])
+def test_screen_verdicts_a_clinician_would_sign(statement, source, label):
+    v = BuiltinJudge().score_pairs([(statement, SourceText.from_text(source))])[0]
+    assert v.label is label, v.rationale

@@ -164,6 +164,14 @@ def _has_any(ws: Sequence[str], vocab: frozenset[str]) -> bool:
     return any(w in vocab for w in ws)
 
 
+def has_negation(ws: Sequence[str]) -> bool:
+    """A negation word in ``ws`` (in text order); "with or without" offers a choice, it negates nothing."""
+    for i, w in enumerate(ws):
+        if w in _NEGATIONS and not (w == "without" and i >= 2 and ws[i - 2] == "with" and ws[i - 1] == "or"):
+            return True
+    return False
+
+
 def contrast_flips(statement_words: set[str], evidence_words: set[str]) -> list[tuple[str, str]]:
     """Direction words the statement uses where the evidence uses the opposite one."""
     s = {stem(w) for w in statement_words}

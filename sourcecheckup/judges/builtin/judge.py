@@ -19,7 +19,7 @@ from ...models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_r
 from ..base import BaseJudge, JudgeSpecError
 from .features import (
     _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
-    _stem_set, _stem_to_word, content_stems, contrast_flips, load_params, number_check, quantities,
+    _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, quantities,
     stem, words)
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 
@@ -41,6 +41,15 @@ BATCH_PAIRS = 64
 # a precise figure (a decimal or a percentage) of the statement missing from the evidence, and
 # a negation flip against a closest sentence that otherwise covers the statement's key terms.
 NEGATION_VETO_COVERAGE = 0.5
+
+
+
+def _subject_missing(statement: str, missing_terms: list[str]) -> bool:
+    """The statement opens with a key term the source never uses ("Metformin halves the risk ..." against
+    an empagliflozin trial): its subject is not the source's."""
+    opening = set(words(statement)[:3])
+    return any(t in opening for t in missing_terms)
+
 # trained scores this close to the threshold are marked "review first": the screen is unsure of them
 REVIEW_BAND = 0.12
 # how close the statement's best sentence must be for matched figures to count as corroboration
@@ -134,7 +143,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     missing_numbers, wrong_units = number_check(statement, evidence)
     st_words = words(statement)
     neg_s = _has_any(st_words, _NEGATIONS)
-    neg_e = _has_any(list(ev_words), _NEGATIONS)
+    neg_e = _has_any(list(ev_words), _NEGATIONS)   # as the score was trained
     flips = contrast_flips(set(st_words), ev_words)
     hedge_e_only = _has_any(list(ev_words), _HEDGES) and not _has_any(st_words, _HEDGES)
 
@@ -171,7 +180,9 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     # a negation flip only rules support out when the whole evidence, not just its closest sentence,
     # flips, and no exact check found the same instruction or the same figures ("Avoid X" is "Do not take X")
     passed = {o.kind for o in checks.passed}
-    if (cov_idf >= NEGATION_VETO_COVERAGE and neg_e != neg_s and _has_any(words(quote), _NEGATIONS) != neg_s
+    # the veto reads words in order: "with or without" offers a choice and negates nothing
+    if (cov_idf >= NEGATION_VETO_COVERAGE and has_negation(words(evidence)) != neg_s
+            and has_negation(words(quote)) != neg_s
             and not passed & {"instruction", "quantity", "overclaim"}):
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
@@ -361,6 +372,10 @@ class BuiltinJudge(BaseJudge):
             if a.veto:
                 score = min(score, self.threshold) * 0.5
             supported = score >= self.threshold and not a.veto
+            if supported and a.checks is not None and a.checks.unsure and _subject_missing(statement, a.missing_terms):
+                # a figure the source does not repeat, about a subject the source never names: nothing to review
+                supported = False
+                score = min(score, self.threshold) * 0.5
             if uncertain or a.veto or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
             matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []

@@ -35,6 +35,7 @@ bench: setup
 
 screenshots: setup
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshot_references.py
 
 clean:
 	rm -rf .venv build dist demo.db* sourcecheckup-demo-report.*

@@ -173,3 +173,22 @@ def test_sigkill_mid_run_then_resume_has_every_pair_once_and_the_same_metrics(tm
     assert straight.returncode == 0, straight.stderr
     resumed = json.loads((tmp_path / "resumed.json").read_text())["metrics"]
     assert resumed == json.loads((tmp_path / "straight.json").read_text())["metrics"]
+
+
+def test_the_headline_of_a_large_run_is_summed_a_page_at_a_time(tmp_path, monkeypatch):
+    """Above HEADLINE_STREAM_ABOVE responses the audit's headline comes from the streamed figures, which
+    equal the built report's."""
+    from sourcecheckup.cli import runs
+    from sourcecheckup.report import build_report
+    from sourcecheckup.store import Store
+    from tests.support.synth_run import synthesize_run
+
+    store = Store(tmp_path / "big.db")
+    run_id = synthesize_run(store, responses=60)
+    built = runs.headline_report(store, run_id)
+    monkeypatch.setattr(runs, "HEADLINE_STREAM_ABOVE", 10)
+    streamed = runs.headline_report(store, run_id)
+    assert "audit_trail" not in streamed and "audit_trail" in built
+    assert streamed["metrics"] == build_report(store, run_id)["metrics"]
+    assert streamed["counts"] == built["counts"]
+    assert runs.unreadable_sources(streamed) == runs.unreadable_sources(built)

@@ -11,7 +11,7 @@ from typing import Any
 from ..events import EventKind, ProgressEvent
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
                      construction_errors, err, judge_options, open_store, run_config)
-from .runs import print_headline
+from .runs import headline_report, print_headline
 
 
 def _load_inputs(args: argparse.Namespace):
@@ -95,7 +95,7 @@ async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, in
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from ..pipeline import Audit, RunConfig
-    from ..report import build_report, write_report
+    from ..report import write_report
 
     if not args.inputs and not args.resume:
         raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
@@ -169,7 +169,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if audit.run_id:
             err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
         return EXIT_FAIL
-    report = build_report(store, run_id)
+    report = headline_report(store, run_id)
     for rep in args.report or []:
         path = write_report(store, run_id, rep)
         if not args.quiet:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import EXIT_OK, UsageError
-from .runs import print_headline
+from .runs import headline_report, print_headline
 
 
 def add_command(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -35,7 +35,6 @@ def _input(spec: str) -> Any:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from .. import __version__
-    from ..report import build_report
     from ..store import Store, StoreError
     from ..store.merge import MergeError, merge_runs
 
@@ -62,5 +61,5 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"warning: merged despite: {line}", file=sys.stderr)
     for line in result.source_conflicts:
         print(f"warning: {line}", file=sys.stderr)
-    print_headline(build_report(store, result.run_id))
+    print_headline(headline_report(store, result.run_id))
     return EXIT_OK

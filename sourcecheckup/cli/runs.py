@@ -37,6 +37,30 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
         print(f"  {note}", file=out)
 
 
+# above this many responses the headline is summed a page at a time (the whole report is not built)
+HEADLINE_STREAM_ABOVE = 2000
+
+
+def headline_report(store: Any, run_id: str) -> dict[str, Any]:
+    """What :func:`print_headline` and the audit's hints read. A run of up to ``HEADLINE_STREAM_ABOVE``
+    responses builds its report; a larger one is summed a page at a time with flat memory (its sources
+    are those the run fetched, so it is used only for runs that large)."""
+    import json
+
+    from ..report import build_report
+
+    if store.count_responses(run_id) <= HEADLINE_STREAM_ABOVE:
+        return build_report(store, run_id)
+    from ..report.stream import StreamedReport
+
+    run = store.get_run(run_id)
+    metrics = StreamedReport(store, run_id).figures()[0]
+    sources = [{"url": s["url"], "status": s["status"], "text_chars": s["text_chars"] or 0}
+               for s in store.iter_run_source_summaries(run_id)]
+    return {"run": {"id": run.id, "status": run.status}, "metrics": metrics.as_dict(),
+            "counts": json.loads(json.dumps(metrics.counts)), "responses": [{"sources": sources}]}
+
+
 def unreadable_sources(report: dict[str, Any]) -> int:
     """Distinct cited URLs without readable text: the unit the progress bar counts (a URL cited by
     two answers is one unreadable source, not two)."""

@@ -6,7 +6,7 @@ outcome of comparing the two, with the evidence a librarian needs to agree or di
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, asdict
+from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, Mapping
 

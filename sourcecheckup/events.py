@@ -12,8 +12,8 @@ class EventKind(str, Enum):
     SKIPPED = "skipped"            # one bad input record: message names it
     PARSED = "parsed"              # one response split into statements
     FETCHED = "fetched"            # one source retrieved (sources_done advances)
-    JUDGED = "judged"              # one pair judged (pairs_done advances)
-    RESPONSE_DONE = "response_done"
+    JUDGED = "judged"              # verdicts committed (pairs_done advances; one event a commit window)
+    RESPONSE_DONE = "response_done"  # one response's verdicts committed and it is stored done
     WARNING = "warning"
     RUN_FINISHED = "run_finished"  # message: completed | cancelled | failed: reason
 

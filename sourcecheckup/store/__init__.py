@@ -2,8 +2,9 @@
 statements, sources, verdicts, reviews, suggestions and benchmarks.
 
 One file, WAL mode, a schema version table and ordered migrations (:mod:`.migrations`) from the
-first release on. Every write that records judged work commits at once, so a crash or a kill
-loses nothing already judged. :class:`Store` is the one way in; its methods for the review,
+first release on. Judged work is committed in short windows (:meth:`Store.commit_judged`: a
+pipeline's verdicts and the responses they finish, in one transaction), so a crash or a kill loses
+at most the last uncommitted window, which a resume judges again; nothing committed is lost. :class:`Store` is the one way in; its methods for the review,
 suggestion and benchmark tables live in :mod:`.reviews`, :mod:`.suggestions` and :mod:`.bench`.
 """
 from __future__ import annotations
@@ -314,12 +315,13 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
             existing = self.statements_for(response_pk)
             if existing:
                 return existing
-            for s in statements:
-                self.db["statements"].insert({
-                    "response_pk": response_pk, "run_id": run_id, "ord": s.index, "text": s.text,
-                    "category": s.category.value, "cited": dump_json(list(s.cited)), "start": s.start, "end": s.end,
-                })
-            self.db["responses"].update(response_pk, {"parsed": 1})
+            # one statement for the lot: this runs once per response of a run
+            self.db.conn.executemany(
+                "INSERT INTO statements (response_pk, run_id, ord, text, category, cited, [start], [end]) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(response_pk, run_id, s.index, s.text, s.category.value, dump_json(list(s.cited)), s.start, s.end)
+                 for s in statements])
+            self.db.conn.execute("UPDATE responses SET parsed = 1 WHERE pk = ?", [response_pk])
         return self.statements_for(response_pk)
 
     def statements_for(self, response_pk: int) -> list[StatementRow]:
@@ -400,22 +402,40 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
     # -- verdicts ----------------------------------------------------------------------
     def save_verdict(self, run_id: str, statement_pk: int, url: str, source_id: int | None,
                      verdict: Verdict) -> None:
-        # plain SQL: this is the hot path of a run (one commit per judged pair)
+        """Store one verdict and commit it (a pipeline run commits in windows: :meth:`commit_judged`)."""
+        self.commit_judged(run_id, [(statement_pk, url, source_id, verdict)])
+
+    def commit_judged(self, run_id: str, verdicts: Sequence[tuple[int, str, int | None, Verdict]],
+                      done_responses: Sequence[int] = ()) -> None:
+        """Store verdicts ``(statement_pk, url, source_id, verdict)`` and then mark ``done_responses``
+        done, in one transaction: a response is never stored done without its verdicts."""
+        now = utcnow()
         with self.db.conn:
-            self.db.conn.execute(
+            self.db.conn.executemany(
                 "INSERT OR REPLACE INTO verdicts (run_id, statement_pk, url, source_id, judge_id, label, score, "
                 "rationale, quote, quote_found, prompt_version, model_version, raw, tokens_in, tokens_out, flags, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, statement_pk, url, source_id, verdict.judge_id, verdict.label.value, verdict.score,
-                 verdict.rationale, verdict.quote,
-                 None if verdict.quote_found is None else int(verdict.quote_found),
-                 verdict.prompt_version, verdict.model_version, verdict.raw, verdict.tokens_in,
-                 verdict.tokens_out, dump_json(list(verdict.flags)), utcnow()])
+                [(run_id, statement_pk, url, source_id, v.judge_id, v.label.value, v.score, v.rationale, v.quote,
+                  None if v.quote_found is None else int(v.quote_found), v.prompt_version, v.model_version, v.raw,
+                  v.tokens_in, v.tokens_out, dump_json(list(v.flags)), now)
+                 for statement_pk, url, source_id, v in verdicts])
+            if done_responses:
+                self.db.conn.executemany("UPDATE responses SET done = 1 WHERE pk = ?",
+                                         [(pk,) for pk in done_responses])
 
     def judged_keys(self, run_id: str) -> set[tuple[int, str, str]]:
         """(statement_pk, url, judge_id) of every pair already judged in this run."""
         return {(r[0], r[1], r[2]) for r in self.db.execute(
             "SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ?", [run_id]).fetchall()}
+
+    def judged_keys_for(self, run_id: str, statement_pks: Sequence[int]) -> set[tuple[int, str, str]]:
+        """(statement_pk, url, judge_id) already judged in this run for these statements (one response's)."""
+        if not statement_pks:
+            return set()
+        marks = ", ".join("?" * len(statement_pks))
+        return {(r[0], r[1], r[2]) for r in self.db.execute(
+            f"SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ? AND statement_pk IN ({marks})",
+            [run_id, *statement_pks]).fetchall()}
 
     def verdict_usage(self, run_id: str) -> list[tuple[str, str, int, int, int]]:
         """(judge_id, model_version or "", calls that reported tokens, tokens_in, tokens_out) per judge and model."""

@@ -423,7 +423,13 @@ class Audit:
                 jobs.append(self._judge_batch(judge, todo, url, src_row, source_text))
             else:
                 jobs.extend(self._judge_batch(judge, [s], url, src_row, source_text) for s in todo)
-        await asyncio.gather(*jobs)
+        running = [asyncio.ensure_future(job) for job in jobs]
+        try:
+            await asyncio.gather(*running)
+        except BaseException:   # one failed: its siblings must not go on calling the judge for a dead run
+            for task in running:
+                task.cancel()
+            raise
 
     async def _judge_batch(self, judge: Judge, statements: Sequence[StatementRow], url: str,
                            src_row: SourceRow, source_text: SourceText) -> None:

@@ -387,9 +387,10 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
         return SourceRow(id=r["id"], source=src)
 
     def link_run_source(self, run_id: str, url: str, source_id: int) -> None:
-        with self.db.conn:
-            self.db["run_sources"].upsert({"run_id": run_id, "url": url, "source_id": source_id},
-                                          pk=("run_id", "url"))
+        with self.db.conn:   # plain SQL: once per URL of a run
+            self.db.conn.execute("INSERT INTO run_sources (run_id, url, source_id) VALUES (?, ?, ?) "
+                                 "ON CONFLICT (run_id, url) DO UPDATE SET source_id = excluded.source_id",
+                                 [run_id, url, source_id])
 
     def run_source_ids(self, run_id: str) -> dict[str, int]:
         return {r["url"]: r["source_id"] for r in

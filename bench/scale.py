@@ -176,10 +176,10 @@ class Sampler:
     def __call__(self, ev) -> None:   # a ProgressEvent
         self.events += 1
         now = time.monotonic()
-        if now - self._last < 0.25 and ev.responses_done < self.answers:
+        quarter = min(3, ev.responses_done * 4 // self.answers)
+        if now - self._last < 0.25 and self.peaks[quarter]:   # reading smaps costs: 4 samples a second
             return
         self._last = now
-        quarter = min(3, ev.responses_done * 4 // self.answers)
         self.peaks[quarter] = max(self.peaks[quarter], pss_bytes())
 
 
@@ -283,7 +283,8 @@ async def run(args: argparse.Namespace) -> int:
     print(f"  pairs/s          {pairs / wall:9.0f}")
     print(f"  CPU per pair     {cpu / max(1, pairs) * 1000:9.3f} ms;  per URL {cpu / max(1, len(urls)) * 1000:.2f} ms "
           f"(the whole audit's CPU divided each way)")
-    print("  peak memory      " + "  ".join(f"{q}% {p / 2**20:.0f} MiB" for q, p in zip((25, 50, 75, 100), peaks))
+    print("  peak memory      " + "  ".join(f"{q}% {p / 2**20:.0f} MiB" if p else f"{q}% -"
+                                          for q, p in zip((25, 50, 75, 100), peaks))
           + f"  (PSS); flat {'yes' if flat else 'no'} (last quarter within 10% of the first)")
     print(f"  database         {db_bytes / 2**20:.1f} MiB; {db_bytes / 2**20 / max(1, args.answers) * 1000:.2f} MiB "
           "per 1,000 answers")

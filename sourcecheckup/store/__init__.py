@@ -343,7 +343,15 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
     # -- sources ---------------------------------------------------------------------
     def add_source(self, source: Source) -> int:
         """Store one fetch. Flags it 'changed' when an earlier fetch of the URL read other bytes."""
-        prev = self.latest_source(source.url)
+        return self.record_fetch(source).id
+
+    def record_fetch(self, source: Source, *, link: tuple[str, str] | None = None,
+                     previous: SourceRow | None | bool = False) -> SourceRow:
+        """Store one fetch and, given ``link=(run_id, url)``, make it that run's source of that URL, in
+        one transaction; returns the row as stored. Flags it 'changed' when an earlier fetch of the URL
+        read other bytes; ``previous`` is that earlier fetch (or None) when the caller has looked it
+        up already (False: look it up here)."""
+        prev = self.latest_source(source.url) if previous is False or previous is True else previous
         flags = list(source.flags)
         meta = dict(source.meta)
         if prev is not None and prev.source.sha256 and source.sha256 and prev.source.sha256 != source.sha256 \
@@ -354,16 +362,22 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
             meta["previous_sha256"] = prev.source.sha256
         raw = source.raw
         stored_raw = zlib.compress(raw, 6) if raw is not None and len(raw) <= RAW_CAP_BYTES else None
-        with self.db.conn:
-            row = self.db["sources"].insert({
-                "url": source.url, "status": source.status.value, "reason": source.reason,
-                "http_status": source.http_status, "final_url": source.final_url,
-                "content_type": source.content_type, "title": source.title, "text": source.text,
-                "sha256": source.sha256, "fetched_at": source.fetched_at or utcnow(),
-                "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": dump_json(flags),
-                "meta": dump_json(meta), "raw": stored_raw,
-            })
-        return int(row.last_pk)
+        record = {
+            "url": source.url, "status": source.status.value, "reason": source.reason,
+            "http_status": source.http_status, "final_url": source.final_url,
+            "content_type": source.content_type, "title": source.title, "text": source.text,
+            "sha256": source.sha256, "fetched_at": source.fetched_at or utcnow(),
+            "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": dump_json(flags),
+            "meta": dump_json(meta), "raw": stored_raw,
+        }
+        with self.db.conn:   # plain SQL: once per URL of a run
+            cursor = self.db.conn.execute(
+                f"INSERT INTO sources ({', '.join(f'[{k}]' for k in record)}) VALUES ({', '.join('?' * len(record))})",
+                list(record.values()))
+            source_id = int(cursor.lastrowid or 0)
+            if link is not None:
+                self._link_run_source(link[0], link[1], source_id)
+        return self._source_row({**record, "id": source_id})   # the stored form, as a read would give it
 
     def latest_source(self, url: str) -> SourceRow | None:
         rows = list(self.db.query(
@@ -387,10 +401,13 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables):
         return SourceRow(id=r["id"], source=src)
 
     def link_run_source(self, run_id: str, url: str, source_id: int) -> None:
-        with self.db.conn:   # plain SQL: once per URL of a run
-            self.db.conn.execute("INSERT INTO run_sources (run_id, url, source_id) VALUES (?, ?, ?) "
-                                 "ON CONFLICT (run_id, url) DO UPDATE SET source_id = excluded.source_id",
-                                 [run_id, url, source_id])
+        with self.db.conn:
+            self._link_run_source(run_id, url, source_id)
+
+    def _link_run_source(self, run_id: str, url: str, source_id: int) -> None:
+        self.db.conn.execute("INSERT INTO run_sources (run_id, url, source_id) VALUES (?, ?, ?) "
+                             "ON CONFLICT (run_id, url) DO UPDATE SET source_id = excluded.source_id",
+                             [run_id, url, source_id])
 
     def run_source_ids(self, run_id: str) -> dict[str, int]:
         return {r["url"]: r["source_id"] for r in

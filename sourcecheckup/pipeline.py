@@ -387,14 +387,13 @@ class Audit:
             fingerprint = fetch_settings_fingerprint(self.config.fetch)
             if cached is not None and cached_source_reusable(cached.source, fingerprint):
                 row = cached
-                self.store.link_run_source(self.run_id, url, row.id)
             else:
                 source = await self._fetcher_in_use.fetch(url)
                 source = _with_source_flags(source)
                 source = dataclasses.replace(source, meta={**dict(source.meta), FETCH_SETTINGS_META: fingerprint})
-                # stored, linked to the run and returned in its stored form ('changed' flags) in one go
-                looked_up = not self.config.refetch and source.url == url
-                row = self.store.record_fetch(source, link=(self.run_id, url), previous=cached if looked_up else False)
+                row = SourceRow(self.store.add_source(source), source)
+                row = self.store.get_source(row.id)  # stored form carries 'changed' flags
+            self.store.link_run_source(self.run_id, url, row.id)
             self._run_sources[url] = row.id
         if url not in self._sources_counted:   # a source read again after _release is not counted again
             self._sources_counted.add(url)

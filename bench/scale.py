@@ -219,6 +219,8 @@ async def run(args: argparse.Namespace) -> int:
         for u in urls:
             h = u.split("//", 1)[1].rsplit(":", 1)[0]
             per_host[h] = per_host.get(h, 0) + 1
+        n_urls = len(urls)
+        del urls
         fetch_slots = args.fetch_concurrency or args.per_host * len(hosts)
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "scale.db"
@@ -235,7 +237,9 @@ async def run(args: argparse.Namespace) -> int:
             server_cpu0 = _proc_cpu_s(server.pid)
             cpu0, reaped0, loop0 = time.process_time(), _reaped_children_cpu_s(), time.thread_time()
             t0 = time.perf_counter()
-            run_id = await audit.start(answers, input_label="scale bench")
+            run_id = audit.create(answers, input_label="scale bench")   # stored; the run reads them back
+            del answers   # so the memory measured is the audit's, not this script's copy of the input
+            await audit.execute(run_id)
             wall = time.perf_counter() - t0
             loop_cpu = time.thread_time() - loop0   # the event loop's thread: one interpreter lock
             # this process, extraction workers that have exited (reaped) and any still alive; not the site
@@ -260,14 +264,14 @@ async def run(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     judge_bound = pairs * args.judge_latency / max(1, args.concurrency)
     fetch_bound = max(max(per_host.values()) * args.site_latency / args.per_host,
-                      len(urls) * args.site_latency / fetch_slots)
+                      n_urls * args.site_latency / fetch_slots)
     cpu_floor = cpu / cores
     bound = max(judge_bound, fetch_bound, cpu_floor)
     ratio = wall / bound if bound else float("inf")
     peaks = sampler.peaks
     flat = peaks[3] <= 1.10 * peaks[0]
     print(f"scale: {args.answers} answers x {args.statements} statements x {args.sources} sources; "
-          f"{len(urls)} URLs on {len(hosts)} hosts ({ok} read); judge latency {args.judge_latency * 1000:g} ms, "
+          f"{n_urls} URLs on {len(hosts)} hosts ({ok} read); judge latency {args.judge_latency * 1000:g} ms, "
           f"concurrency {args.concurrency}; page latency {args.site_latency * 1000:g} ms, "
           f"{args.per_host} slots a host, {fetch_slots} in all")
     print(f"  run status       {status}; {pairs} pairs judged ({distinct} distinct, {expected} expected); "
@@ -281,7 +285,7 @@ async def run(args: argparse.Namespace) -> int:
     print(f"  event loop CPU   {loop_cpu:9.2f} s  (the main thread alone; wall / max(bounds, this) = "
           f"{wall / max(bound, loop_cpu):.2f}: extraction threads share the interpreter lock)")
     print(f"  pairs/s          {pairs / wall:9.0f}")
-    print(f"  CPU per pair     {cpu / max(1, pairs) * 1000:9.3f} ms;  per URL {cpu / max(1, len(urls)) * 1000:.2f} ms "
+    print(f"  CPU per pair     {cpu / max(1, pairs) * 1000:9.3f} ms;  per URL {cpu / max(1, n_urls) * 1000:.2f} ms "
           f"(the whole audit's CPU divided each way)")
     print("  peak memory      " + "  ".join(f"{q}% {p / 2**20:.0f} MiB" if p else f"{q}% -"
                                           for q, p in zip((25, 50, 75, 100), peaks))

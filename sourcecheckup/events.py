@@ -12,9 +12,9 @@ class EventKind(str, Enum):
     SKIPPED = "skipped"            # one bad input record: message names it
     PARSED = "parsed"              # one response split into statements
     FETCHED = "fetched"            # one source retrieved (sources_done advances)
-    JUDGED = "judged"              # one pair judged (pairs_done advances)
+    JUDGED = "judged"              # verdicts committed (pairs_done advances; one event a commit window)
     REFERENCE_CHECKED = "reference_checked"  # one citation's reference checked (references_done advances)
-    RESPONSE_DONE = "response_done"
+    RESPONSE_DONE = "response_done"  # one response's verdicts committed and it is stored done
     WARNING = "warning"
     RUN_FINISHED = "run_finished"  # message: completed | cancelled | failed: reason
 

@@ -199,7 +199,10 @@ def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
     and quotation marks a model adds; a quote shortened with an inner ellipsis must match piece
     by piece, in order, and then spans from its first piece to its last.
     """
-    pieces = _quote_pieces(quote)
+    return _locate_pieces(_quote_pieces(quote), text)
+
+
+def _locate_pieces(pieces: list[str], text: str) -> tuple[int, int] | None:
     if not pieces:
         return None
     haystack, starts, ends = _normalised_source(text or "")
@@ -216,6 +219,7 @@ def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
 
 def quote_in_source(quote: str, text: str) -> bool | None:
     """Whether an evidence quote occurs in the source text (see locate_quote); None when there is no quote."""
-    if not _quote_pieces(quote):
+    pieces = _quote_pieces(quote)   # normalised once: this runs for every verdict of a run
+    if not pieces:
         return None
-    return locate_quote(quote, text) is not None
+    return _locate_pieces(pieces, text) is not None

@@ -2,8 +2,9 @@
 
 Data flows one way: ingest -> parse -> fetch -> evidence -> judge -> store. Everything is
 asyncio; fetches and judge calls have bounded concurrency, a response's pairs are judged as
-soon as each of its sources arrives (so fetching and judging overlap), and every verdict is
-committed when it is made, so an interrupted run resumes with only the missing pairs.
+soon as each of its sources arrives (so fetching and judging overlap), and verdicts are committed
+in short windows (COMMIT_WINDOW_PAIRS verdicts or COMMIT_WINDOW_S seconds, whichever comes first),
+so an interrupted run resumes with only the missing pairs.
 """
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ from .store import ResponseRow, SourceRow, StatementRow, Store
 TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.ERROR})
 # source meta key: the fingerprint of the fetch settings a source was fetched under
 FETCH_SETTINGS_META = "fetch_settings"
+# The commit window. A commit per verdict cost more CPU than judging with a fast judge, so verdicts
+# are kept in memory and committed together, with the responses they finish, at most this many or
+# this old. The rules it keeps: a verdict or a response is counted and reported done (progress
+# events) only once committed, and a response is stored done only in the transaction that stores
+# its verdicts; a crash or a kill loses at most the uncommitted window, whose pairs a resume judges
+# again (for an API judge: at most 0.5 s of calls paid twice, never a committed verdict's); a
+# cancel, an error or the run's end commits the window before the run's status is written.
+COMMIT_WINDOW_PAIRS = 200
+COMMIT_WINDOW_S = 0.5
 
 
 def cached_source_reusable(source: Source, fingerprint: str) -> bool:
@@ -116,6 +126,9 @@ class Audit:
     resolver (``check(Reference) -> ReferenceCheck``, ``aclose()``), used when ``config.references`` is enabled.
     """
 
+    commit_window_pairs = COMMIT_WINDOW_PAIRS
+    commit_window_s = COMMIT_WINDOW_S
+
     def __init__(self, store: Store, config: RunConfig | None = None, *,
                  progress: ProgressCallback | None = None, fetcher: Fetcher | None = None,
                  judges: Sequence[Judge] | None = None, parser: Parser | None = None,
@@ -143,6 +156,13 @@ class Audit:
         self._workers = 0
         self._queue: asyncio.Queue[ResponseRow | None] | None = None
         self._urls: set[str] = set()
+        # the commit window (_commit): verdicts made and responses finished since the last commit
+        self._pending: list[tuple[int, str, int | None, Verdict]] = []
+        self._pending_done: list[ResponseRow] = []
+        # sources of the responses in flight (a source's text is dropped when no response needs it,
+        # so memory stays flat however many answers a run has) and the URLs counted as fetched
+        self._source_users: dict[str, int] = {}
+        self._sources_counted: set[str] = set()
 
     # -- public entry points -----------------------------------------------------------
     def create(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
@@ -227,7 +247,8 @@ class Audit:
         self.c = _Counters()
         self._urls = set()
         self._count_new(rows)
-        self._judged = self.store.judged_keys(run_id)
+        self._judged = set()   # filled per response in flight from the store (judged_keys_for)
+        self._sources_counted = set()
         self._run_sources = self.store.run_source_ids(run_id)
         self._emit(EventKind.RUN_STARTED, f"{len(rows)} responses")
         owns_fetcher = self._fetcher is None
@@ -257,19 +278,24 @@ class Audit:
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
         status, message = "completed", ""
+        committer = asyncio.create_task(self._commit_every_window())
         try:
             await self._process_all([r for r in rows if not r.done], judges, parser)
             if self._refs is not None and not self.cancel.is_set():
                 await self._refs.wait_all()
+            self._commit()
             if self.cancel.is_set():
                 status, message = "cancelled", "cancelled by the user"
         except (asyncio.CancelledError, RunCancelled):
             status, message = "cancelled", "cancelled"
             raise
-        except Exception as exc:
+        except BaseException as exc:   # also a KeyboardInterrupt: never "completed"
             status, message = "failed", f"{type(exc).__name__}: {exc}"
             raise
         finally:
+            committer.cancel()
+            with contextlib.suppress(Exception):   # what was judged before a cancel or an error is kept
+                self._commit()
             self.store.set_run_status(run_id, status, message)
             for task in self._source_tasks.values():
                 task.cancel()
@@ -337,7 +363,10 @@ class Audit:
             statements = self.store.save_statements(self.run_id, row.pk, parsed)
             self._emit(EventKind.PARSED, row.response.id)
         informative = [s for s in statements if s.statement.informative]
+        self._judged |= self.store.judged_keys_for(self.run_id, [s.pk for s in informative])
         urls = list(dict.fromkeys(row.response.citations))
+        for u in urls:
+            self._source_users[u] = self._source_users.get(u, 0) + 1
         tasks = {self._source_task(u): u for u in urls}
         todo_pairs = sum(1 for s in informative for u in urls for j in judges
                          if (s.pk, u, j.id) not in self._judged)
@@ -350,11 +379,25 @@ class Audit:
                 self.c.pairs_total -= planned   # no pairs for an unreadable source
                 continue
             await self._judge_source(informative, url, src_row, judges)
+        self._release(urls, informative, judges)
         if self.cancel.is_set():
             return  # pairs skipped after the cancel must be judged on resume
-        self.store.mark_response_done(row.pk)
-        self.c.responses_done += 1
-        self._emit(EventKind.RESPONSE_DONE, row.response.id)
+        self._pending_done.append(row)   # stored done with its verdicts at the next commit
+
+    def _release(self, urls: Sequence[str], informative: Sequence[StatementRow], judges: Sequence[Judge]) -> None:
+        """A response is through: forget its judged keys, and the sources no response in flight cites
+        (a later citation reads the stored fetch again, by id)."""
+        self._judged.difference_update((s.pk, u, j.id) for s in informative for u in urls for j in judges)
+        for u in urls:
+            users = self._source_users.get(u, 0) - 1
+            if users > 0:
+                self._source_users[u] = users
+                continue
+            self._source_users.pop(u, None)
+            self._source_texts.pop(u, None)
+            task = self._source_tasks.get(u)
+            if task is not None and task.done():
+                del self._source_tasks[u]
 
     # -- sources -----------------------------------------------------------------------
     def _source_task(self, url: str) -> asyncio.Task[SourceRow]:
@@ -371,10 +414,12 @@ class Audit:
             row = await (self._reference_source(url) if is_reference_key(url) else self._fetch_or_reuse(url))
             self.store.link_run_source(self.run_id, url, row.id)
             self._run_sources[url] = row.id
-        self.c.sources_done += 1
-        if not row.source.valid:
-            self.c.fetch_failures += 1
-        self._emit(EventKind.FETCHED, f"{url}: {row.source.status.plain}")
+        if url not in self._sources_counted:   # a source read again after _release is not counted again
+            self._sources_counted.add(url)
+            self.c.sources_done += 1
+            if not row.source.valid:
+                self.c.fetch_failures += 1
+            self._emit(EventKind.FETCHED, f"{url}: {row.source.status.plain}")
         return row
 
     async def _fetch_or_reuse(self, url: str) -> SourceRow:
@@ -420,7 +465,13 @@ class Audit:
                 jobs.append(self._judge_batch(judge, todo, url, src_row, source_text))
             else:
                 jobs.extend(self._judge_batch(judge, [s], url, src_row, source_text) for s in todo)
-        await asyncio.gather(*jobs)
+        running = [asyncio.ensure_future(job) for job in jobs]
+        try:
+            await asyncio.gather(*running)
+        except BaseException:   # one failed: its siblings must not go on calling the judge for a dead run
+            for task in running:
+                task.cancel()
+            raise
 
     async def _judge_batch(self, judge: Judge, statements: Sequence[StatementRow], url: str,
                            src_row: SourceRow, source_text: SourceText) -> None:
@@ -440,12 +491,35 @@ class Audit:
                             for _ in statements]
         for s, verdict in zip(statements, verdicts):
             verdict = finalise_verdict(verdict, judge, src_row.source)
-            self.store.save_verdict(self.run_id, s.pk, url, src_row.id, verdict)
+            self._pending.append((s.pk, url, src_row.id, verdict))
             self._judged.add((s.pk, url, judge.id))
-            self.c.pairs_done += 1
-            if verdict.label is Label.JUDGE_ERROR:
-                self.c.judge_errors += 1
+        if len(self._pending) >= self.commit_window_pairs:
+            self._commit()
+
+    async def _commit_every_window(self) -> None:
+        while True:
+            await asyncio.sleep(self.commit_window_s)
+            self._commit()
+
+    def _commit(self) -> None:
+        """Commit the window (see COMMIT_WINDOW_PAIRS): its verdicts, then the responses they finish, in
+        one transaction; only then are they counted and reported done (one JUDGED event a window)."""
+        if not self._pending and not self._pending_done:
+            return
+        verdicts, done = self._pending, self._pending_done
+        self._pending, self._pending_done = [], []
+        try:
+            self.store.commit_judged(self.run_id, verdicts, [r.pk for r in done])
+        except BaseException:   # kept for the commit at the run's end, which fails the run if it fails too
+            self._pending[:0], self._pending_done[:0] = verdicts, done
+            raise
+        self.c.pairs_done += len(verdicts)
+        self.c.judge_errors += sum(1 for v in verdicts if v[3].label is Label.JUDGE_ERROR)
+        self.c.responses_done += len(done)
+        if verdicts:
             self._emit(EventKind.JUDGED)
+        for r in done:
+            self._emit(EventKind.RESPONSE_DONE, r.response.id)
 
     def _log(self, message: str, level: str) -> None:
         self.store.log(self.run_id, message, level)

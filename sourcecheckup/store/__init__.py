@@ -2,8 +2,9 @@
 statements, sources, verdicts, reviews, suggestions and benchmarks.
 
 One file, WAL mode, a schema version table and ordered migrations (:mod:`.migrations`) from the
-first release on. Every write that records judged work commits at once, so a crash or a kill
-loses nothing already judged. :class:`Store` is the one way in; its methods for the review,
+first release on. Judged work is committed in short windows (:meth:`Store.commit_judged`: a
+pipeline's verdicts and the responses they finish, in one transaction), so a crash or a kill loses
+at most the last uncommitted window, which a resume judges again; nothing committed is lost. :class:`Store` is the one way in; its methods for the review,
 suggestion and benchmark tables live in :mod:`.reviews`, :mod:`.suggestions` and :mod:`.bench`.
 """
 from __future__ import annotations
@@ -316,12 +317,13 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
             existing = self.statements_for(response_pk)
             if existing:
                 return existing
-            for s in statements:
-                self.db["statements"].insert({
-                    "response_pk": response_pk, "run_id": run_id, "ord": s.index, "text": s.text,
-                    "category": s.category.value, "cited": dump_json(list(s.cited)), "start": s.start, "end": s.end,
-                })
-            self.db["responses"].update(response_pk, {"parsed": 1})
+            # one statement for the lot: this runs once per response of a run
+            self.db.conn.executemany(
+                "INSERT INTO statements (response_pk, run_id, ord, text, category, cited, [start], [end]) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(response_pk, run_id, s.index, s.text, s.category.value, dump_json(list(s.cited)), s.start, s.end)
+                 for s in statements])
+            self.db.conn.execute("UPDATE responses SET parsed = 1 WHERE pk = ?", [response_pk])
         return self.statements_for(response_pk)
 
     def statements_for(self, response_pk: int) -> list[StatementRow]:
@@ -343,7 +345,15 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
     # -- sources ---------------------------------------------------------------------
     def add_source(self, source: Source) -> int:
         """Store one fetch. Flags it 'changed' when an earlier fetch of the URL read other bytes."""
-        prev = self.latest_source(source.url)
+        return self.record_fetch(source).id
+
+    def record_fetch(self, source: Source, *, link: tuple[str, str] | None = None,
+                     previous: SourceRow | None | bool = False) -> SourceRow:
+        """Store one fetch and, given ``link=(run_id, url)``, make it that run's source of that URL, in
+        one transaction; returns the row as stored. Flags it 'changed' when an earlier fetch of the URL
+        read other bytes; ``previous`` is that earlier fetch (or None) when the caller has looked it
+        up already (False: look it up here)."""
+        prev = self.latest_source(source.url) if previous is False or previous is True else previous
         flags = list(source.flags)
         meta = dict(source.meta)
         if prev is not None and prev.source.sha256 and source.sha256 and prev.source.sha256 != source.sha256 \
@@ -354,16 +364,22 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
             meta["previous_sha256"] = prev.source.sha256
         raw = source.raw
         stored_raw = zlib.compress(raw, 6) if raw is not None and len(raw) <= RAW_CAP_BYTES else None
-        with self.db.conn:
-            row = self.db["sources"].insert({
-                "url": source.url, "status": source.status.value, "reason": source.reason,
-                "http_status": source.http_status, "final_url": source.final_url,
-                "content_type": source.content_type, "title": source.title, "text": source.text,
-                "sha256": source.sha256, "fetched_at": source.fetched_at or utcnow(),
-                "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": dump_json(flags),
-                "meta": dump_json(meta), "raw": stored_raw,
-            })
-        return int(row.last_pk)
+        record = {
+            "url": source.url, "status": source.status.value, "reason": source.reason,
+            "http_status": source.http_status, "final_url": source.final_url,
+            "content_type": source.content_type, "title": source.title, "text": source.text,
+            "sha256": source.sha256, "fetched_at": source.fetched_at or utcnow(),
+            "elapsed_s": source.elapsed_s, "origin": source.origin, "flags": dump_json(flags),
+            "meta": dump_json(meta), "raw": stored_raw,
+        }
+        with self.db.conn:   # plain SQL: once per URL of a run
+            cursor = self.db.conn.execute(
+                f"INSERT INTO sources ({', '.join(f'[{k}]' for k in record)}) VALUES ({', '.join('?' * len(record))})",
+                list(record.values()))
+            source_id = int(cursor.lastrowid or 0)
+            if link is not None:
+                self._link_run_source(link[0], link[1], source_id)
+        return self._source_row({**record, "id": source_id})   # the stored form, as a read would give it
 
     def latest_source(self, url: str) -> SourceRow | None:
         rows = list(self.db.query(
@@ -388,8 +404,12 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
 
     def link_run_source(self, run_id: str, url: str, source_id: int) -> None:
         with self.db.conn:
-            self.db["run_sources"].upsert({"run_id": run_id, "url": url, "source_id": source_id},
-                                          pk=("run_id", "url"))
+            self._link_run_source(run_id, url, source_id)
+
+    def _link_run_source(self, run_id: str, url: str, source_id: int) -> None:
+        self.db.conn.execute("INSERT INTO run_sources (run_id, url, source_id) VALUES (?, ?, ?) "
+                             "ON CONFLICT (run_id, url) DO UPDATE SET source_id = excluded.source_id",
+                             [run_id, url, source_id])
 
     def run_source_ids(self, run_id: str) -> dict[str, int]:
         return {r["url"]: r["source_id"] for r in
@@ -402,22 +422,40 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
     # -- verdicts ----------------------------------------------------------------------
     def save_verdict(self, run_id: str, statement_pk: int, url: str, source_id: int | None,
                      verdict: Verdict) -> None:
-        # plain SQL: this is the hot path of a run (one commit per judged pair)
+        """Store one verdict and commit it (a pipeline run commits in windows: :meth:`commit_judged`)."""
+        self.commit_judged(run_id, [(statement_pk, url, source_id, verdict)])
+
+    def commit_judged(self, run_id: str, verdicts: Sequence[tuple[int, str, int | None, Verdict]],
+                      done_responses: Sequence[int] = ()) -> None:
+        """Store verdicts ``(statement_pk, url, source_id, verdict)`` and then mark ``done_responses``
+        done, in one transaction: a response is never stored done without its verdicts."""
+        now = utcnow()
         with self.db.conn:
-            self.db.conn.execute(
+            self.db.conn.executemany(
                 "INSERT OR REPLACE INTO verdicts (run_id, statement_pk, url, source_id, judge_id, label, score, "
                 "rationale, quote, quote_found, prompt_version, model_version, raw, tokens_in, tokens_out, flags, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, statement_pk, url, source_id, verdict.judge_id, verdict.label.value, verdict.score,
-                 verdict.rationale, verdict.quote,
-                 None if verdict.quote_found is None else int(verdict.quote_found),
-                 verdict.prompt_version, verdict.model_version, verdict.raw, verdict.tokens_in,
-                 verdict.tokens_out, dump_json(list(verdict.flags)), utcnow()])
+                [(run_id, statement_pk, url, source_id, v.judge_id, v.label.value, v.score, v.rationale, v.quote,
+                  None if v.quote_found is None else int(v.quote_found), v.prompt_version, v.model_version, v.raw,
+                  v.tokens_in, v.tokens_out, dump_json(list(v.flags)), now)
+                 for statement_pk, url, source_id, v in verdicts])
+            if done_responses:
+                self.db.conn.executemany("UPDATE responses SET done = 1 WHERE pk = ?",
+                                         [(pk,) for pk in done_responses])
 
     def judged_keys(self, run_id: str) -> set[tuple[int, str, str]]:
         """(statement_pk, url, judge_id) of every pair already judged in this run."""
         return {(r[0], r[1], r[2]) for r in self.db.execute(
             "SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ?", [run_id]).fetchall()}
+
+    def judged_keys_for(self, run_id: str, statement_pks: Sequence[int]) -> set[tuple[int, str, str]]:
+        """(statement_pk, url, judge_id) already judged in this run for these statements (one response's)."""
+        if not statement_pks:
+            return set()
+        marks = ", ".join("?" * len(statement_pks))
+        return {(r[0], r[1], r[2]) for r in self.db.execute(
+            f"SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ? AND statement_pk IN ({marks})",
+            [run_id, *statement_pks]).fetchall()}
 
     def verdict_usage(self, run_id: str) -> list[tuple[str, str, int, int, int]]:
         """(judge_id, model_version or "", calls that reported tokens, tokens_in, tokens_out) per judge and model."""

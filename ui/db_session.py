@@ -10,11 +10,13 @@ would hold the interpreter lock and stall the window each time it wants it back.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
@@ -34,6 +36,33 @@ class _ReaderSignals(QObject):
     failed = Signal(str, int, str)
 
 
+_gc_lock = threading.Lock()
+_gc_readers = 0
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Reads build many records at once (a run's rows and verdicts). A full collection of the cyclic garbage
+    collector in the middle of one scans every object while it holds the interpreter lock: 50-80 ms in which
+    the window cannot draw. Automatic collection waits while reads run; when the last one ends the young
+    generations are collected (cheap) and what survives is moved out of later scans (``gc.freeze``): the
+    engine's records are acyclic and are still freed by reference counting when the view lets go of them."""
+    global _gc_readers
+    with _gc_lock:
+        if _gc_readers == 0:
+            gc.disable()
+        _gc_readers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_readers -= 1
+            if _gc_readers == 0:
+                gc.collect(1)
+                gc.freeze()
+                gc.enable()
+
+
 class _ReadTask(QRunnable):
     def __init__(self, key: str, ticket: int, db_path: str, fn: Callable[[Store], Any],
                  signals: _ReaderSignals) -> None:
@@ -42,7 +71,7 @@ class _ReadTask(QRunnable):
 
     def run(self) -> None:
         try:
-            with Store(self.db_path) as store:
+            with _collector_paused(), Store(self.db_path) as store:
                 result = self.fn(store)
         except Exception as exc:
             self.signals.failed.emit(self.key, self.ticket, f"{type(exc).__name__}: {exc}")

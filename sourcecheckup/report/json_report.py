@@ -15,10 +15,23 @@ from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAsses
 from ..models import Verdict, utcnow, verdict_readings
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
-from ..store import RunData, Store
+from ..store import RunData, RunRow, Store
 from .references import citation_reference, references_section
 
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
+
+
+def run_section(store: Store, run: RunRow) -> dict[str, Any]:
+    """The report's ``run`` section: what was run, on what, and where it is stored."""
+    return {
+        "id": run.id, "name": run.name, "note": run.note,
+        "judge": run.judges[0] if run.judges else None, "judges": run.judges,
+        "parser": run.parser, "consensus": run.config.get("consensus", Consensus.FIRST.value),
+        "created_at": run.created_at, "finished_at": run.finished_at, "status": run.status,
+        "input": run.input, "app_version": run.app_version, "report_version": __version__,
+        "database": str(store.path), "n_records": run.n_records, "n_skipped": run.n_skipped,
+        "config": run.config,
+    }
 
 
 def build_report(store: Store, run_id: str, *, data: RunData | None = None,
@@ -54,15 +67,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     retracted_only = retracted_only_statements(assessed, checks)
     other = {s.row.pk: s for r in (judges_assessed if with_reviews else reviewed_assessed) for s in r.statements}
     report: dict[str, Any] = {
-        "run": {
-            "id": run.id, "name": run.name, "note": run.note,
-            "judge": run.judges[0] if run.judges else None, "judges": run.judges,
-            "parser": run.parser, "consensus": run.config.get("consensus", Consensus.FIRST.value),
-            "created_at": run.created_at, "finished_at": run.finished_at, "status": run.status,
-            "input": run.input, "app_version": run.app_version, "report_version": __version__,
-            "database": str(store.path), "n_records": run.n_records, "n_skipped": run.n_skipped,
-            "config": run.config,
-        },
+        "run": run_section(store, run),
         "metrics": metrics.as_dict(),
         "counts": metrics.counts,
         "skipped": [{"origin": s.origin, "problem": s.problem} for s in data.skipped],

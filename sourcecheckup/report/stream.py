@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from .. import __version__
-from ..metrics import CI_METHODS, Consensus, MetricsTally, ResponseAssessment, assess_run, partial_run_note
+from ..metrics import CI_METHODS, MetricsTally, ResponseAssessment, assess_run, partial_run_note
 from ..models import utcnow
 from ..store import RunData, Store
 from ..store.export import PAGE_RESPONSES
@@ -25,7 +24,8 @@ from ..urls import domain_of
 from .analytics import Citation, analyse_citations
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
-from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, grouping_columns)
+from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, grouping_columns,
+                          run_section)
 from .references import ReferencesSection
 
 LARGE_RUN_RESPONSES = 2000     # above this the HTML and PDF reports leave the support matrix to CSV/XLSX
@@ -170,15 +170,7 @@ class StreamedReport:
 
         store, run, reviewed = self.store, self.run, self.reviewed
         report: dict[str, Any] = {
-            "run": {
-                "id": run.id, "name": run.name, "note": run.note,
-                "judge": run.judges[0] if run.judges else None, "judges": run.judges,
-                "parser": run.parser, "consensus": run.config.get("consensus", Consensus.FIRST.value),
-                "created_at": run.created_at, "finished_at": run.finished_at, "status": run.status,
-                "input": run.input, "app_version": run.app_version, "report_version": __version__,
-                "database": str(store.path), "n_records": run.n_records, "n_skipped": run.n_skipped,
-                "config": run.config,
-            },
+            "run": run_section(store, run),
             "metrics": metrics.as_dict(),
             "counts": metrics.counts,
             "skipped": [{"origin": s.origin, "problem": s.problem} for s in skipped],

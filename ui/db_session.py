@@ -173,21 +173,23 @@ class DbSession(QObject):
         self.pool.waitForDone(msecs)
         self.store.close()
 
-    def _on_finished(self, key: str, ticket: int, result: object) -> None:
+    def _settle(self, key: str, ticket: int) -> Any:
+        """A read of ``key`` ended: its callbacks when it is still the latest asked for, else None."""
         self._pending -= 1
         if key in self._computing:
             self._computed(key)
         latest = self._latest.get(key)
         if latest and latest[0] == ticket:
             del self._latest[key]
+            return latest
+        return None
+
+    def _on_finished(self, key: str, ticket: int, result: object) -> None:
+        latest = self._settle(key, ticket)
+        if latest:
             latest[1](result)
 
     def _on_failed(self, key: str, ticket: int, message: str) -> None:
-        self._pending -= 1
-        if key in self._computing:
-            self._computed(key)
-        latest = self._latest.get(key)
-        if latest and latest[0] == ticket:
-            del self._latest[key]
-            if latest[2] is not None:
-                latest[2](message)
+        latest = self._settle(key, ticket)
+        if latest and latest[2] is not None:
+            latest[2](message)

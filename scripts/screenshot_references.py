@@ -20,23 +20,12 @@ from PySide6.QtCore import QSettings  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from screenshots import save, settle, wait_for  # noqa: E402
-from tests.support.fake_scholarly import CITED, RETRACTION_CSV, start_scholarly  # noqa: E402
+from tests.support.fake_scholarly import FOUR_REFERENCES_ANSWER as ANSWER  # noqa: E402
+from tests.support.fake_scholarly import RETRACTION_CSV, start_scholarly  # noqa: E402
 from tests.support.site import start_site  # noqa: E402
 from ui.app import application  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.settings import AppSettings  # noqa: E402
-
-ANSWER = f"""Empagliflozin reduced death from cardiovascular causes by 38% relative to placebo [1].
-Metformin halves the risk of colorectal cancer in type 2 diabetes [2].
-Vitamin D supplements eliminate migraine recurrence [3].
-Hydroxychloroquine was associated with increased in-hospital mortality in COVID-19 [4].
-
-References
-1. {CITED["verified"]}
-2. {CITED["mismatch"]}
-3. {CITED["fabricated"]}
-4. {CITED["retracted"]}
-"""
 
 
 def main() -> int:

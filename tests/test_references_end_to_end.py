@@ -9,20 +9,9 @@ from pathlib import Path
 from sourcecheckup.models import FetchStatus
 from sourcecheckup.references import ReferenceStatus
 from sourcecheckup.store import Store
-from tests.support.fake_scholarly import CITED, RETRACTION_CSV, scholarly  # noqa: F401  (fixture)
+from tests.support.fake_scholarly import FOUR_REFERENCES_ANSWER as ANSWER
+from tests.support.fake_scholarly import RETRACTION_CSV, scholarly  # noqa: F401  (fixture)
 from tests.test_cli import sc
-
-ANSWER = f"""Empagliflozin reduced death from cardiovascular causes by 38% relative to placebo [1].
-Metformin halves the risk of colorectal cancer in type 2 diabetes [2].
-Vitamin D supplements eliminate migraine recurrence [3].
-Hydroxychloroquine was associated with increased in-hospital mortality in COVID-19 [4].
-
-References
-1. {CITED["verified"]}
-2. {CITED["mismatch"]}
-3. {CITED["fabricated"]}
-4. {CITED["retracted"]}
-"""
 
 
 def _audit(tmp_path: Path, site: str, scholarly, *extra: str):

@@ -143,6 +143,19 @@ CITED = {
                  "adults. 2018.",
 }
 
+# one answer citing a real, a mismatched, a fabricated and a retracted reference (issue 18's "done when")
+FOUR_REFERENCES_ANSWER = f"""Empagliflozin reduced death from cardiovascular causes by 38% relative to placebo [1].
+Metformin halves the risk of colorectal cancer in type 2 diabetes [2].
+Vitamin D supplements eliminate migraine recurrence [3].
+Hydroxychloroquine was associated with increased in-hospital mortality in COVID-19 [4].
+
+References
+1. {CITED["verified"]}
+2. {CITED["mismatch"]}
+3. {CITED["fabricated"]}
+4. {CITED["retracted"]}
+"""
+
 _STOP = {"the", "and", "for", "with", "without", "from", "a", "an", "of", "in", "on", "or", "to", "et", "al"}
 _MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 

@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.memory import pss_kb  # noqa: E402
 from sourcecheckup.fetching.browser import BrowserFetcher, browser_status  # noqa: E402
 from sourcecheckup.fetching.extract import warm_up  # noqa: E402
 from sourcecheckup.fetching import FetchOptions, make_fetcher  # noqa: E402
@@ -70,19 +71,6 @@ def _cpu_s(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
-
-
-def _memory_bytes(pid: int) -> int:
-    """Proportional set size where the kernel gives it (memory shared by Chromium's processes is
-    counted once, split between them), else the resident set size."""
-    for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
-        try:
-            for line in Path(path).read_text().splitlines():
-                if line.startswith(key):
-                    return int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return 0
 
 
 class ProcessSampler:
@@ -121,7 +109,7 @@ class ProcessSampler:
         elif Path("/proc/self/status").exists():
             me = os.getpid()
             pids = [me, *_descendants(me)]
-            total = sum(_memory_bytes(p) for p in pids)
+            total = sum((pss_kb(p) or 0) * 1024 for p in pids)
             for p in pids:
                 self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_s(p))
         else:

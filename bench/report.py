@@ -28,21 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.memory import pss_kb  # noqa: E402
+
 FORMATS = ("json", "csv", "xlsx", "html", "pdf")
 STATEMENTS, SOURCES = 4, 3
-
-
-def pss_kb(pid: int) -> int | None:
-    """Proportional set size of a process in kB (smaps_rollup), else its resident set; None once it has gone."""
-    for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
-        try:
-            with open(path, encoding="ascii") as fh:
-                for line in fh:
-                    if line.startswith(key):
-                        return int(line.split()[1])
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 def cached_db(answers: int, fresh: bool) -> tuple[Path, str, float | None]:

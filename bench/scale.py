@@ -35,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.support.memory import pss_kb  # noqa: E402
+
 # one topic per page kind: its paragraphs are the page, its claims the statements that page supports
 TOPICS = [
     ("Hypertension in adults", [
@@ -152,18 +154,6 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def pss_bytes() -> int:
-    """Proportional set size of this process (kB in smaps_rollup), else its resident set."""
-    for path, key in (("/proc/self/smaps_rollup", "Pss:"), ("/proc/self/status", "VmRSS:")):
-        try:
-            for line in Path(path).read_text().splitlines():
-                if line.startswith(key):
-                    return int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return 0
-
-
 class Sampler:
     """Fed by the pipeline's progress events: the PSS peak in each quarter of the answers done."""
 
@@ -180,7 +170,7 @@ class Sampler:
         if now - self._last < 0.25 and self.peaks[quarter]:   # reading smaps costs: 4 samples a second
             return
         self._last = now
-        self.peaks[quarter] = max(self.peaks[quarter], pss_bytes())
+        self.peaks[quarter] = max(self.peaks[quarter], (pss_kb(os.getpid()) or 0) * 1024)
 
 
 # ---------------------------------------------------------------------------------------- the run
@@ -232,7 +222,7 @@ async def run(args: argparse.Namespace) -> int:
             sampler = Sampler(args.answers)
             audit = Audit(store, config, judges=[KeywordJudge(args.judge_latency)], progress=sampler)
             warm_up()   # the extractor's one-off imports are start-up, not throughput
-            sampler.peaks[0] = pss_bytes()
+            sampler.peaks[0] = (pss_kb(os.getpid()) or 0) * 1024
             me = os.getpid()
             server_cpu0 = _proc_cpu_s(server.pid)
             cpu0, reaped0, loop0 = time.process_time(), _reaped_children_cpu_s(), time.thread_time()
@@ -246,7 +236,7 @@ async def run(args: argparse.Namespace) -> int:
             cpu = (time.process_time() - cpu0 + _reaped_children_cpu_s() - reaped0
                    + sum(_proc_cpu_s(p) for p in _children(me) if p != server.pid))
             server_cpu = _proc_cpu_s(server.pid) - server_cpu0
-            sampler.peaks[3] = max(sampler.peaks[3], pss_bytes())
+            sampler.peaks[3] = max(sampler.peaks[3], (pss_kb(os.getpid()) or 0) * 1024)
             status = store.get_run(run_id).status
             pairs = store.db.execute("SELECT COUNT(*) FROM verdicts WHERE run_id = ?", [run_id]).fetchone()[0]
             distinct = store.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT statement_pk, url, judge_id "

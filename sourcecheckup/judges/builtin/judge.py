@@ -132,7 +132,8 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     top_passages = [best_p] + [i for i, _ in ranked[:CHECK_PASSAGES] if i != best_p]
     checks = run_checks(statement, check_sentences(statement, prep, top_passages, near), source)
 
-    ev_words = set(words(evidence))
+    ev_word_list = words(evidence)
+    ev_words = set(ev_word_list)
     ev_stems = {stem(w) for w in ev_words}
     cov, cov_idf = _coverage(st_stems, ev_stems, idf)
     cov_sentence_idf = _coverage(st_stems, _stem_set(quote), idf)[1]
@@ -181,7 +182,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     # flips, and no exact check found the same instruction or the same figures ("Avoid X" is "Do not take X")
     passed = {o.kind for o in checks.passed}
     # the veto reads words in order: "with or without" offers a choice and negates nothing
-    if (cov_idf >= NEGATION_VETO_COVERAGE and has_negation(words(evidence)) != neg_s
+    if (cov_idf >= NEGATION_VETO_COVERAGE and has_negation(ev_word_list) != neg_s
             and has_negation(words(quote)) != neg_s
             and not passed & {"instruction", "quantity", "overclaim"}):
         veto = ("it says the same thing without the statement's negation" if neg_s

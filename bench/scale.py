@@ -12,8 +12,8 @@ The three bounds the wall time is compared with, all measured or computed in thi
   fetch bound = max(busiest host's URLs x page latency / per-host slots,
                     all URLs x page latency / total fetch slots)
   CPU floor   = CPU seconds of the audit process (and its children, not the server) / cores
-Memory is the proportional set size of this process (/proc/self/smaps_rollup), sampled from the
-pipeline's progress events; "flat" when the last quarter's peak is within 10% of the first's.
+Memory is the proportional set size of this process and its worker processes (smaps_rollup), sampled
+from the pipeline's progress events; "flat" when the last quarter's peak is within 10% of the first's.
 
     .venv/bin/python bench/scale.py [--answers 20000] [--hosts 64] [--judge-latency 0.001]
         [--concurrency 64] [--statements 5] [--sources 3] [--site-latency 0.02] [--per-host 4]
@@ -155,9 +155,11 @@ def _children(pid: int) -> list[int]:
 
 
 class Sampler:
-    """Fed by the pipeline's progress events: the PSS peak in each quarter of the answers done."""
+    """Fed by the pipeline's progress events: the PSS peak in each quarter of the answers done, of
+    this process and its worker processes (not the site's)."""
 
-    def __init__(self, answers: int) -> None:
+    def __init__(self, answers: int, exclude: int = 0) -> None:
+        self.exclude = exclude
         self.answers = max(1, answers)
         self.peaks = [0, 0, 0, 0]
         self.events = 0
@@ -170,7 +172,11 @@ class Sampler:
         if now - self._last < 0.25 and self.peaks[quarter]:   # reading smaps costs: 4 samples a second
             return
         self._last = now
-        self.peaks[quarter] = max(self.peaks[quarter], (pss_kb(os.getpid()) or 0) * 1024)
+        self.peaks[quarter] = max(self.peaks[quarter], self.pss())
+
+    def pss(self) -> int:
+        me = os.getpid()
+        return sum((pss_kb(p) or 0) * 1024 for p in [me, *_children(me)] if p != self.exclude)
 
 
 # ---------------------------------------------------------------------------------------- the run
@@ -219,10 +225,10 @@ async def run(args: argparse.Namespace) -> int:
                 allow_hosts=tuple(hosts), total_concurrency=fetch_slots, per_host=args.per_host,
                 browser="never", archive_lookup=False, use_archive=False, respect_robots=False,
                 timeout_s=60.0, extract_workers=args.extract_workers))
-            sampler = Sampler(args.answers)
+            sampler = Sampler(args.answers, exclude=server.pid)
             audit = Audit(store, config, judges=[KeywordJudge(args.judge_latency)], progress=sampler)
             warm_up()   # the extractor's one-off imports are start-up, not throughput
-            sampler.peaks[0] = (pss_kb(os.getpid()) or 0) * 1024
+            sampler.peaks[0] = sampler.pss()
             me = os.getpid()
             server_cpu0 = _proc_cpu_s(server.pid)
             cpu0, reaped0, loop0 = time.process_time(), _reaped_children_cpu_s(), time.thread_time()
@@ -236,7 +242,7 @@ async def run(args: argparse.Namespace) -> int:
             cpu = (time.process_time() - cpu0 + _reaped_children_cpu_s() - reaped0
                    + sum(_proc_cpu_s(p) for p in _children(me) if p != server.pid))
             server_cpu = _proc_cpu_s(server.pid) - server_cpu0
-            sampler.peaks[3] = max(sampler.peaks[3], (pss_kb(os.getpid()) or 0) * 1024)
+            sampler.peaks[3] = max(sampler.peaks[3], sampler.pss())
             status = store.get_run(run_id).status
             pairs = store.db.execute("SELECT COUNT(*) FROM verdicts WHERE run_id = ?", [run_id]).fetchone()[0]
             distinct = store.db.execute("SELECT COUNT(*) FROM (SELECT DISTINCT statement_pk, url, judge_id "
@@ -273,13 +279,13 @@ async def run(args: argparse.Namespace) -> int:
           f"{server_cpu:.1f} CPU s in its own process excluded)")
     print(f"  ratio            {ratio:9.2f}  (wall / largest bound; target <= 1.3)")
     print(f"  event loop CPU   {loop_cpu:9.2f} s  (the main thread alone; wall / max(bounds, this) = "
-          f"{wall / max(bound, loop_cpu):.2f}: extraction threads share the interpreter lock)")
+          f"{wall / max(bound, loop_cpu):.2f}: what runs in this process shares the interpreter lock)")
     print(f"  pairs/s          {pairs / wall:9.0f}")
     print(f"  CPU per pair     {cpu / max(1, pairs) * 1000:9.3f} ms;  per URL {cpu / max(1, n_urls) * 1000:.2f} ms "
           f"(the whole audit's CPU divided each way)")
     print("  peak memory      " + "  ".join(f"{q}% {p / 2**20:.0f} MiB" if p else f"{q}% -"
                                           for q, p in zip((25, 50, 75, 100), peaks))
-          + f"  (PSS); flat {'yes' if flat else 'no'} (last quarter within 10% of the first)")
+          + f"  (PSS, with the worker processes); flat {'yes' if flat else 'no'} (last quarter within 10% of the first)")
     print(f"  database         {db_bytes / 2**20:.1f} MiB; {db_bytes / 2**20 / max(1, args.answers) * 1000:.2f} MiB "
           "per 1,000 answers")
     print(f"scale: ratio {ratio:.2f}; pairs/s {pairs / wall:.0f}; cpu ms/pair {cpu / max(1, pairs) * 1000:.3f}; "
@@ -301,7 +307,9 @@ def main() -> int:
     ap.add_argument("--site-latency", type=float, default=0.02, help="seconds the site takes per page")
     ap.add_argument("--per-host", type=int, default=4, help="fetch slots per host")
     ap.add_argument("--fetch-concurrency", type=int, default=0, help="fetch slots in all (0: per-host x hosts)")
-    ap.add_argument("--extract-workers", type=int, default=0, help="extraction processes (0: threads)")
+    ap.add_argument("--extract-workers", type=int, default=-1,
+                    help="processes for extraction and parsing (-1: the audit's default, the shared pool; "
+                         "0: this process only)")
     args = ap.parse_args()
     if not 1 <= args.hosts <= 250:
         ap.error("--hosts must be between 1 and 250 (127.0.0.1 .. 127.0.0.250)")

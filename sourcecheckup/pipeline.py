@@ -26,6 +26,7 @@ from .parse import Parser, make_parser
 from .references.model import LookupSettings, is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
+from .workers import CpuPool, shared_pool
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
 TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.ERROR})
@@ -352,7 +353,7 @@ class Audit:
         statements = self.store.statements_for(row.pk) if row.parsed else []
         if not row.parsed:
             try:
-                parsed = await parser.parse(row.response)
+                parsed = await self._parse(parser, row.response)
             except Exception as exc:
                 self.store.log(self.run_id, f"parser failed on {row.response.id}: {exc}", "error")
                 raise
@@ -383,6 +384,16 @@ class Audit:
         if self.cancel.is_set():
             return  # pairs skipped after the cancel must be judged on resume
         self._pending_done.append(row)   # stored done with its verdicts at the next commit
+
+    async def _parse(self, parser: Parser, response: Response) -> list:
+        """The builtin parser's sentence splitting is CPU work: in a worker once the run is big enough."""
+        pool = self._cpu_pool()
+        if pool is not None and getattr(parser, "parse_in_worker", False):
+            return await pool.run(parser.parse_sync, response, inline=True)   # type: ignore[attr-defined]
+        return await parser.parse(response)
+
+    def _cpu_pool(self) -> CpuPool | None:
+        return None if self.config.fetch.extract_workers == 0 else shared_pool()
 
     def _release(self, urls: Sequence[str], informative: Sequence[StatementRow], judges: Sequence[Judge]) -> None:
         """A response is through: forget its judged keys, and the sources no response in flight cites

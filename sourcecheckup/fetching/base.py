@@ -16,6 +16,7 @@ from typing import Any, Iterator, Protocol
 import httpx
 
 from ..models import FetchStatus, Source
+from ..workers import AUTO
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -51,7 +52,8 @@ class FetchOptions:
     use_archive: bool = False          # read the archived copy of a dead link as its source
     respect_robots: bool = False       # refuse URLs that the site's robots.txt disallows
     doi_resolver: str | None = None    # where https://doi.org/<doi> is asked; None: doi.org itself
-    extract_workers: int = 0           # processes for text extraction; 0: threads in this process
+    extract_workers: int = AUTO        # processes for text extraction and parsing: AUTO (-1), the shared
+                                       # pool once a run is big enough; N, N processes; 0, this process only
 
 
 # The options that can change what a fetch of a URL finds (not how fast or how many at once).

@@ -144,7 +144,9 @@ class DocumentReader:
     """Runs source_from_document off the event loop: in threads, or in worker processes.
 
     Extraction is CPU work (trafilatura, pypdf); under the GIL, threads serialise it, so a
-    large batch can use a few processes instead (FetchOptions.extract_workers). A document over
+    large batch reads in worker processes (FetchOptions.extract_workers: AUTO, the default, is the
+    process's shared pool, started once a run has read enough documents; N, a pool of N processes
+    of its own; 0, threads only). A document over
     LARGE_DOCUMENT_BYTES is read in a process of its own under the source's deadline and a memory
     bound, and ends as timeout or too_large, with the reason, when it goes past either.
     """
@@ -153,18 +155,14 @@ class DocumentReader:
     memory_bytes = EXTRACT_MEMORY_BYTES
 
     def __init__(self, workers: int = 0) -> None:
-        self.workers = max(0, workers)
-        self._pool: Any = None
-        if not self.workers:   # the extractor's imports, ready by the time the first page arrives
-            threading.Thread(target=warm_up, name="extract-warm-up", daemon=True).start()
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+        from ..workers import AUTO, CpuPool, shared_pool
 
-            # spawn, not fork: this process has threads (asyncio, Playwright) that fork would copy half-way
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-            for _ in range(self.workers):
-                self._pool.submit(_warm_worker)
+        self.workers = workers
+        self._own = workers > 0
+        self._pool: CpuPool | None = (shared_pool() if workers == AUTO
+                                      else CpuPool(workers, start_after=0, warm=_warm_worker) if self._own else None)
+        if self._pool is None or not self._pool.started:   # the extractor's imports, ready for the first page
+            threading.Thread(target=warm_up, name="extract-warm-up", daemon=True).start()
 
     async def read(self, url: str, raw: bytes, content_type: str | None, *, deadline: float | None = None,
                    **kwargs: Any) -> Source:
@@ -174,10 +172,7 @@ class DocumentReader:
             return await self._read_large(args, kwargs, deadline)
         if self._pool is None:
             return await asyncio.to_thread(source_from_document, *args, **kwargs)
-        import functools
-
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(source_from_document, *args, **kwargs))
+        return await self._pool.run(source_from_document, *args, **kwargs)
 
     async def _read_large(self, args: tuple, kwargs: dict[str, Any], deadline: float) -> Source:
         budget = max(MIN_EXTRACT_S, deadline - time.monotonic())
@@ -203,7 +198,6 @@ class DocumentReader:
                       elapsed_s=round(time.monotonic() - kwargs.get("started", time.monotonic()), 4), raw=raw)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
+        if self._own and self._pool is not None:   # the shared pool outlives a run
+            self._pool.close()
+        self._pool = None

@@ -29,6 +29,7 @@ class BuiltinParser:
 
     id = "builtin"
     version = "builtin-1"
+    parse_in_worker = True   # parse_sync is pure CPU and the parser pickles: a run's CpuPool may run it
 
     def __init__(self, lead_in_context: bool = True) -> None:
         self.lead_in_context = lead_in_context

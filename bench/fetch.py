@@ -44,6 +44,7 @@ from tests.support.memory import pss_kb  # noqa: E402
 from sourcecheckup.fetching.browser import BrowserFetcher, browser_status  # noqa: E402
 from sourcecheckup.fetching.extract import warm_up  # noqa: E402
 from sourcecheckup.fetching import FetchOptions, make_fetcher  # noqa: E402
+from sourcecheckup.workers import AUTO, shared_pool  # noqa: E402
 
 PAGES = ("/article/metformin-lactic-acidosis", "/article/hfe-hemochromatosis", "/article/hypertension",
          "/forum/thread-ferritin.html", "/docs/diabetes-guideline.pdf")
@@ -93,6 +94,7 @@ class ProcessSampler:
                 self.how = "Python only (no psutil, no /proc)"
         self.peak = 0
         self.cpu: dict[int, float] = {}   # pid -> CPU seconds seen (children that exit keep their last figure)
+        self.kinds: dict[int, str] = {}   # pid -> what the process is, from its command line when first seen
         self._task: asyncio.Task[None] | None = None
 
     def sample(self) -> None:
@@ -112,6 +114,8 @@ class ProcessSampler:
             total = sum((pss_kb(p) or 0) * 1024 for p in pids)
             for p in pids:
                 self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_s(p))
+                if p not in self.kinds:
+                    self.kinds[p] = _kind(p)
         else:
             total = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         self.peak = max(self.peak, total)
@@ -164,6 +168,8 @@ async def run(args: argparse.Namespace) -> int:
                            timeout_s=20.0, extract_workers=args.extract_workers)
     fetcher = make_fetcher(options)
     warm_up()   # the extractor's one-off imports are start-up, not throughput: done before the clock starts
+    if args.extract_workers == AUTO:
+        shared_pool().start(wait=True)   # so is starting the worker processes (about 1 s, once per process)
     memory = ProcessSampler()
     memory.sample()
     cpu_before = dict(memory.cpu)
@@ -207,6 +213,7 @@ async def run(args: argparse.Namespace) -> int:
     print(f"cpu: fetcher {cpu_self:.2f}s + children {cpu_children:.2f}s on {cores} cores "
           f"= {cpu_ms_url:.1f} ms/url (fetcher {cpu_self * 1000 / max(1, args.urls):.1f}); "
           f"load average {load_before:.1f} before, {load_after:.1f} after (the machine is shared)")
+    print("cpu by process kind: " + ", ".join(f"{kind} {secs:.2f}s" for kind, secs in _cpu_by_kind(memory, cpu_before)))
     print(f"cpu floor={floor:.2f}s = max(all CPU over {cores} cores {spread:.2f}s, fetcher process {cpu_self:.2f}s) "
           f"= {floor / ideal:.2f} x ideal")
     extract_ms = extraction_cpu_ms(urls)
@@ -223,6 +230,31 @@ async def run(args: argparse.Namespace) -> int:
         print(f"  not ok: {s.url} {s.status.value} {s.reason}")
     print(f"fetch: ratio {ratio:.2f} (to max(ideal, cpu floor)); cpu ms/url {cpu_ms_url:.1f}")
     return 1 if bad or (js and launches != 1) else 0
+
+
+def _kind(pid: int) -> str:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "exited"
+    if pid == os.getpid():
+        return "fetcher"
+    if "multiprocessing" in cmd:
+        return "extraction workers"
+    if "node" in cmd.split(" ", 1)[0] or "playwright" in cmd and "driver" in cmd:
+        return "playwright driver"
+    for part in ("renderer", "gpu-process", "utility", "zygote"):
+        if f"--type={part}" in cmd:
+            return f"chromium {part}"
+    return "chromium browser" if "chrom" in cmd.lower() else cmd.split(" ", 1)[0].rsplit("/", 1)[-1]
+
+
+def _cpu_by_kind(memory: "ProcessSampler", before: dict[int, float]) -> list[tuple[str, float]]:
+    """CPU seconds of the run by process kind (the sampler saw each pid; a pid gone is "exited")."""
+    out: Counter[str] = Counter()
+    for pid, secs in memory.cpu.items():
+        out[memory.kinds.get(pid, "unknown")] += secs - before.get(pid, 0.0)
+    return sorted(out.items(), key=lambda kv: -kv[1])
 
 
 def extraction_cpu_ms(urls: list[str], rounds: int = 3) -> float:
@@ -255,8 +287,9 @@ def main() -> int:
     parser.add_argument("--per-host", type=int, default=4)
     parser.add_argument("--hosts", type=int, default=8, help="loopback addresses 127.0.0.1 .. 127.0.0.N")
     parser.add_argument("--pages", type=int, default=4, help="browser pages at once")
-    parser.add_argument("--extract-workers", type=int, default=0,
-                        help="processes for text extraction (0: threads in this process)")
+    parser.add_argument("--extract-workers", type=int, default=AUTO,
+                        help="processes for text extraction (-1: the audit's default, the shared pool, "
+                             "started before the clock; 0: threads in this process; N: a pool of N)")
     return asyncio.run(run(parser.parse_args()))
 
 

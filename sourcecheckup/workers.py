@@ -61,6 +61,14 @@ class CpuPool:
     def started(self) -> bool:
         return self._executor is not None
 
+    def start(self, wait: bool = False) -> None:
+        """Start the workers now rather than after ``start_after`` calls (a bench's start-up, before its
+        clock); ``wait``: until each has done its warm-up."""
+        executor = self._start() if self.workers else None
+        if executor is not None and wait:
+            for f in [executor.submit(os.getpid) for _ in range(self.workers)]:
+                f.result()
+
     def _start(self) -> Any:
         with self._lock:
             if self._executor is None and not self._closed:
@@ -128,13 +136,20 @@ _shared: CpuPool | None = None
 _shared_lock = threading.Lock()
 
 
-def _warm_shared() -> None:
-    """Once in each worker of the shared pool: the extractor's and the parser's imports."""
-    from .fetching.extract import warm_up
-    from .parse.segment import segments
+# Once in each worker of the shared pool, by name (this module imports neither: they import it):
+# the extractor's imports and tables, and the parser's sentence splitter.
+SHARED_WARM_UP = ("sourcecheckup.fetching.documents:warm_up_reading", "sourcecheckup.parse.builtin")
 
-    warm_up()
-    segments("Warm up. The sentence splitter loads its rules once.")
+
+def warm_by_name(names: tuple[str, ...]) -> None:
+    """Import each "module", or import "module:function" and call the function."""
+    import importlib
+
+    for name in names:
+        module, _, function = name.partition(":")
+        loaded = importlib.import_module(module)
+        if function:
+            getattr(loaded, function)()
 
 
 def shared_pool() -> CpuPool:
@@ -142,6 +157,6 @@ def shared_pool() -> CpuPool:
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = CpuPool(default_workers(), warm=_warm_shared)
+            _shared = CpuPool(default_workers(), warm=functools.partial(warm_by_name, SHARED_WARM_UP))
             atexit.register(_shared.close)
         return _shared

@@ -192,3 +192,25 @@ async def test_images_fonts_media_and_stylesheets_are_never_requested_from_the_s
     assert again.origin == "browser" and again.text == src.text
     seen = {kind for kind, path in MEDIA_REQUESTS.items() if _site_hits(site, path)}
     assert {"stylesheet", "font", "css image", "image", "script-made image"} <= seen, seen
+
+
+async def test_a_page_that_rendered_is_used_again_and_one_that_failed_is_closed(site):
+    """Opening a page per render cost about 90 ms; a page is kept once it rendered. What it showed
+    never leaks into the next render, and a page whose render failed is never used again."""
+    from sourcecheckup.fetching.browser import BrowserPool, RenderError
+
+    pool = BrowserPool(options(), extra_args=(TEST_RESOLVER_RULES,), pages=1, page_timeout_s=4.0)
+    try:
+        js = await pool.render(f"{site}/app/article.html?id=reuse")
+        plain = await pool.render(f"{site}/article/hypertension")
+        assert pool.pages_opened == 1
+        with pytest.raises(RenderError) as refused:
+            await pool.render(f"{site}/redirect/private")
+        after = await pool.render(f"{site}/article/metformin-lactic-acidosis")
+    finally:
+        await pool.aclose()
+    assert "Atorvastatin 80 mg" in js.html and js.title.startswith("Statins after a heart attack")
+    assert "130/80 mm Hg" in plain.html and "Atorvastatin" not in plain.html and plain.title != js.title
+    assert refused.value.status is FetchStatus.UNSAFE_URL
+    assert "lactic acidosis" in after.html.lower() and "130/80" not in after.html
+    assert pool.pages_opened == 2   # the failed page was closed, a new one opened

@@ -2,6 +2,7 @@
 with the same results, and a worker that dies fails its one call, never the run."""
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -67,7 +68,7 @@ async def test_an_audit_read_and_parsed_in_a_worker_stores_what_one_in_this_proc
     here = Store(tmp_path / "here.db")
     run_here = await Audit(here, _config(0), judges=[KeywordJudge()]).start(_responses(site))
 
-    pool = CpuPool(1, start_after=0, warm=workers._warm_shared)
+    pool = CpuPool(1, start_after=0, warm=functools.partial(workers.warm_by_name, workers.SHARED_WARM_UP))
     monkeypatch.setattr(workers, "_shared", pool)   # the shared pool, started from the first call
     try:
         there = Store(tmp_path / "there.db")

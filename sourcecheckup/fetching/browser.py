@@ -31,6 +31,12 @@ BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
              "--disable-features=site-per-process,Translate,OptimizationHints,MediaRouter,AudioServiceOutOfProcess",
              "--disable-site-isolation-trials", "--renderer-process-limit=2", "--disable-extensions",
              "--mute-audio", "--disable-dev-shm-usage")
+# what page.content() returns (the doctype and the document's markup) and the title, in one call
+PAGE_HTML_AND_TITLE = """() => {
+  const d = document.doctype;
+  return [(d ? new XMLSerializer().serializeToString(d) : "") + document.documentElement.outerHTML,
+          document.title];
+}"""
 # tests add this so Chromium itself never looks up outside hosts
 TEST_RESOLVER_RULES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
 # never fetched for a page: the text is read from the DOM, which none of these change (a stylesheet
@@ -137,6 +143,10 @@ class BrowserPool:
         self._failure: str | None = None
         self._proxy_socket: Any = None
         self._states: dict[Any, dict[str, Any]] = {}
+        self._pages = max(1, pages)
+        self._idle: list[Any] = []   # pages that rendered, kept for the next render
+        self._waiting = 0            # renders waiting for a page slot
+        self.pages_opened = 0
         self.launches = 0
         self.requests_seen = 0   # requests the pages made (each one checked and fetched by us)
         self.launch_s = 0.0   # how long the launch took (benchmarks subtract it from the ideal)
@@ -275,21 +285,53 @@ class BrowserPool:
         browser does not ask the site for it again; the page's own requests still go out.
         """
         context = await self._ensure()
-        async with self._slots:
-            page = await context.new_page()
+        self._waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            # a page that rendered is used again: opening one (and closing it) cost about 90 ms a render
+            page = self._idle.pop() if self._idle else await self._new_page(context)
             state: dict[str, Any] = {}
             if prefetched is not None:
                 state["prefetched"] = (url, *prefetched)
             self._states[page] = state
+            rendered = False
             try:
                 async with asyncio.timeout(self.page_timeout_s):
-                    return await self._load(page, url, state)
+                    got = await self._load(page, url, state)
+                rendered = True
+                return got
             finally:
                 self._states.pop(page, None)
-                try:
-                    await asyncio.wait_for(page.close(), timeout=2.0)
-                except Exception:
-                    pass
+                await self._put_back(page, reuse=rendered)
+        finally:
+            self._slots.release()
+
+    async def _new_page(self, context: Any) -> Any:
+        page = await context.new_page()
+        self.pages_opened += 1
+        return page
+
+    async def _put_back(self, page: Any, reuse: bool) -> None:
+        """Keep a page that rendered for the next render: handed on as it is when a render is waiting
+        (its next navigation ends this document), else left on about:blank, where its scripts and
+        timers end. Close any other (one that failed or ran out of time may still be busy)."""
+        if reuse and self._waiting and len(self._idle) < self._pages:
+            self._idle.append(page)
+            return
+        if reuse and len(self._idle) < self._pages:
+            try:
+                await asyncio.wait_for(page.goto("about:blank"), timeout=2.0)
+                self._idle.append(page)
+                return
+            except Exception:
+                pass
+        try:
+            await asyncio.wait_for(page.close(), timeout=2.0)
+        except Exception:
+            pass
 
     async def _load(self, page: Any, url: str, state: dict[str, Any]) -> Rendered:
         started = time.monotonic()
@@ -305,16 +347,16 @@ class BrowserPool:
         try:   # scripts that build the article: wait for text, but never past the cap
             await page.wait_for_function(
                 f"document.body && document.body.innerText.length > {TEXT_READY_CHARS}",
-                timeout=min(3000, left_ms), polling=50)
+                timeout=min(3000, left_ms), polling=25)
         except Exception:
             pass
-        html = await page.content()
-        title = await page.title()
+        html, title = await page.evaluate(PAGE_HTML_AND_TITLE)   # one round trip, not content() and title()
         return Rendered(url=url, final_url=state.get("final_url", page.url),
                         http_status=state.get("status", response.status if response else None),
                         content_type=state.get("content_type"), html=html, title=title or None)
 
     async def _shutdown(self) -> None:
+        self._idle.clear()   # closed with their context
         for closer in (getattr(self._context, "close", None), getattr(self._browser, "close", None),
                        getattr(self._pw, "stop", None)):
             if closer is None:

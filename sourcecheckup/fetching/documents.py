@@ -57,8 +57,14 @@ def source_from_document(url: str, raw: bytes, content_type: str | None, *, fina
     return finish_text(source, max_text_chars)
 
 
-def _warm_worker() -> None:
-    warm_up()   # once per worker, before the first page arrives
+def warm_up_reading() -> None:
+    """The extractor's and the page detectors' imports, once per process (thread or worker), before
+    the first page arrives."""
+    warm_up()
+    from .detect import classify  # noqa: F401
+
+
+_warm_worker = warm_up_reading
 
 
 # A document above this size is read in a process of its own, killed at the source's deadline
@@ -162,7 +168,7 @@ class DocumentReader:
         self._pool: CpuPool | None = (shared_pool() if workers == AUTO
                                       else CpuPool(workers, start_after=0, warm=_warm_worker) if self._own else None)
         if self._pool is None or not self._pool.started:   # the extractor's imports, ready for the first page
-            threading.Thread(target=warm_up, name="extract-warm-up", daemon=True).start()
+            threading.Thread(target=warm_up_reading, name="extract-warm-up", daemon=True).start()
 
     async def read(self, url: str, raw: bytes, content_type: str | None, *, deadline: float | None = None,
                    **kwargs: Any) -> Source:

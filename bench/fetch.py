@@ -2,8 +2,8 @@
 
 The site listens on 127.0.0.1 .. 127.0.0.<hosts> (all loopback) so the per-host limit does not
 hide the total concurrency. Prints wall time, the ideal and their ratio, browser launches and
-peak memory (this process plus its children: the site server is not a child of the fetcher,
-so it is left out; Chromium and extraction workers are counted).
+peak memory (this process plus its children: the site server's process is left out; Chromium
+and the extraction workers are counted).
 
 The ideal for the configured limits:
   http    = URLs x latency / effective concurrency, where effective = min(total, per_host x hosts)
@@ -79,7 +79,8 @@ class ProcessSampler:
     (reading the memory maps of 30 Chromium processes costs CPU of its own, so not more often;
     CPU times are cumulative, and the last sample is taken before the browser closes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, exclude: int = 0) -> None:
+        self.exclude = exclude   # the site's process: a child of this one, but not the fetcher's work
         self._proc = None
         # /proc first: it gives PSS, where psutil's RSS counts Chromium's shared pages once per process
         if Path("/proc/self/status").exists():
@@ -99,7 +100,7 @@ class ProcessSampler:
 
     def sample(self) -> None:
         if self._proc is not None:
-            procs = [self._proc, *self._proc.children(recursive=True)]
+            procs = [p for p in [self._proc, *self._proc.children(recursive=True)] if p.pid != self.exclude]
             total = 0
             for p in procs:
                 try:
@@ -110,7 +111,7 @@ class ProcessSampler:
                     pass
         elif Path("/proc/self/status").exists():
             me = os.getpid()
-            pids = [me, *_descendants(me)]
+            pids = [p for p in [me, *_descendants(me)] if p != self.exclude]
             total = sum((pss_kb(p) or 0) * 1024 for p in pids)
             for p in pids:
                 self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_s(p))
@@ -170,7 +171,7 @@ async def run(args: argparse.Namespace) -> int:
     warm_up()   # the extractor's one-off imports are start-up, not throughput: done before the clock starts
     if args.extract_workers == AUTO:
         shared_pool().start(wait=True)   # so is starting the worker processes (about 1 s, once per process)
-    memory = ProcessSampler()
+    memory = ProcessSampler(exclude=server.pid)
     memory.sample()
     cpu_before = dict(memory.cpu)
     load_before = os.getloadavg()[0]

@@ -214,3 +214,56 @@ async def test_a_page_that_rendered_is_used_again_and_one_that_failed_is_closed(
     assert refused.value.status is FetchStatus.UNSAFE_URL
     assert "lactic acidosis" in after.html.lower() and "130/80" not in after.html
     assert pool.pages_opened == 2   # the failed page was closed, a new one opened
+
+
+def _node_drivers() -> set[int]:
+    """Playwright driver processes that are children of this one."""
+    import os
+    from pathlib import Path
+
+    me, found, todo = os.getpid(), set(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            kids = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            continue
+        todo += kids
+        for kid in kids:
+            try:
+                cmd = Path(f"/proc/{kid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"playwright" in cmd and kid != me:
+                found.add(kid)
+    return found
+
+
+async def test_a_batch_starts_the_driver_ahead_and_chromium_only_for_a_page_that_needs_it(site):
+    """The driver is most of a launch: a batch in auto mode starts it after a few fetches, so its
+    first JavaScript page waits for Chromium alone; a run that never needs the browser launches none,
+    and closing leaves no driver behind."""
+    from sourcecheckup.fetching.browser import PRESTART_AFTER
+
+    before = _node_drivers()
+    f = make_fetcher(options())
+    try:
+        plain = await asyncio.gather(*(f.fetch(f"{site}/article/hypertension?n={i}") for i in range(PRESTART_AFTER)))
+        assert f.pool._driver is not None and f.launches == 0
+        await asyncio.wait_for(asyncio.shield(f.pool._driver), 20)   # started in the background
+        assert _node_drivers() - before   # a driver runs, and no Chromium
+    finally:
+        await f.aclose()
+    assert all(s.origin == "http" for s in plain) and f.launches == 0
+    await asyncio.sleep(0.5)
+    assert _node_drivers() - before == set()
+
+    f = make_fetcher(options())
+    try:
+        await asyncio.gather(*(f.fetch(f"{site}/article/hypertension?m={i}") for i in range(PRESTART_AFTER)))
+        js = await f.fetch(f"{site}/app/article.html?id=after-prestart")
+    finally:
+        await f.aclose()
+    assert js.origin == "browser" and "Atorvastatin 80 mg" in js.text and f.launches == 1
+    await asyncio.sleep(0.5)
+    assert _node_drivers() - before == set()

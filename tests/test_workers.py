@@ -13,6 +13,7 @@ from sourcecheckup.models import FetchStatus
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
 from sourcecheckup.workers import CpuPool, WorkerStopped
+from tests.support.app import settings, window  # noqa: F401  (fixtures for the app test)
 from tests.support.fake_judge import KeywordJudge
 from tests.test_pipeline import _responses
 
@@ -116,3 +117,25 @@ class _Killer:
         from sourcecheckup.fetching.documents import source_from_document
 
         return source_from_document(url, *args, **kwargs)
+
+
+def test_an_audit_started_in_the_app_reads_and_parses_in_a_worker(qtbot, window, site, monkeypatch):
+    """The app's audit thread uses the same pool: a worker spawned from the GUI process does the
+    reading and parsing, and the run on screen is complete."""
+    import asyncio
+
+    from tests.support.app import audit_and_wait, pasted_answer
+
+    pool = CpuPool(1, start_after=0, warm=functools.partial(workers.warm_by_name, workers.SHARED_WARM_UP))
+    monkeypatch.setattr(workers, "_shared", pool)
+    try:
+        window.results.input.paste_edit.setPlainText(pasted_answer(site))
+        run_id = audit_and_wait(qtbot, window)
+        worker = asyncio.run(pool.run(os.getpid))
+    finally:
+        pool.close()
+    assert worker != os.getpid() and pool.calls == 1 + 1 + 1   # the answer, its one page, the pid
+    data = window.results.view.data
+    assert data.run.id == run_id and data.run.status == "completed"
+    assert data.sources[f"{site}/article/hypertension"].source.status is FetchStatus.OK
+    assert "50.0%" in window.results.metrics_bar.labels["statement_support"].text()

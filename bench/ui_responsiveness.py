@@ -371,6 +371,9 @@ def large_runs(sizes: list[int]) -> int:
 
 if __name__ == "__main__":
     code = main()
+    from sourcecheckup.workers import close_shared_pool
+
+    close_shared_pool()   # os._exit below skips atexit, which would stop the workers
     sys.stdout.flush()
     sys.stderr.flush()
     # several windows and threads were made and torn down in one process; PySide6 6.12 can abort

@@ -236,5 +236,8 @@ def main() -> int:
 
 if __name__ == "__main__":
     code = main()
+    from sourcecheckup.workers import close_shared_pool
+
+    close_shared_pool()   # os._exit below skips atexit, which would stop the workers
     sys.stdout.flush()
     os._exit(code)   # skip PySide6's teardown at interpreter exit: the PNGs are written

@@ -111,12 +111,13 @@ class CpuPool:
         broken.shutdown(wait=False, cancel_futures=True)
         return self._start()
 
-    def close(self) -> None:
+    def close(self, wait: bool = False) -> None:
+        """Stop the workers; ``wait`` (at exit): until they are gone, so nothing of theirs is left over."""
         with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            executor.shutdown(wait=wait, cancel_futures=True)
 
 
 def _worker_started(parent: int, warm: Callable[[], Any] | None) -> None:
@@ -158,5 +159,13 @@ def shared_pool() -> CpuPool:
     with _shared_lock:
         if _shared is None:
             _shared = CpuPool(default_workers(), warm=functools.partial(warm_by_name, SHARED_WARM_UP))
-            atexit.register(_shared.close)
+            atexit.register(_shared.close, wait=True)
         return _shared
+
+
+def close_shared_pool() -> None:
+    """Stop the shared pool's workers now (a script that ends with os._exit skips atexit)."""
+    with _shared_lock:
+        pool = _shared
+    if pool is not None:
+        pool.close(wait=True)

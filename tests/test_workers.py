@@ -139,3 +139,21 @@ def test_an_audit_started_in_the_app_reads_and_parses_in_a_worker(qtbot, window,
     assert data.run.id == run_id and data.run.status == "completed"
     assert data.sources[f"{site}/article/hypertension"].source.status is FetchStatus.OK
     assert "50.0%" in window.results.metrics_bar.labels["statement_support"].text()
+
+
+async def test_closing_the_shared_pool_stops_its_workers(monkeypatch):
+    import asyncio
+
+    if not os.path.exists("/proc/self/stat"):
+        pytest.skip("reads /proc (Linux)")
+    pool = CpuPool(1, start_after=0)
+    monkeypatch.setattr(workers, "_shared", pool)
+    worker = await pool.run(os.getpid)
+    workers.close_shared_pool()
+    assert not pool.started
+    for _ in range(50):   # the worker process is gone, not left waiting for work
+        if not os.path.exists(f"/proc/{worker}") or "Z" in open(f"/proc/{worker}/stat").read().split(")")[1][:3]:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        pytest.fail(f"worker {worker} still runs after close_shared_pool()")

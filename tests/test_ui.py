@@ -383,3 +383,21 @@ def test_storing_an_api_key_without_a_keyring_says_to_use_the_environment_variab
     assert settings.concurrency == 3
     assert shown and "OPENAI_API_KEY" in shown[0]
     assert "sk-test" not in shown[0]
+
+
+def test_a_batch_respects_robots_txt_as_the_cli_does_and_a_single_answer_does_not(qtbot, window, site):
+    """More than one answer is a batch (crawling on the user's behalf): the site's robots.txt is read and
+    a disallowed page is recorded as blocked, with the reason; one pasted answer reads it, as a person would."""
+    w = window
+    url = f"{site}/private-area/report"
+    claim = "Hypertension is a blood pressure of 130/80 mm Hg or higher [1]."
+    w.results.input.paste_edit.setPlainText(json.dumps([{"id": f"b{i}", "response": claim, "citations": [url]}
+                                                        for i in range(2)]))
+    audit_and_wait(qtbot, w)
+    batch = w.results.view.data.sources[url].source
+    assert batch.status.value == "blocked"
+    assert batch.reason == "the site's robots.txt disallows /private-area/report for crawlers"
+    w.results.input.paste_edit.setPlainText(f"{claim}\n\n[1]: {url}\n")
+    audit_and_wait(qtbot, w)
+    single = w.results.view.data.sources[url].source
+    assert single.status.value == "ok" and "130/80" in single.text

@@ -60,7 +60,9 @@ class AuditController(QObject):
         if not self.judges_ready(self.host.settings.judges):
             return False
         self._next_run_name = inputs.run_name_edit.text().strip()
-        self._start(AuditThread(self.host.db_path, self.host.settings.run_config(), responses=result.responses,
+        # more than one answer is a batch: robots.txt is respected, as the CLI does
+        config = self.host.settings.run_config(batch=len(result.responses) > 1)
+        self._start(AuditThread(self.host.db_path, config, responses=result.responses,
                                 skipped=result.skipped, label=label, parent=self.host))
         inputs.run_name_edit.clear()
         inputs.clear_batch()
@@ -114,7 +116,8 @@ class AuditController(QObject):
             if not self.judges_ready(settings.judges):
                 return False
             config.judges = list(settings.judges)
-        config.fetch = settings.fetch_options()   # hosts allowed (or a source pack set) since then
+        # hosts allowed (or a source pack set) since then; a batch respects robots.txt, as the CLI does
+        config.fetch = settings.fetch_options(batch=len(responses) > 1)
         config.refetch = True
         self.host._status(f"Fetching the sources of run {run.id} again")
         self._start(AuditThread(self.host.db_path, config, responses=responses,

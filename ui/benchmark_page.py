@@ -265,7 +265,7 @@ class BenchmarkPage(QWidget):
             return BenchSettings(models=models, judges=judges, question_model=writer, per_doc=self.per_doc.value(),
                                  variants=[v for v, cb in self.variant_checks.items() if cb.isChecked()],
                                  best_of=self.best_of.value(), accuracy=self.accuracy.isChecked(),
-                                 judge_concurrency=s.concurrency, parser=s.parser, fetch=s.fetch_options())
+                                 judge_concurrency=s.concurrency, parser=s.parser, fetch=s.fetch_options(batch=True))
         except ValueError as exc:
             self.host._warn("Cannot start the benchmark", str(exc))
             return None

@@ -236,3 +236,23 @@ def test_streamed_json_with_custom_overrides_equals_build_report(mixed_run, tmp_
     assert old["metrics_basis"] == "custom_overrides" and old["reviewer_overrides"]["source"] == "custom"
     path = write_report(store, run_id, tmp_path / "custom.json", overrides=overrides)
     assert _without_time(json.loads(path.read_text(encoding="utf-8"))) == old
+
+
+def test_every_csv_row_and_the_xlsx_summary_say_which_run_they_come_from(mixed_run, tmp_path):
+    """A regulator puts several runs' exports together: each row carries its run's id and name."""
+    from openpyxl import load_workbook
+
+    store, run_id = mixed_run
+    store.set_run_label(run_id, name="Ward 7, third quarter")
+    try:
+        for rows in (list(csv.reader(io.StringIO(report_csv(build_report(store, run_id))))),
+                     list(csv.reader(io.StringIO(write_csv_stream(store, run_id, tmp_path / "r.csv", page_size=2)
+                                                 .read_text(encoding="utf-8"))))):
+            head, body = rows[0], rows[1:]
+            assert head[-2:] == ["run_id", "run_name"] and body
+            assert {(r[-2], r[-1]) for r in body} == {(run_id, "Ward 7, third quarter")}
+        summary = load_workbook(write_xlsx_stream(store, run_id, tmp_path / "r.xlsx", page_size=2))["summary"]
+        cells = {row[0].value: row[1].value for row in summary.iter_rows() if row[0].value}
+        assert cells["run id"] == run_id and cells["run name"] == "Ward 7, third quarter"
+    finally:
+        store.set_run_label(run_id, name="")

@@ -9,7 +9,8 @@ from .csvsafe import SafeWriter
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
                "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied",
-               "reference_status", "reference_retracted"]
+               "reference_status", "reference_retracted", "run_id", "run_name"]
+# columns are only ever added at the end: a script that reads them by position keeps working
 
 
 def report_csv(report: dict[str, Any]) -> str:
@@ -18,13 +19,15 @@ def report_csv(report: dict[str, Any]) -> str:
     w = SafeWriter(buf)   # answer and page text must not run as a spreadsheet formula
     w.writerow(CSV_COLUMNS)
     applied = (report.get("reviewer_overrides") or {}).get("applied", False)
+    run = report["run"]
     for resp in report["responses"]:
-        w.writerows(csv_rows(resp, applied))
+        w.writerows(csv_rows(resp, applied, (run["id"], run.get("name") or "")))
     return buf.getvalue()
 
 
-def csv_rows(resp: dict[str, Any], applied: bool) -> Iterator[list[Any]]:
-    """The rows of one response's record (a report's ``responses`` item)."""
+def csv_rows(resp: dict[str, Any], applied: bool, run: tuple[str, str]) -> Iterator[list[Any]]:
+    """The rows of one response's record (a report's ``responses`` item); ``run``: its run's id and name,
+    on every row, so rows of several runs' exports put together still say where each came from."""
     status_by_url = {s["url"]: s["status"] for s in resp["sources"]}
     # a citation's reference check: status and retracted, blank for a plain page (no check)
     reference_by_url = {s["url"]: _reference_cells(s.get("reference")) for s in resp["sources"]}
@@ -34,12 +37,12 @@ def csv_rows(resp: dict[str, Any], applied: bool) -> Iterator[list[Any]]:
         tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
                 "yes" if applied else "no"]
         if not st["verdicts"]:
-            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""]
+            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run)
         for v in st["verdicts"]:
             yield (base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
                            v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
                            v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
-                   + reference_by_url.get(v["url"], ["", ""]))
+                   + reference_by_url.get(v["url"], ["", ""]) + list(run))
 
 
 def _reference_cells(reference: dict[str, Any] | None) -> list[str]:

@@ -353,8 +353,9 @@ def write_csv_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> 
         with tmp.open("w", encoding="utf-8", newline="") as out:
             w = SafeWriter(out)   # answer and page text must not run as a spreadsheet formula
             w.writerow(CSV_COLUMNS)
+            run = (report.run.id, report.run.name or "")
             for resp in report.response_dicts():
-                w.writerows(csv_rows(resp, report.with_reviews))
+                w.writerows(csv_rows(resp, report.with_reviews, run))
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -87,7 +87,8 @@ def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
         summary.append(["partial run", report["partial_run"]])
     if report.get("large_run"):
         summary.append(["large run", report["large_run"]])
-    summary += [["run id", run["id"]], ["status", run["status"]], ["created", run["created_at"]],
+    summary += [["run id", run["id"]], ["run name", run.get("name") or ""], ["input", run.get("input") or ""],
+                ["status", run["status"]], ["created", run["created_at"]],
                 ["finished", run["finished_at"]], ["judges", run["judges"]], ["parser", run["parser"]],
                 ["app version", run["app_version"]], ["database", run["database"]], []]
     summary.append(["metric", "judges only", "ci95 low", "ci95 high", "k", "n",

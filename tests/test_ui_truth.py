@@ -415,3 +415,37 @@ def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allo
     qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == new_run
                     and w.results.view.data.run.status == "completed", timeout=5000)
     assert "100.0%" in w.results.metrics_bar.labels["statement_support"].text()
+
+
+def test_suggest_fixes_can_be_cancelled_and_keeps_what_was_written(qtbot, window, monkeypatch):
+    from tests.support.fake_llm import FakeLLMServer, Scripted, verdict
+    from tests.support.synth_run import SENTENCES
+
+    def responder(request):   # slow enough to be cancelled part-way
+        if "Rewrite the statement minimally" in request.user_text:
+            return Scripted(json.dumps({"action": "rewrite", "statement": SENTENCES[2], "quote": SENTENCES[2]}))
+        return verdict("supported", SENTENCES[2])
+
+    w = window
+    tab = w.results.suggestions_tab
+    with FakeLLMServer("openai", responder=responder, latency_s=0.4) as srv:
+        judge = f"openai-compatible:{srv.base_url}#gpt-4o"
+        with Store(w.db_path) as st:
+            run = synthesize_run(st, responses=1, statements=6, sources=2, judges=(judge,))
+            with st.db.conn:
+                st.db.conn.execute("UPDATE verdicts SET label = 'not_supported', quote = '' WHERE run_id = ?", (run,))
+        open_and_wait(qtbot, w, run)
+        w.results.detail_tabs.setCurrentIndex(3)
+        assert not tab.cancel_btn.isVisible()
+        monkeypatch.setattr(w, "confirm", lambda title, text: True)
+        with qtbot.waitSignal(tab.cleanup_finished, timeout=20_000) as finished:
+            assert tab.suggest_fixes()
+            assert tab.cancel_btn.isVisible() and tab.cancel_btn.isEnabled()
+            qtbot.waitUntil(lambda: len(srv.requests) >= 1, timeout=5000)
+            assert tab.cancel_suggestions()
+            assert not tab.cancel_btn.isEnabled() and "Stopping" in tab.cleanup_label.text()
+        assert finished.args == [run, "cancelled"]
+        asked = len(srv.requests)
+    assert asked < 12 * 2                      # 12 pairs to write and verify: stopped well before the end
+    assert not tab.cancel_btn.isVisible() and tab.suggest_btn.isEnabled()
+    assert "cancelled" in tab.cleanup_label.text() and "kept" in tab.cleanup_label.text()

@@ -42,6 +42,11 @@ class SuggestionsTab(QWidget):
                                     "supports it (or suggests deleting it); the run's judges verify every rewrite")
         self.suggest_btn.clicked.connect(lambda: self.suggest_fixes())
         srow.addWidget(self.suggest_btn)
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setToolTip("Stop writing suggestions; those already written and verified are kept")
+        self.cancel_btn.clicked.connect(lambda: self.cancel_suggestions())
+        self.cancel_btn.setVisible(False)
+        srow.addWidget(self.cancel_btn)
         self.cleanup_label = plain_label(selectable=False)
         srow.addWidget(self.cleanup_label, 1)
         spl.addLayout(srow)
@@ -193,8 +198,19 @@ class SuggestionsTab(QWidget):
             f"Suggesting fixes: {ev.pairs_done}/{ev.pairs_total} pairs"))
         worker.done.connect(self._on_cleanup_done)
         self.suggest_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.cancel_btn.setVisible(True)
         self.cleanup_label.setText(f"Suggesting fixes with {writer}…")
         worker.start()
+        return True
+
+    def cancel_suggestions(self) -> bool:
+        """Stop a running Suggest fixes; what was written and verified so far stays stored."""
+        if self.cleanup_worker is None:
+            return False
+        self.cleanup_worker.cancel()
+        self.cancel_btn.setEnabled(False)
+        self.cleanup_label.setText("Stopping: the suggestions written so far are kept…")
         return True
 
     def _on_cleanup_done(self, run_id: str, status: str, message: str) -> None:
@@ -204,6 +220,7 @@ class SuggestionsTab(QWidget):
             worker.wait(5000)
             worker.deleteLater()
         self.suggest_btn.setEnabled(True)
+        self.cancel_btn.setVisible(False)
         self.cleanup_label.setText(f"Suggest fixes {status}: {message}")
         if status == "failed":
             self.host._warn("Suggest fixes failed", message)

@@ -26,7 +26,7 @@ from .parse import Parser, make_parser
 from .references.model import LookupSettings, is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
-from .workers import CpuPool, shared_pool
+from .workers import CpuPool, WorkerStopped, shared_pool
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
 TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.ERROR})
@@ -389,7 +389,12 @@ class Audit:
         """The builtin parser's sentence splitting is CPU work: in a worker once the run is big enough."""
         pool = self._cpu_pool()
         if pool is not None and getattr(parser, "parse_in_worker", False):
-            return await pool.run(parser.parse_sync, response, inline=True)   # type: ignore[attr-defined]
+            try:
+                return await pool.run(parser.parse_sync, response, inline=True)   # type: ignore[attr-defined]
+            except WorkerStopped:
+                raise
+            except Exception:   # e.g. a plugin's subclass that does not pickle: parsed here (a real error recurs)
+                pass
         return await parser.parse(response)
 
     def _cpu_pool(self) -> CpuPool | None:

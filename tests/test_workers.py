@@ -157,3 +157,27 @@ async def test_closing_the_shared_pool_stops_its_workers(monkeypatch):
         await asyncio.sleep(0.1)
     else:
         pytest.fail(f"worker {worker} still runs after close_shared_pool()")
+
+
+async def test_a_parser_that_does_not_pickle_is_run_here_with_the_same_statements(tmp_path, site, monkeypatch):
+    """A plugin's subclass of the builtin parser may hold what cannot go to a worker (a lambda): it is
+    parsed in this process instead, never a failed response."""
+    from sourcecheckup.parse.builtin import BuiltinParser
+
+    class Local(BuiltinParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hook = lambda text: text   # pickling this fails
+
+    pool = CpuPool(1, start_after=0)
+    monkeypatch.setattr(workers, "_shared", pool)
+    try:
+        store = Store(tmp_path / "a.db")
+        run_id = await Audit(store, _config(workers.AUTO), judges=[KeywordJudge()], parser=Local()).start(
+            _responses(site))
+    finally:
+        pool.close()
+    here = Store(tmp_path / "here.db")
+    run_here = await Audit(here, _config(0), judges=[KeywordJudge()]).start(_responses(site))
+    assert store.get_run(run_id).status == "completed"
+    assert _stored(store, run_id)[0] == _stored(here, run_here)[0]

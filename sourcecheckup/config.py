@@ -55,11 +55,19 @@ def references_allowed(environ: Mapping[str, str] | None = None) -> bool:
     return value.lower() not in ("off", "0", "no")
 
 
+# the limits of a reference lookup a user may set, each (lowest, highest, what it is)
+LOOKUP_LIMITS = {"lookup_timeout_s": (1.0, 120.0, "seconds a metadata service is given to answer"),
+                 "match_threshold": (0.5, 1.0, "the title match a written reference needs"),
+                 "lookup_requests_per_second": (0.2, 20.0, "requests a second to each metadata service")}
+
+
 def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | None = None,
                           pubmed_endpoint: str | None = None, openalex_endpoint: str | None = None,
-                          contact_email: str | None = None,
+                          contact_email: str | None = None, lookup_timeout_s: float | None = None,
+                          match_threshold: float | None = None, lookup_requests_per_second: float | None = None,
                           environ: Mapping[str, str] | None = None) -> LookupSettings:
-    """How a run asks the metadata services; each endpoint is the API's base URL. Raises :class:`ConfigError`."""
+    """How a run asks the metadata services; each endpoint is the API's base URL, and the timeout, the
+    match threshold and the rate stay within LOOKUP_LIMITS (None: the default). Raises :class:`ConfigError`."""
     from urllib.parse import urlsplit
 
     kw: dict[str, Any] = {}
@@ -79,6 +87,19 @@ def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | N
         if "@" not in email or any(c.isspace() for c in email):
             raise ConfigError("contact_email", f"'{email}' is not an e-mail address")
         kw["contact_email"] = email
+    for option, field, value in (("lookup_timeout_s", "timeout_s", lookup_timeout_s),
+                                 ("match_threshold", "match_threshold", match_threshold),
+                                 ("lookup_requests_per_second", "requests_per_second", lookup_requests_per_second)):
+        if value is None:
+            continue
+        low, high, what = LOOKUP_LIMITS[option]
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if not low <= number <= high:   # also refuses NaN
+            raise ConfigError(option, f"{what} must be between {low:g} and {high:g}, not '{value}'")
+        kw[field] = number
     kw["enabled"] = references_allowed(environ) and bool(references)
     return LookupSettings(**kw)
 
@@ -161,6 +182,8 @@ def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None 
                      fetch: FetchOptions | None = None, references: bool = True,
                      crossref_endpoint: str | None = None, pubmed_endpoint: str | None = None,
                      openalex_endpoint: str | None = None, contact_email: str | None = None,
+                     lookup_timeout_s: float | None = None, match_threshold: float | None = None,
+                     lookup_requests_per_second: float | None = None,
                      retraction_data: str | Path | None = None, **fetch_choices: Any) -> RunConfig:
     """A validated RunConfig from a front end's choices; anything not chosen takes the CLI's default.
     ``fetch_choices`` are :func:`build_fetch_options`'s keywords (or pass a built ``fetch``).
@@ -177,7 +200,10 @@ def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None 
         raise TypeError("pass either fetch or the fetch choices, not both")
     lookup = build_lookup_settings(references=references, crossref_endpoint=crossref_endpoint,
                                    pubmed_endpoint=pubmed_endpoint, openalex_endpoint=openalex_endpoint,
-                                   contact_email=contact_email, environ=fetch_choices.get("environ"))
+                                   contact_email=contact_email, lookup_timeout_s=lookup_timeout_s,
+                                   match_threshold=match_threshold,
+                                   lookup_requests_per_second=lookup_requests_per_second,
+                                   environ=fetch_choices.get("environ"))
     retractions = check_retraction_data(retraction_data) if retraction_data else None
     if retractions is None and lookup.enabled:
         retractions = _default_retraction_data()

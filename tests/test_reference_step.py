@@ -448,3 +448,21 @@ def test_the_cli_asks_no_service_when_switched_off_and_survives_one_it_cannot_re
     assert [c.status for c in checks.values()] == [ReferenceStatus.LOOKUP_FAILED]
     data = store.load_run(run.id)
     assert data.sources["https://doi.org/10.5555/ihh.2020.0007"].source.status is FetchStatus.OK
+
+
+def test_the_lookup_timeout_rate_and_match_threshold_are_set_from_the_cli_within_their_limits(tmp_path, capsys):
+    args = build_parser().parse_args(["audit", "a.json", "--lookup-timeout", "30", "--lookup-rate", "1.5",
+                                      "--match-threshold", "0.9"])
+    lookup = run_config(args).references
+    assert (lookup.timeout_s, lookup.requests_per_second, lookup.match_threshold) == (30.0, 1.5, 0.9)
+    default = run_config(build_parser().parse_args(["audit", "a.json"])).references
+    assert (default.timeout_s, default.requests_per_second, default.match_threshold) == (10.0, 5.0, 0.75)
+    for option, value in (("lookup_timeout_s", 0), ("match_threshold", 1.2), ("lookup_requests_per_second", float("nan"))):
+        with pytest.raises(ConfigError) as exc:
+            build_run_config(environ={}, **{option: value})
+        assert exc.value.option == option and "must be between" in exc.value.problem
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"response": "Flu is viral [1].", "citations": ["https://example.org/flu"]}))
+    assert main(["audit", str(answer), "--db", str(tmp_path / "a.db"), "--lookup-rate", "0", "-q"]) == 2
+    assert ("--lookup-rate: requests a second to each metadata service must be between 0.2 and 20, not '0.0'"
+            in capsys.readouterr().err)

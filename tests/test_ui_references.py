@@ -103,17 +103,26 @@ def test_reference_settings_round_trip_through_the_dialog(qtbot, tmp_path):
     box.endpoints["openalex_endpoint"].setText("http://127.0.0.1:8083")
     box.contact_email.setText("librarian@example.org")
     box.retraction_data.setText(str(rw))
+    assert box.lookup_numbers["lookup_timeout_s"].value() == 10.0   # the defaults, as LookupSettings
+    box.lookup_numbers["lookup_timeout_s"].setValue(30)
+    box.lookup_numbers["lookup_requests_per_second"].setValue(1.5)
+    box.lookup_numbers["match_threshold"].setValue(0.9)
+    box.lookup_numbers["match_threshold"].setValue(7)               # past its range: held at 1
     assert box.retraction_status.text().startswith("✓ 3 rows, file of 20")
     dialog.save()
     again = AppSettings(QSettings(str(path), QSettings.Format.IniFormat))
     assert again.reference_choices() == {
         "references": False, "crossref_endpoint": "http://127.0.0.1:8081/crossref",
         "pubmed_endpoint": "http://127.0.0.1:8082/eutils", "openalex_endpoint": "http://127.0.0.1:8083",
-        "contact_email": "librarian@example.org", "retraction_data": str(rw)}
+        "contact_email": "librarian@example.org", "lookup_timeout_s": 30.0, "match_threshold": 1.0,
+        "lookup_requests_per_second": 1.5, "retraction_data": str(rw)}
     reopened = SettingsDialog(again)
     qtbot.addWidget(reopened)
     assert reopened.reference_box.endpoints["pubmed_endpoint"].text() == "http://127.0.0.1:8082/eutils"
     assert not reopened.reference_box.enabled.isChecked()
+    assert reopened.reference_box.lookup_numbers["lookup_requests_per_second"].value() == 1.5
+    lookup = again.run_config().references   # what an audit from the app uses
+    assert (lookup.timeout_s, lookup.match_threshold, lookup.requests_per_second) == (30.0, 1.0, 1.5)
 
 
 def test_settings_refuse_a_bad_endpoint_and_a_file_that_is_not_retraction_watch(qtbot, tmp_path):

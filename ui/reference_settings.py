@@ -1,10 +1,13 @@
-"""Settings → Reference checks: on/off, the Crossref / PubMed / OpenAlex endpoints, the contact e-mail and
-the Retraction Watch file (with its date and rows). Saved through AppSettings like every other setting."""
+"""Settings → Reference checks: on/off, the Crossref / PubMed / OpenAlex endpoints, the contact e-mail, the
+lookups' timeout, rate and title-match threshold, and the Retraction Watch file (with its date and rows). Saved through AppSettings like every other setting."""
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (QDoubleSpinBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QWidget)
+
+from sourcecheckup.config import LOOKUP_LIMITS
 
 from sourcecheckup.views.references import retraction_file_summary
 
@@ -58,9 +61,29 @@ class ReferenceSettingsBox(QGroupBox):
         self.retraction_status = plain_label(wrap=False, selectable=False)   # one line: rows and date
         grid.addWidget(self.retraction_status, 3, 1, 1, 3)
         self.retraction_data.textChanged.connect(lambda _: self.refresh_retraction_status())
+        # how the services are asked: each within the limits the CLI's flags also keep
+        limits = QHBoxLayout()
+        self.lookup_numbers: dict[str, QDoubleSpinBox] = {}
+        for key, title, suffix, step, decimals in (
+                ("lookup_timeout_s", "Timeout", " s", 1.0, 0), ("lookup_requests_per_second", "Rate", " a second", 0.5, 1),
+                ("match_threshold", "Title match", "", 0.05, 2)):
+            low, high, what = LOOKUP_LIMITS[key]
+            spin = QDoubleSpinBox()
+            spin.setRange(low, high)
+            spin.setDecimals(decimals)
+            spin.setSingleStep(step)
+            spin.setSuffix(suffix)
+            spin.setValue(getattr(settings, key))
+            spin.setToolTip(what[0].upper() + what[1:] + (" (PubMed is held to 3)" if key.endswith("second") else ""))
+            limits.addWidget(QLabel(title))
+            limits.addWidget(spin)
+            self.lookup_numbers[key] = spin
+        limits.addStretch(1)
+        grid.addWidget(QLabel("Lookups"), 4, 0)
+        grid.addLayout(limits, 4, 1, 1, 3)
         self.problem = plain_label(wrap=False, selectable=False)
         self.problem.setVisible(False)
-        grid.addWidget(self.problem, 4, 0, 1, 4)
+        grid.addWidget(self.problem, 5, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.refresh_retraction_status()
@@ -96,4 +119,6 @@ class ReferenceSettingsBox(QGroupBox):
         for key, edit in self.endpoints.items():
             setattr(settings, key, edit.text())
         settings.contact_email = self.contact_email.text()
+        for key, spin in self.lookup_numbers.items():
+            setattr(settings, key, spin.value())
         settings.retraction_data = self.retraction_data.text()

@@ -162,6 +162,40 @@ class AppSettings:
     def contact_email(self, value: str) -> None:
         self.q.setValue("references/contact_email", value.strip())
 
+    def _lookup_number(self, key: str, field: str) -> float:
+        default = float(getattr(LookupSettings(), field))
+        try:
+            return float(self._get(f"references/{key}", default))
+        except (TypeError, ValueError):
+            return default
+
+    @property
+    def lookup_timeout_s(self) -> float:
+        """Seconds a metadata service is given to answer."""
+        return self._lookup_number("lookup_timeout_s", "timeout_s")
+
+    @lookup_timeout_s.setter
+    def lookup_timeout_s(self, value: float) -> None:
+        self.q.setValue("references/lookup_timeout_s", float(value))
+
+    @property
+    def match_threshold(self) -> float:
+        """The title match a written reference needs to count as found."""
+        return self._lookup_number("match_threshold", "match_threshold")
+
+    @match_threshold.setter
+    def match_threshold(self, value: float) -> None:
+        self.q.setValue("references/match_threshold", float(value))
+
+    @property
+    def lookup_requests_per_second(self) -> float:
+        """Requests a second to each metadata service (PubMed is held to 3 whatever this says)."""
+        return self._lookup_number("lookup_requests_per_second", "requests_per_second")
+
+    @lookup_requests_per_second.setter
+    def lookup_requests_per_second(self, value: float) -> None:
+        self.q.setValue("references/lookup_requests_per_second", float(value))
+
     @property
     def retraction_data(self) -> str:
         """The Retraction Watch CSV (Crossref's layout); "" for none."""
@@ -233,7 +267,10 @@ class AppSettings:
         """The reference-check settings under build_run_config's keyword names."""
         return {"references": self.references, "crossref_endpoint": self.crossref_endpoint,
                 "pubmed_endpoint": self.pubmed_endpoint, "openalex_endpoint": self.openalex_endpoint,
-                "contact_email": self.contact_email, "retraction_data": self.retraction_data or None}
+                "contact_email": self.contact_email, "lookup_timeout_s": self.lookup_timeout_s,
+                "match_threshold": self.match_threshold,
+                "lookup_requests_per_second": self.lookup_requests_per_second,
+                "retraction_data": self.retraction_data or None}
 
     def run_config(self, batch: bool = False) -> RunConfig:
         """The RunConfig of these settings, built as the CLI builds it (``batch``: more than one answer,

@@ -98,7 +98,8 @@ _FLAGS = {"sources_dir": "--sources", "use_archive": "--use-archive", "browser":
           "judge_concurrency": "--concurrency", "consensus": "--consensus",
           "crossref_endpoint": "--crossref-endpoint", "pubmed_endpoint": "--pubmed-endpoint",
           "openalex_endpoint": "--openalex-endpoint", "contact_email": "--contact-email",
-          "retraction_data": "--retraction-data"}
+          "retraction_data": "--retraction-data", "lookup_timeout_s": "--lookup-timeout",
+          "match_threshold": "--match-threshold", "lookup_requests_per_second": "--lookup-rate"}
 
 
 def _usage(exc: Any, args: argparse.Namespace) -> UsageError:
@@ -128,6 +129,9 @@ def _reference_choices(args: argparse.Namespace) -> dict[str, Any]:
             "pubmed_endpoint": getattr(args, "pubmed_endpoint", None),
             "openalex_endpoint": getattr(args, "openalex_endpoint", None),
             "contact_email": getattr(args, "contact_email", None),
+            "lookup_timeout_s": getattr(args, "lookup_timeout", None),
+            "match_threshold": getattr(args, "match_threshold", None),
+            "lookup_requests_per_second": getattr(args, "lookup_rate", None),
             "retraction_data": getattr(args, "retraction_data", None)}
 
 

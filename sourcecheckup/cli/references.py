@@ -36,6 +36,12 @@ def add_reference_options(p: argparse.ArgumentParser, demo: bool = False) -> Non
                    help="the Retraction Watch CSV (default: the one `sourcecheckup references update` saved)")
     p.add_argument("--contact-email", metavar="ADDR",
                    help="your e-mail address, sent to Crossref and PubMed as their polite-use identity")
+    p.add_argument("--lookup-timeout", metavar="SECONDS", type=float,
+                   help="seconds a metadata service is given to answer (default 10; 1 to 120)")
+    p.add_argument("--match-threshold", metavar="X", type=float,
+                   help="the title match a written reference needs to count as found (default 0.75; 0.5 to 1)")
+    p.add_argument("--lookup-rate", metavar="N", type=float,
+                   help="requests a second to each metadata service (default 5, PubMed at most 3; 0.2 to 20)")
 
 
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:

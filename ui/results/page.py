@@ -328,12 +328,7 @@ class ResultsPage(QSplitter):
         if view.data.run.id != self.run_id:
             return
         self.last_load_at = time.monotonic()
-        self.paged = False
-        self.totals = None
-        self._paged_filter = ()
-        self._paged_run_id = ""
-        self.paged_model.set_responses(None, [])
-        self._use_table_model(self.responses_proxy)
+        self._leave_paged()
         self.view = view
         pairs, progress = review or (review_pairs(view, review_first=True), review_progress(view))
         self.pairs = pairs
@@ -356,6 +351,15 @@ class ResultsPage(QSplitter):
             sample.refresh()
         self.run_shown.emit(view.data.run.id)
 
+    def _leave_paged(self) -> None:
+        """Back to the whole-run table: no paged run, its totals, filter or rows."""
+        self.paged = False
+        self.totals = None
+        self._paged_filter = ()
+        self._paged_run_id = ""
+        self.paged_model.set_responses(None, [])
+        self._use_table_model(self.responses_proxy)
+
     def redraw(self) -> None:
         """Draw the run again (the palette changed)."""
         if self.paged:
@@ -367,12 +371,7 @@ class ResultsPage(QSplitter):
         """Nothing on screen (another database was opened)."""
         self.view = None
         self.run_id = None
-        self.paged = False
-        self.totals = None
-        self._paged_filter = ()
-        self._paged_run_id = ""
-        self.paged_model.set_responses(None, [])
-        self._use_table_model(self.responses_proxy)
+        self._leave_paged()
         self.metrics_bar.clear()
         self.responses_model.set_rows([])
         self._show_count()

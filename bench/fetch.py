@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.memory import pss_kb  # noqa: E402
+from tests.support.memory import cpu_seconds, descendants, pss_kb  # noqa: E402
 from sourcecheckup.fetching.browser import BrowserFetcher, browser_status  # noqa: E402
 from sourcecheckup.fetching.extract import warm_up  # noqa: E402
 from sourcecheckup.fetching import FetchOptions, make_fetcher  # noqa: E402
@@ -48,30 +48,6 @@ from sourcecheckup.workers import AUTO, shared_pool  # noqa: E402
 
 PAGES = ("/article/metformin-lactic-acidosis", "/article/hfe-hemochromatosis", "/article/hypertension",
          "/forum/thread-ferritin.html", "/docs/diabetes-guideline.pdf")
-
-
-def _descendants(pid: int) -> list[int]:
-    """Child process ids, recursively, from /proc (Linux)."""
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except OSError:
-            continue
-        for c in children:
-            out.append(int(c))
-            todo.append(int(c))
-    return out
-
-
-def _cpu_s(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
 
 
 class ProcessSampler:
@@ -111,10 +87,10 @@ class ProcessSampler:
                     pass
         elif Path("/proc/self/status").exists():
             me = os.getpid()
-            pids = [p for p in [me, *_descendants(me)] if p != self.exclude]
+            pids = [p for p in [me, *descendants(me)] if p != self.exclude]
             total = sum((pss_kb(p) or 0) * 1024 for p in pids)
             for p in pids:
-                self.cpu[p] = max(self.cpu.get(p, 0.0), _cpu_s(p))
+                self.cpu[p] = max(self.cpu.get(p, 0.0), cpu_seconds(p))
                 if p not in self.kinds:
                     self.kinds[p] = _kind(p)
         else:

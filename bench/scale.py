@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.memory import pss_kb  # noqa: E402
+from tests.support.memory import cpu_seconds, descendants, pss_kb  # noqa: E402
 
 # one topic per page kind: its paragraphs are the page, its claims the statements that page supports
 TOPICS = [
@@ -128,30 +128,9 @@ def start_server(hosts: int, latency_s: float) -> tuple[subprocess.Popen[str], l
 
 # ---------------------------------------------------------------------------------------- measures
 
-def _proc_cpu_s(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
 def _reaped_children_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def _children(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            kids = [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
-        except OSError:
-            continue
-        out += kids
-        todo += kids
-    return out
 
 
 class Sampler:
@@ -176,7 +155,7 @@ class Sampler:
 
     def pss(self) -> int:
         me = os.getpid()
-        return sum((pss_kb(p) or 0) * 1024 for p in [me, *_children(me)] if p != self.exclude)
+        return sum((pss_kb(p) or 0) * 1024 for p in [me, *descendants(me)] if p != self.exclude)
 
 
 # ---------------------------------------------------------------------------------------- the run
@@ -230,7 +209,7 @@ async def run(args: argparse.Namespace) -> int:
             warm_up()   # the extractor's one-off imports are start-up, not throughput
             sampler.peaks[0] = sampler.pss()
             me = os.getpid()
-            server_cpu0 = _proc_cpu_s(server.pid)
+            server_cpu0 = cpu_seconds(server.pid)
             cpu0, reaped0, loop0 = time.process_time(), _reaped_children_cpu_s(), time.thread_time()
             t0 = time.perf_counter()
             run_id = audit.create(answers, input_label="scale bench")   # stored; the run reads them back
@@ -240,8 +219,8 @@ async def run(args: argparse.Namespace) -> int:
             loop_cpu = time.thread_time() - loop0   # the event loop's thread: one interpreter lock
             # this process, extraction workers that have exited (reaped) and any still alive; not the site
             cpu = (time.process_time() - cpu0 + _reaped_children_cpu_s() - reaped0
-                   + sum(_proc_cpu_s(p) for p in _children(me) if p != server.pid))
-            server_cpu = _proc_cpu_s(server.pid) - server_cpu0
+                   + sum(cpu_seconds(p) for p in descendants(me) if p != server.pid))
+            server_cpu = cpu_seconds(server.pid) - server_cpu0
             sampler.peaks[3] = max(sampler.peaks[3], sampler.pss())
             status = store.get_run(run_id).status
             pairs = store.db.execute("SELECT COUNT(*) FROM verdicts WHERE run_id = ?", [run_id]).fetchone()[0]

@@ -221,21 +221,15 @@ def _node_drivers() -> set[int]:
     import os
     from pathlib import Path
 
-    me, found, todo = os.getpid(), set(), [os.getpid()]
-    while todo:
-        pid = todo.pop()
+    from tests.support.memory import descendants
+
+    found = set()
+    for kid in descendants(os.getpid()):
         try:
-            kids = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+            if b"playwright" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                found.add(kid)
         except OSError:
             continue
-        todo += kids
-        for kid in kids:
-            try:
-                cmd = Path(f"/proc/{kid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"playwright" in cmd and kid != me:
-                found.add(kid)
     return found
 
 

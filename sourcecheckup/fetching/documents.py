@@ -64,9 +64,6 @@ def warm_up_reading() -> None:
     from .detect import classify  # noqa: F401
 
 
-_warm_worker = warm_up_reading
-
-
 # A document above this size is read in a process of its own, killed at the source's deadline
 # and bounded in memory: markup can be built to make the extractor run for minutes (14 MB of
 # nested <div>s took 209 s and 1.2 GB). Smaller ones, nearly every page, are read in a thread.
@@ -163,10 +160,9 @@ class DocumentReader:
     def __init__(self, workers: int = 0) -> None:
         from ..workers import AUTO, CpuPool, shared_pool
 
-        self.workers = workers
         self._own = workers > 0
         self._pool: CpuPool | None = (shared_pool() if workers == AUTO
-                                      else CpuPool(workers, start_after=0, warm=_warm_worker) if self._own else None)
+                                      else CpuPool(workers, start_after=0, warm=warm_up_reading) if self._own else None)
         if self._pool is None or not self._pool.started:   # the extractor's imports, ready for the first page
             threading.Thread(target=warm_up_reading, name="extract-warm-up", daemon=True).start()
 

@@ -64,8 +64,8 @@ def test_supported_medical_statement_is_supported_with_a_verbatim_quote(judge: B
     assert 0.0 <= v.score <= 1.0 and v.score >= judge.threshold
     assert "28.4%" in v.quote
     assert v.quote_found is True and quote_in_source(v.quote, HFE_SOURCE)
-    assert v.judge_id == "builtin" and v.prompt_version == "builtin-3"
-    assert v.model_version == "builtin-3/all-MiniLM-L6-v2"
+    assert v.judge_id == "builtin" and v.prompt_version == "builtin-4"
+    assert v.model_version == "builtin-4/all-MiniLM-L6-v2"
     assert v.rationale.startswith("Best passage shares") and v.rationale.endswith(".")
 
 
@@ -141,9 +141,11 @@ async def test_verify_many_equals_verify_pair_by_pair(judge: BuiltinJudge) -> No
 
 def test_trained_parameters_load_and_a_threshold_override_applies() -> None:
     data = json.loads(params_path().read_text(encoding="utf-8"))
-    assert set(data["models"]) == {"full", "lexical"}
+    assert set(data["models"]) == {"full", "lexical", "facts", "facts_lexical"}
     params = load_params()
     assert 0.0 < params.full.threshold < 1.0
+    assert params.facts is not None and params.facts_lexical is not None
+    assert data["facts_training"]["file"] == "wice_dev.jsonl"
     assert make_judge("builtin").threshold == params.full.threshold or not embeddings.available()
     strict = make_judge("builtin:0.99")
     assert strict.threshold == 0.99
@@ -161,7 +163,7 @@ def test_lexical_mode_works_without_the_embedding_model(lexical_judge: BuiltinJu
         ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
         ("Iron-overload disease develops in 45.7% of male C282Y homozygotes.", source),
     ])
-    assert right.model_version == "builtin-3/lexical"
+    assert right.model_version == "builtin-4/lexical"
     assert right.label is Label.SUPPORTED and wrong.label is Label.NOT_SUPPORTED
     assert right.quote_found is True
 

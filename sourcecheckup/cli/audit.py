@@ -250,11 +250,13 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
         for i, (rid, _, source, problem) in enumerate(records):
             if problem:
                 row = {"id": rid, "label": "judge_error", "score": None, "quote": "", "quote_found": None,
-                       "error": problem}
+                       "review_first": False, "error": problem}
             else:
                 v = by_index[i]
+                # review_first: the screen is unsure of this pair, a person should read it first
                 row = {"id": rid, "label": v.label.value, "score": round(v.score, 4), "quote": v.quote,
-                       "quote_found": quote_in_source(v.quote, source or ""), "rationale": v.rationale}
+                       "quote_found": quote_in_source(v.quote, source or ""), "review_first": v.review_first,
+                       "flags": list(v.flags), "rationale": v.rationale}
             out_stream.write(json.dumps(row, ensure_ascii=False) + "\n")
     finally:
         if out_stream is not sys.stdout:

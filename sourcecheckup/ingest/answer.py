@@ -41,6 +41,8 @@ _LINK = re.compile(
 _HTML_LINK = re.compile(r"<a\s[^<>]*?href\s*=\s*[\"']([^\"'<>]+)[\"'][^<>]*>(.*?)</a\s*>", re.I | re.S)
 _SHORTCUT = re.compile(r"(?<![\]\\])\[(?P<label>[^\[\]\^\n][^\[\]\n]*)\](?![\[(:])")
 _MARKER_TEXT = re.compile(r"^\s*\[?\^?(\d{1,3})\]?\s*$")
+# a link rewritten as its words and marker ("NICE NG136 [1]"), or as the marker alone
+_POINTER_ONLY = re.compile(r"(?:[^\[\]\n]{0,80}\s)?(?P<marker>\[[^\[\]\n]{1,12}\])")
 
 
 @dataclass
@@ -204,6 +206,13 @@ class _Body:
                 replacement = self.reference(value.group("label"), value.group("label"), value.group(0))
             else:
                 replacement = self.link(value)
+            if kind in ("link", "html") and _POINTER_ONLY.fullmatch(replacement) and start > pos \
+                    and end < len(text) and text[start - 1] == "(" and text[end] == ")":
+                # "([NICE NG136](https://...))" only points at its source: the marker stays, the name goes
+                before = text[pos:start - 1]
+                gap = " " if before and not before[-1].isspace() else ""
+                start, end = start - 1, end + 1
+                replacement = gap + _POINTER_ONLY.fullmatch(replacement).group("marker")  # type: ignore[union-attr]
             out.append(text[pos:start])
             out.append(replacement)
             pos = end

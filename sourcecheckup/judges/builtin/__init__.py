@@ -9,11 +9,16 @@ an absolute claim ("completely safe", "proven") needs a source that says it as f
 check decides the label ("contradicted: statement 2,400 mg/24 h; source 1,200 mg/24 h ...").
 What the checks cannot decide is scored by a logistic regression over wording features,
 trained on labelled health claims (scripts/train_builtin.py); scores near its threshold are
-flagged "review_first". Without the embedding model it still works on the lexical features
-alone and says so in ``model_version`` ("builtin-3/lexical").
+flagged "review_first". On a whole page (``facts``) every fact of the statement must be found: the
+statement is split into the facts it asserts, each is looked for on the page, and a small model trained
+on WiCE's real citations (scripts/train_facts.py) decides whether the page holds all of them; a page
+that backs only part of a statement does not support it, and the rationale names the missing part.
+Without the embedding model it still works on the lexical features
+alone and says so in ``model_version`` ("builtin-4/lexical").
 
 The package by concept: ``features`` (words, stems, wording features, the trained logistic model
-and its parameters), ``screen`` (the exact checks that decide before the score: CheckOutcome,
+and its parameters), ``facts`` (the statement's facts looked for on a page, the completeness features),
+``screen`` (the exact checks that decide before the score: CheckOutcome,
 Checks, run_checks), ``judge`` (analyse_pair, the rationale, BuiltinJudge, from_spec).
 """
 from __future__ import annotations

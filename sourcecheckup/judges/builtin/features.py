@@ -261,6 +261,9 @@ class BuiltinParams:
     lexical: LogisticModel
     idf: _Idf
     meta: dict[str, Any]
+    # the completeness gate on whole pages (facts.py; scripts/train_facts.py), with and without embeddings
+    facts: LogisticModel | None = None
+    facts_lexical: LogisticModel | None = None
 
 
 _params_lock = threading.Lock()
@@ -284,6 +287,12 @@ def load_params(path: Path | None = None) -> BuiltinParams:
             lexical=LogisticModel.from_json(data["models"]["lexical"]),
             idf=_Idf(dict(idf["table"]), float(idf["default"]), float(idf["key"])),
             meta={k: v for k, v in data.items() if k not in ("models", "idf")},
+            facts=_optional_model(data["models"].get("facts")),
+            facts_lexical=_optional_model(data["models"].get("facts_lexical")),
         )
         _params_cache[path] = params
         return params
+
+
+def _optional_model(data: dict[str, Any] | None) -> LogisticModel | None:
+    return LogisticModel.from_json(data) if data else None

@@ -21,12 +21,14 @@ from .features import (
     _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
     _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, quantities,
     stem, words)
+from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
-# claims decide the label, the trained score only ranks what they cannot decide
-PROMPT_VERSION = "builtin-3"
+# claims decide the label, the trained score only ranks what they cannot decide; 4: on a whole page every
+# fact of the statement must be found (facts.py)
+PROMPT_VERSION = "builtin-4"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
 
@@ -58,6 +60,8 @@ CORROBORATED_SIMILARITY = 0.6
 # statement's figures)
 CHECK_PASSAGES = 3
 CHECK_SENTENCES = 6
+# completeness probabilities this close to the gate's threshold are marked "review first"
+FACTS_REVIEW_BAND = 0.1
 
 
 @dataclass
@@ -76,11 +80,13 @@ class PairAnalysis:
     similarity: float | None
     veto: str = ""                  # why support is ruled out whatever the score, or ""
     checks: Checks | None = None    # the exact checks of quantities, instructions and absolute claims
+    facts: FactsFinding | None = None  # whether every fact is on the page (whole pages only)
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
                  statement_vector: np.ndarray | None = None,
-                 sentence_vectors: dict[int, np.ndarray] | None = None) -> PairAnalysis:
+                 sentence_vectors: dict[int, np.ndarray] | None = None,
+                 fact_vectors: dict[str, np.ndarray] | None = None) -> PairAnalysis:
     """Features for one pair. With vectors, embedding similarity helps choose the passage."""
     prep = _prepare_source(source)
     ranked = rank_passages(statement, source, k=len(source.passages))
@@ -187,8 +193,13 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             and not passed & {"instruction", "quantity", "overclaim"}):
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
+    facts = None
+    if len(prep.sentences) >= PAGE_SENTENCES:
+        vectors = [fact_vectors[t] for t in split_facts(statement)] if use_vectors and fact_vectors else None
+        facts = check_facts(statement, prep.sentences, source.cache, idf, 0.0, vectors,
+                            sentence_vectors if vectors else None)
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
-                        missing_key, similarity, veto, checks)
+                        missing_key, similarity, veto, checks, facts)
 
 
 # ---------------------------------------------------------------------------------------
@@ -227,10 +238,15 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
     if supported:
         tail = f"; {passed}" if passed else ""
+        if a.facts is not None and a.facts.unsure:
+            return head + tail + f"; review first: the page may not hold every part of it ({a.facts.missing_part()})."
         if figures:
             # a plain figure (a count, an age, a duration) the source words another way: left to a reader
             return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
         return head + tail + "; no inconsistency found."
+    if a.facts is not None and a.facts.incomplete and not a.veto:
+        # the completeness check ruled support out: name the part the page does not hold
+        return f"not supported: the page does not hold every part of the statement: {a.facts.missing_part()}."
     problems: list[str] = [a.veto] if a.veto else []
     if figures:
         problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")
@@ -291,6 +307,10 @@ class BuiltinJudge(BaseJudge):
         return self._threshold if self._threshold is not None else self.model.threshold
 
     @property
+    def facts_model(self) -> LogisticModel | None:
+        return self.params.facts if self.use_embeddings else self.params.facts_lexical
+
+    @property
     def model_version(self) -> str:
         return MODEL_FULL if self.use_embeddings else MODEL_LEXICAL
 
@@ -314,7 +334,7 @@ class BuiltinJudge(BaseJudge):
         for k in todo:
             statement, source = pairs[k]
             results[k] = analyse_pair(statement, source, self.params.idf,
-                                      statement_vecs.get(statement), sentence_vecs.get(id(source)))
+                                      statement_vecs.get(statement), sentence_vecs.get(id(source)), statement_vecs)
         return results
 
     def _embed(self, pairs: Sequence[tuple[str, SourceText]]
@@ -338,6 +358,10 @@ class BuiltinJudge(BaseJudge):
                 texts.append(prep.sentences[i])
                 slots.append((source, i))
         statements = list(dict.fromkeys(s for s, _ in pairs))
+        # the facts of a statement judged against a whole page, for the completeness check
+        statements += [f for f in dict.fromkeys(
+            f for s, source in pairs if len(_prepare_source(source).sentences) >= PAGE_SENTENCES
+            for f in split_facts(s)) if f not in statements]
         vectors = embeddings.embed(statements + texts)
         statement_vecs = {s: vectors[i] for i, s in enumerate(statements)}
         for (source, i), v in zip(slots, vectors[len(statements):]):
@@ -369,14 +393,21 @@ class BuiltinJudge(BaseJudge):
                 # credited body): strong evidence the wording features cannot see; still "review first"
                 # when it is all there is
                 score = max(score, (score + 1.0) / 2.0)
-            uncertain = abs(score - self.threshold) < REVIEW_BAND
+            # on a whole page the completeness model, which reads the score with the facts found, decides
+            threshold, band = self.threshold, REVIEW_BAND
+            complete = self._facts_gate(a, score)
+            if complete is not None:
+                score, threshold, band = complete, self.page_threshold, FACTS_REVIEW_BAND
+                a.facts.incomplete = score < threshold          # type: ignore[union-attr]
+                a.facts.unsure = abs(score - threshold) < band  # type: ignore[union-attr]
+            uncertain = abs(score - threshold) < band
             if a.veto:
-                score = min(score, self.threshold) * 0.5
-            supported = score >= self.threshold and not a.veto
+                score = min(score, threshold) * 0.5
+            supported = score >= threshold and not a.veto
             if supported and a.checks is not None and a.checks.unsure and _subject_missing(statement, a.missing_terms):
                 # a figure the source does not repeat, about a subject the source never names: nothing to review
                 supported = False
-                score = min(score, self.threshold) * 0.5
+                score = min(score, threshold) * 0.5
             if uncertain or a.veto or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
             matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
@@ -394,6 +425,22 @@ class BuiltinJudge(BaseJudge):
             model_version=self.model_version,
             flags=tuple(flags),
         )
+
+    def _facts_gate(self, a: PairAnalysis, score: float) -> float | None:
+        """The probability that the page holds every fact of the statement (None: no page, or no model)."""
+        if a.facts is None:
+            return None
+        a.facts.features["base"] = score
+        model = self.facts_model
+        return None if model is None else model.probability(a.facts.features)
+
+    @property
+    def page_threshold(self) -> float:
+        """The decision threshold on a whole page: the completeness model's, or the one the spec sets."""
+        model = self.facts_model
+        if self._threshold is not None or model is None:
+            return self.threshold
+        return model.threshold
 
     def score_pairs(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:
         """Judge many pairs at once; the embedding work is batched into few model calls."""

@@ -1,0 +1,546 @@
+"""Answers copied from a web page: the clipboard's HTML, or a chat page saved as HTML.
+
+The page is read with lxml (never with regular expressions) and written out as the Markdown that
+:func:`.answer.build_response` reads, so a pasted answer and its Markdown form make the same
+statements and the same statement-to-source links:
+
+- an inline link keeps its words and cites its URL (``[words](url)``);
+- a numbered marker (``<sup>1</sup>``, ``<a href="#fn1">[1]</a>``, a link whose text is "2") stays a
+  marker bound to its URL: a marker that points into the page brings in the footnote or reference it
+  points at (written out as ``[1]: ...``), a marker that links out cites its own URL;
+- a citation pill (a source's name beside the sentence) becomes a bare marker, a link card (a link
+  around a block: title, site, picture) is listed as a source;
+- a reference list after "References" / "Sources" keeps its DOIs, PMIDs and written references;
+- scripts, styles and hidden elements are dropped, and tracking redirects are unwrapped
+  (:mod:`.redirects`).
+
+Every link of the page is accounted for (:class:`LinkFate`): kept as a citation, or left out with a
+reason the import reports.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+from urllib.parse import unquote, urljoin
+
+import lxml.html
+from lxml import etree
+
+from ..models import SkippedRecord
+from ..urls import normalise_url
+from .answer import build_response
+from .citations import cites_something
+from .chat_pages import CHAT_PAGES, ChatPage, is_pill
+from .records import IngestError, IngestResult, InputText
+from .redirects import unwrap_redirect
+
+# elements whose content is never part of the answer as a reader sees it
+DROPPED_TAGS = frozenset("script style noscript template head svg button input select textarea iframe canvas "
+                         "video audio object embed title meta link".split())
+HIDDEN_CLASSES = frozenset({"sr-only", "visually-hidden", "screen-reader-text", "hidden-visually"})
+BLOCK_TAGS = frozenset("p div section article main header footer aside nav blockquote figure figcaption "
+                       "address details summary dl dt dd center body html".split())
+HEADINGS = {f"h{n}": n for n in range(1, 7)}
+LIST_TAGS = frozenset({"ul", "ol"})
+# a link's text that is a citation number: "1", "[2]", "(3)", "1, 4", "2-3"
+MARKER_TEXT = re.compile(r"^\s*[\[(]?\s*(\d{1,3}(?:\s*[,;\u2013-]\s*\d{1,3})*)\s*[\])]?\s*$")
+SOURCES_HEADING = re.compile(r"^\s*(sources|references|citations|bibliography|works cited|footnotes|notes)\s*:?\s*$",
+                             re.I)
+PARA, LINE = "\x00P", "\x00L"     # paragraph and line breaks while a block is written
+
+
+@dataclass(frozen=True)
+class LinkFate:
+    """One link of the page and what became of it."""
+
+    href: str                  # as written in the page
+    text: str                  # its words ("" for a picture or a bare marker)
+    url: str | None            # the citation it names (redirects unwrapped), None when it names none
+    kept: bool                 # True when ``url`` is one of the answer's citations
+    how: str                   # "inline link", "marker [2]", "footnote [1]", "link card", or why it was left out
+
+
+@dataclass
+class HtmlAnswer:
+    """One answer of the page as Markdown, with its question when the page shows one."""
+
+    markdown: str
+    question: str | None = None
+
+
+@dataclass
+class HtmlPage:
+    answers: list[HtmlAnswer]
+    title: str | None
+    product: str | None                       # "ChatGPT", ... when a saved chat page was recognised
+    links: list[LinkFate] = field(default_factory=list)   # filled by account_for_links
+
+
+def strip_clipboard_header(html: str) -> str:
+    """The HTML of a Windows clipboard "HTML Format" (``Version:0.9 StartHTML:...``) without its header."""
+    head = html.lstrip()[:400]
+    if head.startswith("Version:") and "StartHTML:" in head:
+        start = html.find("<")
+        return html[start:] if start >= 0 else ""
+    return html
+
+
+def _tag(el: etree._Element) -> str | None:
+    return el.tag.lower() if isinstance(el.tag, str) else None
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def is_hidden(el: etree._Element) -> bool:
+    if el.get("hidden") is not None or (el.get("aria-hidden") == "true" and not el.xpath(".//a[@href]")):
+        return True
+    style = (el.get("style") or "").replace(" ", "").lower()
+    if "display:none" in style or "visibility:hidden" in style:
+        return True
+    return bool(HIDDEN_CLASSES & set((el.get("class") or "").split()))
+
+
+def dropped(el: etree._Element) -> bool:
+    tag = _tag(el)
+    return tag is None or tag in DROPPED_TAGS or is_hidden(el)
+
+
+def _link_url(el: etree._Element) -> str | None:
+    """The URL a link or a citation pill points at, as written."""
+    if _tag(el) == "a" and el.get("href") is not None:
+        return el.get("href", "").strip()
+    for attr in ("data-pplx-citation-url", "data-citation-url"):
+        if el.get(attr):
+            return el.get(attr, "").strip()
+    return None
+
+
+class _Page:
+    """One parsed page: its ids (for in-page markers), its base address and the fate of every link."""
+
+    def __init__(self, root: etree._Element) -> None:
+        self.root = root
+        self.ids: dict[str, etree._Element] = {}
+        for el in root.iter():
+            if not isinstance(el.tag, str):
+                continue
+            for key in (el.get("id"), el.get("name") if _tag(el) == "a" else None):
+                if key and key not in self.ids:
+                    self.ids[key] = el
+        base = root.xpath("//base[@href]/@href") or root.xpath("//link[@rel='canonical']/@href") \
+            or root.xpath("//meta[@property='og:url']/@content")
+        self.base = str(base[0]).strip() if base else None
+        self.links: dict[etree._Element, tuple[str, str, str | None, str]] = {}   # el -> (href, text, url, how)
+        for el in root.iter():
+            if isinstance(el.tag, str) and _link_url(el) is not None:
+                self.links[el] = (_link_url(el) or "", _words(el.text_content()), None, "")
+        self.consumed: set[etree._Element] = set()
+
+    def note(self, el: etree._Element, url: str | None, how: str) -> None:
+        href, text, _, _ = self.links.get(el, (_link_url(el) or "", _words(el.text_content()), None, ""))
+        self.links[el] = (href, text, url, how)
+
+    def resolve(self, href: str) -> tuple[str | None, str]:
+        """The citation a link's address names (a redirect unwrapped), or None and why not."""
+        unwrapped, via = unwrap_redirect(href)
+        address = unwrapped
+        if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", address) and not address.startswith("//"):
+            if re.match(r"^(?:www\.|doi:|10\.\d)", address, re.I):
+                pass
+            elif self.base:
+                address = urljoin(self.base, address)
+            else:
+                return None, "a relative link with no page address to read it against"
+        scheme = address.split(":", 1)[0].lower()
+        if scheme in ("mailto", "tel", "javascript", "data", "about", "blob", "chrome", "file"):
+            return None, f"not a web address ({scheme}:)"
+        url = normalise_url(address)
+        if url is None:
+            return None, "not a web address"
+        return url, f"unwrapped from a {via} redirect" if via else ""
+
+    def target(self, href: str) -> etree._Element | None:
+        """The element an in-page link points at: the footnote or reference around its anchor."""
+        key = unquote(href[1:])
+        el = self.ids.get(key)
+        if el is None:
+            return None
+        # an empty anchor point (<a name="fn1"></a>, <span id="ref-1"/>) stands for the block around it
+        while _tag(el) in ("a", "span", "sup", "b", "strong", "cite") and not _words(el.text_content()) \
+                and el.getparent() is not None:
+            el = el.getparent()
+        return el
+
+
+class _Writer:
+    """Writes one answer's element as Markdown, recording what each link became."""
+
+    def __init__(self, page: _Page, follow_in_page: bool = True) -> None:
+        self.page = page
+        self.follow_in_page = follow_in_page     # False inside a footnote: its back-link leads into the text
+        self.definitions: dict[int, tuple[str, str]] = {}    # id(target) -> (label, the footnote as one line)
+        self.cards: list[str] = []
+        self.used_labels: set[str] = set()
+
+    # ------------------------------------------------------------------ the walk
+    def markdown(self, *parts: etree._Element) -> str:
+        """The answer written in ``parts`` (a turn may be written in several), then its footnotes and cards."""
+        bodies = []
+        for el in parts:
+            out: list[str] = []
+            self.children(el, out)
+            bodies.append(_join(out))
+        body = "\n\n".join(b for b in bodies if b)
+        tail = [f"[{label}]: {line}" for label, line in self.definitions.values()]
+        if self.cards:
+            tail += ["", "Sources:", *(f"- {card}" for card in self.cards)]
+        return (body + ("\n\n" + "\n".join(tail) if tail else "")).strip()
+
+    def children(self, el: etree._Element, out: list[str], pre: bool = False) -> None:
+        if el.text:
+            out.append(el.text if pre else _space(el.text))
+        for child in el:
+            self.node(child, out, pre)
+            if child.tail:
+                out.append(child.tail if pre else _space(child.tail))
+
+    def node(self, el: etree._Element, out: list[str], pre: bool = False) -> None:
+        tag = _tag(el)
+        if tag is None:
+            return                                   # a comment (<!--StartFragment-->) or processing instruction
+        if dropped(el):
+            self.drop(el, "inside a hidden element, a script or a button" if tag != "title" else "the page's title")
+            return
+        if el in self.page.consumed:
+            return
+        if _link_url(el) is not None:
+            self.link(el, out)
+            return
+        if tag == "sup" and not el.xpath(".//a[@href]"):
+            if m := MARKER_TEXT.match(el.text_content()):
+                out.append(f"[{m.group(1)}]")
+                return
+        if tag == "br":
+            out.append(LINE)
+        elif tag == "hr":
+            out.append(PARA)
+        elif tag == "img":
+            return
+        elif tag in HEADINGS:
+            text = _join(self.inline(el))
+            if SOURCES_HEADING.match(text) and self.nothing_follows(el):
+                return                               # "References" over a list written out as footnotes
+            out += [PARA, "#" * HEADINGS[tag] + " " + text, PARA]
+        elif tag in LIST_TAGS:
+            self.list(el, out)
+        elif tag == "li":
+            out += [LINE, "- "]
+            self.children(el, out)
+            out.append(LINE)
+        elif tag == "pre":
+            out += [PARA, "```", LINE, el.text_content().strip("\n"), LINE, "```", PARA]
+        elif tag == "table":
+            self.table(el, out)
+        elif tag in BLOCK_TAGS:
+            out.append(PARA)
+            self.children(el, out, pre)
+            out.append(PARA)
+        else:
+            self.children(el, out, pre)
+
+    def inline(self, el: etree._Element) -> list[str]:
+        out: list[str] = []
+        self.children(el, out)
+        return out
+
+    def nothing_follows(self, heading: etree._Element) -> bool:
+        """Whether a "References" heading heads nothing left to write (its list became footnotes)."""
+        sibling = heading.getnext()
+        while sibling is not None and not isinstance(sibling.tag, str):
+            sibling = sibling.getnext()
+        if sibling is None:
+            return True
+        if sibling in self.page.consumed:
+            return True
+        items = [li for li in sibling.iter() if _tag(li) == "li"]
+        return bool(items) and all(li in self.page.consumed for li in items)
+
+    def list(self, el: etree._Element, out: list[str]) -> None:
+        ordered = _tag(el) == "ol"
+        try:
+            n = int(el.get("start", "1"))
+        except ValueError:
+            n = 1
+        out.append(PARA)
+        for child in el:
+            if _tag(child) != "li":
+                self.node(child, out)
+                continue
+            if dropped(child):
+                self.drop(child, "inside a hidden element")
+                continue
+            if child in self.page.consumed:
+                n += 1
+                continue
+            try:
+                n = int(child.get("value", n))
+            except ValueError:
+                pass
+            out += [LINE, f"{n}. " if ordered else "- "]
+            self.children(child, out)
+            out.append(LINE)
+            n += 1
+        out.append(PARA)
+
+    def table(self, el: etree._Element, out: list[str]) -> None:
+        rows = [r for r in el.iter() if _tag(r) == "tr"]
+        out.append(PARA)
+        for i, row in enumerate(rows):
+            cells = [_join(self.inline(c)).replace("|", "/").replace("\n", " ") for c in row if _tag(c) in ("td", "th")]
+            out += [LINE, "| " + " | ".join(cells) + " |", LINE]
+            if i == 0:
+                out += ["| " + " | ".join("---" for _ in cells) + " |", LINE]
+        out.append(PARA)
+
+    # ------------------------------------------------------------------ links
+    def drop(self, el: etree._Element, why: str) -> None:
+        for link in [el, *el.iter()]:
+            if isinstance(link.tag, str) and _link_url(link) is not None and link in self.page.links \
+                    and not self.page.links[link][3]:
+                self.page.note(link, None, f"left out: {why}")
+
+    def link(self, el: etree._Element, out: list[str]) -> None:
+        href = _link_url(el) or ""
+        text = _words(_join(self.inline_text(el)))
+        if href.startswith("#"):
+            if self.follow_in_page:
+                self.in_page(el, href, text, out)
+            else:
+                self.page.note(el, None, "left out: a link inside a footnote back into the page")
+            return
+        url, why = self.page.resolve(href)
+        if url is None:
+            self.page.note(el, None, f"left out: {why}")
+            out.append(_space(text))
+            return
+        via = f" ({why})" if why else ""
+        marker = MARKER_TEXT.match(text) if text else None
+        if marker or is_pill(el):
+            label = marker.group(1) if marker and re.fullmatch(r"\d+", marker.group(1)) else None
+            out.append(f"[{label}](<{url}>)" if label else f" <{url}>")
+            self.page.note(el, url, (f"marker [{label}]" if label else "citation marker") + via)
+            return
+        if el.xpath(".//*[self::div or self::p or self::img or self::h1 or self::h2 or self::h3 or self::h4 "
+                    "or self::li or self::picture]"):
+            self.cards.append(f"[{_bracket_safe(text) or url}](<{url}>)")
+            self.page.note(el, url, "link card" + via)
+            return
+        self.page.note(el, url, ("inline link" if self.follow_in_page else "a link in a footnote") + via)
+        out.append(f"[{_bracket_safe(text)}](<{url}>)" if text else f" <{url}>")
+
+    def inline_text(self, el: etree._Element) -> list[str]:
+        """A link's own words: its visible text, hidden parts and pictures left out."""
+        out: list[str] = []
+        if el.text:
+            out.append(_space(el.text))
+        for child in el:
+            if not dropped(child) and _tag(child) != "img":
+                out += self.inline_text(child)
+            if child.tail:
+                out.append(_space(child.tail))
+        return out
+
+    def in_page(self, el: etree._Element, href: str, text: str, out: list[str]) -> None:
+        target = self.page.target(href)
+        if target is None:
+            self.page.note(el, None, f"left out: it points at {href} in the page, which is not there")
+            if text and not MARKER_TEXT.match(text):
+                out.append(text)
+            return
+        key = id(target)
+        if key not in self.definitions:
+            if el in target.iter() or any(a is target for a in el.iterancestors()):
+                self.page.note(el, None, "left out: a link to itself")
+                return
+            line = self.footnote_line(target)
+            if not line:
+                self.page.note(el, None, f"left out: it points at {href}, which names no source")
+                if text and not MARKER_TEXT.match(text):
+                    out.append(text)
+                return
+            marker = MARKER_TEXT.match(text)
+            wanted = marker.group(1) if marker and marker.group(1).isdigit() else None
+            label = wanted if wanted and wanted not in self.used_labels else self.free_label()
+            self.used_labels.add(label)
+            self.definitions[key] = (label, line)
+            self.page.consumed.add(target)
+        label = self.definitions[key][0]
+        self.page.note(el, None, f"marker [{label}] for the footnote at {href}")
+        out.append(f"[{label}]")
+
+    def free_label(self) -> str:
+        n = 1
+        while str(n) in self.used_labels:
+            n += 1
+        return str(n)
+
+    def footnote_line(self, target: etree._Element) -> str:
+        """A footnote or reference as one line of Markdown (links written ``[words](url)``), or "" when it
+        names no source (a back-link, a note without a reference)."""
+        sub = _Writer(self.page, follow_in_page=False)
+        out: list[str] = []
+        sub.children(target, out)
+        line = _words(_join(out).replace("\n", " "))
+        line = re.sub(r"^\s*(?:\^|\d{1,3}[.)]?\s+(?=\S))", "", line) if line else line
+        return line if cites_something(line) else ""
+
+
+def _space(text: str) -> str:
+    return re.sub(r"[ \t\r\n\f\v\u00a0\u200b]+", " ", text)
+
+
+def _bracket_safe(text: str) -> str:
+    return text.replace("[", "(").replace("]", ")")
+
+
+def _join(pieces: Iterable[str]) -> str:
+    """The written pieces as text: paragraph and line breaks resolved, spaces tidied line by line."""
+    text = "".join(pieces).replace(PARA, "\n\n").replace(LINE, "\n")
+    lines = [re.sub(r" {2,}", " ", line).strip() for line in text.split("\n")]
+    text = "\n".join(lines)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    # a marker written after a space by a pill sits against the word before it in Markdown answers
+    text = re.sub(r"(\S) +(\[\d{1,3}\](?!\())", r"\1 \2", text)
+    return text.strip()
+
+
+def _parse(html: str) -> etree._Element:
+    html = strip_clipboard_header(html)
+    if not html.strip():
+        raise ValueError("the page is empty")
+    try:
+        return lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError) as e:
+        raise ValueError(f"the page could not be read as HTML ({e})") from None
+
+
+def _page_title(root: etree._Element) -> str | None:
+    titles = root.xpath("//title")
+    return _words(titles[0].text_content()) or None if titles else None
+
+
+def _chat_turns(page: _Page, rule: ChatPage) -> list[tuple[etree._Element | None, list[etree._Element]]]:
+    """The (question, answer elements) turns of a saved chat page, in page order."""
+    questions = set(page.root.xpath(rule.question))
+    answers = page.root.xpath(rule.answer)
+    answers = [a for a in answers if not any(b is not a and a in set(b.iterdescendants()) for b in answers)]
+    wanted = set(answers)
+    turns: list[tuple[etree._Element | None, list[etree._Element]]] = []
+    last_question: etree._Element | None = None
+    asked_since_answer = True
+    for el in page.root.iter():
+        if el in questions:
+            last_question, asked_since_answer = el, True
+        elif el in wanted:
+            if turns and not asked_since_answer:
+                turns[-1][1].append(el)                   # one turn written in several parts
+            else:
+                turns.append((last_question, [el]))
+            asked_since_answer = False
+    return turns
+
+
+def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, _Page]:
+    """The answers of a page: one per assistant turn of a recognised saved chat page, else the page's
+    body as one answer. ``whole_page`` (a paste) always reads the whole fragment as one answer."""
+    root = _parse(html)
+    page = _Page(root)
+    title = _page_title(root)
+    if not whole_page:
+        for rule in CHAT_PAGES:
+            turns = _chat_turns(page, rule)
+            if not turns:
+                continue
+            answers: list[HtmlAnswer] = []
+            inside: set[etree._Element] = set()
+            for question, parts in turns:
+                text = _Writer(page).markdown(*parts)
+                asked = _words(question.text_content()) if question is not None else None
+                answers.append(HtmlAnswer(text, asked or None))
+                for p in parts:
+                    inside.update(p.iter())
+            for el, (href, text, url, how) in list(page.links.items()):
+                if not how and el not in inside:
+                    page.note(el, None, "left out: outside the answers (the page's navigation, sidebar or questions)")
+            return HtmlPage(answers, title, rule.product), page
+    body = root.find("body")
+    writer = _Writer(page)
+    text = writer.markdown(body if body is not None else root)
+    return HtmlPage([HtmlAnswer(text)] if text else [], title, None), page
+
+
+def account_for_links(page: _Page, citations: Iterable[str]) -> list[LinkFate]:
+    """Every link of the page, kept (its URL is one of the answers' citations) or left out with why."""
+    cited = set(citations)
+    fates: list[LinkFate] = []
+    for el, (href, text, url, how) in page.links.items():
+        if not how:
+            how = "left out: not part of the answer text"
+        if url is None and how.startswith("marker [") and "footnote" in how:
+            fates.append(LinkFate(href, text, None, True, how))   # its footnote's own links are counted
+            continue
+        kept = url is not None and url in cited
+        if url is not None and not kept:
+            how = f"left out: {how} whose URL did not become a citation"
+        fates.append(LinkFate(href, text, url, kept, how))
+    return fates
+
+
+# ---------------------------------------------------------------------------------------------------
+# answers in, as every other format: an IngestResult with what was found and what was left out
+# ---------------------------------------------------------------------------------------------------
+MAX_LISTED = 20    # left-out links named one by one in the notes; the rest are counted
+
+
+def link_notes(name: str, fates: list[LinkFate]) -> list[str]:
+    """What became of the page's links, for the run's notes: a count, then every link left out and why."""
+    kept = sum(f.kept for f in fates)
+    notes = [f"{name}: {kept} of {len(fates)} link(s) kept as citations or markers"]
+    left = [f for f in fates if not f.kept]
+    for f in left[:MAX_LISTED]:
+        words = f" ({f.text[:60]})" if f.text else ""
+        notes.append(f"{name}: link {f.href[:200]}{words} {f.how}")
+    if len(left) > MAX_LISTED:
+        notes.append(f"{name}: and {len(left) - MAX_LISTED} more link(s) left out")
+    return notes
+
+
+def load_html(src: InputText, *, whole_page: bool = False) -> tuple[IngestResult, list[LinkFate]]:
+    """The answers of an HTML page (a saved chat page: one per assistant turn, each with its question)
+    and the fate of every link in it."""
+    try:
+        page, parsed = read_html(src.text, whole_page=whole_page)
+    except ValueError as e:
+        return IngestResult(skipped=[SkippedRecord(src.name, str(e))]), []
+    result = IngestResult()
+    extra = {k: v for k, v in (("page_title", page.title), ("chat_product", page.product)) if v}
+    for n, answer in enumerate(page.answers, start=1):
+        origin = f"{src.name} answer {n}" if len(page.answers) > 1 else src.name
+        try:
+            response = build_response(answer.markdown, [], origin=origin, rid=f"{src.stem}-{n}",
+                                      question=answer.question or src.question, model=src.model or page.product,
+                                      extra=extra)
+        except IngestError as e:
+            result.skipped.append(SkippedRecord(origin, str(e)))
+            continue
+        result.responses.append(response)
+    if not page.answers:
+        result.skipped.append(SkippedRecord(src.name, "no answer text in the page"))
+    fates = account_for_links(parsed, [c for r in result.responses for c in r.citations])
+    kind = f"a saved {page.product} page" if page.product else "a web page"
+    result.notes.append(f"{src.name}: read as {kind}: {len(result.responses)} answer(s)")
+    result.notes.extend(link_notes(src.name, fates))
+    return result, fates

@@ -45,8 +45,10 @@ HEADINGS = {f"h{n}": n for n in range(1, 7)}
 LIST_TAGS = frozenset({"ul", "ol"})
 # a link's text that is a citation number: "1", "[2]", "(3)", "1, 4", "2-3"
 MARKER_TEXT = re.compile(r"^\s*[\[(]?\s*(\d{1,3}(?:\s*[,;\u2013-]\s*\d{1,3})*)\s*[\])]?\s*$")
-SOURCES_HEADING = re.compile(r"^\s*(sources|references|citations|bibliography|works cited|footnotes|notes)\s*:?\s*$",
-                             re.I)
+SOURCES_WORDS = r"sources|references|citations|bibliography|works cited|footnotes|notes|learn more|read more|see also"
+SOURCES_HEADING = re.compile(rf"^\s*(?:{SOURCES_WORDS})\s*:?\s*$", re.I)
+# what may stand beside the links of a block that only lists sources: a label, numbers, separators
+ONLY_LINKS_REST = re.compile(rf"^\s*(?:(?:{SOURCES_WORDS})\s*:?)?[\s\d.,;:|\u00b7\u2022()\[\]\u2013\u2014-]*$", re.I)
 PARA, LINE = "\x00P", "\x00L"     # paragraph and line breaks while a block is written
 
 
@@ -223,6 +225,14 @@ class _Writer:
             if m := MARKER_TEXT.match(el.text_content()):
                 out.append(f"[{m.group(1)}]")
                 return
+        if tag in BLOCK_TAGS | {"li", "ul", "ol"} and self.only_links(el):
+            for link in el.iter():
+                if isinstance(link.tag, str) and _link_url(link) is not None and not self.inside_dropped(link, el):
+                    self.card(link)
+            return
+        if (tag in HEADINGS or tag in BLOCK_TAGS) and SOURCES_HEADING.match(_words(el.text_content())) \
+                and self.nothing_follows(el):
+            return                                   # "References" over a list written out as footnotes or cards
         if tag == "br":
             out.append(LINE)
         elif tag == "hr":
@@ -231,8 +241,6 @@ class _Writer:
             return
         elif tag in HEADINGS:
             text = _join(self.inline(el))
-            if SOURCES_HEADING.match(text) and self.nothing_follows(el):
-                return                               # "References" over a list written out as footnotes
             out += [PARA, "#" * HEADINGS[tag] + " " + text, PARA]
         elif tag in LIST_TAGS:
             self.list(el, out)
@@ -251,6 +259,46 @@ class _Writer:
         else:
             self.children(el, out, pre)
 
+    @staticmethod
+    def inside_dropped(el: etree._Element, top: etree._Element) -> bool:
+        node = el
+        while node is not None and node is not top:
+            if dropped(node):
+                return True
+            node = node.getparent()
+        return False
+
+    def only_links(self, el: etree._Element) -> bool:
+        """Whether a block only lists sources (links, their numbers, a "Learn more" label): a list of cards,
+        not sentences of the answer."""
+        links = [a for a in el.iter() if isinstance(a.tag, str) and _link_url(a) is not None
+                 and not (_link_url(a) or "").startswith("#") and not self.inside_dropped(a, el)]
+        if not links:
+            return False
+        rest: list[str] = []
+
+        def collect(node: etree._Element) -> None:
+            if node.text:
+                rest.append(node.text)
+            for child in node:
+                if isinstance(child.tag, str) and _link_url(child) is None and not dropped(child):
+                    collect(child)
+                if child.tail:
+                    rest.append(child.tail)
+        collect(el)
+        return bool(ONLY_LINKS_REST.match(" ".join(rest)))
+
+    def card(self, el: etree._Element) -> None:
+        """A link that lists a source (a card, an entry of "Learn more"): a source of the answer, not its text."""
+        url, why = self.page.resolve(_link_url(el) or "")
+        if url is None:
+            self.page.note(el, None, f"left out: {why}")
+            return
+        text = _words(_join(self.inline_text(el)))
+        text = re.sub(r"^\d{1,3}[.)]?\s+", "", text)
+        self.cards.append(f"[{_bracket_safe(text) or url}](<{url}>)")
+        self.page.note(el, url, "link card" + (f" ({why})" if why else ""))
+
     def inline(self, el: etree._Element) -> list[str]:
         out: list[str] = []
         self.children(el, out)
@@ -263,7 +311,7 @@ class _Writer:
             sibling = sibling.getnext()
         if sibling is None:
             return True
-        if sibling in self.page.consumed:
+        if sibling in self.page.consumed or (isinstance(sibling.tag, str) and self.only_links(sibling)):
             return True
         items = [li for li in sibling.iter() if _tag(li) == "li"]
         return bool(items) and all(li in self.page.consumed for li in items)
@@ -335,8 +383,7 @@ class _Writer:
             return
         if el.xpath(".//*[self::div or self::p or self::img or self::h1 or self::h2 or self::h3 or self::h4 "
                     "or self::li or self::picture]"):
-            self.cards.append(f"[{_bracket_safe(text) or url}](<{url}>)")
-            self.page.note(el, url, "link card" + via)
+            self.card(el)
             return
         self.page.note(el, url, ("inline link" if self.follow_in_page else "a link in a footnote") + via)
         out.append(f"[{_bracket_safe(text)}](<{url}>)" if text else f" <{url}>")

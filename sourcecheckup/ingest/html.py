@@ -222,7 +222,7 @@ class _Writer:
             self.link(el, out)
             return
         if tag == "sup" and not el.xpath(".//a[@href]"):
-            if m := MARKER_TEXT.match(el.text_content()):
+            if m := MARKER_TEXT.match(_join(self.inline_text(el))):
                 out.append(f"[{m.group(1)}]")
                 return
         if tag in BLOCK_TAGS | {"li", "ul", "ol"} and self.only_links(el):
@@ -259,11 +259,11 @@ class _Writer:
         else:
             self.children(el, out, pre)
 
-    @staticmethod
-    def inside_dropped(el: etree._Element, top: etree._Element) -> bool:
+    def inside_dropped(self, el: etree._Element, top: etree._Element) -> bool:
+        """Whether ``el`` is hidden, or already written out as a footnote, below ``top``."""
         node = el
         while node is not None and node is not top:
-            if dropped(node):
+            if dropped(node) or node in self.page.consumed:
                 return True
             node = node.getparent()
         return False
@@ -380,12 +380,18 @@ class _Writer:
             label = marker.group(1) if marker and re.fullmatch(r"\d+", marker.group(1)) else None
             out.append(f"[{label}](<{url}>)" if label else f" <{url}>")
             self.page.note(el, url, (f"marker [{label}]" if label else "citation marker") + via)
+            for inner in el.iterdescendants():   # the pill's own <a> around the site's name
+                if isinstance(inner.tag, str) and _link_url(inner) is not None:
+                    self.page.note(inner, self.page.resolve(_link_url(inner) or "")[0], "inside a citation pill")
             return
         if el.xpath(".//*[self::div or self::p or self::img or self::h1 or self::h2 or self::h3 or self::h4 "
                     "or self::li or self::picture]"):
             self.card(el)
             return
         self.page.note(el, url, ("inline link" if self.follow_in_page else "a link in a footnote") + via)
+        if not self.follow_in_page and (normalise_url(text) == url or (text.isdigit() and url.rstrip("/").endswith(text))):
+            out.append(text)       # "doi:10.1056/..." or a PMID written as its own link: a reference as written
+            return
         out.append(f"[{_bracket_safe(text)}](<{url}>)" if text else f" <{url}>")
 
     def inline_text(self, el: etree._Element) -> list[str]:

@@ -21,6 +21,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ..models import SkippedRecord
+from ..urls import normalise_url
 from .answer import build_response
 from .records import IngestError, IngestResult, InputText, kind_of
 
@@ -99,6 +100,7 @@ def load_chat_export(value: Any, src: InputText) -> IngestResult:
         if not found:
             result.skipped.append(SkippedRecord(where, "no assistant answer in this conversation"))
             continue
+        cited_here: set[str] = set()
         stem = _slug(title) or f"{src.stem}-{n}"
         for k, turn in enumerate(found, start=1):
             origin = f"{where} turn {k}"
@@ -116,10 +118,48 @@ def load_chat_export(value: Any, src: InputText) -> IngestResult:
                 result.skipped.append(SkippedRecord(origin, str(e)))
                 continue
             result.responses.append(response)
+            cited_here.update(response.citations)
             turns += 1
+        left = _left_out(conversation, kind, cited_here)
+        if left:
+            result.notes.append(f"{where}: left out {left}")
     result.notes.append(f"{src.name}: read as a {kind} export: {len(conversations)} conversation(s), "
                         f"{turns} answer(s), {len(result.skipped)} skipped")
     return result
+
+
+def _left_out(conversation: Mapping[str, Any], kind: str | None, cited: set[str]) -> str:
+    """What a conversation holds besides its answers, named so nothing goes unmentioned: answers on other
+    branches (regenerated or edited), tool calls and reasoning, search results the answers did not cite."""
+    other_branch = tool_steps = 0
+    results: set[str] = set()
+    if kind == CHATGPT:
+        shown = {id(m) for m in _chatgpt_path(conversation)}
+        for node in (conversation.get("mapping") or {}).values():
+            message = node.get("message") if isinstance(node, Mapping) else None
+            if not isinstance(message, Mapping):
+                continue
+            role = (message.get("author") or {}).get("role") if isinstance(message.get("author"), Mapping) else None
+            if id(message) not in shown:
+                other_branch += role == "assistant"
+            elif role == "tool" or (role == "assistant" and message.get("recipient", "all") != "all"):
+                tool_steps += 1
+            metadata = message.get("metadata") if isinstance(message.get("metadata"), Mapping) else {}
+            for group in metadata.get("search_result_groups") or []:
+                if id(message) in shown and isinstance(group, Mapping):
+                    results.update(_urls_of(group.get("entries") or []))
+    else:
+        for message in conversation.get("chat_messages") or []:
+            for block in (message.get("content") or []) if isinstance(message, Mapping) else []:
+                if isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool_result", "thinking"):
+                    tool_steps += 1
+                    if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                        results.update(_urls_of(block["content"]))
+    uncited = {u for u in (normalise_url(r) for r in results) if u and u not in cited}
+    parts = [f"{other_branch} answer(s) on other branches (regenerated or edited)" if other_branch else "",
+             f"{tool_steps} tool call(s), tool result(s) or reasoning step(s)" if tool_steps else "",
+             f"{len(uncited)} search result(s) the answers did not cite" if uncited else ""]
+    return ", ".join(p for p in parts if p)
 
 
 # ------------------------------------------------------------------------------------------ ChatGPT

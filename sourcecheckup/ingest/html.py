@@ -183,7 +183,8 @@ class _Writer:
     def __init__(self, page: _Page, follow_in_page: bool = True) -> None:
         self.page = page
         self.follow_in_page = follow_in_page     # False inside a footnote: its back-link leads into the text
-        self.definitions: dict[int, tuple[str, str]] = {}    # id(target) -> (label, the footnote as one line)
+        # a footnote's id(target), or ("url", url) for a marker that links out -> (label, its definition's text)
+        self.definitions: dict[object, tuple[str, str]] = {}
         self.cards: list[str] = []
         self.used_labels: set[str] = set()
 
@@ -196,10 +197,14 @@ class _Writer:
             self.children(el, out)
             bodies.append(_join(out))
         body = "\n\n".join(b for b in bodies if b)
-        tail = [f"[{label}]: {line}" for label, line in self.definitions.values()]
-        if self.cards:
-            tail += ["", "Sources:", *(f"- {card}" for card in self.cards)]
-        return (body + ("\n\n" + "\n".join(tail) if tail else "")).strip()
+        tail = [f"[{label}]: {line}" for label, line in
+                sorted(self.definitions.values(), key=lambda d: (not d[0].isdigit(), int(d[0]) if d[0].isdigit() else 0))]
+        written = body + "\n".join(tail)
+        # a card for a source the answer already cites (Copilot's "Learn more" under its numbered links) adds nothing
+        cards = [c for c in dict.fromkeys(self.cards) if c[c.rindex("](") + 2:-1].strip("<>") not in written]
+        if cards:
+            tail += ["", "Sources:", *(f"- {card}" for card in cards)]
+        return re.sub(r"\n{3,}", "\n\n", body + ("\n\n" + "\n".join(tail) if tail else "")).strip()
 
     def children(self, el: etree._Element, out: list[str], pre: bool = False) -> None:
         if el.text:
@@ -223,6 +228,7 @@ class _Writer:
             return
         if tag == "sup" and not el.xpath(".//a[@href]"):
             if m := MARKER_TEXT.match(_join(self.inline_text(el))):
+                self.used_labels.update(re.findall(r"\d+", m.group(1)))   # they name a written reference list
                 out.append(f"[{m.group(1)}]")
                 return
         if tag in BLOCK_TAGS | {"li", "ul", "ol"} and self.only_links(el):
@@ -296,7 +302,7 @@ class _Writer:
             return
         text = _words(_join(self.inline_text(el)))
         text = re.sub(r"^\d{1,3}[.)]?\s+", "", text)
-        self.cards.append(f"[{_bracket_safe(text) or url}](<{url}>)")
+        self.cards.append(f"[{_bracket_safe(text) or url}]({_md_url(url)})")
         self.page.note(el, url, "link card" + (f" ({why})" if why else ""))
 
     def inline(self, el: etree._Element) -> list[str]:
@@ -377,9 +383,9 @@ class _Writer:
         via = f" ({why})" if why else ""
         marker = MARKER_TEXT.match(text) if text else None
         if marker or is_pill(el):
-            label = marker.group(1) if marker and re.fullmatch(r"\d+", marker.group(1)) else None
-            out.append(f"[{label}](<{url}>)" if label else f" <{url}>")
-            self.page.note(el, url, (f"marker [{label}]" if label else "citation marker") + via)
+            label = self.marker_label(url, marker.group(1) if marker else None)
+            out.append(f"[{label}]")
+            self.page.note(el, url, f"marker [{label}]" + via)
             for inner in el.iterdescendants():   # the pill's own <a> around the site's name
                 if isinstance(inner.tag, str) and _link_url(inner) is not None:
                     self.page.note(inner, self.page.resolve(_link_url(inner) or "")[0], "inside a citation pill")
@@ -392,7 +398,7 @@ class _Writer:
         if not self.follow_in_page and (normalise_url(text) == url or (text.isdigit() and url.rstrip("/").endswith(text))):
             out.append(text)       # "doi:10.1056/..." or a PMID written as its own link: a reference as written
             return
-        out.append(f"[{_bracket_safe(text)}](<{url}>)" if text else f" <{url}>")
+        out.append(f"[{_bracket_safe(text)}]({_md_url(url)})" if text else f" <{url}>")
 
     def inline_text(self, el: etree._Element) -> list[str]:
         """A link's own words: its visible text, hidden parts and pictures left out."""
@@ -401,7 +407,8 @@ class _Writer:
             out.append(_space(el.text))
         for child in el:
             if not dropped(child) and _tag(child) != "img":
-                out += self.inline_text(child)
+                block = _tag(child) in BLOCK_TAGS or _tag(child) in HEADINGS or _tag(child) == "li"
+                out += [" "] * block + self.inline_text(child) + [" "] * block
             if child.tail:
                 out.append(_space(child.tail))
         return out
@@ -434,6 +441,17 @@ class _Writer:
         self.page.note(el, None, f"marker [{label}] for the footnote at {href}")
         out.append(f"[{label}]")
 
+    def marker_label(self, url: str, wanted: str | None) -> str:
+        """The label of a marker that links out: the number it shows when that number is free (or already
+        stands for this URL), else the next free one; its definition ``[n]: url`` follows the answer."""
+        key = ("url", url)
+        if key in self.definitions:
+            return self.definitions[key][0]
+        label = wanted if wanted and wanted.isdigit() and wanted not in self.used_labels else self.free_label()
+        self.used_labels.add(label)
+        self.definitions[key] = (label, _md_url(url))
+        return label
+
     def free_label(self) -> str:
         n = 1
         while str(n) in self.used_labels:
@@ -455,13 +473,19 @@ def _space(text: str) -> str:
     return re.sub(r"[ \t\r\n\f\v\u00a0\u200b]+", " ", text)
 
 
+def _md_url(url: str) -> str:
+    """A link destination as Markdown writes it: in angle brackets only when it needs them."""
+    return url if re.fullmatch(r"[^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*", url) else f"<{url}>"
+
+
 def _bracket_safe(text: str) -> str:
     return text.replace("[", "(").replace("]", ")")
 
 
 def _join(pieces: Iterable[str]) -> str:
     """The written pieces as text: paragraph and line breaks resolved, spaces tidied line by line."""
-    text = "".join(pieces).replace(PARA, "\n\n").replace(LINE, "\n")
+    text = re.sub(r"\x00L[ ]*(?=\x00L)", "", "".join(pieces))      # list items: one line break between them
+    text = text.replace(PARA, "\n\n").replace(LINE, "\n")
     lines = [re.sub(r" {2,}", " ", line).strip() for line in text.split("\n")]
     text = "\n".join(lines)
     text = re.sub(r"\n{3,}", "\n\n", text)
@@ -578,6 +602,11 @@ def load_html(src: InputText, *, whole_page: bool = False) -> tuple[IngestResult
         page, parsed = read_html(src.text, whole_page=whole_page)
     except ValueError as e:
         return IngestResult(skipped=[SkippedRecord(src.name, str(e))]), []
+    return answers_of(page, parsed, src)
+
+
+def answers_of(page: HtmlPage, parsed: _Page, src: InputText) -> tuple[IngestResult, list[LinkFate]]:
+    """The Responses of a page read by :func:`read_html`, and the fate of every link in it."""
     result = IngestResult()
     extra = {k: v for k, v in (("page_title", page.title), ("chat_product", page.product)) if v}
     for n, answer in enumerate(page.answers, start=1):

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping
 from ..models import SkippedRecord
 from ..urls import normalise_url
 from .answer import build_response
+from .html import marker_before_stop
 from .records import IngestError, IngestResult, InputText, kind_of
 
 CHATGPT, CLAUDE = "ChatGPT", "Claude"
@@ -254,7 +255,7 @@ def _chatgpt_cited_text(message: Mapping[str, Any]) -> tuple[str, list[str]]:
         if url and isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(text):
             edits.append((start, end, _marker([url])))
     for start, end, replacement in sorted(set(edits), key=lambda e: e[0], reverse=True):
-        text = text[:start] + replacement + text[end:]
+        text = (marker_before_stop(text[:start], replacement) if replacement else text[:start]) + text[end:]
     return _PRIVATE_MARKER.sub("", text), listed
 
 
@@ -313,7 +314,8 @@ def _claude_text(message: Mapping[str, Any]) -> str:
                 if isinstance(cite, Mapping):
                     found = _urls_of([cite]) or _urls_of([cite.get("details")]) or _urls_of([cite.get("metadata")])
                     urls += found
-            out.append(str(block.get("text") or "") + _marker(urls))
+            out.append(marker_before_stop(str(block.get("text") or ""), _marker(urls)) if urls
+                       else str(block.get("text") or ""))
         return "".join(out)
     text = message.get("text")
     return text if isinstance(text, str) else ""

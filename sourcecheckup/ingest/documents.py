@@ -19,6 +19,7 @@ from lxml import etree
 
 from ..models import SkippedRecord
 from .answer import build_response
+from .html import marker_before_stop
 from .records import IngestError, IngestResult
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -222,7 +223,7 @@ def _page_markdown(page: Any) -> tuple[str, int]:
         if hit is not None and nxt != hit:
             uri = links[hit][1]
             if uri not in text:               # a link over a written URL is already a citation
-                out.append(f" <{uri}>")
+                out[-1] = marker_before_stop(out[-1], f" <{uri}>")
             placed.add(hit)
     missing = [uri for i, (_, uri) in enumerate(links) if i not in placed]
     text = "".join(out)

@@ -229,7 +229,7 @@ class _Writer:
         if tag == "sup" and not el.xpath(".//a[@href]"):
             if m := MARKER_TEXT.match(_join(self.inline_text(el))):
                 self.used_labels.update(re.findall(r"\d+", m.group(1)))   # they name a written reference list
-                _attach(out, f"[{m.group(1)}]")
+                _attach(out, f" [{m.group(1)}]")
                 return
         if tag in BLOCK_TAGS | {"li", "ul", "ol"} and self.only_links(el):
             for link in el.iter():
@@ -384,7 +384,7 @@ class _Writer:
         marker = MARKER_TEXT.match(text) if text else None
         if marker or is_pill(el):
             label = self.marker_label(url, marker.group(1) if marker else None)
-            _attach(out, f" [{label}]" if not marker else f"[{label}]")
+            _attach(out, f" [{label}]")
             self.page.note(el, url, f"marker [{label}]" + via)
             for inner in el.iterdescendants():   # the pill's own <a> around the site's name
                 if isinstance(inner.tag, str) and _link_url(inner) is not None:
@@ -439,7 +439,7 @@ class _Writer:
             self.page.consumed.add(target)
         label = self.definitions[key][0]
         self.page.note(el, None, f"marker [{label}] for the footnote at {href}")
-        _attach(out, f"[{label}]")
+        _attach(out, f" [{label}]")
 
     def marker_label(self, url: str, wanted: str | None) -> str:
         """The label of a marker that links out: the number it shows when that number is free (or already
@@ -476,8 +476,9 @@ def marker_before_stop(text: str, marker: str) -> str:
     """``text`` with a citation marker added where a Markdown answer writes it: before the sentence's full
     stop ("vitamin D [1]." rather than "vitamin D. [1]", which a sentence splitter may read as an initial)."""
     if m := _STOP.search(text):
-        return text[:m.start()] + marker + m.group(1) + m.group(2) + m.group(3)
-    return text + marker
+        before = text[:m.start()]
+        return before + (marker.lstrip() if before.endswith(" ") else marker) + m.group(1) + m.group(2) + m.group(3)
+    return text + (marker.lstrip() if text.endswith(" ") else marker)
 
 
 def _attach(out: list[str], marker: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.ingest import load_path, load_text
-from sourcecheckup.ingest.html import load_html
+from sourcecheckup.ingest.pages import load_html
 from sourcecheckup.ingest.paste import read_pasted_html
 from sourcecheckup.ingest.records import InputText
 from sourcecheckup.ingest.redirects import unwrap_redirect

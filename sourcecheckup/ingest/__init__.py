@@ -19,7 +19,7 @@ from pathlib import Path
 from ..models import SkippedRecord
 from .files import SUPPORTED_EXTENSIONS, load_file
 from .folder import load_folder
-from .html import load_html
+from .pages import load_html
 from .jsonl import load_json, load_jsonl, parse_answer_record
 from .markdown import load_markdown, parse_markdown
 from .records import IngestError, IngestResult, InputText, unique_ids

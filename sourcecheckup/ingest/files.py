@@ -6,7 +6,7 @@ from pathlib import Path
 from ..models import SkippedRecord
 from .chat_exports import load_chat_export, sniff_export
 from .documents import load_document
-from .html import load_html
+from .pages import load_html
 from .jsonl import load_json, load_jsonl
 from .markdown import load_markdown
 from .records import IngestResult, InputText

@@ -15,7 +15,7 @@ statements and the same statement-to-source links:
   (:mod:`.redirects`).
 
 Every link of the page is accounted for (:class:`LinkFate`): kept as a citation, or left out with a
-reason the import reports.
+reason the import reports (:mod:`.pages` makes the page's Responses and says which).
 """
 from __future__ import annotations
 
@@ -27,12 +27,9 @@ from urllib.parse import unquote, urljoin
 import lxml.html
 from lxml import etree
 
-from ..models import SkippedRecord
 from ..urls import normalise_url
-from .answer import build_response
-from .citations import cites_something
 from .chat_pages import CHAT_PAGES, ChatPage, is_pill
-from .records import IngestError, IngestResult, InputText
+from .citations import cites_something
 from .redirects import unwrap_redirect
 
 # elements whose content is never part of the answer as a reader sees it
@@ -120,7 +117,7 @@ def _link_url(el: etree._Element) -> str | None:
     return None
 
 
-class _Page:
+class ParsedPage:
     """One parsed page: its ids (for in-page markers), its base address and the fate of every link."""
 
     def __init__(self, root: etree._Element) -> None:
@@ -180,7 +177,7 @@ class _Page:
 class _Writer:
     """Writes one answer's element as Markdown, recording what each link became."""
 
-    def __init__(self, page: _Page, follow_in_page: bool = True) -> None:
+    def __init__(self, page: ParsedPage, follow_in_page: bool = True) -> None:
         self.page = page
         self.follow_in_page = follow_in_page     # False inside a footnote: its back-link leads into the text
         # a footnote's id(target), or ("url", url) for a marker that links out -> (label, its definition's text)
@@ -512,7 +509,7 @@ def _join(pieces: Iterable[str]) -> str:
     lines = [re.sub(r" {2,}", " ", line).strip() for line in text.split("\n")]
     text = "\n".join(lines)
     text = re.sub(r"\n{3,}", "\n\n", text)
-    # a marker written after a space by a pill sits against the word before it in Markdown answers
+    # one space before a marker, as Markdown answers write it
     text = re.sub(r"(\S) +(\[\d{1,3}\](?!\())", r"\1 \2", text)
     return text.strip()
 
@@ -532,7 +529,7 @@ def _page_title(root: etree._Element) -> str | None:
     return _words(titles[0].text_content()) or None if titles else None
 
 
-def _chat_turns(page: _Page, rule: ChatPage) -> list[tuple[etree._Element | None, list[etree._Element]]]:
+def _chat_turns(page: ParsedPage, rule: ChatPage) -> list[tuple[etree._Element | None, list[etree._Element]]]:
     """The (question, answer elements) turns of a saved chat page, in page order."""
     questions = set(page.root.xpath(rule.question))
     answers = page.root.xpath(rule.answer)
@@ -553,11 +550,11 @@ def _chat_turns(page: _Page, rule: ChatPage) -> list[tuple[etree._Element | None
     return turns
 
 
-def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, _Page]:
+def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, ParsedPage]:
     """The answers of a page: one per assistant turn of a recognised saved chat page, else the page's
     body as one answer. ``whole_page`` (a paste) always reads the whole fragment as one answer."""
     root = _parse(html)
-    page = _Page(root)
+    page = ParsedPage(root)
     title = _page_title(root)
     if not whole_page:
         for rule in CHAT_PAGES:
@@ -580,72 +577,3 @@ def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, _Page]:
     writer = _Writer(page)
     text = writer.markdown(body if body is not None else root)
     return HtmlPage([HtmlAnswer(text)] if text else [], title, None), page
-
-
-def account_for_links(page: _Page, citations: Iterable[str]) -> list[LinkFate]:
-    """Every link of the page, kept (its URL is one of the answers' citations) or left out with why."""
-    cited = set(citations)
-    fates: list[LinkFate] = []
-    for el, (href, text, url, how) in page.links.items():
-        if not how:
-            how = "left out: not part of the answer text"
-        if url is None and how.startswith("marker [") and "footnote" in how:
-            fates.append(LinkFate(href, text, None, True, how))   # its footnote's own links are counted
-            continue
-        kept = url is not None and url in cited
-        if url is not None and not kept:
-            how = f"left out: {how} whose URL did not become a citation"
-        fates.append(LinkFate(href, text, url, kept, how))
-    return fates
-
-
-# ---------------------------------------------------------------------------------------------------
-# answers in, as every other format: an IngestResult with what was found and what was left out
-# ---------------------------------------------------------------------------------------------------
-MAX_LISTED = 20    # left-out links named one by one in the notes; the rest are counted
-
-
-def link_notes(name: str, fates: list[LinkFate]) -> list[str]:
-    """What became of the page's links, for the run's notes: a count, then every link left out and why."""
-    kept = sum(f.kept for f in fates)
-    notes = [f"{name}: {kept} of {len(fates)} link(s) kept as citations or markers"]
-    left = [f for f in fates if not f.kept]
-    for f in left[:MAX_LISTED]:
-        words = f" ({f.text[:60]})" if f.text else ""
-        notes.append(f"{name}: link {f.href[:200]}{words} {f.how}")
-    if len(left) > MAX_LISTED:
-        notes.append(f"{name}: and {len(left) - MAX_LISTED} more link(s) left out")
-    return notes
-
-
-def load_html(src: InputText, *, whole_page: bool = False) -> tuple[IngestResult, list[LinkFate]]:
-    """The answers of an HTML page (a saved chat page: one per assistant turn, each with its question)
-    and the fate of every link in it."""
-    try:
-        page, parsed = read_html(src.text, whole_page=whole_page)
-    except ValueError as e:
-        return IngestResult(skipped=[SkippedRecord(src.name, str(e))]), []
-    return answers_of(page, parsed, src)
-
-
-def answers_of(page: HtmlPage, parsed: _Page, src: InputText) -> tuple[IngestResult, list[LinkFate]]:
-    """The Responses of a page read by :func:`read_html`, and the fate of every link in it."""
-    result = IngestResult()
-    extra = {k: v for k, v in (("page_title", page.title), ("chat_product", page.product)) if v}
-    for n, answer in enumerate(page.answers, start=1):
-        origin = f"{src.name} answer {n}" if len(page.answers) > 1 else src.name
-        try:
-            response = build_response(answer.markdown, [], origin=origin, rid=f"{src.stem}-{n}",
-                                      question=answer.question or src.question, model=src.model or page.product,
-                                      extra=extra)
-        except IngestError as e:
-            result.skipped.append(SkippedRecord(origin, str(e)))
-            continue
-        result.responses.append(response)
-    if not page.answers:
-        result.skipped.append(SkippedRecord(src.name, "no answer text in the page"))
-    fates = account_for_links(parsed, [c for r in result.responses for c in r.citations])
-    kind = f"a saved {page.product} page" if page.product else "a web page"
-    result.notes.append(f"{src.name}: read as {kind}: {len(result.responses)} answer(s)")
-    result.notes.extend(link_notes(src.name, fates))
-    return result, fates

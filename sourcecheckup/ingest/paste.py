@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from .html import LinkFate, answers_of, read_html, strip_clipboard_header
+from .html import LinkFate, read_html, strip_clipboard_header
+from .pages import answers_of
 from .records import IngestResult, InputText
 
 

@@ -289,3 +289,11 @@ def test_each_new_input_type_audits_end_to_end_in_the_cli(tmp_path: Path, site: 
     assert fetched.get(f"{site}/article/hypertension", fetched.get(f"{site}/article/metformin-lactic-acidosis")) == "ok"
     verdicts = [v for r in report["responses"] for st in r["statements"] for v in st["verdicts"]]
     assert verdicts, "some statement was judged against a fetched source"
+
+
+def test_a_citation_pill_that_counts_more_sources_than_it_links_says_so() -> None:
+    # ChatGPT's "NHS +1" pill links one page; the other source is only in the app, not on the clipboard
+    page = read_pasted_html((FIXTURES / "paste" / "chatgpt.html").read_text(encoding="utf-8"))
+    assert page.behind_pills == 1
+    assert page.summary.endswith("; 1 more source(s) behind citation pills were not copied")
+    assert any("1 more source(s) stand behind citation pills" in note for note in page.result.notes)

@@ -137,6 +137,7 @@ class ParsedPage:
             if isinstance(el.tag, str) and _link_url(el) is not None:
                 self.links[el] = (_link_url(el) or "", _words(el.text_content()), None, "")
         self.consumed: set[etree._Element] = set()
+        self.behind_pills = 0      # sources a pill counts ("+2") whose addresses the page does not hold
 
     def note(self, el: etree._Element, url: str | None, how: str) -> None:
         href, text, _, _ = self.links.get(el, (_link_url(el) or "", _words(el.text_content()), None, ""))
@@ -382,6 +383,10 @@ class _Writer:
         if marker or is_pill(el):
             label = self.marker_label(url, marker.group(1) if marker else None)
             _attach(out, f" [{label}]")
+            more = re.search(r"\+(\d{1,2})$", text)     # "NHS +2": the pill stands for more sources than it links
+            if more:
+                self.page.behind_pills += int(more.group(1))
+                via += f"; the pill names {more.group(1)} more source(s) the copied page does not hold"
             self.page.note(el, url, f"marker [{label}]" + via)
             for inner in el.iterdescendants():   # the pill's own <a> around the site's name
                 if isinstance(inner.tag, str) and _link_url(inner) is not None:

@@ -17,6 +17,7 @@ class PastedPage:
     result: IngestResult               # the answer as ingest read it (one Response, or why none)
     links: list[LinkFate] = field(default_factory=list)
     statements: int = 0                # the answer's statements to check (informative ones)
+    behind_pills: int = 0              # sources a citation pill counts ("NHS +2") that the copy does not hold
 
     @property
     def sources(self) -> int:
@@ -31,6 +32,8 @@ class PastedPage:
         text = f"{self.statements} statements, {self.sources} sources from the pasted page"
         if self.left_out:
             text += f"; {len(self.left_out)} link(s) left out"
+        if self.behind_pills:
+            text += f"; {self.behind_pills} more source(s) behind citation pills were not copied"
         return text
 
     def left_out_lines(self) -> list[str]:
@@ -63,4 +66,4 @@ def read_pasted_html(html: str, *, question: str | None = None, model: str | Non
     if not result.responses:
         return PastedPage("", result, links, 0)
     statements = sum(s.informative for s in BuiltinParser().parse_sync(result.responses[0]))
-    return PastedPage(page.answers[0].markdown, result, links, statements)
+    return PastedPage(page.answers[0].markdown, result, links, statements, parsed.behind_pills)

@@ -297,3 +297,22 @@ def test_a_citation_pill_that_counts_more_sources_than_it_links_says_so() -> Non
     assert page.behind_pills == 1
     assert page.summary.endswith("; 1 more source(s) behind citation pills were not copied")
     assert any("1 more source(s) stand behind citation pills" in note for note in page.result.notes)
+
+
+@pytest.mark.parametrize("conversation", [
+    {"title": "odd content", "current_node": "a", "mapping": {"a": {"id": "a", "parent": None, "children": [],
+        "message": {"author": {"role": "assistant"}, "content": ["not", "an", "object"], "metadata": []}}}},
+    {"title": "odd metadata", "current_node": "a", "mapping": {"a": {"id": "a", "parent": None, "children": [],
+        "message": {"author": {"role": "assistant"}, "content": {"parts": ["Metformin is first-line."]},
+                    "metadata": {"content_references": 7, "citations": "x", "model_slug": ["gpt"]},
+                    "create_time": 1e300}}}},
+    {"title": "a cycle", "current_node": "a", "mapping": {"a": {"parent": "b", "message": None},
+                                                          "b": {"parent": "a", "message": None}}},
+])
+def test_an_export_conversation_of_an_odd_shape_is_read_or_skipped_never_a_crash(tmp_path: Path, conversation) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conversation]), encoding="utf-8")
+    result = load_path(path)
+    assert len(result.responses) + len(result.skipped) >= 1
+    for r in result.responses:
+        assert r.text == "Metformin is first-line." and r.model is None

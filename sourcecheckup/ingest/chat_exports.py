@@ -69,9 +69,20 @@ def _conversations(value: Any) -> list[Any]:
 
 
 def _when(value: Any) -> str | None:
-    if isinstance(value, (int, float)) and value > 0:
-        return _dt.datetime.fromtimestamp(value, _dt.timezone.utc).isoformat(timespec="seconds")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        try:
+            return _dt.datetime.fromtimestamp(value, _dt.timezone.utc).isoformat(timespec="seconds")
+        except (OverflowError, OSError, ValueError):
+            return None
     return value if isinstance(value, str) and value else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _slug(title: str) -> str:
@@ -98,6 +109,9 @@ def load_chat_export(value: Any, src: InputText) -> IngestResult:
         except IngestError as e:
             result.skipped.append(SkippedRecord(where, str(e)))
             continue
+        except (TypeError, AttributeError, ValueError, KeyError) as e:   # a shape no export has had yet
+            result.skipped.append(SkippedRecord(where, f"this conversation could not be read ({type(e).__name__}: {e})"))
+            continue
         if not found:
             result.skipped.append(SkippedRecord(where, "no assistant answer in this conversation"))
             continue
@@ -121,7 +135,10 @@ def load_chat_export(value: Any, src: InputText) -> IngestResult:
             result.responses.append(response)
             cited_here.update(response.citations)
             turns += 1
-        left = _left_out(conversation, kind, cited_here)
+        try:
+            left = _left_out(conversation, kind, cited_here)
+        except (TypeError, AttributeError, ValueError, KeyError):
+            left = ""
         if left:
             result.notes.append(f"{where}: left out {left}")
     result.notes.append(f"{src.name}: read as a {kind} export: {len(conversations)} conversation(s), "
@@ -136,7 +153,7 @@ def _left_out(conversation: Mapping[str, Any], kind: str | None, cited: set[str]
     results: set[str] = set()
     if kind == CHATGPT:
         shown = {id(m) for m in _chatgpt_path(conversation)}
-        for node in (conversation.get("mapping") or {}).values():
+        for node in _map(conversation.get("mapping")).values():
             message = node.get("message") if isinstance(node, Mapping) else None
             if not isinstance(message, Mapping):
                 continue
@@ -146,12 +163,12 @@ def _left_out(conversation: Mapping[str, Any], kind: str | None, cited: set[str]
             elif role == "tool" or (role == "assistant" and message.get("recipient", "all") != "all"):
                 tool_steps += 1
             metadata = message.get("metadata") if isinstance(message.get("metadata"), Mapping) else {}
-            for group in metadata.get("search_result_groups") or []:
+            for group in _list(metadata.get("search_result_groups")):
                 if id(message) in shown and isinstance(group, Mapping):
-                    results.update(_urls_of(group.get("entries") or []))
+                    results.update(_urls_of(_list(group.get("entries"))))
     else:
-        for message in conversation.get("chat_messages") or []:
-            for block in (message.get("content") or []) if isinstance(message, Mapping) else []:
+        for message in _list(conversation.get("chat_messages")):
+            for block in _list(message.get("content")) if isinstance(message, Mapping) else []:
                 if isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool_result", "thinking"):
                     tool_steps += 1
                     if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
@@ -216,24 +233,24 @@ def _marker(urls: list[str]) -> str:
 
 def _chatgpt_cited_text(message: Mapping[str, Any]) -> tuple[str, list[str]]:
     """The answer text with each citation put back as a marker where it stands, and the listed sources."""
-    text = _parts_text(message.get("content") or {})
-    metadata = message.get("metadata") if isinstance(message.get("metadata"), Mapping) else {}
+    text = _parts_text(_map(message.get("content")))
+    metadata = _map(message.get("metadata"))
     listed: list[str] = []
     edits: list[tuple[int, int, str]] = []
     cursor = 0
-    for ref in metadata.get("content_references") or []:
+    for ref in _list(metadata.get("content_references")):
         if not isinstance(ref, Mapping):
             continue
         matched = ref.get("matched_text")
         kind = ref.get("type")
         if kind == "sources_footnote":
-            listed += _urls_of(ref.get("sources") or [])
+            listed += _urls_of(_list(ref.get("sources")))
             replacement = ""
         elif kind in _CITED_TYPES:
-            urls = _urls_of(ref.get("items") or [])
-            for item in ref.get("items") or []:
+            urls = _urls_of(_list(ref.get("items")))
+            for item in _list(ref.get("items")):
                 if isinstance(item, Mapping):
-                    urls += _urls_of(item.get("supporting_websites") or [])
+                    urls += _urls_of(_list(item.get("supporting_websites")))
             replacement = _marker(urls)
         else:
             replacement = ""      # "hidden", images, products: not a source
@@ -246,7 +263,7 @@ def _chatgpt_cited_text(message: Mapping[str, Any]) -> tuple[str, list[str]]:
             continue
         edits.append((start, start + len(matched), replacement))
         cursor = start + len(matched)
-    for cite in metadata.get("citations") or []:   # the older shape: 【11†source】 at start_ix..end_ix
+    for cite in _list(metadata.get("citations")):   # the older shape: 【11†source】 at start_ix..end_ix
         if not isinstance(cite, Mapping):
             continue
         inner = cite.get("metadata") if isinstance(cite.get("metadata"), Mapping) else {}
@@ -277,10 +294,11 @@ def _chatgpt_turns(conversation: Mapping[str, Any]) -> Iterable[Turn | SkippedRe
             if text.strip():
                 texts.append(text.strip())
             sources += listed
-            metadata = m.get("metadata") if isinstance(m.get("metadata"), Mapping) else {}
-            model = model or metadata.get("model_slug") or metadata.get("default_model_slug")
+            metadata = _map(m.get("metadata"))
+            slug = metadata.get("model_slug") or metadata.get("default_model_slug")
+            model = model or (slug if isinstance(slug, str) else None)
             created = created or _when(m.get("create_time"))
-        kinds = sorted({str((m.get("content") or {}).get("content_type")) for m in pending})
+        kinds = sorted({str(_map(m.get("content")).get("content_type")) for m in pending})
         pending.clear()
         if not texts:
             yield SkippedRecord("", f"the assistant's turn has no answer text ({', '.join(kinds)})")
@@ -310,7 +328,7 @@ def _claude_text(message: Mapping[str, Any]) -> str:
             if not isinstance(block, Mapping) or block.get("type") != "text":
                 continue          # thinking, tool_use and tool_result blocks are not the answer
             urls = []
-            for cite in block.get("citations") or []:
+            for cite in _list(block.get("citations")):
                 if isinstance(cite, Mapping):
                     found = _urls_of([cite]) or _urls_of([cite.get("details")]) or _urls_of([cite.get("metadata")])
                     urls += found
@@ -324,7 +342,7 @@ def _claude_text(message: Mapping[str, Any]) -> str:
 def _claude_turns(conversation: Mapping[str, Any]) -> Iterable[Turn | SkippedRecord]:
     model = conversation.get("model") if isinstance(conversation.get("model"), str) else None
     question: str | None = None
-    for message in conversation.get("chat_messages") or []:
+    for message in _list(conversation.get("chat_messages")):
         if not isinstance(message, Mapping):
             yield SkippedRecord("", f"a message is {kind_of(message)}, expected an object")
             continue

@@ -20,7 +20,7 @@ from lxml import etree
 from ..models import SkippedRecord
 from .answer import build_response
 from .html import marker_before_stop
-from .records import IngestError, IngestResult
+from .records import MAX_ANSWER_CHARS, IngestError, IngestResult
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -243,9 +243,14 @@ def pdf_markdown(data: bytes) -> tuple[str, dict[str, str], list[str]]:
         except Exception:   # noqa: BLE001 - any failure means the same thing to the reader: locked
             raise IngestError("the PDF is encrypted; save an unlocked copy to audit it") from None
     pages, notes = [], []
+    read = 0
     for n, page in enumerate(reader.pages, start=1):
         text, unplaced = _page_markdown(page)
         pages.append(text)
+        read += len(text)
+        if read > MAX_ANSWER_CHARS:   # a book, not an answer: stop reading before it costs minutes
+            raise IngestError(f"the PDF holds more than {MAX_ANSWER_CHARS:,} characters of text by page {n} of "
+                              f"{len(reader.pages)}, over the limit for one answer; save the answer on its own")
         if unplaced:
             notes.append(f"page {n}: {unplaced} link(s) had no text under them; their targets are cited "
                          "where the page ends")

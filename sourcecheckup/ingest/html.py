@@ -538,7 +538,8 @@ def _chat_turns(page: ParsedPage, rule: ChatPage) -> list[tuple[etree._Element |
     """The (question, answer elements) turns of a saved chat page, in page order."""
     questions = set(page.root.xpath(rule.question))
     answers = page.root.xpath(rule.answer)
-    answers = [a for a in answers if not any(b is not a and a in set(b.iterdescendants()) for b in answers)]
+    chosen = set(answers)
+    answers = [a for a in answers if not any(up in chosen for up in a.iterancestors())]
     wanted = set(answers)
     turns: list[tuple[etree._Element | None, list[etree._Element]]] = []
     last_question: etree._Element | None = None

@@ -50,6 +50,8 @@ def load_html(src: InputText, *, whole_page: bool = False) -> tuple[IngestResult
         page, parsed = read_html(src.text, whole_page=whole_page)
     except ValueError as e:
         return IngestResult(skipped=[SkippedRecord(src.name, str(e))]), []
+    except RecursionError:
+        return IngestResult(skipped=[SkippedRecord(src.name, "the page nests its elements too deeply to read")]), []
     return answers_of(page, parsed, src)
 
 

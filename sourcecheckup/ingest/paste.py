@@ -59,7 +59,7 @@ def read_pasted_html(html: str, *, question: str | None = None, model: str | Non
         return None
     try:
         page, parsed = read_html(html, whole_page=True)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     result, links = answers_of(page, parsed, InputText(text=html, name="pasted page", stem="pasted",
                                                         question=question, model=model))

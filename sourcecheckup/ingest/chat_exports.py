@@ -298,7 +298,7 @@ def _chatgpt_turns(conversation: Mapping[str, Any]) -> Iterable[Turn | SkippedRe
             slug = metadata.get("model_slug") or metadata.get("default_model_slug")
             model = model or (slug if isinstance(slug, str) else None)
             created = created or _when(m.get("create_time"))
-        kinds = sorted({str(_map(m.get("content")).get("content_type")) for m in pending})
+        kinds = sorted({str(_map(m.get("content")).get("content_type") or "no content") for m in pending})
         pending.clear()
         if not texts:
             yield SkippedRecord("", f"the assistant's turn has no answer text ({', '.join(kinds)})")

@@ -217,7 +217,7 @@ class _Writer:
         if tag is None:
             return                                   # a comment (<!--StartFragment-->) or processing instruction
         if dropped(el):
-            self.drop(el, "inside a hidden element, a script or a button" if tag != "title" else "the page's title")
+            self.drop(el, "inside a hidden element, a script or a button")
             return
         if el in self.page.consumed:
             return

@@ -273,8 +273,8 @@ def test_a_folder_is_read_recursively_in_sorted_order_and_reports_what_it_skippe
     assert messages(result) == [
         "legacy_export_latin1.txt: not UTF-8 text (byte 0xe9 on line 2; perhaps Latin-1 or Windows-1252); "
         "save the file as UTF-8 and load it again",
-        "scanned_guideline.pdf: not an answer file (extension '.pdf'; supported: "
-        + " ".join(SUPPORTED_EXTENSIONS) + ")",
+        "scanned_guideline.pdf: not read as an answer in a folder (.pdf files beside answers are usually "
+        "sources; open the file on its own to audit it)",
     ]
 
 

@@ -1,8 +1,10 @@
 """INGEST: read the answers to audit from files or pasted text into Responses.
 
 One module per format: :mod:`.jsonl` (the study's answer JSON, a list, JSON Lines), :mod:`.table`
-(CSV/TSV through a column mapping), :mod:`.markdown` (Markdown and plain text), :mod:`.folder`;
-:mod:`.files` reads one file by its extension. Every format makes its Response in
+(CSV/TSV through a column mapping), :mod:`.markdown` (Markdown and plain text), :mod:`.html` (a page
+copied or saved from a chat app; :mod:`.paste` for the paste box), :mod:`.chat_exports` (ChatGPT's and
+Claude's conversations.json), :mod:`.documents` (.docx, PDF), :mod:`.folder`; :mod:`.files` reads one
+file by its extension. Every format makes its Response in
 :mod:`.answer` (citations in order, markers mapped); :mod:`.records` holds the shared records.
 A record that cannot be read becomes a SkippedRecord naming the file, the line or row, and the
 problem; the rest of the batch goes on.
@@ -17,6 +19,7 @@ from pathlib import Path
 from ..models import SkippedRecord
 from .files import SUPPORTED_EXTENSIONS, load_file
 from .folder import load_folder
+from .pages import load_html
 from .jsonl import load_json, load_jsonl, parse_answer_record
 from .markdown import load_markdown, parse_markdown
 from .records import IngestError, IngestResult, InputText, unique_ids
@@ -34,7 +37,10 @@ __all__ = [
 ]
 
 TEXT_FORMATS = {"markdown", "md", "text", "txt"}
-FORMATS = ("auto", "json", "jsonl", *sorted(TEXT_FORMATS))
+FORMATS = ("auto", "html", "json", "jsonl", *sorted(TEXT_FORMATS))
+# the start of pasted HTML (a browser's clipboard, `xclip -t text/html -o`): read as a rich paste
+_HTML_START = re.compile(r"\A\s*(?:Version:\d|<!doctype\s+html|<html[\s>]|<meta[\s>]|<body[\s>]|<div[\s>]|<p[\s>]"
+                         r"|<!--StartFragment-->|<(?:span|section|article|ol|ul|h[1-6])[\s>])", re.I)
 
 
 def load_path(path: str | Path, *, mapping: CsvMapping | None = None, question: str | None = None,
@@ -82,9 +88,10 @@ def name_from_first_words(text: str, words: int = NAME_WORDS) -> str:
 
 def load_text(text: str, *, question: str | None = None, model: str | None = None, origin: str = "pasted",
               fmt: str = "auto", name_by_words: bool = False) -> IngestResult:
-    """Answers pasted as text: a JSON object or array, JSON Lines, Markdown or plain text.
+    """Answers pasted as text: a JSON object or array, JSON Lines, HTML (a rich paste), Markdown or plain text.
 
-    ``fmt="auto"`` reads text starting with ``{`` as JSON (or JSON Lines), text starting with
+    ``fmt="auto"`` reads text starting like an HTML page or fragment as HTML (one answer, its links
+    and markers kept), text starting with ``{`` as JSON (or JSON Lines), text starting with
     ``[`` as JSON when it parses (a Markdown link can start an answer too), anything else as
     Markdown / plain text. With ``name_by_words`` an answer that brings no id of its own is named
     by its first words (name_from_first_words) instead of "pasted-1".
@@ -95,7 +102,9 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
     src = InputText(text=text, name=origin, stem=origin, question=question, model=model)
     stripped = text.strip()
     if fmt == "auto":
-        if stripped.startswith("{"):
+        if _HTML_START.match(stripped):
+            fmt = "html"
+        elif stripped.startswith("{"):
             fmt = "json"
         elif stripped.startswith("["):
             try:
@@ -107,7 +116,9 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
             fmt = "markdown"
     if not stripped:
         return IngestResult(skipped=[SkippedRecord(origin, "empty answer")])
-    if fmt == "json":
+    if fmt == "html":
+        result = load_html(src, whole_page=True)[0]
+    elif fmt == "json":
         result = load_json(src)
     elif fmt == "jsonl":
         result = load_jsonl(src)

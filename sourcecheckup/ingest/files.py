@@ -4,18 +4,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..models import SkippedRecord
+from .chat_exports import load_chat_export, sniff_export
+from .documents import load_document
+from .pages import load_html
 from .jsonl import load_json, load_jsonl
 from .markdown import load_markdown
 from .records import IngestResult, InputText
 from .table import DELIMITERS, CsvMapping, decode_table, load_table, sniff_delimiter
 
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (
-    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".md", ".markdown", ".txt",
+    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".md", ".markdown", ".txt", ".html", ".htm", ".docx", ".pdf",
 )
 JSON_EXT = {".json"}
 JSONL_EXT = {".jsonl", ".ndjson"}
 TABLE_EXT = {".csv", ".tsv"}
 TEXT_EXT = {".md", ".markdown", ".txt"}
+HTML_EXT = {".html", ".htm"}
+DOCUMENT_EXT = {".docx", ".pdf"}
 
 def decode(data: bytes) -> str:
     """The file's text as UTF-8 (with or without a byte-order mark) or UTF-16 with a mark."""
@@ -47,6 +52,8 @@ def unreadable(data: bytes, e: UnicodeDecodeError) -> str:
 
 def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, model: str | None) -> IngestResult:
     ext = path.suffix.lower()
+    if ext in DOCUMENT_EXT:
+        return load_document(path, name, question, model)
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -58,12 +65,19 @@ def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, 
         else:
             text = decode(data)
     except UnicodeDecodeError as e:
+        if ext in HTML_EXT:     # a page saved in its own 8-bit encoding
+            text = data.decode("cp1252", errors="replace")
+            return load_html(InputText(text=text, name=name, stem=path.stem, question=question, model=model))[0]
         if ext in JSONL_EXT:   # one bad line costs that line, not the file
             text, bad = decode_lines(data)
             return load_jsonl(InputText(text=text, name=name, stem=path.stem, question=question, model=model), bad)
         return IngestResult(skipped=[SkippedRecord(name, unreadable(data, e))])
     src = InputText(text=text, name=name, stem=path.stem, question=question, model=model)
+    if ext in HTML_EXT:
+        return load_html(src)[0]
     if ext in JSON_EXT:
+        if (export := sniff_export(text)) is not None:   # ChatGPT's or Claude's conversations.json
+            return load_chat_export(export, src)
         return load_json(src)
     if ext in JSONL_EXT:
         return load_jsonl(src)

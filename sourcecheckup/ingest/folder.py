@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..models import SkippedRecord
-from .files import SUPPORTED_EXTENSIONS, TEXT_EXT, load_file
+from .files import DOCUMENT_EXT, HTML_EXT, SUPPORTED_EXTENSIONS, TEXT_EXT, load_file
 from .records import IngestError, IngestResult
 from .table import CsvMapping
 
@@ -20,6 +20,11 @@ def load_folder(folder: Path, mapping: CsvMapping, question: str | None, model: 
         if any(part.startswith(".") for part in rel.parts):
             continue
         name = rel.as_posix()
+        if f.suffix.lower() in DOCUMENT_EXT | HTML_EXT:
+            result.skipped.append(SkippedRecord(
+                name, f"not read as an answer in a folder ({f.suffix.lower()} files beside answers are usually "
+                      "sources; open the file on its own to audit it)"))
+            continue
         if f.suffix.lower() not in SUPPORTED_EXTENSIONS:
             result.skipped.append(SkippedRecord(
                 name, f"not an answer file (extension '{f.suffix or 'none'}'; "

@@ -5,12 +5,14 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
+from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
 
 from ..dialogs import CsvMappingDialog
+from ..paste_box import PasteBox
+from ..theme import safe_tooltip
 from ..widgets import plain_label
 
 TABLE_EXTENSIONS = (".csv", ".tsv")
@@ -32,9 +34,12 @@ class InputPanel(QWidget):
         self.question_edit.setPlaceholderText("Question (optional)")
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("Model name (optional)")
-        self.paste_edit = QPlainTextEdit()
-        self.paste_edit.setPlaceholderText("Paste an answer here: text with links or [1] markers, or the JSON "
+        self.paste_edit = PasteBox()
+        self.paste_edit.setPlaceholderText("Paste an answer here: copied from a chat app (its links and numbered "
+                                           "sources are kept), text with links or [1] markers, or the JSON "
                                            '{"response": ..., "citations": [...]}. Or drop files here.')
+        self.paste_edit.page_pasted.connect(self._show_pasted)
+        self.paste_edit.textChanged.connect(self._paste_edited)
         self.run_name_edit = QLineEdit()
         self.run_name_edit.setPlaceholderText("Run name (optional)")
         self.run_name_edit.setToolTip("A name for the next run, shown in Runs and in its reports")
@@ -45,6 +50,9 @@ class InputPanel(QWidget):
         il.addWidget(self.model_edit)
         il.addWidget(QLabel("Answer"))
         il.addWidget(self.paste_edit, 1)
+        self.pasted_label = plain_label("")       # "12 statements, 7 sources from the pasted page"
+        self.pasted_label.setVisible(False)
+        il.addWidget(self.pasted_label)
         self.batch_label = plain_label(NO_BATCH)
         il.addWidget(self.batch_label)
         row = QHBoxLayout()
@@ -70,7 +78,10 @@ class InputPanel(QWidget):
 
     def open_file_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Open answers", "", "Answers (*.json *.jsonl *.ndjson *.csv *.tsv *.md *.markdown *.txt);;All files (*)")
+            self, "Open answers", "",
+            "Answers (*.json *.jsonl *.ndjson *.csv *.tsv *.md *.markdown *.txt *.html *.htm *.docx *.pdf);;"
+            "Chat exports (conversations.json) (*.json);;Documents (*.docx *.pdf);;Saved pages (*.html *.htm);;"
+            "All files (*)")
         if paths:
             self.load_files(paths)
 
@@ -78,6 +89,17 @@ class InputPanel(QWidget):
         path = QFileDialog.getExistingDirectory(self, "Open a folder of answers")
         if path:
             self.load_files([path])
+
+    def _show_pasted(self, page: object) -> None:
+        """What the rich paste found, before Audit; the links it left out, and why, in the tooltip."""
+        self.pasted_label.setText(page.summary)  # type: ignore[attr-defined]
+        lines = page.left_out_lines()  # type: ignore[attr-defined]
+        self.pasted_label.setToolTip(safe_tooltip("Left out:\n" + "\n".join(lines[:30])) if lines else "")
+        self.pasted_label.setVisible(True)
+
+    def _paste_edited(self) -> None:
+        if not self.paste_edit.toPlainText().strip():
+            self.pasted_label.setVisible(False)
 
     def ask_csv_mapping(self, path: str | Path) -> CsvMapping | None:
         dialog = CsvMappingDialog(path, self)
@@ -125,7 +147,11 @@ class InputPanel(QWidget):
                 "the fields above apply to a pasted answer only)")
         if k:
             text += f"; {k} skipped: " + "; ".join(f"{s.origin}: {s.problem}" for s in self.pending.skipped[:3])
+        read_as = [n for n in self.pending.notes if ": read as " in n]   # what a chat export or document held
+        if read_as:
+            text += "\n" + "\n".join(read_as[:3])
         self.batch_label.setText(text)
+        self.batch_label.setToolTip(safe_tooltip("\n".join(self.pending.notes[:40])) if self.pending.notes else "")
 
     def collect_inputs(self) -> tuple[IngestResult, str] | None:
         """The answers the next Audit reads and how the run names its input; None (and a warning) if none."""

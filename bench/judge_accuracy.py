@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.judges import make_judge  # noqa: E402
 from sourcecheckup.evidence import SourceText  # noqa: E402
+from sourcecheckup.judges.builtin.judge import rationale_contradicts_label  # noqa: E402
 from sourcecheckup.models import Label, Verdict  # noqa: E402
 
 CLINICAL_FILE = ROOT / "bench" / "data" / "clinical_pairs.jsonl"
@@ -87,8 +88,9 @@ def _source_text(row: dict[str, Any], field: str) -> str:
 
 def summarise(rows: Sequence[dict[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
     by_label: dict[str, list[bool]] = defaultdict(list)
-    tp = fn = tn = fp = errors = unflagged = 0
+    tp = fn = tn = fp = errors = unflagged = conflicts = 0
     for r, v in zip(rows, verdicts):
+        conflicts += rationale_contradicts_label(v.label, v.rationale)
         if v.label is Label.JUDGE_ERROR:
             errors += 1
         said = v.label is Label.SUPPORTED
@@ -105,6 +107,7 @@ def summarise(rows: Sequence[dict[str, Any]], verdicts: Sequence[Verdict]) -> di
             "accuracy": (tp + tn) / max(1, len(rows)), "errors": errors,
             # not-supported pairs passed as supported, and those of them not marked "review first"
             "passed": fp / max(1, tn + fp), "passed_unflagged": unflagged / max(1, tn + fp),
+            "conflicts": conflicts,   # verdicts whose rationale says the opposite of their label (target 0)
             "per_label": {k: (sum(v) / len(v), len(v)) for k, v in sorted(by_label.items())}}
 
 
@@ -136,6 +139,7 @@ def format_clinical(s: dict[str, Any], path: Path, title: str = "clinical suite"
 
     bal, fs = s["balanced_accuracy"], s["false_supported_quantities"]
     extra = f", judge errors {s['errors']} (counted as not supported)" if s["errors"] else ""
+    extra += f", RATIONALE CONTRADICTS LABEL {s['conflicts']}" if s["conflicts"] else ""
     lines = [f"{title} {path}",
              f"  n {s['n']}  balanced accuracy {bal:.3f} (target >= {CLINICAL_TARGET_BALANCED:.2f}: "
              f"{meets(bal >= CLINICAL_TARGET_BALANCED)})  accuracy {s['accuracy']:.3f}{extra}",
@@ -240,6 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         label = name + (" (train)" if is_train else "") + (" [abstract]" if field == "abstract" else "")
         per = "  ".join(f"{k} {acc:.3f} (n={n})" for k, (acc, n) in s["per_label"].items())
         extra = f"  errors {s['errors']}" if s["errors"] else ""
+        extra += f"  RATIONALE CONTRADICTS LABEL {s['conflicts']}" if s["conflicts"] else ""
         print(f"{label:<40} {s['n']:>5} {s['balanced_accuracy']:>8.3f} {s['accuracy']:>6.3f} "
               f"{s['passed']:>8.1%} {s['passed_unflagged']:>8.1%}  {per}{extra}"
               f"  [{time.monotonic() - started:.0f} s]", flush=True)

@@ -88,3 +88,16 @@ def test_demo_verdicts_agree_with_what_the_sample_plants(demo_run):
             if v["label"] == "supported":
                 assert not FAILED_CHECK.search(v["rationale"]), (st["text"], v["rationale"])
 
+
+
+def test_no_demo_verdict_has_a_rationale_that_contradicts_its_label(demo_run):
+    from sourcecheckup.judges.builtin.judge import rationale_contradicts_label
+    from sourcecheckup.models import Label
+
+    _, out = demo_run
+    report = json.loads(out.with_suffix(".json").read_text())
+    verdicts = [v for r in report["responses"] for st in r["statements"] for v in st["verdicts"]]
+    assert len(verdicts) >= 50
+    wrong = [f"{v['label']}: {v['rationale']}" for v in verdicts
+             if rationale_contradicts_label(Label(v["label"]), v["rationale"])]
+    assert not wrong, "\n".join(wrong)

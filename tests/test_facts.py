@@ -118,3 +118,18 @@ def test_the_gate_was_trained_on_wice_and_its_cross_validated_figure_is_recorded
     meta = load_params().meta["facts_training"]
     assert meta["file"] == "wice_dev.jsonl" and meta["page_sentences"] == facts_mod.PAGE_SENTENCES
     assert meta["facts"]["cv_balanced_accuracy"] >= 0.75
+
+
+def test_no_verdict_on_the_smoke_pairs_or_a_page_has_a_rationale_that_contradicts_its_label(judge):
+    from pathlib import Path
+
+    from sourcecheckup.judges.builtin.judge import rationale_contradicts_label
+
+    assert rationale_contradicts_label(Label.SUPPORTED, "not supported: the page does not hold every part of it.")
+    assert rationale_contradicts_label(Label.NOT_SUPPORTED, "Best passage shares 90%; no inconsistency found.")
+    smoke = Path(__file__).resolve().parents[2] / "shared" / "data" / "smoke" / "quantity_smoke.jsonl"
+    rows = [json.loads(line) for line in smoke.read_text(encoding="utf-8").splitlines()] if smoke.is_file() else []
+    pairs = [(r["claim"], SourceText.from_text(r["evidence"])) for r in rows]
+    pairs += [(s, SourceText.from_text(PAGE)) for s in split_facts(PAGE.replace("\n", " "))[:20]]
+    for (statement, _), v in zip(pairs, judge.score_pairs(pairs)):
+        assert not rationale_contradicts_label(v.label, v.rationale), (statement, v.label, v.rationale)

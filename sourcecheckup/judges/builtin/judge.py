@@ -267,6 +267,21 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     return head + "; the match is too weak to count as support."
 
 
+# what a rationale of each label must never say (a test and bench/judge_accuracy.py read every verdict with it)
+_REFUSING = ("not supported", "contradicted", "the page does not hold every part")
+_ACCEPTING = ("no inconsistency found",)
+
+
+def rationale_contradicts_label(label: Label, text: str) -> bool:
+    """Whether a verdict's rationale says the opposite of its label ("supported" with "not supported: ...")."""
+    lowered = (text or "").strip().lower()
+    if label is Label.SUPPORTED:
+        return lowered.startswith(_REFUSING) or _REFUSING[2] in lowered
+    if label is Label.NOT_SUPPORTED:
+        return any(lowered.rstrip(".").endswith(phrase) for phrase in _ACCEPTING)
+    return False
+
+
 def _passed_checks(a: PairAnalysis) -> str:
     """The exact checks that passed, in a few words ("figures 20 mg/day, 4 weeks found")."""
     if a.checks is None:

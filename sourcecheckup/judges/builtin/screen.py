@@ -141,15 +141,33 @@ CONTRADICTION_OVERLAP = 0.34
 _WORDS = re.compile(r"[a-z]{3,}")
 
 
+_CLOCK = re.compile(r"\s*(?:[ap]\.?m\b|o'clock|h\b|hrs?\b)", re.I)
+
+
+def _plain_count(q: "qty.Quantity", text: str = "") -> bool:
+    """A bare number (a head count, an age, a score, a year: no unit, no rate), not a time of day ("6 pm")."""
+    return q.unit == "count" and not q.per and not (text and _CLOCK.match(text, q.end))
+
+
+def _year(q: "qty.Quantity") -> bool:
+    return _plain_count(q) and q.low == q.high and q.low.is_integer() and 1000 <= q.low <= 2100 and len(q.text) == 4
+
+
 def _quantity_outcome(statement: str, f: "qty.QuantityFinding") -> CheckOutcome:
+    if f.status == "contradicted" and f.source is not None and _year(f.claim) and _year(f.source):
+        # "painted in 1616" against "acquired in 1753": two years are two events more often than a conflict
+        message = (f"statement {qty.describe(f.claim, True)}: the source gives the year "
+                   f"{qty.describe(f.source, True)}, perhaps of another event")
+        return CheckOutcome("quantity", "missing", message, f.sentence, False)
     if f.status == "contradicted" and f.source is not None:
         said = {w[:5] for w in _WORDS.findall(statement.lower())}
         there = {w[:5] for w in _WORDS.findall(f.sentence.lower())}
         if said and len(said & there) / len(said) < CONTRADICTION_OVERLAP:
             message = (f"statement {qty.describe(f.claim, True)}: not stated in the source for the same thing "
                        f"(it gives {qty.describe(f.source, True)} in another context)")
-            # still decides, as the different figure did: only the reading changes (not "contradicted")
-            return CheckOutcome("quantity", "missing", message, "", True)
+            # still decides, as the different figure did: only the reading changes (not "contradicted");
+            # a bare number in another context (a score, a count of something else) says nothing of it
+            return CheckOutcome("quantity", "missing", message, "", not _plain_count(f.claim, statement))
     return CheckOutcome("quantity", f.status, f.message, f.sentence, _strict_figure(f.claim))
 
 

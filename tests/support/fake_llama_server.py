@@ -90,6 +90,7 @@ class FakeLlamaServer:
     latency_s: float = 0.02
     model_id: str = "model.gguf"
     seed: int = 7
+    silent_truncation: int | None = None   # cut longer prompts to this many tokens without a word (as Ollama does)
     requests: list[Recorded] = field(default_factory=list)
     context_errors: int = 0
     peak_in_flight: int = 0
@@ -159,6 +160,8 @@ class FakeLlamaServer:
             return self.reject_status, error(self.reject_status, "Failed to initialize samplers",
                                              "server_error" if self.reject_status >= 500 else "invalid_request_error")
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or -1)
+        if self.silent_truncation is not None:
+            n_prompt = min(n_prompt, self.silent_truncation)
         budget = max_tokens if max_tokens > 0 else self.slot_ctx - n_prompt
         if n_prompt + max(0, max_tokens) > self.slot_ctx or n_prompt >= self.slot_ctx:
             with self._lock:

@@ -227,6 +227,7 @@ class LLMClient:
     provider: str = "api"
     sdk: Any = None
     optional_params: tuple[str, ...] = ("temperature", "seed")
+    structured_fallback = False   # a 400/500 on the first structured call, whatever it says, drops the schema
 
     def __init__(self, settings: ClientSettings, api_key: str | None, spec: str):
         self.settings = settings
@@ -331,6 +332,7 @@ class LLMClient:
             options = dataclasses.replace(options, max_tokens=self.output_limit(estimate, options.max_tokens))
         attempt = 0
         dropped_here = 0
+        dropped_structured = False
         while True:
             if self._rpm:
                 await self._rpm.acquire(1)
@@ -358,13 +360,18 @@ class LLMClient:
                     continue
                 # a server that fails the first structured call, whatever it says ("Failed to initialize
                 # samplers"), is asked once without structured output; the verdict is then read from text
-                if (structured and not self._structured_ok and failure.status in (400, 422, 500)
-                        and failure.kind != "context_exceeded" and dropped_here < len(self.optional_params)):
-                    dropped_here += 1
+                if (structured and self.structured_fallback and not self._structured_ok
+                        and failure.status in (400, 422, 500) and failure.kind != "context_exceeded"
+                        and not dropped_structured):
+                    dropped_structured = True
                     self._dropped.add("response_format")
                     log.warning("%s: the server failed a request with structured output (%s); sending "
                                 "requests without it", self.id, message[:200])
                     continue
+                if dropped_structured and not structured and "response_format" in self._dropped:
+                    # it failed without structured output too: the server's trouble was not the schema
+                    self._dropped.discard("response_format")
+                    dropped_structured = False
                 if failure.kind == "context_exceeded":
                     self._hint_context()
                     if failure.status == 400 or attempt >= self.settings.max_retries:

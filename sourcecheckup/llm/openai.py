@@ -26,6 +26,7 @@ class OpenAIClient(LLMClient):
                  compatible: bool = False):
         super().__init__(settings, api_key, spec)
         self.compatible = compatible
+        self.structured_fallback = compatible
         self._api_key = api_key if api_key and api_key != NO_KEY else None
         if compatible:
             self.auth_hint = f"the server at {settings.base_url} wants an API key: {COMPATIBLE_KEY_HINT}"

@@ -87,7 +87,7 @@ class FakeLlamaServer:
     api_key: str | None = None
     reject_response_format: bool = False
     reject_status: int = 500
-    latency_s: float = 0.02
+    latency_s: float = 0.005
     model_id: str = "model.gguf"
     seed: int = 7
     silent_truncation: int | None = None   # cut longer prompts to this many tokens without a word (as Ollama does)
@@ -263,6 +263,7 @@ _PUBLIC = {"/health", "/v1/health", "/models", "/v1/models"}
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True   # no 40 ms delayed-ACK stall between headers and body
     server_fake: FakeLlamaServer
 
     def log_message(self, *args: object) -> None:

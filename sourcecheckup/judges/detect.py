@@ -109,17 +109,18 @@ async def probe(client: httpx.AsyncClient, port: int) -> LocalServer | None:
         # Ollama: /api/tags lists every pulled model (its /v1/models lists the same, when it has one)
         names = _names(tags["models"], "name") or _names(tags["models"], "model")
         return LocalServer(port, "Ollama", tuple(dict.fromkeys(names + listed)))
-    if NEEDS_KEY in (models, tags):
-        kind = port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server"
-        return LocalServer(port, kind, (), needs_key=True)
+    refused = NEEDS_KEY in (models, tags)
     if not isinstance(models, dict) or not isinstance(models.get("data"), list):
+        if refused:   # it answered, and wants a key before it says more
+            return LocalServer(port, port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server",
+                               (), needs_key=True)
         return None
     owners = {str(item.get("owned_by", "")).lower() for item in models["data"] if isinstance(item, dict)}
     kind = next((_OWNERS[o] for o in owners if o in _OWNERS), None)
     if kind is None:
         kind = port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server"
     # llama-server lists its models to anyone and wants its key everywhere else
-    needs_key = kind == "llama.cpp server" and await _get_json(client, f"{base}/props") == NEEDS_KEY
+    needs_key = refused or (kind == "llama.cpp server" and await _get_json(client, f"{base}/props") == NEEDS_KEY)
     return LocalServer(port, kind, tuple(dict.fromkeys(listed)), needs_key=needs_key)
 
 

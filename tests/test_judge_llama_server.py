@@ -35,11 +35,12 @@ def page() -> SourceText:
     return SourceText.from_text((FIXTURES / "haemochromatosis.txt").read_text(), url="https://example.org/h")
 
 
-def audit(tmp_path: Path, judge: str, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def audit(tmp_path: Path, judge: str, *extra: str, env: dict | None = None,
+          answers: Path = SAMPLES / "answers") -> subprocess.CompletedProcess:
     """The demo's audit (the bundled sample answers and their local sources) with ``judge``."""
     e = {k: v for k, v in os.environ.items() if k != "SOURCECHECKUP_JUDGE_KEY"}
     e.update({"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", **(env or {})})
-    return subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", str(SAMPLES / "answers"),
+    return subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", str(answers),
                            "--sources", str(SAMPLES / "sources"), "--db", str(tmp_path / "run.db"),
                            "--no-archive", "--no-references", "--browser", "never", "--judge", judge,
                            "--report", str(tmp_path / "report.json"), *extra],
@@ -72,7 +73,8 @@ async def test_a_random_model_never_gives_a_plain_supported_verdict():
 
 def test_an_audit_whose_every_pair_fails_says_so_and_exits_non_zero(tmp_path):
     with FakeLlamaServer(model="garbage") as server:
-        p = audit(tmp_path, f"openai-compatible:{server.base_url}#tiny")
+        p = audit(tmp_path, f"openai-compatible:{server.base_url}#tiny",
+                  answers=SAMPLES / "answers" / "warfarin-nsaids.md")
     assert p.returncode == 1, p.stderr
     assert "every verdict is a judge error" in p.stderr
     assert {v["label"] for v in labels(tmp_path)} == {"judge_error"}
@@ -155,7 +157,7 @@ async def test_a_keyed_server_works_with_its_key_and_a_missing_key_says_where_to
 def test_the_cli_passes_a_key_named_by_judge_key_env(tmp_path):
     with FakeLlamaServer(model="judge", api_key="sk-cli-456") as server:
         p = audit(tmp_path, f"openai-compatible:{server.base_url}#tiny", "--judge-key-env", "LLAMA_KEY",
-                  env={"LLAMA_KEY": "sk-cli-456"})
+                  env={"LLAMA_KEY": "sk-cli-456"}, answers=SAMPLES / "answers" / "warfarin-nsaids.md")
     assert p.returncode == 0, p.stderr
     assert "sk-cli-456" not in (tmp_path / "report.json").read_text()
 
@@ -179,3 +181,30 @@ async def test_a_server_that_fails_structured_output_is_asked_once_without_it(st
     assert "structured_output_not_applied" in verdicts[0].flags
     assert sum("response_format" in r.body for r in sent) <= 2     # the first call(s) in flight, then none
     assert "response_format" not in sent[-1].body
+
+
+def test_verify_pairs_counts_judge_errors_and_fails_when_every_pair_failed(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(json.dumps({"id": f"p{i}", "statement": STATEMENT,
+                                           "source": (FIXTURES / "haemochromatosis.txt").read_text()})
+                               for i in range(3)) + "\n")
+    e = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with FakeLlamaServer(model="garbage") as server:
+        p = subprocess.run([sys.executable, "-m", "sourcecheckup", "verify-pairs", str(pairs), "--judge",
+                            f"checker:{server.base_url}#tiny"], cwd=ROOT, env=e, text=True, capture_output=True,
+                           timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "judge errors 3" in p.stderr and "every verdict is a judge error" in p.stderr
+    assert [json.loads(line)["label"] for line in p.stdout.splitlines()] == ["judge_error"] * 3
+
+
+def test_a_parser_warning_prints_once_and_help_names_the_checker(tmp_path):
+    with FakeLlamaServer(model="garbage", n_ctx=1024, n_slots=1) as server:   # short garbage: quick to read
+        p = audit(tmp_path, "builtin", "--parser", f"openai-compatible:{server.base_url}#tiny",
+                  answers=SAMPLES / "answers" / "warfarin-nsaids.md")
+    assert p.returncode == 0, p.stderr
+    warnings = [line for line in p.stderr.splitlines() if "LLM parser" in line]
+    assert warnings and len(warnings) == len(set(warnings))
+    help_text = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", "--help"], cwd=ROOT, text=True,
+                               capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert "checker:URL#MODEL" in help_text and "--judge-key-env" in help_text

@@ -78,6 +78,8 @@ def test_an_audit_whose_every_pair_fails_says_so_and_exits_non_zero(tmp_path):
     assert p.returncode == 1, p.stderr
     assert "every verdict is a judge error" in p.stderr
     assert {v["label"] for v in labels(tmp_path)} == {"judge_error"}
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["judge_error_warning"].startswith("every verdict is a judge error")
 
 
 @pytest.mark.parametrize("kind", ["openai-compatible", "checker"])
@@ -168,6 +170,10 @@ async def test_detect_reports_a_server_that_answers_401_as_needing_a_key():
     by_port = {s.port: s for s in servers}
     assert by_port[keyed.port].needs_key and not by_port[open_.port].needs_key
     assert by_port[keyed.port].kind == "llama.cpp server"
+    from sourcecheckup.cli.judges import format_servers
+
+    shown = format_servers(servers, [keyed.port, open_.port])
+    assert shown.count("needs a key") == 1 and "SOURCECHECKUP_JUDGE_KEY" in shown
 
 
 @pytest.mark.parametrize("status", [400, 500])

@@ -206,7 +206,7 @@ class LLMParser:
         if messages:
             self._notes[id(response)] = (response, messages)
             for m in messages:
-                log.warning("%s", m)
+                log.info("%s", m)   # the run shows it once, as a warning (take_warnings)
 
     async def parse(self, response: Response) -> list[Statement]:
         sentences = self.offline.parse_sync(response)

@@ -277,6 +277,19 @@ def partial_run_note(counts: Mapping[str, Any]) -> str:
     return "; ".join(parts) + " (pending work is left out of every figure)"
 
 
+def judge_error_note(counts: Mapping[str, Any]) -> str:
+    """A loud sentence when most of a run's verdicts are judge errors (every one, or more than half), else ""."""
+    total, errors = counts.get("verdicts", 0), counts.get("judge_errors", 0)
+    if not total or errors * 2 <= total:
+        return ""
+    share = f"{errors} of {total} verdicts ({100 * errors / total:.0f}%) are judge errors"
+    if errors == total:
+        return (f"every verdict is a judge error ({share.split(' (')[0]}): the judge decided nothing, so no "
+                "support figure rests on a judgement; read the errors (`sourcecheckup show`) and fix the judge")
+    return (f"{share}: the judge could not decide most pairs, so the support figures rest on the few it "
+            "decided; read the errors (`sourcecheckup show`) and fix the judge")
+
+
 @dataclass
 class MetricSet:
     url_validity: Metric

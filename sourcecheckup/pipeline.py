@@ -21,7 +21,7 @@ from .evidence import quote_in_source
 from .evidence import SourceText
 from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, open_judges
-from .models import FetchStatus, Label, Response, SkippedRecord, Source, Verdict
+from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
 from .references.model import LookupSettings, is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
@@ -612,6 +612,8 @@ def finalise_verdict(verdict: Verdict, judge: Judge, source: Source) -> Verdict:
     flags = list(verdict.flags)
     if found is False and "quote_not_found" not in flags:
         flags.append("quote_not_found")
+    if found is False and verdict.label is Label.SUPPORTED and REVIEW_FIRST not in flags:
+        flags.append(REVIEW_FIRST)   # "supported" on a quote the source does not hold: a person looks first
     for f in source.flags:
         if f in ("possible_injection",) and f not in flags:
             flags.append(f)

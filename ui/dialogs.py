@@ -154,7 +154,8 @@ class SettingsDialog(QDialog):
             row = QHBoxLayout()
             row.addWidget(edit, 1)
             row.addWidget(status)
-            keys_form.addRow({"openai": "OpenAI", "anthropic": "Anthropic"}.get(provider, provider), row)
+            keys_form.addRow({"openai": "OpenAI", "anthropic": "Anthropic",
+                              "openai-compatible": "Local server"}.get(provider, provider), row)
             self.key_edits[provider] = edit
             self.key_status[provider] = status
         self._refresh_key_status()

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout
                                QPlainTextDocumentLayout, QPlainTextEdit, QTableView, QTextEdit, QToolTip, QVBoxLayout,
                                QWidget)
 
-from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, partial_run_note, percent
+from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, judge_error_note, partial_run_note, percent
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.evidence import locate_quote
 from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
@@ -328,6 +328,8 @@ class MetricsBar(QWidget):
                  _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]
         if c.get("partial"):
             parts.append(partial_run_note(c))
+        if judge_error_note(c):
+            parts.append("⚠ " + judge_error_note(c))
         if cost:
             parts.append(cost)
         self.counts.setText(" · ".join(parts))

@@ -37,7 +37,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
 def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", action="append", metavar="SPEC",
                    help="judge spec: builtin (default), openai:MODEL, anthropic:MODEL, "
-                        "openai-compatible:URL#MODEL, local:PATH; repeat for several")
+                        "openai-compatible:URL#MODEL, checker:URL#MODEL (a Yes/No checker such as "
+                        "Bespoke-MiniCheck), local:PATH; repeat for several")
     p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")
     p.add_argument("--consensus", default="first", choices=["first", "any", "all", "majority"],
                    help="how several judges combine (default: the first judge decides)")
@@ -74,6 +75,9 @@ def _add_judge_settings(p: argparse.ArgumentParser) -> None:
                         "(default: the best passages up to --token-budget)")
     p.add_argument("--token-budget", type=int, metavar="N",
                    help="evidence tokens per statement for LLM judges (default 1000)")
+    p.add_argument("--judge-key-env", metavar="NAME",
+                   help="the environment variable holding the API key of an openai-compatible: or checker: "
+                        "server (default: the keyring entry 'openai-compatible', else SOURCECHECKUP_JUDGE_KEY)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pairs", help='JSONL: {"id", "statement", "source"} or {"id", "claim", "evidence"}')
     p.add_argument("--judge", default="builtin", metavar="SPEC",
                    help="judge spec: builtin (default), openai:MODEL, anthropic:MODEL, "
-                        "openai-compatible:URL#MODEL, local:PATH")
+                        "openai-compatible:URL#MODEL, checker:URL#MODEL, local:PATH")
     p.add_argument("-o", "--output", metavar="PATH", help="output JSONL (default: stdout)")
     _add_judge_settings(p)
     p.set_defaults(func=cmd_verify_pairs)

@@ -11,6 +11,7 @@ from typing import Any
 from ..events import EventKind, ProgressEvent
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
                      construction_errors, err, judge_options, open_store, run_config)
+from ..metrics import judge_error_note
 from .runs import headline_report, print_headline
 
 
@@ -181,6 +182,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     hint = _all_refused_hint(report)
     if hint:
         print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
+    counts = report["counts"]
+    if args.quiet and judge_error_note(counts):   # the headline, which says it, was not printed
+        print(f"sourcecheckup: warning: {judge_error_note(counts)}", file=sys.stderr)
+    if counts.get("verdicts") and counts.get("judge_errors") == counts.get("verdicts"):
+        return EXIT_FAIL      # a run whose every verdict failed is not a completed audit
     return EXIT_OK
 
 
@@ -188,6 +194,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     from ..evidence import SourceText
     from ..judges.base import make_judge
     from ..evidence import quote_in_source
+    from ..models import Label
 
     check_judges([args.judge])
     path = Path(args.pairs)
@@ -232,7 +239,8 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
                 chunk = good[start:start + 64]
                 out.extend(await judge.verify_many([(r[1], SourceText.from_text(r[2])) for _, r in chunk]))
                 progress(ProgressEvent(EventKind.JUDGED, "verify-pairs", pairs_total=len(good),
-                                       pairs_done=len(out)))
+                                       pairs_done=len(out),
+                                       judge_errors=sum(v.label is Label.JUDGE_ERROR for v in out)))
         finally:
             await judge.aclose()
         return out
@@ -261,6 +269,11 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     finally:
         if out_stream is not sys.stdout:
             out_stream.close()
+    counts = {"verdicts": len(verdicts), "judge_errors": sum(v.label is Label.JUDGE_ERROR for v in verdicts)}
+    if judge_error_note(counts):
+        print(f"sourcecheckup: warning: {judge_error_note(counts)}", file=sys.stderr)
+    if verdicts and counts["judge_errors"] == len(verdicts):
+        return EXIT_FAIL
     return EXIT_OK
 
 

@@ -172,6 +172,8 @@ def judge_options(args: argparse.Namespace) -> dict[str, Any]:
         options["prompt_path"] = str(prompt.path.resolve())
     if getattr(args, "full_source", False):
         options["full_source"] = True
+    if getattr(args, "judge_key_env", None):
+        options["key_env"] = args.judge_key_env
     budget = getattr(args, "token_budget", None)
     if budget is not None:
         if budget < 50:

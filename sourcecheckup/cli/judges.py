@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from ..llm.secrets import COMPATIBLE_KEY_HINT
 from ..judges.detect import DEFAULT_TIMEOUT_S, HOST, PORTS_ENV, LocalServer, find_local_servers, port_name, \
     ports_to_ask
 from ..judges.guide import guide_text
@@ -17,7 +18,11 @@ def format_servers(servers: list[LocalServer], asked: list[int]) -> str:
     lines: list[str] = []
     for server in servers:
         lines.append(f"{server.kind} on {HOST}:{server.port} ({server.base_url})")
-        if not server.models:
+        if server.needs_key:
+            lines.append(f"  needs a key: it answered 401; {COMPATIBLE_KEY_HINT}")
+        if not server.models and server.needs_key:
+            pass
+        elif not server.models:
             pull = "ollama pull bespoke-minicheck" if server.kind == "Ollama" else "load a model in the server"
             lines.append(f"  no models yet ({pull}, then run this again)")
         width = max((len(m) for m in server.models), default=0)

@@ -30,11 +30,14 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
     print(f"  unused sources           {fmt('unused_sources')}", file=out)
     print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} · "
           f"skipped records {c['skipped_records']}", file=out)
-    from ..metrics import partial_run_note
+    from ..metrics import judge_error_note, partial_run_note
 
     note = partial_run_note(c)
     if note:
         print(f"  {note}", file=out)
+    loud = judge_error_note(c)
+    if loud:
+        print(f"sourcecheckup: warning: {loud}", file=sys.stderr)
 
 
 # above this many responses the headline is summed a page at a time (the whole report is not built)

@@ -24,7 +24,7 @@ from ..llm import make_client, split_options
 from ..llm.client import CallOptions, ClientSettings, LLMClient
 from ..llm.pricing import UsageReport
 from ..llm.replies import Schema, TaskError, ask_json, delimit_source, new_boundary
-from ..models import CONTRADICTED, Label, Verdict, contradicted_rationale
+from ..models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_rationale
 from ..prompts import DEFAULT_BATCH_VERIFIER, DEFAULT_VERIFIER, Prompt, load_prompt
 from .base import BaseJudge, JudgeSpecError, SourceText
 from .verdict_reply import ParsedVerdict, parse_batch, parse_verdict, read_bare_verdict, verdict_from_object
@@ -105,16 +105,24 @@ class JudgeSettings:
         return settings
 
 
-def evidence_text(statements: Sequence[str], source: SourceText, settings: JudgeSettings) -> tuple[str, list[str]]:
-    """(what the model reads of ``source`` for ``statements``, flags): the whole text or the best passages."""
+def evidence_text(statements: Sequence[str], source: SourceText, settings: JudgeSettings,
+                  context_tokens: int | None = None) -> tuple[str, list[str]]:
+    """(what the model reads of ``source`` for ``statements``, flags): the whole text or the best passages,
+    within ``context_tokens`` (the server's reported context; else the configured window)."""
+    context = context_tokens or settings.client.context_tokens
     if settings.full_source:
-        if approx_tokens(source.text) + 1500 <= settings.client.context_tokens:
+        if approx_tokens(source.text) + 1500 <= context:
             return source.text, []
         flags = ["full_source_did_not_fit"]
     else:
         flags = []
     budget = (settings.token_budget if len(statements) == 1
               else max(300, 2 * settings.token_budget // len(statements)))
+    # a small served context: the prompt (about 500 tokens) and a short reply must fit beside the evidence
+    room = context - 500 - min(settings.max_output_tokens, context // 4) - 60 * len(statements)
+    if room < budget:
+        budget = max(100, room)
+        flags.append("evidence_cut_to_context")
     chosen: set[int] = set()
     index = {p: i for i, p in enumerate(source.passages)}
     for statement in statements:
@@ -228,7 +236,8 @@ class ApiJudge(BaseJudge):
         if not source.text.strip():
             return [self._error("the source has no text to judge") for _ in statements]
         flags = source_flags(source)
-        evidence, evidence_flags = evidence_text(statements, source, self.settings)
+        await self.client.server_limits()
+        evidence, evidence_flags = evidence_text(statements, source, self.settings, self.client.context_tokens)
         flags += evidence_flags
         block, boundary = source_block(evidence, source)
         prompt: Prompt = self.batch_prompt if batch else self.prompt
@@ -259,6 +268,14 @@ class ApiJudge(BaseJudge):
             return [self._error(message, raw=exc.raw, model_version=exc.model, tokens_in=ins[i] or None,
                                 tokens_out=outs[i] or None, flags=tuple(flags), prompt_version=prompt.version)
                     for i in range(len(statements))]
+        if answer.stop in ("length", "max_tokens"):
+            # a reply cut off at the output limit was mended, not finished: its label is not the model's word
+            message = (f"the reply was cut off at the {max_tokens}-token output limit (finish_reason "
+                       f"'{answer.stop}'); a mended, unfinished reply is not a verdict")
+            ins, outs = _split(answer.tokens_in, len(statements)), _split(answer.tokens_out, len(statements))
+            return [self._error(message, model_version=answer.model, tokens_in=ins[i] or None,
+                                tokens_out=outs[i] or None, flags=tuple(flags), prompt_version=prompt.version)
+                    for i in range(len(statements))]
         if answer.repaired:
             flags.append("repaired")
         flags += sorted(_PARAM_FLAGS[p] for p in self.client.dropped_params if p in _PARAM_FLAGS)
@@ -270,6 +287,8 @@ class ApiJudge(BaseJudge):
             own = list(flags)
             if p.label is Label.SUPPORTED and not p.quote:
                 own.append("no_quote")
+            if p.label is Label.SUPPORTED and quote_found is False:
+                own.append(REVIEW_FIRST)     # "supported" with a quote the source does not hold
             rationale = self._redact(p.rationale) or ""
             if p.contradicted:
                 own.append(CONTRADICTED)

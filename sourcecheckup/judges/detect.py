@@ -33,6 +33,7 @@ class LocalServer:
     port: int
     kind: str                 # "Ollama", "LM Studio", "llama.cpp server", "vLLM" or "OpenAI-compatible server"
     models: tuple[str, ...]
+    needs_key: bool = False   # it answered 401/403: it was started with an API key
 
     @property
     def base_url(self) -> str:
@@ -49,7 +50,7 @@ class LocalServer:
         return tuple(self.spec(m) for m in self.models)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"port": self.port, "kind": self.kind, "base_url": self.base_url,
+        return {"port": self.port, "kind": self.kind, "base_url": self.base_url, "needs_key": self.needs_key,
                 "models": [{"model": m, "spec": self.spec(m)} for m in self.models]}
 
 
@@ -74,11 +75,16 @@ def port_name(port: int) -> str:
     return dict(KNOWN_PORTS).get(port, f"port {port}")
 
 
+NEEDS_KEY = "needs a key"   # what _get_json gives for a 401/403: a server that wants an API key
+
+
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any | None:
     try:
         response = await client.get(url)
     except (httpx.HTTPError, OSError):
         return None
+    if response.status_code in (401, 403):
+        return NEEDS_KEY
     if response.status_code != 200:
         return None
     try:
@@ -103,13 +109,19 @@ async def probe(client: httpx.AsyncClient, port: int) -> LocalServer | None:
         # Ollama: /api/tags lists every pulled model (its /v1/models lists the same, when it has one)
         names = _names(tags["models"], "name") or _names(tags["models"], "model")
         return LocalServer(port, "Ollama", tuple(dict.fromkeys(names + listed)))
+    refused = NEEDS_KEY in (models, tags)
     if not isinstance(models, dict) or not isinstance(models.get("data"), list):
+        if refused:   # it answered, and wants a key before it says more
+            return LocalServer(port, port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server",
+                               (), needs_key=True)
         return None
     owners = {str(item.get("owned_by", "")).lower() for item in models["data"] if isinstance(item, dict)}
     kind = next((_OWNERS[o] for o in owners if o in _OWNERS), None)
     if kind is None:
         kind = port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server"
-    return LocalServer(port, kind, tuple(dict.fromkeys(listed)))
+    # llama-server lists its models to anyone and wants its key everywhere else
+    needs_key = refused or (kind == "llama.cpp server" and await _get_json(client, f"{base}/props") == NEEDS_KEY)
+    return LocalServer(port, kind, tuple(dict.fromkeys(listed)), needs_key=needs_key)
 
 
 async def detect_servers(ports: Sequence[int] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[LocalServer]:

@@ -9,7 +9,7 @@ import logging
 from typing import Any, Mapping
 
 from .client import CLIENT_SETTING_NAMES, NO_KEY, ClientSettings, LLMClient
-from .secrets import get_api_key
+from .secrets import compatible_key, get_api_key
 from .spec import SpecError, parse_model_spec
 
 log = logging.getLogger("sourcecheckup.llm")
@@ -17,7 +17,7 @@ log = logging.getLogger("sourcecheckup.llm")
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the client's settings and ``api_key``, everything else) from a mixed options mapping."""
-    mine = {k: v for k, v in options.items() if k in CLIENT_SETTING_NAMES or k == "api_key"}
+    mine = {k: v for k, v in options.items() if k in CLIENT_SETTING_NAMES or k in ("api_key", "key_env")}
     rest = {k: v for k, v in options.items() if k not in mine}
     return mine, rest
 
@@ -26,7 +26,8 @@ def make_client(spec: str, **options: Any) -> LLMClient:
     """A client for ``openai:MODEL``, ``anthropic:MODEL`` or ``openai-compatible:BASE_URL#MODEL``.
 
     ``options`` are :class:`ClientSettings` fields and ``api_key`` (else the keyring or the
-    environment; a compatible server needs none); other options are ignored. Raises
+    environment; a compatible server needs none, or takes one from ``key_env``, the keyring entry
+    ``openai-compatible`` or ``SOURCECHECKUP_JUDGE_KEY``); other options are ignored. Raises
     :class:`~.spec.SpecError` for a malformed spec or setting, ``MissingKeyError`` without a key.
     """
     parsed = parse_model_spec(spec)
@@ -37,7 +38,7 @@ def make_client(spec: str, **options: Any) -> LLMClient:
         values.update(timeout_s=120.0, context_tokens=8192, concurrency=4, base_url=parsed.base_url)
     unknown = []
     for key, value in options.items():
-        if key == "api_key" or (key == "base_url" and parsed.base_url):
+        if key in ("api_key", "key_env") or (key == "base_url" and parsed.base_url):
             continue
         if key in CLIENT_SETTING_NAMES:
             if value is not None:
@@ -59,4 +60,5 @@ def make_client(spec: str, **options: Any) -> LLMClient:
 
     if parsed.kind == "openai":
         return OpenAIClient(settings, api_key or get_api_key("openai"), str(parsed))
-    return OpenAIClient(settings, api_key or NO_KEY, str(parsed), compatible=True)
+    key = api_key or compatible_key(options.get("key_env"))
+    return OpenAIClient(settings, key or NO_KEY, str(parsed), compatible=True)

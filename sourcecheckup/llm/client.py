@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..evidence import approx_tokens
 from ..retry_after import parse_retry_after
+from .gate import ContextGate
 from .pricing import Usage, UsageReport
 from .secrets import protect_secret, redact
+from .server_limits import CONTEXT_HINT, ServerLimits
 
 if TYPE_CHECKING:
     from .replies import Schema
@@ -90,6 +92,7 @@ class Reply:
     stop: str | None = None
     assistant_turn: Any = None        # what to append to the conversation for a repair
     first_token_logprobs: tuple[tuple[str, float], ...] | None = None   # (token, logprob) alternatives
+    first_token: str | None = None    # the first token the model sampled, where the server sent logprobs
 
 
 class LLMCallError(RuntimeError):
@@ -104,7 +107,8 @@ class LLMCallError(RuntimeError):
 class Failure:
     """How the retry loop should treat an exception from one API call."""
 
-    kind: str                      # rate_limited | server_error | timeout | connection | unsupported_param | fatal
+    kind: str                      # rate_limited | server_error | timeout | connection | unsupported_param |
+                                   # context_exceeded | fatal
     message: str                   # redacted, for logs and error messages
     status: int | None = None
     retry_after: float | None = None
@@ -128,11 +132,21 @@ def retry_after_seconds(headers: Mapping[str, str] | None, now: float | None = N
     return parse_retry_after(headers.get("retry-after"), now)
 
 
+# llama.cpp: 400 exceed_context_size_error (one request larger than a slot), 500 "Context size has been
+# exceeded." (requests in flight overflowed the shared cache); vLLM and others: "maximum context length"
+_CONTEXT_EXCEEDED = re.compile(r"exceed_context_size_error|exceeds the available context size|"
+                               r"context size has been exceeded|maximum context length|context length exceeded|"
+                               r"context_length_exceeded", re.I)
+
 _PARAM_REJECTED = re.compile(r"unsupported|not supported|does not support|deprecated|unrecognized|"
                              r"unknown|not allowed|not permitted|invalid|extra inputs", re.I)
 
 
-def classify_sdk_error(exc: BaseException, sdk: Any, optional_params: Sequence[str] = ()) -> Failure:
+AUTH_HINT = "check the API key (keyring service 'sourcecheckup' or the environment variable)"
+
+
+def classify_sdk_error(exc: BaseException, sdk: Any, optional_params: Sequence[str] = (),
+                       auth_hint: str = AUTH_HINT) -> Failure:
     """Map an openai/anthropic SDK exception (they share their error classes) to a Failure."""
     message = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, sdk.APITimeoutError):
@@ -141,6 +155,8 @@ def classify_sdk_error(exc: BaseException, sdk: Any, optional_params: Sequence[s
         status = exc.status_code
         headers = getattr(exc.response, "headers", None)
         wait = retry_after_seconds(headers)
+        if status in (400, 413, 500) and _CONTEXT_EXCEEDED.search(str(exc)):
+            return Failure("context_exceeded", f"context exceeded (HTTP {status}): {exc}", status)
         if status == 429:
             return Failure("rate_limited", f"rate limited (HTTP 429): {exc}", status, wait)
         if status >= 500 or status in (408, 409):
@@ -151,8 +167,7 @@ def classify_sdk_error(exc: BaseException, sdk: Any, optional_params: Sequence[s
                 if re.search(rf"\b{re.escape(param)}\b", text) and _PARAM_REJECTED.search(text):
                     return Failure("unsupported_param", f"the API rejected '{param}': {exc}", status, param=param)
         if status in (401, 403):
-            return Failure("fatal", f"authentication failed (HTTP {status}): check the API key "
-                                    f"(keyring service 'sourcecheckup' or the environment variable)", status)
+            return Failure("fatal", f"authentication failed (HTTP {status}): {auth_hint}", status)
         if status == 404:
             return Failure("fatal", f"not found (HTTP 404): check the model id and the base URL: {exc}", status)
         return Failure("fatal", f"request rejected (HTTP {status}): {exc}", status)
@@ -212,6 +227,7 @@ class LLMClient:
     provider: str = "api"
     sdk: Any = None
     optional_params: tuple[str, ...] = ("temperature", "seed")
+    structured_fallback = False   # a 400/500 on the first structured call, whatever it says, drops the schema
 
     def __init__(self, settings: ClientSettings, api_key: str | None, spec: str):
         self.settings = settings
@@ -220,9 +236,14 @@ class LLMClient:
         protect_secret(api_key)
         self._rpm = RateLimiter(settings.rpm) if settings.rpm else None
         self._tpm = RateLimiter(settings.tpm) if settings.tpm else None
-        self._inflight = asyncio.Semaphore(settings.concurrency)
+        self.gate = ContextGate(settings.concurrency)
         self._usage = Usage()
         self._dropped: set[str] = set()
+        self.limits: ServerLimits | None = None    # what the server reported (compatible servers)
+        self._limits_lock: asyncio.Lock | None = None
+        self._structured_ok = False                # a structured call has succeeded: the server takes them
+        self._context_hinted = False
+        self.auth_hint = AUTH_HINT
 
     # -- provider hooks ---------------------------------------------------------------------
 
@@ -239,7 +260,43 @@ class LLMClient:
         """``turns`` followed by ``reply`` and a request to reply again following ``instruction``."""
         raise NotImplementedError
 
+    async def _read_limits(self) -> ServerLimits:
+        """What the server reports about its context and slots (a hosted API: nothing to ask)."""
+        return ServerLimits()
+
     # -- public ------------------------------------------------------------------------------
+
+    async def server_limits(self) -> ServerLimits:
+        """The server's limits, asked once; the gate narrows to its slots and shared context."""
+        if self.limits is not None:
+            return self.limits
+        if self._limits_lock is None:
+            self._limits_lock = asyncio.Lock()
+        async with self._limits_lock:
+            if self.limits is None:
+                try:
+                    limits = await self._read_limits()
+                except Exception as exc:  # a server that cannot say keeps the defaults
+                    log.debug("%s: could not read the server's limits (%s)", self.id, type(exc).__name__)
+                    limits = ServerLimits()
+                self.gate.limit(limits.slots, limits.shared_tokens)
+                if limits.context_tokens:
+                    log.info("%s: %s", self.id, limits.describe())
+                self.limits = limits
+        return self.limits
+
+    @property
+    def context_tokens(self) -> int:
+        """The tokens one request may use: as the server reported, else the configured window."""
+        if self.limits is not None and self.limits.context_tokens:
+            return self.limits.context_tokens
+        return self.settings.context_tokens
+
+    def output_limit(self, prompt_tokens: int, wanted: int) -> int:
+        """``wanted`` output tokens, fewer where the server's reported context leaves less after the prompt."""
+        if self.limits is None or not self.limits.context_tokens:
+            return wanted
+        return min(wanted, max(16, self.limits.context_tokens - prompt_tokens - 32))
 
     @property
     def dropped_params(self) -> frozenset[str]:
@@ -259,7 +316,7 @@ class LLMClient:
         return Reply(text=self.redact(reply.text), payload=reply.payload, model=reply.model,
                      tokens_in=reply.tokens_in, tokens_out=reply.tokens_out,
                      refusal=self.redact(reply.refusal), stop=reply.stop, assistant_turn=reply.assistant_turn,
-                     first_token_logprobs=reply.first_token_logprobs)
+                     first_token_logprobs=reply.first_token_logprobs, first_token=reply.first_token)
 
     def _backoff(self, attempt: int) -> float:
         base = min(self.settings.max_backoff_s, self.settings.backoff_s * (2 ** attempt))
@@ -267,22 +324,30 @@ class LLMClient:
 
     async def send(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> Reply:
         """One call with retries, rate limits and usage accounting; raises :class:`LLMCallError`."""
+        import dataclasses
+
         estimate = approx_tokens(system) + sum(approx_tokens(json.dumps(t, default=str)) for t in turns) + 200
+        limits = await self.server_limits()
+        if limits.context_tokens:
+            options = dataclasses.replace(options, max_tokens=self.output_limit(estimate, options.max_tokens))
         attempt = 0
         dropped_here = 0
+        dropped_structured = False
         while True:
             if self._rpm:
                 await self._rpm.acquire(1)
             if self._tpm:
                 await self._tpm.acquire(estimate)
             self._usage.attempts += 1
+            structured = (schema is not None and options.structured and "response_format" not in self._dropped
+                          and "response_format" in self.optional_params)
             try:
-                async with self._inflight:
+                async with self.gate.hold(estimate + options.max_tokens):
                     reply = await self._post(system, turns, schema, options)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                failure = classify_sdk_error(exc, self.sdk, self.optional_params)
+                failure = classify_sdk_error(exc, self.sdk, self.optional_params, self.auth_hint)
                 message = self.redact(failure.message) or ""
                 # bounded: each optional field can be dropped once; a call already in flight when
                 # another dropped the field is simply sent again without it
@@ -293,7 +358,26 @@ class LLMClient:
                         log.warning("%s: the API does not accept '%s'; sending requests without it",
                                     self.id, failure.param)
                     continue
-                if not failure.retryable:
+                # a server that fails the first structured call, whatever it says ("Failed to initialize
+                # samplers"), is asked once without structured output; the verdict is then read from text
+                if (structured and self.structured_fallback and not self._structured_ok
+                        and failure.status in (400, 422, 500) and failure.kind != "context_exceeded"
+                        and not dropped_structured):
+                    dropped_structured = True
+                    self._dropped.add("response_format")
+                    log.warning("%s: the server failed a request with structured output (%s); sending "
+                                "requests without it", self.id, message[:200])
+                    continue
+                if dropped_structured and not structured and "response_format" in self._dropped:
+                    # it failed without structured output too: the server's trouble was not the schema
+                    self._dropped.discard("response_format")
+                    dropped_structured = False
+                if failure.kind == "context_exceeded":
+                    self._hint_context()
+                    if failure.status == 400 or attempt >= self.settings.max_retries:
+                        raise LLMCallError(f"{message}; {CONTEXT_HINT}") from None
+                    self.gate.narrow()
+                elif not failure.retryable:
                     raise LLMCallError(message) from None
                 if attempt >= self.settings.max_retries:
                     raise LLMCallError(f"{message}; gave up after {attempt + 1} attempt(s)") from None
@@ -302,16 +386,25 @@ class LLMClient:
                     raise LLMCallError(f"{message}; the server asks to wait {wait:.0f} s, more than "
                                        f"max_retry_wait_s={self.settings.max_retry_wait_s:.0f}") from None
                 wait = self._backoff(attempt) if wait is None else wait * (1 + random.uniform(0, 0.1))
-                log.warning("%s: %s; retry %d of %d in %.2f s", self.id, message, attempt + 1,
-                            self.settings.max_retries, wait)
+                (log.info if failure.kind == "context_exceeded" else log.warning)(
+                    "%s: %s; retry %d of %d in %.2f s", self.id, message, attempt + 1, self.settings.max_retries, wait)
                 self._usage.retries += 1
                 attempt += 1
                 await asyncio.sleep(wait)
                 continue
+            if structured:
+                self._structured_ok = True
             if self._tpm:
                 self._tpm.adjust(reply.tokens_in + reply.tokens_out - estimate)
             self._usage.add(reply.model, reply.tokens_in, reply.tokens_out)
             return reply
+
+    def _hint_context(self) -> None:
+        """Say once, for this client, what to change when the server's context overflows."""
+        if not self._context_hinted:
+            self._context_hinted = True
+            where = f" ({self.limits.describe()})" if self.limits and self.limits.context_tokens else ""
+            log.warning("%s: %s%s; fewer calls are sent at once meanwhile", self.id, CONTEXT_HINT, where)
 
     async def aclose(self) -> None:
         client = getattr(self, "client", None)

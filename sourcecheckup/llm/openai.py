@@ -13,6 +13,8 @@ from openai.types.chat import ChatCompletion
 
 from .client import NO_KEY, CallOptions, ClientSettings, LLMClient, Reply
 from .replies import Schema
+from .secrets import COMPATIBLE_KEY_HINT
+from .server_limits import ServerLimits, read_server_limits
 
 
 class OpenAIClient(LLMClient):
@@ -24,9 +26,18 @@ class OpenAIClient(LLMClient):
                  compatible: bool = False):
         super().__init__(settings, api_key, spec)
         self.compatible = compatible
+        self.structured_fallback = compatible
+        self._api_key = api_key if api_key and api_key != NO_KEY else None
+        if compatible:
+            self.auth_hint = f"the server at {settings.base_url} wants an API key: {COMPATIBLE_KEY_HINT}"
         # max_retries=0: our own loop retries, so Retry-After is honoured and attempts are counted
         self.client = openai.AsyncOpenAI(api_key=api_key or NO_KEY, base_url=settings.base_url,
                                          max_retries=0, timeout=settings.timeout_s)
+
+    async def _read_limits(self) -> ServerLimits:
+        if not self.compatible or not self.settings.base_url:
+            return ServerLimits()
+        return await read_server_limits(self.settings.base_url, self.settings.model, self._api_key)
 
     def params(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> dict[str, Any]:
         """The request body, without the fields the server has rejected."""
@@ -68,23 +79,25 @@ class OpenAIClient(LLMClient):
         refusal = getattr(message, "refusal", None)
         if not refusal and choice.finish_reason == "content_filter":
             refusal = "the reply was withheld by the provider's content filter"
+        first, alternatives = _first_token_logprobs(choice)
         return Reply(text=message.content, payload=None, model=model, tokens_in=tokens_in,
                      tokens_out=tokens_out, refusal=refusal or None, stop=choice.finish_reason,
                      assistant_turn={"role": "assistant", "content": message.content or ""},
-                     first_token_logprobs=_first_token_logprobs(choice))
+                     first_token_logprobs=alternatives, first_token=first)
 
     def repair_turns(self, turns: list[Any], reply: Reply, instruction: str, schema: Schema) -> list[Any]:
         return [*turns, reply.assistant_turn or {"role": "assistant", "content": reply.text or ""},
                 {"role": "user", "content": instruction}]
 
 
-def _first_token_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
-    """The first generated token's alternatives as (token, logprob), or None when the server sent none."""
+def _first_token_logprobs(choice: Any) -> tuple[str | None, tuple[tuple[str, float], ...] | None]:
+    """(the first generated token, its alternatives as (token, logprob)), or (None, None) when the
+    server sent no logprobs."""
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
-        return None
+        return None, None
     first = content[0]
     alternatives = [(t.token, float(t.logprob)) for t in (first.top_logprobs or [])]
     if not any(token == first.token for token, _ in alternatives):
         alternatives.insert(0, (first.token, float(first.logprob)))
-    return tuple(alternatives)
+    return first.token, tuple(alternatives)

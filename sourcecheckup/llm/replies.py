@@ -153,6 +153,7 @@ class JsonAnswer:
     tokens_in: int
     tokens_out: int
     repaired: bool = False
+    stop: str | None = None        # why the last reply ended ("length": cut off at the output limit)
 
 
 class TaskError(RuntimeError):
@@ -214,7 +215,7 @@ async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
             raise TaskError(client.redact(f"unparsable reply after one repair attempt: {problem}") or "",
                             client.redact("\n--- repair attempt ---\n".join(raws)), model=reply.model,
                             tokens_in=tokens_in, tokens_out=tokens_out) from None
-        return JsonAnswer(value, reply.model, tokens_in, tokens_out, repaired=bool(round_))
+        return JsonAnswer(value, reply.model, tokens_in, tokens_out, repaired=bool(round_), stop=reply.stop)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

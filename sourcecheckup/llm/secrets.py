@@ -13,7 +13,10 @@ SERVICE = "sourcecheckup"
 ENV_VARS: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
+    "openai-compatible": "SOURCECHECKUP_JUDGE_KEY",   # a local server started with a key (also checker:)
 }
+COMPATIBLE_KEY_HINT = ("store it with `keyring set sourcecheckup openai-compatible`, or set SOURCECHECKUP_JUDGE_KEY, "
+                       "or name the variable that holds it with --judge-key-env NAME")
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,19 @@ def get_api_key(provider: str, env: Mapping[str, str] | None = None) -> str:
         raise MissingKeyError(
             f"no API key for {provider}: store one with `keyring set {SERVICE} {provider}`{hint}")
     return found[0]
+
+
+def compatible_key(key_env: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """The key for a local OpenAI-compatible server (``openai-compatible:``, ``checker:``), or None (it
+    needs none): the variable ``key_env`` names (which must then be set), else the keyring entry
+    ``openai-compatible``, else ``SOURCECHECKUP_JUDGE_KEY``."""
+    env = os.environ if env is None else env
+    if key_env:
+        if not env.get(key_env):
+            raise MissingKeyError(f"--judge-key-env {key_env}: the environment variable {key_env} is not set")
+        return env[key_env]
+    found = find_api_key("openai-compatible", env)
+    return found[0] if found else None
 
 
 def key_source(provider: str, env: Mapping[str, str] | None = None) -> KeySource | None:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
-                       metrics_by, partial_run_note)
+                       metrics_by, partial_run_note, judge_error_note)
 from ..models import Verdict, utcnow, verdict_readings
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
@@ -90,6 +90,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
                  f"alone; figures with the {len(reviewed)} reviewer override(s) are shown beside them."),
     }
     report["partial_run"] = partial_run_note(metrics.counts)
+    report["judge_error_warning"] = judge_error_note(metrics.counts)
     report["by_model"] = grouped(data, judges_assessed, lambda r: r.model)
     # the reference checks: judges' figures, as by_model (verify-report recomputes them)
     report["references"] = references_section(judges_assessed, checks,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ..metrics import CI_METHODS, MetricsTally, ResponseAssessment, assess_run, partial_run_note
+from ..metrics import (CI_METHODS, MetricsTally, ResponseAssessment, assess_run, judge_error_note,
+                       partial_run_note)
 from ..models import utcnow
 from ..store import RunData, Store
 from ..store.export import PAGE_RESPONSES
@@ -193,6 +194,7 @@ class StreamedReport:
                      f"alone; figures with the {len(reviewed)} reviewer override(s) are shown beside them."),
         }
         report["partial_run"] = partial_run_note(metrics.counts)
+        report["judge_error_warning"] = judge_error_note(metrics.counts)
         report["by_model"] = {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())}
         report["references"] = references.result()
         report["by_group"] = {col: {name: _group_dict(t, self.seed) for name, t in sorted(groups.items())}

@@ -85,6 +85,8 @@ def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
                                  ro.get("note", "")]]
     if report.get("partial_run"):
         summary.append(["partial run", report["partial_run"]])
+    if report.get("judge_error_warning"):
+        summary.append(["judge errors", report["judge_error_warning"]])
     if report.get("large_run"):
         summary.append(["large run", report["large_run"]])
     summary += [["run id", run["id"]], ["run name", run.get("name") or ""], ["input", run.get("input") or ""],

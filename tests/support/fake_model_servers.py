@@ -65,6 +65,10 @@ class FakeModelServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def do_POST(self) -> None:   # Ollama's /api/show is a POST; the body is not read
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
+
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()

@@ -31,6 +31,7 @@ bench: setup
 	$(PY) bench/benchmark.py
 	QT_QPA_PLATFORM=offscreen $(PY) bench/ui_responsiveness.py
 	$(PY) bench/judge_accuracy.py
+	$(PY) bench/checks_speed.py
 	$(PY) bench/hostile.py
 
 screenshots: setup

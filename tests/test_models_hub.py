@@ -196,3 +196,19 @@ def test_an_ollama_model_is_not_pulled_here(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
     with pytest.raises(ModelHubError, match="ollama pull bespoke-minicheck"):
         models_hub.pull("bespoke-minicheck-7b")
+
+
+def test_pull_with_no_internet_says_what_to_do_in_one_line(tmp_path):
+    import socket
+
+    from tests.test_cli import sc
+
+    with socket.socket() as s:          # a port nothing listens on: refused, as an offline machine is
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = sc("models", "pull", "minicheck-roberta-large",
+           env={"HF_ENDPOINT": f"http://127.0.0.1:{port}", models_hub.MODELS_ENV: str(tmp_path / "models")})
+    assert p.returncode == 1
+    assert "Traceback" not in p.stderr and "ConnectError" not in p.stderr
+    (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("sourcecheckup: error")]
+    assert "could not reach" in line and "models import DIR --name NAME" in line and "HF_ENDPOINT" in line

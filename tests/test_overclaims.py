@@ -5,7 +5,6 @@ nothing of; the demo's planted claims (issue 11) are among them, read against th
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -236,16 +235,6 @@ def test_absolute_terms_are_found_as_written(statement, terms):
 def test_instructions_frequencies_and_plain_claims_are_not_absolutes(statement):
     assert absolute_terms(statement) == []
     assert compare_overclaim(statement, ["Aspirin was not associated with an increased risk of dementia."]) is None
-
-
-def test_well_under_a_millisecond_per_sentence_pair():
-    statements = [f"Topical NSAID gels {i} are completely safe with warfarin and need no precautions"
-                  for i in range(200)]
-    start = time.perf_counter()
-    for i, s in enumerate(statements):
-        compare_overclaim(s, [WARFARIN_GELS[i % 3] + f" {i}"])
-    per_pair = (time.perf_counter() - start) / len(statements)
-    assert per_pair < 0.001, f"{per_pair * 1000:.3f} ms per pair"
 
 
 # --- the bundled demo, read as the pipeline reads it --------------------------------------------

@@ -235,9 +235,10 @@ def pull(name: str, *, progress: Callable[[PullProgress], None] | None = None,
                                                            files_metadata=True)
     except HfHubHTTPError as exc:
         raise ModelHubError(f"could not read {repo} on {hub}: {_short(exc)}") from exc
-    except OSError as exc:
-        raise ModelHubError(f"could not reach {hub} ({_short(exc)}); on a machine without internet, "
-                            "download the model elsewhere and use `sourcecheckup models import DIR --name NAME`") from exc
+    except Exception as exc:
+        if not _unreachable(exc):
+            raise
+        raise ModelHubError(_offline_message(hub, exc)) from exc
     commit = info.sha or revision or "main"
     files = _files_to_fetch(info)
     if not any(f.path == "config.json" for f in files):
@@ -252,8 +253,13 @@ def pull(name: str, *, progress: Callable[[PullProgress], None] | None = None,
         final = partial / remote.path
         if final.is_file() and final.stat().st_size == remote.size:
             continue    # verified when it was finished
-        done = _fetch_one(hub, repo, commit, remote, partial, token, done, total, n, len(files),
-                          progress, cancel)
+        try:
+            done = _fetch_one(hub, repo, commit, remote, partial, token, done, total, n, len(files),
+                              progress, cancel)
+        except Exception as exc:
+            if not _unreachable(exc):
+                raise
+            raise ModelHubError(_offline_message(hub, exc) + "; the bytes so far are kept and the next pull resumes") from exc
     licence = entry.licence if entry else _card_licence(info)
     _write_manifest(partial, {
         "name": target_name, "source": "hub", "repo": repo, "endpoint": hub, "commit": commit,
@@ -262,6 +268,21 @@ def pull(name: str, *, progress: Callable[[PullProgress], None] | None = None,
     shutil.rmtree(root / target_name, ignore_errors=True)
     partial.rename(root / target_name)
     return next(m for m in installed(root) if m.name == target_name)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A network failure (no route, no name, refused, timed out) from the OS or the hub's HTTP client
+    (httpx and its forks raise their own ConnectError/TimeoutException, not OSError)."""
+    if isinstance(exc, OSError):
+        return True
+    return any(k.__module__.split(".")[0].startswith(("httpx", "httpcore"))
+               and k.__name__ in ("TransportError", "ConnectError", "TimeoutException", "NetworkError")
+               for k in type(exc).__mro__)
+
+
+def _offline_message(hub: str, exc: BaseException) -> str:
+    return (f"could not reach {hub} ({_short(exc)}). Without internet: download the model on another "
+            "computer and run `sourcecheckup models import DIR --name NAME`; behind a mirror, set HF_ENDPOINT")
 
 
 # -- the pull's parts ------------------------------------------------------------------------

@@ -179,3 +179,29 @@ def test_the_report_says_what_the_archive_lookup_did(tmp_path, site, archive_arg
     text = " ".join(out.read_text().split())
     assert said in text
     assert "only when the fetch option is on" not in text
+
+
+def test_an_answer_that_cites_nothing_is_named_in_a_note_after_the_figures(tmp_path):
+    from tests.test_cli import sc
+
+    answer = tmp_path / "nolinks.md"
+    answer.write_text("Paracetamol is usually taken every 4 to 6 hours. Adults can take up to 4 g a day.\n",
+                      encoding="utf-8")
+    p = sc("audit", str(answer), "--db", str(tmp_path / "a.db"))
+    assert p.returncode == 0, p.stderr
+    assert "1 response," in p.stdout and "0 cited URLs" in p.stdout
+    assert "note: 1 of 1 answers cite no source (nolinks-1)" in p.stderr
+    assert "count as unsupported (no readable source)" in p.stderr
+    quiet = sc("audit", str(answer), "--db", str(tmp_path / "b.db"), "-q")   # -q hides progress, not this
+    assert "note: 1 of 1 answers cite no source" in quiet.stderr
+
+
+def test_reference_lookups_that_could_not_be_made_are_said_with_how_to_skip_them():
+    from sourcecheckup.cli.runs import audit_notes
+
+    report = {"responses": [{"id": "a", "sources": [{"url": "https://doi.org/10.1/x"}]}],
+              "references": {"counts": {"lookup_failed": 2}}}
+    (note,) = audit_notes(report)
+    assert note.startswith("2 reference lookups could not be made") and "--no-references" in note
+    assert audit_notes({"responses": [{"id": "a", "sources": [{"url": "u"}]}],
+                        "references": {"counts": {"lookup_failed": 0}}}) == []

@@ -12,7 +12,7 @@ from ..events import EventKind, ProgressEvent
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
                      construction_errors, err, judge_options, open_store, run_config)
 from ..metrics import judge_error_note
-from .runs import headline_report, print_headline
+from .runs import audit_notes, headline_report, print_headline
 
 
 def _load_inputs(args: argparse.Namespace):
@@ -179,6 +179,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print_headline(report)
     else:
         print(run_id)
+        for note in audit_notes(report):   # the headline, which says them, was not printed
+            print(f"sourcecheckup: note: {note}", file=sys.stderr)
     hint = _all_refused_hint(report)
     if hint:
         print(f"sourcecheckup: hint: {hint}", file=sys.stderr)

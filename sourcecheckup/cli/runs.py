@@ -22,8 +22,11 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
         return f"{100 * v['value']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}; {v['k']}/{v['n']})"
 
     c = report["counts"]
-    print(f"run {report['run']['id']} ({report['run']['status']}): {c['responses']} responses, "
-          f"{c['informative_statements']} claims, {c['urls']} cited URLs", file=out)
+    def many(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    print(f"run {report['run']['id']} ({report['run']['status']}): {many(c['responses'], 'response')}, "
+          f"{many(c['informative_statements'], 'claim')}, {many(c['urls'], 'cited URL')}", file=out)
     print(f"  source URL validity      {fmt('url_validity')}", file=out)
     print(f"  statement-level support  {fmt('statement_support')}", file=out)
     print(f"  response-level support   {fmt('response_support')}", file=out)
@@ -38,6 +41,25 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
     loud = judge_error_note(c)
     if loud:
         print(f"sourcecheckup: warning: {loud}", file=sys.stderr)
+    for note in audit_notes(report):
+        print(f"sourcecheckup: note: {note}", file=sys.stderr)
+
+
+def audit_notes(report: dict[str, Any]) -> list[str]:
+    """What a figure alone would hide: answers that cite nothing, reference lookups that could not be made."""
+    notes: list[str] = []
+    answers = [r for r in report.get("responses", []) if "id" in r]
+    uncited = [r["id"] for r in answers if not r.get("sources")]
+    if uncited:
+        named = ", ".join(uncited[:3]) + (f" and {len(uncited) - 3} more" if len(uncited) > 3 else "")
+        notes.append(f"{len(uncited)} of {len(answers)} answers cite no source ({named}): no link, DOI or "
+                     "PMID was found in them, so their claims count as unsupported (no readable source)")
+    failed = ((report.get("references") or {}).get("counts") or {}).get("lookup_failed", 0)
+    if failed:
+        notes.append(f"{failed} reference lookup{'s' if failed != 1 else ''} could not be made (a lookup service "
+                     "could not be reached; `sourcecheckup references RUN` lists them); they are counted apart, "
+                     "never as not found. Offline, run with --no-references to skip the lookups")
+    return notes
 
 
 # above this many responses the headline is summed a page at a time (the whole report is not built)

@@ -205,3 +205,15 @@ def test_reference_lookups_that_could_not_be_made_are_said_with_how_to_skip_them
     assert note.startswith("2 reference lookups could not be made") and "--no-references" in note
     assert audit_notes({"responses": [{"id": "a", "sources": [{"url": "u"}]}],
                         "references": {"counts": {"lookup_failed": 0}}}) == []
+
+
+def test_a_refused_audit_leaves_no_empty_database(tmp_path):
+    from tests.test_cli import sc
+
+    answer = tmp_path / "a.md"
+    answer.write_text("Adults can take up to 4 g of paracetamol a day (https://example.org/p).\n", encoding="utf-8")
+    for args in (("audit", str(tmp_path / "nothere.md")), ("audit", str(answer), "--judge", "gpt4")):
+        db = tmp_path / "err.db"
+        p = sc(*args, "--db", str(db))
+        assert p.returncode == 2, p.stderr
+        assert not db.exists(), f"{args} left {db} behind"

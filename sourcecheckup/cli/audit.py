@@ -103,9 +103,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for rep in args.report or []:
         if Path(rep).suffix.lower() not in (".json", ".csv", ".html", ".pdf", ".xlsx"):
             raise UsageError(f"--report {rep}: use a .json, .csv, .html, .pdf or .xlsx file name")
-    store = open_store(args, create=not args.resume)
     progress = ProgressPrinter(args.quiet)
     if args.resume:
+        store = open_store(args, create=False)
         try:
             run = store.get_run(args.resume)
         except Exception as exc:
@@ -142,6 +142,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             return EXIT_FAIL
         config = run_config(args, batch=in_input > 1)   # every part of a split input is configured alike
         _check_buildable(config)
+        # only now: a command refused for its input or settings leaves no empty database behind
+        store = open_store(args, create=True)
         audit = Audit(store, config, progress=progress)
         label = ", ".join(args.inputs)
         if not args.quiet:

@@ -16,7 +16,7 @@ from sourcecheckup.store import default_db_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher."
-PROGRESS_COMMANDS = {"audit", "cleanup", "verify-pairs", "demo", "questions", "answer", "benchmark"}
+PROGRESS_COMMANDS = {"audit", "cleanup", "verify-pairs", "demo", "questions", "answer", "benchmark", "report"}
 
 
 def sc(*args: str, env_extra: dict | None = None, **kw) -> subprocess.CompletedProcess:
@@ -217,3 +217,13 @@ def test_a_refused_audit_leaves_no_empty_database(tmp_path):
         p = sc(*args, "--db", str(db))
         assert p.returncode == 2, p.stderr
         assert not db.exists(), f"{args} left {db} behind"
+
+
+def test_report_says_where_it_wrote_and_takes_q_for_the_bare_path(audited, tmp_path):
+    out = tmp_path / "r.json"
+    p = sc("report", "--db", str(audited), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"report written to {out}"
+    quiet = sc("report", "--db", str(audited), "-o", str(out), "-q")
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.strip() == str(out)

@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true", help="do not shorten long statements")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("report", parents=[common], help="export a run's report (HTML, PDF, JSON, CSV, xlsx)")
+    p = sub.add_parser("report", parents=[progress], help="export a run's report (HTML, PDF, JSON, CSV, xlsx)")
     p.add_argument("run", nargs="?", help="run id (default: the latest)")
     p.add_argument("-o", "--output", required=True, metavar="PATH",
                    help="the report file; its extension (.html, .pdf, .json, .csv, .xlsx) picks the format")

@@ -254,7 +254,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     except PdfError as exc:
         err(str(exc))
         return EXIT_FAIL
-    print(path)
+    # as the demo and audit --report say it; -q leaves the bare path, for scripts
+    print(path if args.quiet else f"report written to {path}")
     return EXIT_OK
 
 

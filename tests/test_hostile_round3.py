@@ -31,3 +31,135 @@ def test_abbreviation_dense_text_without_a_sentence_end_parses_in_linear_time():
         assert statements and sum(len(s.text) for s in statements) > size // 2
     # the mender re-scanned the growing merged span: 8x the text took 43x the time (0.97 s -> 41.7 s)
     assert took[200_000] < 12 * took[25_000], took
+
+
+# -------------------------------------------------------------- 2. no citation-like string vanishes
+
+# (where it is written, as written, the citation it becomes, the fetch outcome, a word of the reason);
+# None for the outcome: a public address, kept and never fetched here (nothing may leave the machine)
+CITATION_FORMS = [
+    ("list", "127.0.0.1:8809/x", "https://127.0.0.1:8809/x", "unsafe_url", "loopback"),
+    ("list", "10.0.0.5/admin", "https://10.0.0.5/admin", "unsafe_url", "private network"),
+    ("list", "[::1]:8809/x", "https://[::1]:8809/x", "unsafe_url", "loopback"),
+    ("list", "localhost:8809/x", "https://localhost:8809/x", "unsafe_url", "loopback"),
+    ("list", "//127.0.0.1/x", "https://127.0.0.1/x", "unsafe_url", "loopback"),
+    ("list", "//example.com/x", "https://example.com/x", None, ""),
+    ("list", "example.com/page", "https://example.com/page", None, ""),
+    ("prose", "http://[fe80::1%25eth0]/x", "http://[fe80::1%25eth0]/x", "unsafe_url", "link-local"),
+    ("prose", "gopher://127.0.0.1:70/1x", "gopher://127.0.0.1:70/1x", "unsafe_url", "'gopher' is not allowed"),
+    ("prose", "ws://127.0.0.1:8809/socket", "ws://127.0.0.1:8809/socket", "unsafe_url", "'ws' is not allowed"),
+    ("prose", "wss://example.org/socket", "wss://example.org/socket", "unsafe_url", "'wss' is not allowed"),
+    ("prose", "sftp://files.example.org/x.pdf", "sftp://files.example.org/x.pdf", "unsafe_url", "'sftp' is not allowed"),
+    ("prose", "smb://fileserver/share/x.pdf", "smb://fileserver/share/x.pdf", "unsafe_url", "'smb' is not allowed"),
+    ("prose", "data:text/html;base64,PHNjcmlwdD4=", "data:text/html;base64,PHNjcmlwdD4=", "unsafe_url",
+     "'data' is not allowed"),
+]
+
+
+async def test_every_citation_like_string_is_kept_and_fetched_or_refused_with_a_reason():
+    from sourcecheckup.fetching import FetchOptions, HttpFetcher
+    from sourcecheckup.ingest import load_text
+
+    listed = [w for where, w, *_ in CITATION_FORMS if where == "list"]
+    (from_list,) = load_text(json.dumps({"response": "Aspirin thins the blood [1].", "citations": listed})).responses
+    prose = " ".join(f"Claim {i} is cited ({w})." for i, (where, w, *_) in enumerate(CITATION_FORMS) if where == "prose")
+    (from_prose,) = load_text(prose).responses
+    kept = list(from_list.citations) + list(from_prose.citations)
+    assert kept == [c for _, _, c, _, _ in CITATION_FORMS]
+    assert "unusable_citations" not in from_list.extra and "unusable_citations" not in from_prose.extra
+    f = HttpFetcher(FetchOptions(timeout_s=5.0, connect_timeout_s=2.0))
+    try:
+        for _, written, citation, outcome, why in CITATION_FORMS:
+            if outcome is None:
+                continue
+            started = time.monotonic()
+            src = await f.fetch(citation)
+            assert (src.status.value, written) == (outcome, written) and why in src.reason, (written, src.reason)
+            assert time.monotonic() - started < 2.0, written   # refused before any connection or lookup
+    finally:
+        await f.aclose()
+
+
+def test_a_citation_that_names_no_link_is_named_in_the_run_log(tmp_path):
+    from sourcecheckup.ingest import load_text
+    from sourcecheckup.pipeline import Audit
+    from sourcecheckup.store import Store
+
+    loaded = load_text(json.dumps({"response": "Aspirin thins the blood [1].",
+                                   "citations": ["Harrison's Principles, 21st ed.", "https://example.org/a"]}))
+    with Store(tmp_path / "a.db") as store:
+        run_id = Audit(store).create(loaded.responses, loaded.skipped, "answers.json")
+        log = [row["message"] for row in store.run_log(run_id)]
+    assert any("not fetched: Harrison's Principles, 21st ed." in m for m in log), log
+
+
+# -------------------------------------------------------------- smaller: address forms and meta refresh by redirect
+
+async def _fetch_local(url: str, **kw):
+    from sourcecheckup.fetching import FetchOptions, HttpFetcher
+
+    f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=6.0, connect_timeout_s=2.0, **kw))
+    try:
+        return await f.fetch(url)
+    finally:
+        await f.aclose()
+
+
+@pytest.mark.parametrize("target", ["http://127.1:9/latest", "http://0x7f.1/latest", "http://0177.0.0.1/latest",
+                                    "http://2130706433.0/x"])
+async def test_a_redirect_to_a_short_numeric_host_is_unsafe_at_once_never_looked_up(site, target):
+    from urllib.parse import quote
+
+    started = time.monotonic()
+    src = await _fetch_local(f"{site}/redirect/to?u={quote(target, safe='')}")
+    assert src.status.value == "unsafe_url", (src.status, src.reason)
+    assert "IP address written in a short, octal or hex form" in src.reason and "redirected from" in src.reason
+    assert time.monotonic() - started < 2.0   # the system resolver took 11 s to say "dead"
+
+
+@pytest.mark.parametrize(("address", "embedded"), [("2002:c0a8:0101::1", "192.168.1.1"), ("2002:7f00:1::", "127.0.0.1"),
+                                                   ("2002:a9fe:a9fe::", "169.254.169.254")])
+async def test_a_6to4_address_embedding_a_private_ipv4_is_refused(site, address, embedded):
+    src = await _fetch_local(f"{site}/redirect/to?u=http://[{address}]/latest/meta-data")
+    assert src.status.value == "unsafe_url" and f"6to4 address of {embedded}" in src.reason, src.reason
+
+
+def test_a_6to4_address_of_a_public_ipv4_stays_public():
+    import ipaddress
+
+    from sourcecheckup.fetching.safety import address_kind
+
+    assert address_kind(ipaddress.ip_address("2002:0808:0808::1")) is None
+
+
+async def test_a_meta_refresh_stub_is_followed_to_the_page_it_names(site):
+    src = await _fetch_local(f"{site}/hostile/meta-refresh?to=/article/hypertension")
+    assert src.status.value == "ok" and "130/80" in src.text, (src.status, src.text[:80])
+    assert src.final_url.endswith("/article/hypertension")
+    assert src.meta["redirects"][-1].endswith("/article/hypertension")
+
+
+async def test_a_meta_refresh_stub_is_followed_through_the_same_address_rule(site):
+    src = await _fetch_local(f"{site}/hostile/meta-refresh?to=http://169.254.169.254/latest/meta-data/")
+    assert src.status.value == "unsafe_url" and "link-local" in src.reason, (src.status, src.reason)
+
+
+# -------------------------------------------------------------- smaller: the per-source cap holds after a slow download
+
+@pytest.mark.parametrize("mb", [0.2, 0.6])   # read in a thread / in a worker process of its own
+async def test_a_slow_body_that_ends_near_the_cap_is_read_within_what_the_cap_left(site, mb):
+    from sourcecheckup.fetching import FetchOptions, HttpFetcher
+
+    cap = 4.0
+    f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=cap, extract_workers=0))
+    started = time.monotonic()
+    try:
+        src = await f.fetch(f"{site}/hostile/drip?mb={mb}&s=3")
+    finally:
+        await f.aclose()
+    took = time.monotonic() - started
+    # the download used 3 of the 4 s; reading nested markup takes far longer (0.2 MB: 6 s in a thread,
+    # unbounded before; 0.6 MB: its worker was given at least 1 s more): both overran the cap
+    assert src.status.value == "timeout" and "took longer than" in src.reason, (src.status, src.reason)
+    assert src.http_status == 200 and src.sha256
+    assert took < cap + 0.8, took

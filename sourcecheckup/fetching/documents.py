@@ -69,7 +69,6 @@ def warm_up_reading() -> None:
 # nested <div>s took 209 s and 1.2 GB). Smaller ones, nearly every page, are read in a thread.
 LARGE_DOCUMENT_BYTES = 500_000
 EXTRACT_MEMORY_BYTES = 1_500_000_000   # address space of that process
-MIN_EXTRACT_S = 1.0                    # time given to reading a document whose download used the whole budget
 
 
 def _extract_child(conn: Any, args: tuple, kwargs: dict, memory_bytes: int) -> None:
@@ -177,7 +176,7 @@ class DocumentReader:
         return await self._pool.run(source_from_document, *args, **kwargs)
 
     async def _read_large(self, args: tuple, kwargs: dict[str, Any], deadline: float) -> Source:
-        budget = max(MIN_EXTRACT_S, deadline - time.monotonic())
+        budget = max(0.0, deadline - time.monotonic())
         outcome, got = await asyncio.to_thread(read_in_worker, args, kwargs, time.monotonic() + budget,
                                                self.memory_bytes)
         url, raw, content_type = args

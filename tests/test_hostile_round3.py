@@ -163,3 +163,59 @@ async def test_a_slow_body_that_ends_near_the_cap_is_read_within_what_the_cap_le
     assert src.status.value == "timeout" and "took longer than" in src.reason, (src.status, src.reason)
     assert src.http_status == 200 and src.sha256
     assert took < cap + 0.8, took
+
+
+# -------------------------------------------------------------- 4. one bad byte costs its row or record only
+
+def _answers(n: int = 5) -> list[dict]:
+    return [{"id": f"a{i}", "response": f"Statins lower LDL cholesterol by about {20 + i}% in adults [1].",
+             "citations": [f"https://example.org/statins-{i}"]} for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])   # Excel's "CSV UTF-8" writes the mark
+def test_one_bad_byte_in_a_csv_row_skips_that_row_only_naming_it(tmp_path, bom):
+    import csv
+    import io
+
+    from sourcecheckup.ingest import load_path
+
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["id", "response", "citations"])
+    for a in _answers():
+        w.writerow([a["id"], a["response"].replace("adults", "adults (Müller et al.)"), a["citations"][0]])
+    data = bom + out.getvalue().encode("utf-8")
+    data = data.replace(b"by about 23%", b"by about 23\x81%")   # one byte that is neither UTF-8 nor Windows-1252
+    path = tmp_path / "answers.csv"
+    path.write_bytes(data)
+    result = load_path(path)
+    assert [r.id for r in result.responses] == ["a1", "a2", "a4", "a5"]
+    assert "Müller" in result.responses[0].text   # the rest is still read as UTF-8
+    (skip,) = result.skipped
+    assert skip.origin == "answers.csv row 4" and "not UTF-8 text (byte 0x81" in skip.problem, skip
+    assert any("not UTF-8" in note for note in result.notes), result.notes
+
+
+def test_a_windows_1252_csv_is_still_read_whole(tmp_path):
+    from sourcecheckup.ingest import load_path
+
+    path = tmp_path / "excel.csv"
+    path.write_bytes("id;response\na1;Café au lait spots are common.\na2;Aspirin thins the blood.\n".encode("cp1252"))
+    result = load_path(path)
+    assert [r.text for r in result.responses] == ["Café au lait spots are common.", "Aspirin thins the blood."]
+    assert not result.skipped
+
+
+@pytest.mark.parametrize("layout", ["indented", "one line"])
+def test_one_bad_byte_in_a_json_array_record_skips_that_record_only_naming_it(tmp_path, layout):
+    from sourcecheckup.ingest import load_path
+
+    text = json.dumps(_answers(), ensure_ascii=False, indent=2 if layout == "indented" else None)
+    data = text.encode("utf-8").replace(b"by about 23%", b"by about 23\xe9%")
+    path = tmp_path / "answers.json"
+    path.write_bytes(data)
+    result = load_path(path)
+    assert [r.id for r in result.responses] == ["a1", "a2", "a4", "a5"]
+    (skip,) = result.skipped
+    assert "(record 3)" in skip.origin and skip.origin.startswith("answers.json:"), skip
+    assert "not UTF-8 text (byte 0xe9" in skip.problem

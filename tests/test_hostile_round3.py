@@ -219,3 +219,54 @@ def test_one_bad_byte_in_a_json_array_record_skips_that_record_only_naming_it(tm
     (skip,) = result.skipped
     assert "(record 3)" in skip.origin and skip.origin.startswith("answers.json:"), skip
     assert "not UTF-8 text (byte 0xe9" in skip.problem
+
+
+# -------------------------------------------------------------- 5. the PDF shows CJK, Arabic and emoji, or names what it cannot
+
+SCRIPTS = {"CJK": "高血压的定义是血压达到130/80毫米汞柱", "Arabic": "ارتفاع ضغط الدم", "emoji": "💊🩺",
+           "Old Hungarian": "\U00010C80\U00010C81"}   # the last: a script no Noto package of Debian 12 covers
+
+
+def test_pdf_fonts_a_character_no_font_covers_is_found_and_written_as_its_code_point():
+    from sourcecheckup.report.pdf_fonts import mark_unrenderable, uncovered_characters
+
+    latin_only = ((0x20, 0x7E), (0xA0, 0x24F))
+    assert uncovered_characters("Café 高 \u200d\ufe0f", latin_only) == ["高"]   # ZWJ and selectors need no glyph
+    html, missing = mark_unrenderable("<html><body class='r'><p>血压 \U00010C80</p></body></html>", latin_only)
+    assert missing == ["压", "血", "\U00010C80"]
+    assert "[U+8840][U+538B] [U+10C80]" in html and "U+10C80 (OLD HUNGARIAN CAPITAL LETTER A)" in html
+    assert html.index("pdf-font-note") > html.index("<body")
+
+
+@pytest.mark.skipif(__import__("shutil").which("fc-list") is None, reason="fontconfig's fc-list is not installed")
+def test_pdf_report_shows_cjk_arabic_and_emoji_or_names_each_character_it_cannot(tmp_path):
+    from pypdf import PdfReader
+
+    from sourcecheckup.fetching.browser import find_chromium
+    from sourcecheckup.report import write_report
+    from sourcecheckup.report.pdf_fonts import uncovered_characters
+    from sourcecheckup.store import Store
+    from tests.support.synth_run import synthesize_run
+
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed")
+    statement = " ".join(f"{name}: {text}." for name, text in SCRIPTS.items())
+    with Store(tmp_path / "fonts.db") as store:
+        run_id = synthesize_run(store, responses=1, statements=1, sources=1)
+        with store.db.conn:
+            store.db.execute("UPDATE statements SET text = ? WHERE run_id = ?", [statement, run_id])
+        warnings: list[str] = []
+        out = write_report(store, run_id, tmp_path / "r.pdf", warnings=warnings)
+    import unicodedata
+
+    # NFKC: Arabic comes back in its presentation forms (the shaped letters)
+    text = unicodedata.normalize("NFKC", "".join(p.extract_text() for p in PdfReader(str(out)).pages))
+    assert "\x00" not in text
+    missing = set(uncovered_characters(statement))
+    assert "\U00010C80" in missing
+    for ch in {c for c in statement if ord(c) > 0x7F and not c.isspace()}:
+        if ch in missing:   # named in the warning and in the PDF, by its code point
+            assert f"U+{ord(ch):04X}" in warnings[0] and f"[U+{ord(ch):04X}]" in text, ch
+        elif ord(ch) < 0x1F000:   # drawn, and readable in the PDF's text (emoji come back as images of glyphs)
+            assert ch in text, ch
+    assert warnings and "could not show" in warnings[0]

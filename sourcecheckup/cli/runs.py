@@ -221,14 +221,17 @@ def cmd_report(args: argparse.Namespace) -> int:
                          f"{'|'.join(report_formats())} or a file name ending in one of them")
     if args.whois_server and not args.whois:
         raise UsageError("--whois-server is used only with --whois (whois lookups are off by default)")
+    warnings: list[str] = []
     try:
-        path = write_report(store, run_id, args.output, fmt, group_by=args.group_by,
+        path = write_report(store, run_id, args.output, fmt, warnings, group_by=args.group_by,
                             whois=args.whois, whois_server=args.whois_server, with_reviews=args.with_reviews)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except PdfError as exc:
         err(str(exc))
         return EXIT_FAIL
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(path)
     return EXIT_OK
 

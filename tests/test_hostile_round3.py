@@ -273,3 +273,91 @@ def test_pdf_report_shows_cjk_arabic_and_emoji_or_names_each_character_it_cannot
             drawn.add(ch)
     print(f"drawn: {''.join(sorted(drawn))}; named: {''.join(sorted(missing))}")
     assert warnings and "could not show" in warnings[0]
+
+
+# -------------------------------------------------------------- 6. a database on a read-only mount
+
+def _can_mount_read_only() -> bool:
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("mount") is None:
+        return False
+    return subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / /mnt 2>/dev/null || exit 1; exit 0"],
+                          capture_output=True, timeout=20).returncode == 0
+
+
+READ_ONLY_COMMANDS = """
+import json, subprocess, sys
+db, out, answers = sys.argv[1], sys.argv[2], sys.argv[3]
+def sc(*a):
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", *a], capture_output=True, text=True, timeout=300)
+    return {"rc": p.returncode, "out": p.stdout, "err": p.stderr}
+got = {"runs": sc("runs", "--db", db), "show": sc("show", "--db", db),
+       "report": sc("report", "--db", db, "-o", out + "/r.json"), "html": sc("report", "--db", db, "-o", out + "/r.html"),
+       "review-sample": sc("review-sample", "--db", db, "--n", "2", "-o", "-")}
+got["verify-report"] = sc("verify-report", out + "/r.json", "--db", db)
+got["audit"] = sc("audit", answers, "--db", db, "--no-archive")
+got["merge"] = sc("merge", db, out + "/x.db", out + "/y.db")
+json.dump(got, open(out + "/results.json", "w"))
+"""
+
+
+@pytest.mark.skipif(not _can_mount_read_only(), reason="needs root and mount namespaces (unshare -m) for a read-only mount")
+def test_a_database_on_a_read_only_mount_is_read_by_reading_commands_and_refused_in_plain_words_by_writing_ones(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from sourcecheckup.store import Store
+    from tests.support.synth_run import synthesize_run
+
+    mounted, out = tmp_path / "readonly", tmp_path / "out"
+    mounted.mkdir()
+    out.mkdir()
+    with Store(mounted / "audits.db") as store:
+        run_id = synthesize_run(store, responses=3, statements=2, sources=2)
+    for name in ("x.db", "y.db"):
+        shutil.copy(mounted / "audits.db", out / name)
+    answers = out / "one.json"
+    answers.write_text(json.dumps({"response": "Aspirin thins the blood [1].", "citations": ["https://example.org/a"]}))
+    script = out / "commands.py"
+    script.write_text(READ_ONLY_COMMANDS)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # a private mount namespace: the bind mount is read-only for this command only, gone when it ends
+    shell = (f"mount --bind {mounted} {mounted} && mount -o remount,bind,ro {mounted} && "
+             f"cd {root} && {sys.executable} {script} {mounted / 'audits.db'} {out} {answers}")
+    p = subprocess.run(["unshare", "-m", "sh", "-c", shell], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": root})
+    assert p.returncode == 0, p.stderr
+    got = json.loads((out / "results.json").read_text())
+    for command in ("runs", "show", "report", "html", "review-sample", "verify-report"):
+        assert got[command]["rc"] == 0, (command, got[command]["err"])
+        assert "opened read-only (it is on a read-only file system)" in got[command]["err"], command
+        assert "not a usable SourceCheckup database" not in got[command]["err"]
+    assert run_id in got["runs"]["out"] and "6 claims" in got["show"]["out"]
+    assert "every metric" in got["verify-report"]["out"] and "pair_id" in got["review-sample"]["out"]
+    assert json.loads((out / "r.json").read_text())["run"]["id"] == run_id
+    for command in ("audit", "merge"):
+        assert got[command]["rc"] == 2, (command, got[command])
+        assert "the database is read-only (it is on a read-only file system)" in got[command]["err"], command
+    assert sorted(os.listdir(mounted)) == ["audits.db"]   # nothing was written beside it
+
+
+def test_a_database_opened_read_only_refuses_writes_and_reads_every_run(tmp_path):
+    import sqlite3
+
+    from sourcecheckup.store import Store
+    from tests.support.synth_run import synthesize_run
+
+    with Store(tmp_path / "a.db") as store:
+        run_id = synthesize_run(store, responses=2, statements=2, sources=1)
+    with Store(tmp_path / "a.db", read_only=True) as store:
+        assert store.read_only and store.get_run(run_id).status == "completed"
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.log(run_id, "a write")
+        copy = store.in_memory_copy()
+        copy.log(run_id, "a write in the copy")
+        assert copy.run_log(run_id)[-1]["message"] == "a write in the copy"

@@ -91,7 +91,7 @@ def print_usage(store: Any, run_id: str, out: Any = None) -> None:
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..metrics import headline
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     runs = store.list_runs()
     if args.json:
         out = []
@@ -127,7 +127,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ..metrics import assess_run
     from ..store import StoreError
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     run_id = args.run or store.latest_run_id()
     if not run_id:
         raise UsageError(f"no runs in {store.path}")
@@ -213,7 +213,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..report import report_formats, write_report
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
-    store = open_store(args)
+    store = open_store(args, reading=True)
     run_id = pick_run(store, args.run)
     fmt = report_format(args.output, args.format)
     if fmt not in report_formats():
@@ -250,7 +250,7 @@ def cmd_verify_report(args: argparse.Namespace) -> int:
                          "--format json -o REPORT.json`") from None
     if args.db is None and isinstance(report, dict) and isinstance(report.get("run"), dict):
         args.db = report["run"].get("database")
-    store = open_store(args)
+    store = open_store(args, reading=True)
     try:
         diffs = verify_report(report, store)
     except StoreError as exc:
@@ -272,9 +272,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..compare import compare_runs, format_comparison
     from ..store import StoreError
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     try:
-        store_b = open_store(argparse.Namespace(db=args.db_b)) if args.db_b else store
+        store_b = open_store(argparse.Namespace(db=args.db_b), reading=True) if args.db_b else store
         result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
                               with_overrides=not args.judges_only)
     except StoreError as exc:

@@ -361,3 +361,56 @@ def test_a_database_opened_read_only_refuses_writes_and_reads_every_run(tmp_path
         copy = store.in_memory_copy()
         copy.log(run_id, "a write in the copy")
         assert copy.run_log(run_id)[-1]["message"] == "a write in the copy"
+
+
+# -------------------------------------------------------------- smaller: a killed run reads "interrupted"
+
+def test_after_sigkill_runs_says_interrupted_with_the_resume_command(tmp_path, site):
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    answers = tmp_path / "slow.json"
+    answers.write_text(json.dumps({"response": "Hypertension is a blood pressure of 130/80 mm Hg or higher [1].",
+                                   "citations": [f"{site}/slow?s=30"]}))
+    db = tmp_path / "a.db"
+    env = {**os.environ, "PYTHONPATH": root}
+    audit = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
+                              "--allow-host", "127.0.0.1", "--no-archive", "--browser", "never", "--timeout", "60"],
+                             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:   # until the run is stored and its fetch has started
+            try:
+                with sqlite3.connect(db) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'running'").fetchone()[0]:
+                        break
+            except sqlite3.Error:
+                pass
+            time.sleep(0.2)
+        time.sleep(0.5)
+    finally:
+        audit.send_signal(signal.SIGKILL)
+        audit.wait(10)
+    with sqlite3.connect(db) as conn:
+        (run_id,) = conn.execute("SELECT id FROM runs WHERE status = 'running'").fetchone()
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "runs", "--db", str(db)], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    row = next(line for line in p.stdout.splitlines() if line.startswith(run_id))
+    assert "interrupted" in row and "running" not in row, row
+    assert f"resume it with: sourcecheckup audit --resume {run_id} --db {db}" in p.stdout
+    js = subprocess.run([sys.executable, "-m", "sourcecheckup", "runs", "--db", str(db), "--json"], cwd=root, env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert json.loads(js.stdout)[0]["status"] == "interrupted"
+
+
+def test_a_run_whose_process_is_alive_still_reads_running(tmp_path):
+    from sourcecheckup.store import Store
+
+    with Store(tmp_path / "a.db") as store:
+        run_id = store.create_run(input="x", config={}, judges=["builtin"], parser="builtin", app_version="t")
+        assert not store.run_interrupted(store.get_run(run_id))   # this process owns it

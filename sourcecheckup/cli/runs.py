@@ -93,11 +93,17 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     store = open_store(args, reading=True)
     runs = store.list_runs()
+    interrupted = {run.id for run in runs if store.run_interrupted(run)}
+
+    def status(run: Any) -> str:
+        return "interrupted" if run.id in interrupted else run.status
+
     if args.json:
         out = []
         for run in runs:
             m = headline(store.load_run(run.id))
-            out.append({"id": run.id, "created_at": run.created_at, "status": run.status,
+            out.append({"id": run.id, "created_at": run.created_at, "status": status(run),
+                        **({"resume": resume_command(store, run.id)} if run.id in interrupted else {}),
                         "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
         print(json.dumps(out, indent=2))
         return EXIT_OK
@@ -108,16 +114,23 @@ def cmd_runs(args: argparse.Namespace) -> int:
     def pct(metric: Any) -> str:
         return "   n/a" if metric.value is None else f"{100 * metric.value:5.1f}%"
 
-    print(f"{'run':<18} {'created':<20} {'status':<10} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
+    print(f"{'run':<18} {'created':<20} {'status':<11} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
           f"{'unused':>7}  judge / input")
     for run in runs:
         m = headline(store.load_run(run.id))
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
-        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "
+        print(f"{run.id:<18} {run.created_at[:19]:<20} {status(run):<11} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
               f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
+    for run_id in sorted(interrupted):
+        print(f"run {run_id} was interrupted (its process ended before it finished); resume it with: "
+              f"{resume_command(store, run_id)}")
     return EXIT_OK
+
+
+def resume_command(store: Any, run_id: str) -> str:
+    return f"sourcecheckup audit --resume {run_id} --db {store.path}"
 
 
 _MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", None: "·"}

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
+from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
 from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
                       StatementCategory, Verdict, utcnow)
 from .bench import BenchTables
@@ -276,12 +277,23 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
                 "input": input, "config": dump_json(config), "judges": dump_json(list(judges)), "parser": parser,
                 "app_version": app_version, "n_records": 0, "n_skipped": 0, "message": "",
             })
+            self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note()})
         return run_id
 
     def set_run_status(self, run_id: str, status: str, message: str = "") -> None:
         finished = utcnow() if status in ("completed", "cancelled", "failed") else None
         with self.db.conn:
             self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
+            if status == "running":   # which process: a killed one leaves the run "interrupted"
+                self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note()})
+
+    def run_interrupted(self, run: RunRow) -> bool:
+        """A run stored as running whose process ended without finishing it (killed, crashed)."""
+        if run.status != "running":
+            return False
+        row = self.db.execute("SELECT message FROM run_log WHERE run_id = ? AND message LIKE ? ORDER BY pk DESC "
+                              "LIMIT 1", [run.id, OWNER_PREFIX + "%"]).fetchone()
+        return owner_alive(row[0] if row else None) is False
 
     def set_run_config(self, run_id: str, config: dict[str, Any], judges: Sequence[str], parser: str) -> None:
         """Replace a run's configuration (a resume with corrected judge settings)."""

@@ -308,9 +308,12 @@ class Audit:
             committer.cancel()
             with contextlib.suppress(Exception):   # what was judged before a cancel or an error is kept
                 self._commit()
-            self.store.set_run_status(run_id, status, message)
+            with contextlib.suppress(Exception):   # a full disk: the run's error is already being raised
+                self.store.set_run_status(run_id, status, message)
             for task in self._source_tasks.values():
                 task.cancel()
+            # collected, so that a task that failed too (the same full disk) is not reported again
+            await asyncio.gather(committer, *self._source_tasks.values(), return_exceptions=True)
             if self._refs is not None:
                 await self._refs.aclose()
             if owns_fetcher:
@@ -359,6 +362,9 @@ class Audit:
             for t in workers:
                 if not t.done():
                     t.cancel()
+            # every worker's end is collected: when several fail at once (a full disk fails them all),
+            # the first is raised and the others are not left as "Task exception was never retrieved"
+            await asyncio.gather(*workers, return_exceptions=True)
 
     async def _process_response(self, row: ResponseRow, judges: Sequence[Judge], parser: Parser) -> None:
         statements = self.store.statements_for(row.pk) if row.parsed else []

@@ -414,3 +414,29 @@ def test_a_run_whose_process_is_alive_still_reads_running(tmp_path):
     with Store(tmp_path / "a.db") as store:
         run_id = store.create_run(input="x", config={}, judges=["builtin"], parser="builtin", app_version="t")
         assert not store.run_interrupted(store.get_run(run_id))   # this process owns it
+
+
+# -------------------------------------------------------------- smaller: a full disk is one clear error
+
+@pytest.mark.skipif(not _can_mount_read_only(), reason="needs root and mount namespaces (unshare -m) for a small disk")
+def test_a_full_disk_is_one_clear_error_without_task_tracebacks(tmp_path, site):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    answers = tmp_path / "answers.jsonl"
+    sentence = "Hypertension is a blood pressure of 130/80 mm Hg or higher in adult {i}, case {j} [1]."
+    answers.write_text("\n".join(json.dumps({
+        "id": f"a{i}", "response": " ".join(sentence.format(i=i, j=j) for j in range(30)),
+        "citations": [f"{site}/article/hypertension", f"{site}/large?i={i}"]}) for i in range(60)))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    # a 1 MB disk in a private mount namespace: the database fills it while several answers are in flight
+    shell = (f"mount -t tmpfs -o size=1m tmpfs {disk} && cd {root} && {sys.executable} -m sourcecheckup audit "
+             f"{answers} --db {disk / 'a.db'} --allow-host 127.0.0.1 --no-archive --browser never")
+    p = subprocess.run(["unshare", "-m", "sh", "-c", shell], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": root})
+    assert p.returncode == 1, p.stderr[-2000:]
+    assert "database or disk is full" in p.stderr and "resume with: sourcecheckup audit --resume" in p.stderr
+    assert "Task exception was never retrieved" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]

@@ -200,15 +200,15 @@ class HttpFetcher:
         opts = self.options
         final_url, response_status, content_type, raw, meta = got
         left_s = max(0.0, left_s)
+        await self.reader.ready()
         try:
-            # the worker reading a large document is killed at the deadline and says so; this bound
-            # (a little later, so that its reason wins) also covers a page read in a thread
-            async with asyncio.timeout(left_s + READ_GRACE_S):
-                return await self.reader.read(
-                    url, raw, content_type, final_url=final_url, http_status=response_status,
-                    origin="http", reason_ok=f"HTTP {response_status} {status_phrase(response_status)}",
-                    started=started, meta=meta, max_text_chars=opts.max_text_chars,
-                    max_pdf_pages=opts.max_pdf_pages, deadline=time.monotonic() + left_s)
+            # a large document's worker is killed at the deadline, and says so; a page read in a thread
+            # raises TimeoutError past it (waiting for a free thread does not count)
+            return await self.reader.read(
+                url, raw, content_type, final_url=final_url, http_status=response_status,
+                origin="http", reason_ok=f"HTTP {response_status} {status_phrase(response_status)}",
+                started=started, meta=meta, max_text_chars=opts.max_text_chars,
+                max_pdf_pages=opts.max_pdf_pages, deadline=time.monotonic() + left_s)
         except TimeoutError:
             return self._failed(url, FetchStatus.TIMEOUT,
                                 f"reading the text took longer than the {opts.timeout_s:g} s per-source time limit "
@@ -388,8 +388,6 @@ class HttpFetcher:
                            **fields) from None
         return final_url, code, content_type, body, meta
 
-
-READ_GRACE_S = 0.3   # past a large document's deadline: its worker is killed and reports first
 
 DISGUISED_LOCATION = "sourcecheckup.disguised_location"
 

@@ -440,3 +440,18 @@ def test_a_full_disk_is_one_clear_error_without_task_tracebacks(tmp_path, site):
     assert p.returncode == 1, p.stderr[-2000:]
     assert "database or disk is full" in p.stderr and "resume with: sourcecheckup audit --resume" in p.stderr
     assert "Task exception was never retrieved" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+
+
+# -------------------------------------------------------------- smaller: the README names every outcome
+
+def test_the_readme_outcome_list_names_every_fetch_outcome():
+    import re
+    from pathlib import Path
+
+    from sourcecheckup.models import FetchStatus
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    sentence = re.search(r"Every source\s+ends with exactly one outcome.*?:(.*?)\. The detectors", readme, re.S)
+    assert sentence, "the README's outcome list moved"
+    listed = set(re.findall(r"`([a-z_]+)`", sentence.group(1)))
+    assert listed == {s.value for s in FetchStatus}, {s.value for s in FetchStatus} ^ listed

@@ -455,3 +455,22 @@ def test_the_readme_outcome_list_names_every_fetch_outcome():
     assert sentence, "the README's outcome list moved"
     listed = set(re.findall(r"`([a-z_]+)`", sentence.group(1)))
     assert listed == {s.value for s in FetchStatus}, {s.value for s in FetchStatus} ^ listed
+
+
+def test_the_app_runs_list_shows_a_run_whose_process_is_gone_as_interrupted_and_resumable(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from sourcecheckup.store import Store
+    from sourcecheckup.views.runs import run_summaries
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with Store(tmp_path / "a.db") as store:
+        run_id = store.create_run(input="x", config={}, judges=["builtin"], parser="builtin", app_version="t")
+        with store.db.conn:   # the run's owner line names a process that has ended
+            store.db.execute("UPDATE run_log SET message = ? WHERE run_id = ? AND message LIKE 'running in process %'",
+                             [f"running in process {gone.pid} on {socket.gethostname()} (process start 1)", run_id])
+        (summary,) = run_summaries(store)
+    assert summary.status == "interrupted" and summary.resumable

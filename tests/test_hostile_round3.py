@@ -474,3 +474,13 @@ def test_the_app_runs_list_shows_a_run_whose_process_is_gone_as_interrupted_and_
                              [f"running in process {gone.pid} on {socket.gethostname()} (process start 1)", run_id])
         (summary,) = run_summaries(store)
     assert summary.status == "interrupted" and summary.resumable
+
+
+def test_a_page_that_reloads_itself_or_refreshes_after_minutes_is_read_as_it_is():
+    from sourcecheckup.fetching.http import refresh_target
+
+    page = b'<html><head><meta http-equiv="refresh" content="%s"><title>News</title></head><body>Text</body></html>'
+    assert refresh_target(page % b"300; url=/other", "text/html") is None   # an auto-reload, not a move
+    assert refresh_target(page % b"300", "text/html") is None
+    assert refresh_target(page % b"0; URL='/moved/here'", "text/html; charset=utf-8") == "/moved/here"
+    assert refresh_target(page % b"0; url=/moved", "application/pdf") is None

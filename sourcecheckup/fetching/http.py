@@ -252,8 +252,8 @@ class HttpFetcher:
                     continue
                 got = await self._read_final(current, response, chain, attempts, note, doi)
                 refresh = refresh_target(got[3], got[2])
-                if refresh is not None:   # a "moved" stub: followed like a redirect, through the same checks
-                    nxt = urljoin(current, refresh)
+                nxt = urljoin(current, refresh) if refresh is not None else current
+                if nxt != current:   # a "moved" stub: followed like a redirect, through the same checks
                     if nxt in chain:
                         raise _Failure(FetchStatus.HTTP_ERROR, f"meta refresh loop: {current} -> {nxt}",
                                        final_url=current, http_status=response.status_code)
@@ -412,7 +412,9 @@ async def _keep_disguised_location(response: httpx.Response) -> None:
 REFRESH_STUB_BYTES = 16_000
 _META_TAG = re.compile(rb"<meta\b[^<>]*>", re.I)
 _REFRESH_EQUIV = re.compile(rb"""http-equiv\s*=\s*["']?\s*refresh""", re.I)
-_REFRESH_URL = re.compile(rb"""content\s*=\s*["']?\s*\d*(?:\.\d*)?\s*[;,]?\s*url\s*=\s*["']?([^"'<>\s]+)""", re.I)
+_REFRESH_URL = re.compile(
+    rb"""content\s*=\s*["']?\s*(\d*(?:\.\d*)?)\s*[;,]?\s*url\s*=\s*["']?([^"'<>\s]+)""", re.I)
+REFRESH_MAX_DELAY_S = 10   # a "moved" stub sends the reader on at once; a page that reloads itself waits minutes
 
 
 def refresh_target(body: bytes, content_type: str | None) -> str | None:
@@ -421,7 +423,11 @@ def refresh_target(body: bytes, content_type: str | None) -> str | None:
         return None
     for tag in _META_TAG.findall(body):
         if _REFRESH_EQUIV.search(tag) and (m := _REFRESH_URL.search(tag)):
-            return m.group(1).decode("latin-1").strip()
+            try:
+                delay = float(m.group(1) or 0)
+            except ValueError:
+                delay = 0.0
+            return m.group(2).decode("latin-1").strip() if delay <= REFRESH_MAX_DELAY_S else None
     return None
 
 

@@ -17,6 +17,11 @@ command -v xvfb-run >/dev/null 2>&1 || need_apt="$need_apt xvfb"
 for lib in libxcb-icccm4 libxcb-keysyms1 libxcb-xinerama0 libxcb-cursor0 libegl1 libgl1 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3; do
   dpkg -s "$lib" >/dev/null 2>&1 || need_apt="$need_apt $lib"
 done
+# fonts for the PDF report: CJK, Arabic and the other scripts of Noto, colour emoji; fontconfig's fc-list
+# tells the PDF writer which characters no installed font covers (it names them instead of drawing blanks)
+for pkg in fontconfig fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt="$need_apt $pkg"
+done
 if [ -n "$need_apt" ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing system packages:$need_apt" >&2
   $SUDO apt-get update -qq >/dev/null && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need_apt >/dev/null \

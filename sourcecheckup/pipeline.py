@@ -19,6 +19,7 @@ from . import __version__
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import quote_in_source
 from .evidence import SourceText
+from .ingest.records import UNUSABLE_KEY
 from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, open_judges
 from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
@@ -178,7 +179,16 @@ class Audit:
         self.store.add_responses(self.run_id, responses, skipped)
         for s in skipped:
             self.store.log(self.run_id, f"skipped {s.origin}: {s.problem}", "warning")
+        self._log_unusable_citations(responses)
         return self.run_id
+
+    def _log_unusable_citations(self, responses: Sequence[Response]) -> None:
+        """Citations that name no link (kept in the answer's unusable_citations) are never fetched:
+        the run log names each, so none is dropped without a word."""
+        for r in responses:
+            if unusable := r.extra.get(UNUSABLE_KEY):
+                self.store.log(self.run_id, f"answer {r.origin or r.id}: citation(s) not read as a link, "
+                               f"so not fetched: {unusable}", "warning")
 
     async def start(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
                     input_label: str = "", notes: Sequence[str] = ()) -> str:
@@ -216,6 +226,7 @@ class Audit:
         for sk in skipped:
             self.store.log(self.run_id, f"skipped {sk.origin}: {sk.problem}", "warning")
             self._emit(EventKind.SKIPPED, f"{sk.origin}: {sk.problem}")
+        self._log_unusable_citations(responses)
         if self._queue is None:
             return   # not executing yet: execute() reads them from the store
         self._count_new(rows)
@@ -297,9 +308,12 @@ class Audit:
             committer.cancel()
             with contextlib.suppress(Exception):   # what was judged before a cancel or an error is kept
                 self._commit()
-            self.store.set_run_status(run_id, status, message)
+            with contextlib.suppress(Exception):   # a full disk: the run's error is already being raised
+                self.store.set_run_status(run_id, status, message)
             for task in self._source_tasks.values():
                 task.cancel()
+            # collected, so that a task that failed too (the same full disk) is not reported again
+            await asyncio.gather(committer, *self._source_tasks.values(), return_exceptions=True)
             if self._refs is not None:
                 await self._refs.aclose()
             if owns_fetcher:
@@ -348,6 +362,9 @@ class Audit:
             for t in workers:
                 if not t.done():
                     t.cancel()
+            # every worker's end is collected: when several fail at once (a full disk fails them all),
+            # the first is raised and the others are not left as "Task exception was never retrieved"
+            await asyncio.gather(*workers, return_exceptions=True)
 
     async def _process_response(self, row: ResponseRow, judges: Sequence[Judge], parser: Parser) -> None:
         statements = self.store.statements_for(row.pk) if row.parsed else []

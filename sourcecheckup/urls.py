@@ -2,8 +2,10 @@
 
 A citation may be written as a full URL, ``www.host/path``, a DOI (``doi:10...``, a bare
 ``10.1056/...`` or a dx.doi.org link) or a PubMed id (``PMID: 12345678``). Each becomes the
-https URL a fetcher can read. Non-web schemes (``javascript:``, ``file:``, ``ftp:``) are kept
-as written, so that the fetcher refuses them visibly instead of the citation vanishing here.
+https URL a fetcher can read; so do a scheme-relative ``//host/x`` and, in a citation list, an
+address without a scheme (``127.0.0.1:8809/x``, ``[::1]/x``, ``localhost:8809/x``). Non-web
+schemes (``javascript:``, ``file:``, ``gopher://``, ``ws://``, ``smb://``, ``data:``) are kept as
+written, so that the fetcher refuses them visibly instead of the citation vanishing here.
 """
 from __future__ import annotations
 
@@ -26,6 +28,11 @@ _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
 _BARE_HOST = re.compile(
     r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+([a-z]{2,24})(?::\d{1,5})?(?:[/?#]\S*)?", re.I
 )
+# an address with no scheme in a citation list ("127.0.0.1:8809/x", "[::1]/x", "localhost:8809/x"):
+# read as https so that the fetcher refuses it with the reason, never dropped here
+_BARE_ADDRESS = re.compile(
+    r"(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-z:.%_-]+\]|localhost)(?::\d{1,5})?(?:[/?#]\S*)?", re.I
+)
 _WEB_SCHEMES = frozenset({"http", "https"})
 # schemes that are written without "//"; anything else without "//" is not a URL ("Smith:2020")
 _OPAQUE_SCHEMES = frozenset({"javascript", "vbscript", "data", "mailto", "about", "blob", "tel", "urn"})
@@ -40,8 +47,9 @@ DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 # so a DOI inside https://doi.org/10.x/... is consumed by the URL alternative.
 _FIND = re.compile(
     r"""
-    (?P<url>\b(?:https?|ftps?|file)://(?:\[[0-9a-f:.]+\][^\s<>"`\[\]{}|\\^]*|[^\s<>"`\[\]{}|\\^]+)
-          |\bjavascript:[^\s<>"`]+)
+    (?P<url>(?<![\w+.-])[a-z][a-z0-9+.-]{0,15}://(?:\[[0-9a-z:.%_-]+\][^\s<>"`\[\]{}|\\^]*|[^\s<>"`\[\]{}|\\^]+)
+          |\bjavascript:[^\s<>"`]+
+          |\bdata:(?:[a-z]+/[a-z0-9.+-]+)?[;,][^\s<>"`]*)
     |(?P<www>(?<![\w@/.-])www\.[^\s<>"`\[\]{}|\\^]+)
     |(?P<doi>(?<![\w/.])doi\s*:\s*10\.\d{4,9}/[^\s<>"`\[\]{}]+)
     |(?P<bare_doi>(?<![\w/.:-])10\.\d{4,9}/[^\s<>"`\[\]{}]+)
@@ -102,7 +110,10 @@ def normalise_url(raw: str) -> str | None:
     """
     if not isinstance(raw, str):
         return None
-    s = _trim(raw)
+    s = raw.strip().translate(_INVISIBLE)
+    if s.startswith("[") and _BARE_ADDRESS.fullmatch(s):   # "[::1]:8809/x": its "[" is no markup
+        return _web_url("https", s)
+    s = _trim(s)
     if not s:
         return None
     if m := _PMID.fullmatch(s):
@@ -120,7 +131,9 @@ def normalise_url(raw: str) -> str | None:
             return _web_url(scheme, rest)
         if rest.startswith("//") or scheme in _OPAQUE_SCHEMES:
             return s  # kept as written: the fetcher refuses it as unsafe_url, visibly
-    if s.lower().startswith("www."):
+    if s.startswith("//"):   # scheme-relative ("//example.com/x"): the web's default, https
+        return _web_url("https", s)
+    if s.lower().startswith("www.") or _BARE_ADDRESS.fullmatch(s):
         return _web_url("https", s)
     if (m := _BARE_HOST.fullmatch(s)) and m.group(1).lower() not in _FILE_SUFFIXES:
         return _web_url("https", s)

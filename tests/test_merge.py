@@ -249,3 +249,27 @@ def test_runs_of_other_prompt_versions_are_refused(tmp_path):
         with pytest.raises(MergeError, match="prompt version of builtin: builtin-3 in .*a.db but builtin-4 in .*b.db"):
             merge_runs(out, [MergeInput(a), MergeInput(b)])
         assert out.list_runs() == []
+
+
+def test_merging_the_same_runs_again_answers_already_merged_and_writes_no_second_run(split_batch):
+    # issue 30: run twice (or killed after its commit and run again) merge wrote a second identical run
+    folder, _ = split_batch
+    out = folder / "merged-twice.db"
+    parts = [str(folder / "part1.db"), str(folder / "part2.db")]
+    first = sc("merge", str(out), *parts)
+    assert first.returncode == 0, first.stderr
+    run_id = first.stdout.split("into run ", 1)[1].split()[0]
+    again = sc("merge", str(out), *parts)
+    assert again.returncode == 0, again.stderr
+    assert f"already merged as run {run_id}" in again.stdout and "--force" in again.stdout
+    assert _runs(out) == 1
+    relative = sc("merge", str(out), *(os.path.relpath(p, ROOT) for p in parts))   # the same files, named otherwise
+    assert f"already merged as run {run_id}" in relative.stdout and _runs(out) == 1
+    forced = sc("merge", str(out), *parts, "--force")
+    assert forced.returncode == 0 and "merged 2 runs into run" in forced.stdout, forced.stderr
+    assert _runs(out) == 2
+    from sourcecheckup.store import Store
+
+    with Store(out) as store:
+        merged = store.get_run(store.latest_run_id()).config["merged_from"]
+    assert merged["remerge_of"] == run_id and merged["forced"] is True

@@ -50,9 +50,14 @@ def test_non_web_schemes_are_kept_as_written_so_the_fetcher_refuses_them_visibly
 
 
 @pytest.mark.parametrize("written", ["", "   ", "see above", "Harrison's Principles of Internal Medicine", "Smith:2020",
-                                     "guideline.pdf", "#section-2", "localhost:8000/x"])
+                                     "guideline.pdf", "#section-2"])
 def test_scheme_less_garbage_is_not_a_url(written: str) -> None:
     assert normalise_url(written) is None
+
+
+def test_a_loopback_name_with_a_port_is_a_citation_the_fetcher_refuses() -> None:
+    # issue 30: "localhost:8000/x" in a citation list vanished; it is kept, and refused when fetched
+    assert normalise_url("localhost:8000/x") == "https://localhost:8000/x"
 
 
 def test_find_urls_reports_each_citation_with_the_span_to_cut_out() -> None:

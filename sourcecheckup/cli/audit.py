@@ -174,7 +174,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     report = headline_report(store, run_id)
     for rep in args.report or []:
-        path = write_report(store, run_id, rep)
+        warnings: list[str] = []
+        path = write_report(store, run_id, rep, warnings=warnings)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         if not args.quiet:
             print(f"report written to {path}", file=sys.stderr)
     if not args.quiet:

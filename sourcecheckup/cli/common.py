@@ -66,8 +66,10 @@ def err(msg: str) -> None:
     print(f"sourcecheckup: error: {msg}", file=sys.stderr)
 
 
-def open_store(args: argparse.Namespace, create: bool = False):
-    """The run database; only commands that write runs (``create``) may start a new one."""
+def open_store(args: argparse.Namespace, create: bool = False, reading: bool = False):
+    """The run database; only commands that write runs (``create``) may start a new one. A reading
+    command opens a database it cannot write (a read-only mount) read-only; a writing one is told
+    that the database is read-only."""
     from ..store import Store, StoreError, default_db_path
 
     path = Path(args.db) if args.db else default_db_path()
@@ -75,9 +77,12 @@ def open_store(args: argparse.Namespace, create: bool = False):
         raise UsageError(f"{path}: no such database (audit something first with `sourcecheckup audit`, "
                          "or name an existing one with --db PATH)")
     try:
-        return Store(path)
+        store = Store(path, read_only=None if reading else False)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
+    if store.read_only:
+        print(f"sourcecheckup: note: {path} is opened read-only ({store.read_only_why})", file=sys.stderr)
+    return store
 
 
 def pick_run(store: Any, run: str | None) -> str:

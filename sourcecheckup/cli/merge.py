@@ -19,7 +19,8 @@ def add_command(sub: Any, common: argparse.ArgumentParser) -> None:
                         "input gives its latest run, or IN.db@RUN names one")
     p.add_argument("--run-name", default="", metavar="NAME", help="a name for the merged run")
     p.add_argument("--force", action="store_true",
-                   help="merge runs whose judges, prompt versions, parser or consensus differ (recorded in the run)")
+                   help="merge runs whose judges, prompt versions, parser or consensus differ, or merge again runs already "
+                        "merged into OUT.db (both recorded in the run)")
     p.set_defaults(func=cmd_merge)
 
 
@@ -36,7 +37,7 @@ def _input(spec: str) -> Any:
 def cmd_merge(args: argparse.Namespace) -> int:
     from .. import __version__
     from ..store import Store, StoreError
-    from ..store.merge import MergeError, merge_runs
+    from ..store.merge import AlreadyMerged, MergeError, merge_runs
 
     output, inputs = (Path(args.db), args.databases) if args.db else (Path(args.databases[0]), args.databases[1:])
     specs = [_input(s) for s in inputs]
@@ -52,6 +53,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     try:
         result = merge_runs(store, specs, run_name=args.run_name, force=args.force, app_version=__version__)
+    except AlreadyMerged as exc:   # a rerun (say after a kill past the commit) writes nothing twice
+        print(str(exc))
+        print_headline(headline_report(store, exc.run_id))
+        return EXIT_OK
     except MergeError as exc:
         raise UsageError(str(exc)) from exc
     print(f"merged {len(specs)} runs into run {result.run_id} in {output} ({result.order} order): "

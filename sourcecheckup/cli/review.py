@@ -15,8 +15,12 @@ from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, constructi
 def cmd_review_sample(args: argparse.Namespace) -> int:
     from ..review_sample import SampleError, draw_sample, strata_counts, write_sample_csv
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     run_id = pick_run(store, args.run)
+    if store.read_only:   # drawn in a copy: the same --seed and --n draw the same sample again
+        print(f"sourcecheckup: note: the sample is not saved in {store.path} (the database is read-only)",
+              file=sys.stderr)
+        store = store.in_memory_copy()
     try:
         pairs = draw_sample(store, run_id, args.n, stratify=args.stratify, seed=args.seed, name=args.name,
                             blind=args.blind, allocation=args.allocation)

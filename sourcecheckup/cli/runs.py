@@ -116,13 +116,19 @@ def print_usage(store: Any, run_id: str, out: Any = None) -> None:
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..metrics import headline
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     runs = store.list_runs()
+    interrupted = {run.id for run in runs if store.run_interrupted(run)}
+
+    def status(run: Any) -> str:
+        return "interrupted" if run.id in interrupted else run.status
+
     if args.json:
         out = []
         for run in runs:
             m = headline(store.load_run(run.id))
-            out.append({"id": run.id, "created_at": run.created_at, "status": run.status,
+            out.append({"id": run.id, "created_at": run.created_at, "status": status(run),
+                        **({"resume": resume_command(store, run.id)} if run.id in interrupted else {}),
                         "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
         print(json.dumps(out, indent=2))
         return EXIT_OK
@@ -133,16 +139,23 @@ def cmd_runs(args: argparse.Namespace) -> int:
     def pct(metric: Any) -> str:
         return "   n/a" if metric.value is None else f"{100 * metric.value:5.1f}%"
 
-    print(f"{'run':<18} {'created':<20} {'status':<10} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
+    print(f"{'run':<18} {'created':<20} {'status':<11} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
           f"{'unused':>7}  judge / input")
     for run in runs:
         m = headline(store.load_run(run.id))
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
-        print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "
+        print(f"{run.id:<18} {run.created_at[:19]:<20} {status(run):<11} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
               f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
+    for run_id in sorted(interrupted):
+        print(f"run {run_id} was interrupted (its process ended before it finished); resume it with: "
+              f"{resume_command(store, run_id)}")
     return EXIT_OK
+
+
+def resume_command(store: Any, run_id: str) -> str:
+    return f"sourcecheckup audit --resume {run_id} --db {store.path}"
 
 
 _MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", None: "·"}
@@ -152,7 +165,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ..metrics import assess_run
     from ..store import StoreError
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     run_id = args.run or store.latest_run_id()
     if not run_id:
         raise UsageError(f"no runs in {store.path}")
@@ -238,7 +251,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..report import report_formats, write_report
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
-    store = open_store(args)
+    store = open_store(args, reading=True)
     run_id = pick_run(store, args.run)
     fmt = report_format(args.output, args.format)
     if fmt not in report_formats():
@@ -246,14 +259,17 @@ def cmd_report(args: argparse.Namespace) -> int:
                          f"{'|'.join(report_formats())} or a file name ending in one of them")
     if args.whois_server and not args.whois:
         raise UsageError("--whois-server is used only with --whois (whois lookups are off by default)")
+    warnings: list[str] = []
     try:
-        path = write_report(store, run_id, args.output, fmt, group_by=args.group_by,
+        path = write_report(store, run_id, args.output, fmt, warnings, group_by=args.group_by,
                             whois=args.whois, whois_server=args.whois_server, with_reviews=args.with_reviews)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except PdfError as exc:
         err(str(exc))
         return EXIT_FAIL
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     # as the demo and audit --report say it; -q leaves the bare path, for scripts
     print(path if args.quiet else f"report written to {path}")
     return EXIT_OK
@@ -273,7 +289,7 @@ def cmd_verify_report(args: argparse.Namespace) -> int:
                          "--format json -o REPORT.json`") from None
     if args.db is None and isinstance(report, dict) and isinstance(report.get("run"), dict):
         args.db = report["run"].get("database")
-    store = open_store(args)
+    store = open_store(args, reading=True)
     try:
         diffs = verify_report(report, store)
     except StoreError as exc:
@@ -295,9 +311,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..compare import compare_runs, format_comparison
     from ..store import StoreError
 
-    store = open_store(args)
+    store = open_store(args, reading=True)
     try:
-        store_b = open_store(argparse.Namespace(db=args.db_b)) if args.db_b else store
+        store_b = open_store(argparse.Namespace(db=args.db_b), reading=True) if args.db_b else store
         result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
                               with_overrides=not args.judges_only)
     except StoreError as exc:

@@ -68,8 +68,8 @@ def warm_up_reading() -> None:
 # and bounded in memory: markup can be built to make the extractor run for minutes (14 MB of
 # nested <div>s took 209 s and 1.2 GB). Smaller ones, nearly every page, are read in a thread.
 LARGE_DOCUMENT_BYTES = 500_000
+WORKER_GRACE_S = 0.5                   # past the deadline: the killed worker's own answer comes first
 EXTRACT_MEMORY_BYTES = 1_500_000_000   # address space of that process
-MIN_EXTRACT_S = 1.0                    # time given to reading a document whose download used the whole budget
 
 
 def _extract_child(conn: Any, args: tuple, kwargs: dict, memory_bytes: int) -> None:
@@ -163,23 +163,61 @@ class DocumentReader:
         self._own = workers > 0
         self._pool: CpuPool | None = (shared_pool() if workers == AUTO
                                       else CpuPool(workers, start_after=0, warm=warm_up_reading) if self._own else None)
+        self._warming: threading.Thread | None = None
         if self._pool is None or not self._pool.started:   # the extractor's imports, ready for the first page
-            threading.Thread(target=warm_up_reading, name="extract-warm-up", daemon=True).start()
+            self._warming = threading.Thread(target=warm_up_reading, name="extract-warm-up", daemon=True)
+            self._warming.start()
+
+    async def ready(self) -> None:
+        """Until the extractor's imports are done: a one-time cost of the process, which a source's
+        time limit does not pay."""
+        if self._warming is not None and self._warming.is_alive():
+            await asyncio.to_thread(self._warming.join)
 
     async def read(self, url: str, raw: bytes, content_type: str | None, *, deadline: float | None = None,
                    **kwargs: Any) -> Source:
-        """The Source for a document; deadline (time.monotonic()) bounds the reading of a large one."""
+        """The Source for a document; deadline (time.monotonic()) bounds the reading of a large one, and
+        of one read in a thread: there the time counts from when the thread starts it (waiting for a
+        free thread is not the document's time); TimeoutError when it runs past."""
         args = (url, raw, content_type)
         if deadline is not None and len(raw) > self.large_bytes:
             return await self._read_large(args, kwargs, deadline)
         if self._pool is None:
-            return await asyncio.to_thread(source_from_document, *args, **kwargs)
+            if deadline is None:
+                return await asyncio.to_thread(source_from_document, *args, **kwargs)
+            return await self._read_in_thread(args, kwargs, deadline - time.monotonic())
         return await self._pool.run(source_from_document, *args, **kwargs)
 
+    async def _read_in_thread(self, args: tuple, kwargs: dict[str, Any], budget_s: float) -> Source:
+        """source_from_document in a thread, given budget_s seconds from when the thread begins it (a
+        thread cannot be stopped: past the budget its result is dropped)."""
+        loop = asyncio.get_running_loop()
+        began = asyncio.Event()
+
+        def call() -> Source:
+            loop.call_soon_threadsafe(began.set)
+            return source_from_document(*args, **kwargs)
+
+        reading = asyncio.ensure_future(asyncio.to_thread(call))
+        start = asyncio.ensure_future(began.wait())
+        try:
+            await asyncio.wait({reading, start}, return_when=asyncio.FIRST_COMPLETED)
+            return await asyncio.wait_for(asyncio.shield(reading), max(0.0, budget_s))
+        except BaseException:
+            reading.add_done_callback(lambda f: f.cancelled() or f.exception())   # retrieved: never reported
+            raise
+        finally:
+            start.cancel()
+
     async def _read_large(self, args: tuple, kwargs: dict[str, Any], deadline: float) -> Source:
-        budget = max(MIN_EXTRACT_S, deadline - time.monotonic())
-        outcome, got = await asyncio.to_thread(read_in_worker, args, kwargs, time.monotonic() + budget,
-                                               self.memory_bytes)
+        budget = max(0.0, deadline - time.monotonic())
+        work = asyncio.ensure_future(asyncio.to_thread(read_in_worker, args, kwargs, time.monotonic() + budget,
+                                                       self.memory_bytes))
+        try:   # the worker is killed at the deadline; this also bounds starting it (the first fork server)
+            outcome, got = await asyncio.wait_for(asyncio.shield(work), budget + WORKER_GRACE_S)
+        except TimeoutError:
+            work.add_done_callback(lambda f: f.cancelled() or f.exception())
+            outcome, got = "timeout", ""
         url, raw, content_type = args
         if outcome == "ok":
             return replace(got, raw=raw)

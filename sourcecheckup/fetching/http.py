@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import re
 import time
 import zlib
 from typing import Any, AsyncIterator
@@ -16,7 +17,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 import httpx
 
-from ..models import FetchStatus, Source, utcnow
+from ..models import FetchStatus, Source, sha256_bytes, utcnow
 from ..retry_after import parse_retry_after
 from ..urls import DOI_HOSTS
 from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, status_phrase
@@ -24,7 +25,8 @@ from .documents import DocumentReader
 from .extract import unsupported_reason
 from .pools import HostPools
 from .robots import RobotsRules
-from .safety import AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, pinned_transport
+from .safety import (AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, disguised_address,
+                     pinned_transport)
 
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 REDIRECT_CODES = (301, 302, 303, 307, 308)
@@ -88,6 +90,7 @@ class HttpFetcher:
                 keep=max(16, 2 * max(1, options.total_concurrency) // per_host))
         self._client = httpx.AsyncClient(
             transport=transport,
+            event_hooks={"response": [_keep_disguised_location]},
             follow_redirects=False,
             timeout=httpx.Timeout(options.timeout_s, connect=options.connect_timeout_s),
             headers={"User-Agent": options.user_agent, "Accept": ACCEPT,
@@ -120,12 +123,14 @@ class HttpFetcher:
     async def fetch(self, url: str) -> Source:
         started = time.monotonic()
         async with self._total, self.host_slot(url):
+            began = time.monotonic()
             got = await self._get(url, started)
             if isinstance(got, Source):
                 return got
+            left = self.options.timeout_s - (time.monotonic() - began)
             await self._reading.acquire()   # before the slots go: many read-waiting bodies slow the downloads
         try:
-            return await self._read(url, got, started)
+            return await self._read(url, got, started, left)
         finally:
             self._reading.release()
 
@@ -163,7 +168,9 @@ class HttpFetcher:
         """Fetch without waiting for a concurrency slot (the caller already holds one)."""
         started = time.monotonic()
         got = await self._get(url, started)
-        return got if isinstance(got, Source) else await self._read(url, got, started)
+        if isinstance(got, Source):
+            return got
+        return await self._read(url, got, started, self.options.timeout_s - (time.monotonic() - started))
 
     async def _get(self, url: str, started: float) -> Source | tuple[str, int, str | None, bytes, dict[str, Any]]:
         """The downloaded document (final URL, status, content type, bytes, meta), or the failed Source."""
@@ -186,16 +193,28 @@ class HttpFetcher:
             return self._failed(url, FetchStatus.ERROR, f"unexpected error: {type(exc).__name__}: {exc}", started)
         return got
 
-    async def _read(self, url: str, got: tuple[str, int, str | None, bytes, dict[str, Any]], started: float) -> Source:
-        """The text of a downloaded document, as a Source."""
+    async def _read(self, url: str, got: tuple[str, int, str | None, bytes, dict[str, Any]], started: float,
+                    left_s: float) -> Source:
+        """The text of a downloaded document, as a Source, within the left_s seconds of the per-source
+        time limit that the download left (a slow body that ends just before the limit gets no more)."""
         opts = self.options
         final_url, response_status, content_type, raw, meta = got
+        left_s = max(0.0, left_s)
+        await self.reader.ready()
         try:
+            # a large document's worker is killed at the deadline, and says so; a page read in a thread
+            # raises TimeoutError past it (waiting for a free thread does not count)
             return await self.reader.read(
                 url, raw, content_type, final_url=final_url, http_status=response_status,
                 origin="http", reason_ok=f"HTTP {response_status} {status_phrase(response_status)}",
-                started=started, meta=meta, max_text_chars=opts.max_text_chars, max_pdf_pages=opts.max_pdf_pages,
-                deadline=started + opts.timeout_s)
+                started=started, meta=meta, max_text_chars=opts.max_text_chars,
+                max_pdf_pages=opts.max_pdf_pages, deadline=time.monotonic() + left_s)
+        except TimeoutError:
+            return self._failed(url, FetchStatus.TIMEOUT,
+                                f"reading the text took longer than the {opts.timeout_s:g} s per-source time limit "
+                                f"allows ({left_s:.1f} s were left after the download); it was stopped", started,
+                                final_url=final_url, http_status=response_status, content_type=content_type,
+                                meta=meta, sha256=sha256_bytes(raw))
         except Exception as exc:
             return self._failed(url, FetchStatus.ERROR, f"could not read the document: {type(exc).__name__}: {exc}",
                                 started, final_url=final_url, http_status=response_status, content_type=content_type)
@@ -221,7 +240,7 @@ class HttpFetcher:
                 raise _Failure(FetchStatus.DEAD, str(exc), final_url=current) from None
             response, attempts, note = await self._send(current, started)
             try:
-                location = response.headers.get("location")
+                location = response.headers.get("location") or response.extensions.get(DISGUISED_LOCATION)
                 if response.status_code in REDIRECT_CODES and location:
                     nxt = urljoin(current, location.strip())
                     if nxt in chain:
@@ -232,6 +251,15 @@ class HttpFetcher:
                     current = nxt
                     continue
                 got = await self._read_final(current, response, chain, attempts, note, doi)
+                refresh = refresh_target(got[3], got[2])
+                nxt = urljoin(current, refresh) if refresh is not None else current
+                if nxt != current:   # a "moved" stub: followed like a redirect, through the same checks
+                    if nxt in chain:
+                        raise _Failure(FetchStatus.HTTP_ERROR, f"meta refresh loop: {current} -> {nxt}",
+                                       final_url=current, http_status=response.status_code)
+                    chain.append(nxt)
+                    current = nxt
+                    continue
                 if doi:
                     got[4]["doi"] = doi
                 return got
@@ -359,6 +387,48 @@ class HttpFetcher:
             raise _Failure(FetchStatus.HTTP_ERROR, f"the connection broke while reading ({_exc_text(exc)})",
                            **fields) from None
         return final_url, code, content_type, body, meta
+
+
+DISGUISED_LOCATION = "sourcecheckup.disguised_location"
+
+
+async def _keep_disguised_location(response: httpx.Response) -> None:
+    """httpx refuses a Location such as http://0177.0.0.1/ as a malformed response; such a redirect
+    is an address in disguise, handed to the address rule (unsafe_url) instead."""
+    location = response.headers.get("location")
+    if not location or response.status_code not in REDIRECT_CODES:
+        return
+    try:
+        httpx.URL(location)
+        return
+    except (httpx.InvalidURL, ValueError):
+        pass
+    if disguised_address(_host_of(urljoin(str(response.request.url), location.strip()))):
+        del response.headers["location"]
+        response.extensions[DISGUISED_LOCATION] = location
+
+
+# a page this small that names a refresh target is a "moved" stub, not a page that reloads itself
+REFRESH_STUB_BYTES = 16_000
+_META_TAG = re.compile(rb"<meta\b[^<>]*>", re.I)
+_REFRESH_EQUIV = re.compile(rb"""http-equiv\s*=\s*["']?\s*refresh""", re.I)
+_REFRESH_URL = re.compile(
+    rb"""content\s*=\s*["']?\s*(\d*(?:\.\d*)?)\s*[;,]?\s*url\s*=\s*["']?([^"'<>\s]+)""", re.I)
+REFRESH_MAX_DELAY_S = 10   # a "moved" stub sends the reader on at once; a page that reloads itself waits minutes
+
+
+def refresh_target(body: bytes, content_type: str | None) -> str | None:
+    """Where a small HTML page's <meta http-equiv="refresh" content="0; url=..."> sends the reader."""
+    if len(body) > REFRESH_STUB_BYTES or (content_type and "html" not in content_type.lower()):
+        return None
+    for tag in _META_TAG.findall(body):
+        if _REFRESH_EQUIV.search(tag) and (m := _REFRESH_URL.search(tag)):
+            try:
+                delay = float(m.group(1) or 0)
+            except ValueError:
+                delay = 0.0
+            return m.group(2).decode("latin-1").strip() if delay <= REFRESH_MAX_DELAY_S else None
+    return None
 
 
 def _host_of(url: str) -> str:

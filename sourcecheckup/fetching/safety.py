@@ -45,6 +45,9 @@ def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | Non
     mapped = getattr(ip, "ipv4_mapped", None)
     if mapped is not None:
         return address_kind(mapped)
+    embedded = getattr(ip, "sixtofour", None)   # 2002:AABB:CCDD::/48 is tunnelled to AA.BB.CC.DD
+    if embedded is not None and (kind := address_kind(embedded)):
+        return f"a 6to4 address of {embedded}, {kind}"
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_link_local:
@@ -114,6 +117,19 @@ async def resolve(host: str, port: int = 80, timeout_s: float = 10.0) -> tuple[s
     return addresses
 
 
+_NUMERIC_LABEL = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)", re.I)
+
+
+def disguised_address(host: str) -> str | None:
+    """Why a host is an address in disguise, or None. No top-level domain is a number: "127.1",
+    "0x7f.1" and "0177.0.0.1" are addresses a system resolver reads as 127.0.0.1; they are refused
+    at once, never looked up."""
+    host = host.lower().strip("[]")
+    if not host or _is_literal(host) or not _NUMERIC_LABEL.fullmatch(host.rsplit(".", 1)[-1]):
+        return None
+    return f"{host} is an IP address written in a short, octal or hex form"
+
+
 def _is_literal(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
@@ -141,6 +157,8 @@ async def check_url(url: str, allow_hosts: Sequence[str] = (), timeout_s: float 
                                  "to fetch it anyway")
         raise UnsafeUrlError(f"{host} has no dot: a name on a local network, not a public web site; "
                              f"add --allow-host {host} to fetch it anyway")
+    if (disguised := disguised_address(host)) and not _host_allowed(host, (), allow_hosts):
+        raise UnsafeUrlError(f"{disguised}; add --allow-host {host} to fetch it anyway")
     if _is_literal(host):
         addresses: tuple[str, ...] = (str(ipaddress.ip_address(host)),)
     elif resolver is not None:

@@ -71,6 +71,10 @@ def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, 
         if ext in JSONL_EXT:   # one bad line costs that line, not the file
             text, bad = decode_lines(data)
             return load_jsonl(InputText(text=text, name=name, stem=path.stem, question=question, model=model), bad)
+        if ext in JSON_EXT and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            # one bad record of an array costs that record: its bad byte is kept, found and named
+            text = data.decode("utf-8-sig", "surrogateescape")
+            return load_json(InputText(text=text, name=name, stem=path.stem, question=question, model=model))
         return IngestResult(skipped=[SkippedRecord(name, unreadable(data, e))])
     src = InputText(text=text, name=name, stem=path.stem, question=question, model=model)
     if ext in HTML_EXT:

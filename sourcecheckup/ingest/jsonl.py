@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 from ..models import Response, SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
-from .records import IngestError, IngestResult, InputText, kind_of
+from .records import IngestError, IngestResult, InputText, bad_byte, kind_of
 
 _TEXT_KEYS = ("response", "answer", "text")
 
@@ -100,6 +100,9 @@ def load_jsonl(src: InputText, unreadable: Mapping[int, str] | None = None) -> I
             continue
         n += 1
         origin = f"{src.name}:{lineno}"
+        if problem := bad_byte(line):   # JSON Lines saved as .json, read with its bad bytes kept
+            result.skipped.append(SkippedRecord(origin, problem.replace("this record", "this line")))
+            continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
@@ -114,8 +117,9 @@ def load_jsonl(src: InputText, unreadable: Mapping[int, str] | None = None) -> I
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 
 
-def _array_items(text: str) -> Iterable[tuple[Any, int]]:
-    """The elements of a JSON array that already parsed, with the line each starts on."""
+def _array_items(text: str) -> Iterable[tuple[Any, int, str | None]]:
+    """The elements of a JSON array that already parsed, with the line each starts on and what is
+    wrong with its bytes (a byte that is not UTF-8), if anything."""
     decoder = json.JSONDecoder()
     pos = _JSON_WS.match(text, _JSON_WS.match(text).end() + 1).end()
     line, counted = 1, 0
@@ -123,7 +127,7 @@ def _array_items(text: str) -> Iterable[tuple[Any, int]]:
         value, end = decoder.raw_decode(text, pos)
         line += text.count("\n", counted, pos)
         counted = pos
-        yield value, line
+        yield value, line, bad_byte(text, pos, end)
         pos = _JSON_WS.match(text, end).end()
         if pos < len(text) and text[pos] == ",":
             pos = _JSON_WS.match(text, pos + 1).end()
@@ -139,15 +143,22 @@ def load_json(src: InputText) -> IngestResult:
     result = IngestResult()
     if isinstance(value, list):
         items = list(_array_items(src.text))
-        per_line = collections.Counter(line for _, line in items)
-        for n, (obj, line) in enumerate(items, start=1):
+        per_line = collections.Counter(line for _, line, _ in items)
+        for n, (obj, line, problem) in enumerate(items, start=1):
             # records that share a line (a one-line array) are told apart by their number
             where = f"{src.name}:{line}" if per_line[line] == 1 else f"{src.name}:{line} (record {n})"
+            if problem:
+                result.skipped.append(SkippedRecord(f"{where} (record {n})" if "(record" not in where else where,
+                                                    problem))
+                continue
             _record(result, src, obj, where, n)
         if not value:
             result.skipped.append(SkippedRecord(src.name, "no answers: the JSON list is empty"))
     elif isinstance(value, Mapping):
-        _record(result, src, value, src.name, 1)
+        if problem := bad_byte(src.text):
+            result.skipped.append(SkippedRecord(src.name, problem))
+        else:
+            _record(result, src, value, src.name, 1)
     else:
         result.skipped.append(SkippedRecord(src.name, f"expected a JSON object or a list of objects, got {kind_of(value)}"))
     return result

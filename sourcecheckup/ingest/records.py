@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -13,6 +14,24 @@ UNUSABLE_KEY = "unusable_citations"
 # one answer's text; above it the record is skipped with this limit named (parsing is linear,
 # but a 5 MB "answer" is a pasted document or a runaway model, not an answer to audit)
 MAX_ANSWER_CHARS = 200_000
+
+
+# a byte that is not UTF-8, kept in the decoded text as a lone surrogate (errors="surrogateescape"),
+# so that the row or record holding it is skipped, named, and the rest of the file is read
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def bad_byte(text: str, start: int = 0, end: int | None = None) -> str | None:
+    """What is wrong with text[start:end] when it holds a byte that is not UTF-8, else None."""
+    m = _BAD_BYTE.search(text, start, len(text) if end is None else end)
+    if m is None:
+        return None
+    return (f"not UTF-8 text (byte 0x{ord(m.group(0)) - 0xDC00:02x}; perhaps Latin-1 or Windows-1252): "
+            "this record is skipped, save the file as UTF-8 to audit it")
+
+
+def has_bad_bytes(text: str) -> bool:
+    return _BAD_BYTE.search(text) is not None
 
 
 class IngestError(ValueError):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 
 from ..models import SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
-from .records import IngestError, IngestResult, InputText
+from .records import IngestError, IngestResult, InputText, bad_byte
 
 @dataclass(frozen=True)
 class CsvMapping:
@@ -83,6 +84,9 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
             i = cols[key]
             return row[i].strip() if i is not None and i < len(row) and row[i].strip() else None
 
+        if problem := next((bad_byte(c) for c in row if bad_byte(c)), None):
+            result.skipped.append(SkippedRecord(origin, problem.replace("this record", "this row")))
+            continue
         text = row[text_i]
         if not text.strip():
             result.skipped.append(SkippedRecord(origin, f"empty answer in column '{text_name}'"))
@@ -106,8 +110,6 @@ def decode_table(data: bytes) -> tuple[str, str]:
     """A spreadsheet export's text and the encoding's name: UTF-8 (with or without a byte-order
     mark), UTF-16 (with a mark, or without one when every other byte is zero), else Windows-1252,
     which European spreadsheets still write. Raises UnicodeDecodeError when none fits."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8"), "UTF-8 with a byte-order mark"
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16"), "UTF-16"
     head = data[:2000]
@@ -117,13 +119,25 @@ def decode_table(data: bytes) -> tuple[str, str]:
             return data.decode("utf-16-le" if zeros_odd else "utf-16-be"), "UTF-16 (no byte-order mark)"
         except UnicodeDecodeError:
             pass
+    bom = data.startswith(b"\xef\xbb\xbf")
+    body, name = (data[3:], "UTF-8 with a byte-order mark") if bom else (data, "UTF-8")
     try:
-        return data.decode("utf-8"), "UTF-8"
+        return body.decode("utf-8"), name
     except UnicodeDecodeError as first:
-        try:
-            return data.decode("cp1252"), "Windows-1252 (not UTF-8)"
-        except UnicodeDecodeError:
-            raise first from None
+        text = body.decode("utf-8", "surrogateescape")
+        # UTF-8 elsewhere in the file (a mark, or characters of several bytes): a few bad bytes,
+        # each costing its row only; else a Windows-1252 export
+        if not bom and not _UTF8_CHAR.search(text):
+            try:
+                return data.decode("cp1252"), "Windows-1252 (not UTF-8)"
+            except UnicodeDecodeError:
+                pass
+        line = data.count(b"\n", 0, first.start) + 1
+        return text, f"{name}, with bytes that are not UTF-8 (the first on line {line}): their rows are skipped"
+
+
+# a character of two or more UTF-8 bytes (a lone surrogate is a byte that was not UTF-8)
+_UTF8_CHAR = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")
 
 
 def sniff_delimiter(text: str, mapping: CsvMapping) -> str:

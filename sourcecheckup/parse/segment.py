@@ -203,15 +203,28 @@ _BEFORE_NUMBER_RE = re.compile(
     r"(?:^|[\s(\[/,])(?:" + "|".join(re.escape(a) for a in ABBREVIATIONS_BEFORE_NUMBER) + r")\.$", re.I)
 
 
+# The abbreviation tests only need the end of the text before a cut: the longest abbreviation,
+# its period and the character before it. Looking at more would re-scan a growing merged span.
+_TAIL_CHARS = max(len(a) for a in ABBREVIATIONS_NEVER_FINAL + ABBREVIATIONS_BEFORE_NUMBER) + 8
+_FIRST_WORD_RE = re.compile(r"\s*([^\s]*)")
+
+
 def _mend(masked: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Join pieces the splitter cut after an abbreviation or before a lowercase word."""
+    """Join pieces the splitter cut after an abbreviation or before a lowercase word.
+
+    Linear in the text: each test reads only the tail of the span before the cut (trailing
+    spaces belong to the last piece) and the first word after it."""
     out: list[tuple[int, int]] = []
     for start, end in spans:
         if out:
-            before = masked[out[-1][0]:out[-1][1]].rstrip()
-            after = masked[start:end].lstrip()
-            word = re.match(r"[^\s]+", after)
-            first = word.group(0) if word else ""
+            span_start, stop = out[-1]
+            while stop > span_start and masked[stop - 1].isspace():
+                stop -= 1
+            # a tail shorter than the span starts mid-span, so the patterns' "^" cannot match
+            # there: _TAIL_CHARS is longer than any abbreviation with its period
+            before = masked[max(span_start, stop - _TAIL_CHARS):stop]
+            word = _FIRST_WORD_RE.match(masked, start, end)
+            first = word.group(1) if word else ""
             lower_word = bool(first) and first[0].isalpha() and first.rstrip(".,;:").islower()
             if (lower_word or _NEVER_FINAL_RE.search(before)
                     or (_BEFORE_NUMBER_RE.search(before) and first[:1] and (first[0].isdigit() or first[0] == "("))):

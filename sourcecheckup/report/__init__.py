@@ -41,7 +41,9 @@ def report_formats() -> tuple[str, ...]:
 
 
 def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
-                 **kw: Any) -> Path:
+                 warnings: list[str] | None = None, **kw: Any) -> Path:
+    """Write the run's report; what the user should be told about it (a PDF's characters that no
+    installed font has) is appended to ``warnings``."""
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".") or "json").lower()
     if fmt not in report_formats():
@@ -74,7 +76,9 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
     elif fmt == "pdf":
         from .pdf import html_to_pdf
 
-        html_to_pdf(html, path)
+        result = html_to_pdf(html, path)
+        if warnings is not None:
+            warnings.extend(result.warnings)
     else:
         from .xlsx import write_xlsx
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..fetching.browser import CHROMIUM_CANDIDATES, CHROMIUM_ENV, find_chromium
+from .pdf_fonts import describe, mark_unrenderable
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -32,6 +33,16 @@ class PdfError(RuntimeError):
 class PdfResult:
     engine: str                      # "chromium" | a registered writer ("qt")
     problems: tuple[str, ...] = ()   # why a preferred engine was not used
+    unrendered: tuple[str, ...] = ()  # characters no installed font has: written as their code points
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should be told about this PDF (the characters it could not show)."""
+        if not self.unrendered:
+            return []
+        return [f"the PDF could not show {len(self.unrendered)} character(s) that no installed font has; "
+                f"each is written as its code point (install the Noto fonts: scripts/setup.sh; the HTML "
+                f"report shows them): {describe(list(self.unrendered))}"]
 
 
 def _in_thread(fn: Callable[[], None]) -> None:
@@ -97,12 +108,14 @@ def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResu
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
+    html, missing = mark_unrenderable(html)
+    unrendered = tuple(missing)
     if engine in ("auto", "chromium"):
         exe = find_chromium()
         if exe:
             try:
                 pdf_with_chromium(html, path, exe)
-                return PdfResult("chromium")
+                return PdfResult("chromium", unrendered=unrendered)
             except Exception as exc:
                 problems.append(f"Chromium ({exe}) failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
         else:
@@ -114,7 +127,7 @@ def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResu
             continue
         try:
             writer(html, path)
-            return PdfResult(name, tuple(problems))
+            return PdfResult(name, tuple(problems), unrendered)
         except Exception as exc:
             problems.append(f"{name} PDF writer failed: {type(exc).__name__}: {exc}")
     raise PdfError("could not write the PDF report: " + "; ".join(problems)

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
+from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
 from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
                       StatementCategory, Verdict, utcnow)
 from .bench import BenchTables
@@ -50,6 +51,25 @@ def default_db_path() -> Path:
 
 class StoreError(RuntimeError):
     pass
+
+
+def write_blocker(path: Path) -> str | None:
+    """Why a database at ``path`` cannot be written (its file or folder; a read-only mount), else None.
+    SQLite in WAL mode writes a -wal and a -shm file beside the database, so the folder counts too."""
+    folder = path.parent if path.parent.exists() else None
+    probe = path if path.exists() else folder
+    if probe is None:
+        return None
+    try:
+        if os.statvfs(probe).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except (OSError, AttributeError):
+        pass
+    if path.exists() and not os.access(path, os.W_OK):
+        return "its file cannot be written"
+    if folder is not None and not os.access(folder, os.W_OK):
+        return "its folder cannot be written, so SQLite cannot keep its journal beside it"
+    return None
 
 
 # ---------------------------------------------------------------------------- rows
@@ -120,10 +140,23 @@ class RunData:
 class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
-    def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True) -> None:
+    def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True,
+                 read_only: bool | None = False) -> None:
+        """Open (or create) the database. ``read_only``: False, to write (a database that cannot be
+        written is refused as read-only, in those words); None, to read: written normally, but read
+        only where its file or folder cannot be written (a read-only mount); True, read only."""
         self.path = Path(path) if path is not None else default_db_path()
-        if str(self.path) != ":memory:":
+        self.read_only = False
+        self.read_only_why = ""     # why it was opened read-only ("read-only file system")
+        blocked = write_blocker(self.path) if str(self.path) != ":memory:" else None
+        if blocked and read_only is False:
+            raise StoreError(f"{self.path}: the database is read-only ({blocked}); this command writes to it: "
+                             "copy the file to a folder you can write, or use --db to name another database")
+        if str(self.path) != ":memory:" and not blocked:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        if blocked or read_only:
+            self._open_read_only(check_same_thread, blocked or "opened read-only")
+            return
         try:
             conn = sqlite3.connect(str(self.path), check_same_thread=check_same_thread, timeout=BUSY_TIMEOUT_S)
             self.db = sqlite_utils.Database(conn)
@@ -138,6 +171,46 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
             raise StoreError(f"{self.path} is not a usable SourceCheckup database: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a usable SourceCheckup database: {exc}") from exc
+
+    def _open_read_only(self, check_same_thread: bool, why: str) -> None:
+        """SQLite's read-only mode; ``immutable=1`` where even that cannot open it (a WAL database on a
+        read-only mount, whose -shm index cannot be created: nothing can change it there anyway)."""
+        if not self.path.is_file():
+            raise StoreError(f"{self.path}: no such database")
+        uri = self.path.resolve().as_uri()
+        last: Exception | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            conn = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=check_same_thread,
+                                   timeout=BUSY_TIMEOUT_S)
+            try:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                last = exc
+                continue
+            self.db = sqlite_utils.Database(conn)
+            self.read_only, self.read_only_why = True, why
+            version = self._current_version()
+            if version != len(MIGRATIONS):
+                conn.close()
+                newer = version > len(MIGRATIONS)
+                raise StoreError(f"{self.path}: the database is read-only ({why}) and was written by "
+                                 + (f"a newer SourceCheckup (schema {version}); upgrade the app to open it" if newer else
+                                    f"an older SourceCheckup (schema {version} of {len(MIGRATIONS)}); open it once "
+                                    "where it can be written to upgrade it"))
+            return
+        raise StoreError(f"{self.path} is not a usable SourceCheckup database (opened read-only: {why}): {last}")
+
+    def in_memory_copy(self) -> "Store":
+        """A writable copy of this database in memory: what a reading command that keeps a scratch
+        result (a drawn review sample) uses on a read-only database."""
+        copy = Store(":memory:")
+        copy.db.conn.close()
+        conn = sqlite3.connect(":memory:")
+        self.db.conn.backup(conn)
+        copy.db = sqlite_utils.Database(conn)
+        copy.path = self.path
+        return copy
 
     # -- lifecycle ------------------------------------------------------------------
     def close(self) -> None:
@@ -204,12 +277,23 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
                 "input": input, "config": dump_json(config), "judges": dump_json(list(judges)), "parser": parser,
                 "app_version": app_version, "n_records": 0, "n_skipped": 0, "message": "",
             })
+            self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note()})
         return run_id
 
     def set_run_status(self, run_id: str, status: str, message: str = "") -> None:
         finished = utcnow() if status in ("completed", "cancelled", "failed") else None
         with self.db.conn:
             self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
+            if status == "running":   # which process: a killed one leaves the run "interrupted"
+                self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note()})
+
+    def run_interrupted(self, run: RunRow) -> bool:
+        """A run stored as running whose process ended without finishing it (killed, crashed)."""
+        if run.status != "running":
+            return False
+        row = self.db.execute("SELECT message FROM run_log WHERE run_id = ? AND message LIKE ? ORDER BY pk DESC "
+                              "LIMIT 1", [run.id, OWNER_PREFIX + "%"]).fetchone()
+        return owner_alive(row[0] if row else None) is False
 
     def set_run_config(self, run_id: str, config: dict[str, Any], judges: Sequence[str], parser: str) -> None:
         """Replace a run's configuration (a resume with corrected judge settings)."""

@@ -27,6 +27,14 @@ class MergeError(Exception):
     """The runs cannot be merged; the message names the files and what to do."""
 
 
+class AlreadyMerged(MergeError):
+    """These (file, run) pairs were merged into the output before: a second run would repeat it."""
+
+    def __init__(self, message: str, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
 @dataclass(frozen=True)
 class MergeInput:
     path: Path
@@ -209,15 +217,43 @@ def merge_runs(out: Any, specs: Sequence[MergeInput], *, run_name: str = "", for
                 raise MergeError(f"{spec.path} is the output database too: merge into a new file")
             inputs.append(_Input(spec))
         _refuse_duplicate_ids(inputs)
+        earlier = _merged_before(out, inputs)
+        if earlier and not force:
+            run_id, changed = earlier
+            raise AlreadyMerged(f"already merged as run {run_id}: the same runs of the same files "
+                             + ("(some changed since: " + ", ".join(changed) + ") " if changed else "")
+                             + f"were merged into {out.path} before (`sourcecheckup show {run_id}`); "
+                             "use --force to merge them again as a new run", run_id)
         differences = _differences(inputs)
         if differences and not force:
             raise MergeError("the runs were not judged alike, so their figures cannot be pooled: "
                              + "; ".join(differences) + ". Use --force to merge anyway (recorded in the merged run)")
         with out.db.conn:
-            return _copy(out, inputs, run_name, force, differences, app_version)
+            return _copy(out, inputs, run_name, force, differences, app_version,
+                         remerge_of=earlier[0] if earlier else None)
     finally:
         for i in inputs:
             i.close()
+
+
+def _merged_pairs(config: dict[str, Any]) -> set[tuple[str, str]]:
+    """The (file, run id) pairs a merged run's config names (absolute paths; older runs kept the path as given)."""
+    inputs = (config.get("merged_from") or {}).get("inputs") or []
+    return {(str(Path(i.get("path") or i.get("file") or "").resolve()), str(i.get("run_id"))) for i in inputs}
+
+
+def _merged_before(out: Any, inputs: Sequence[_Input]) -> tuple[str, list[str]] | None:
+    """(run id, inputs changed since) of a run of ``out`` merged from exactly these (file, run) pairs, or None."""
+    wanted = {(str(i.path.resolve()), i.run_id) for i in inputs}
+    for run_id, config_json in out.db.execute(
+            "SELECT id, config FROM runs WHERE config LIKE '%\"merged_from\"%' ORDER BY created_at, rowid"):
+        config = load_json(config_json, {})
+        if _merged_pairs(config) == wanted:
+            hashes = {(str(Path(i.get("path") or i.get("file") or "").resolve()), str(i.get("run_id"))): i.get("sha256")
+                      for i in config["merged_from"]["inputs"]}
+            changed = [str(i.path) for i in inputs if hashes.get((str(i.path.resolve()), i.run_id)) != i.sha256]
+            return run_id, changed
+    return None
 
 
 def _refuse_duplicate_ids(inputs: Sequence[_Input]) -> None:
@@ -232,7 +268,7 @@ def _refuse_duplicate_ids(inputs: Sequence[_Input]) -> None:
 
 
 def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differences: list[str],
-          app_version: str) -> MergeResult:
+          app_version: str, remerge_of: str | None = None) -> MergeResult:
     conn: sqlite3.Connection = out.db.conn
     w = _Writer(conn)
     run_id = f"{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
@@ -242,11 +278,12 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
     config = dict(inputs[0].config)
     config.pop("input_split", None)
     config["merged_from"] = {
-        "inputs": [{"file": str(i.path), "run_id": i.run_id, "sha256": i.sha256, "status": i.run["status"],
+        "inputs": [{"file": str(i.path), "path": str(i.path.resolve()), "run_id": i.run_id, "sha256": i.sha256, "status": i.run["status"],
                     "judges": i.judges,
                     **({"input_split": i.config["input_split"]} if "input_split" in i.config else {})}
                    for i in inputs],
-        "order": order, "forced": bool(force and differences), "differences": differences, "merged_at": utcnow()}
+        "order": order, "forced": bool(force and (differences or remerge_of)), "differences": differences,
+        **({"remerge_of": remerge_of} if remerge_of else {}), "merged_at": utcnow()}
     w.insert("runs", {
         "id": run_id, "created_at": min(i.run["created_at"] for i in inputs), "finished_at": utcnow(),
         "status": "completed" if all(s == "completed" for s in statuses) else
@@ -292,7 +329,8 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
     w.insert("run_log", {"run_id": run_id, "at": utcnow(), "level": "info",
                          "message": f"merged {len(inputs)} runs ({order}): " + ", ".join(
                              f"{i.path} run {i.run_id} sha256 {i.sha256[:12]}" for i in inputs)
-                         + (f"; forced despite: {'; '.join(differences)}" if differences else "")})
+                         + (f"; forced despite: {'; '.join(differences)}" if differences else "")
+                         + (f"; merged again with --force (already merged as run {remerge_of})" if remerge_of else "")})
     for conflict in result.source_conflicts:
         w.insert("run_log", {"run_id": run_id, "at": utcnow(), "level": "warning", "message": conflict})
     return result

@@ -35,7 +35,7 @@ class RunSummary:
 
     @property
     def resumable(self) -> bool:
-        return self.status in ("cancelled", "failed", "running")
+        return self.status in ("cancelled", "failed", "running", "interrupted")
 
 
 def run_summaries(store: Store, limit: int = 200, *, large_metrics: bool = True) -> list[RunSummary]:
@@ -52,7 +52,8 @@ def run_summaries(store: Store, limit: int = 200, *, large_metrics: bool = True)
         else:
             m = headline(store.load_run(run.id), intervals=False)
             values = (m.statement_support.value, m.response_support.value, m.url_validity.value)
-        out.append(RunSummary(run.id, run.created_at, run.status, run.input, tuple(run.judges), n, *values,
+        status = "interrupted" if store.run_interrupted(run) else run.status   # its process is gone
+        out.append(RunSummary(run.id, run.created_at, status, run.input, tuple(run.judges), n, *values,
                               run.message, run.name, run.note))
     return out
 

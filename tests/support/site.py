@@ -286,6 +286,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("http://169.254.169.254/latest/meta-data/")
         elif path == "/redirect/file":
             self._redirect("file:///etc/passwd")
+        elif path == "/redirect/to":         # ?u=<location>: a redirect to any location (issue 30)
+            self._redirect(query.get("u", ["/"])[0])
+        elif path == "/hostile/meta-refresh":   # ?to=<url>: a "moved" stub that redirects by <meta refresh>
+            to = query.get("to", ["/article/hypertension"])[0].replace('"', "%22")
+            self._send(200, (f'<html><head><meta http-equiv="refresh" content="0; url={to}">'
+                             f"<title>Moved</title></head><body>Moved</body></html>").encode())
         elif path == "/redirect/home":
             self._redirect("/", 301)
         elif path == "/slow":
@@ -314,6 +320,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"X-Drip-%d: x\r\n" % i)
                 self.wfile.flush()
                 i += 1
+                time.sleep(0.5)
+            self.close_connection = True
+        elif path == "/slow-body":
+            # slowloris in the body: quick headers, then a few bytes every 0.5 s for longer than the cap
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            deadline = time.monotonic() + SLOW_S
+            while time.monotonic() < deadline:
+                self.wfile.write(b"<p>drip</p>\n")
+                self.wfile.flush()
                 time.sleep(0.5)
             self.close_connection = True
         elif path == "/endless":
@@ -401,6 +418,18 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/hostile/nested":      # ?mb=14: generated here, never kept in git
             mb = float(query.get("mb", ["14"])[0])
             self._send(200, _cached(f"nested-{mb}", lambda: nested_divs_page(int(mb * 1_000_000))))
+        elif path == "/hostile/drip":        # ?mb=0.2&s=2: the nested page, dripped over s seconds (slowloris)
+            mb, secs = float(query.get("mb", ["0.2"])[0]), float(query.get("s", ["2"])[0])
+            body = _cached(f"nested-{mb}", lambda: nested_divs_page(int(mb * 1_000_000)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            step = len(body) // 20 + 1
+            for i in range(0, len(body), step):
+                self.wfile.write(body[i:i + step])
+                self.wfile.flush()
+                time.sleep(secs / 20)
         elif path == "/hostile/tables":
             mb = float(query.get("mb", ["13"])[0])
             self._send(200, _cached(f"tables-{mb}", lambda: tables_page(int(mb * 1_000_000))))

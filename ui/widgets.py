@@ -55,6 +55,7 @@ _UNDERLINE = {
     StatementStatus.NOT_SUPPORTED: QTextCharFormat.UnderlineStyle.WaveUnderline,
     StatementStatus.NO_READABLE_SOURCE: QTextCharFormat.UnderlineStyle.DashUnderline,
     StatementStatus.JUDGE_ERROR: QTextCharFormat.UnderlineStyle.DotLine,
+    StatementStatus.JUDGES_DISAGREE: QTextCharFormat.UnderlineStyle.DotLine,
     StatementStatus.PENDING: QTextCharFormat.UnderlineStyle.DotLine,
     StatementStatus.NOT_A_CLAIM: QTextCharFormat.UnderlineStyle.NoUnderline,
 }

@@ -120,7 +120,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", None: "·"}
+_MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", "judges_disagree": "≠", None: "·"}
 
 
 def cmd_show(args: argparse.Namespace) -> int:

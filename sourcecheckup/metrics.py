@@ -448,3 +448,28 @@ def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],
                       verdicts={k: v for k, v in data.verdicts.items() if k in spks}, skipped=[])
         out[name] = compute_metrics(sub, members, seed=kw.get("seed"))
     return out
+
+
+# what each figure leaves out, in words: (unit singular, plural) and each reason's words
+_EXCLUDED_UNITS = {"url_validity": ("cited URL", "cited URLs"), "full_text_validity": ("cited URL", "cited URLs"),
+                   "statement_support": ("claim", "claims"), "response_support": ("response", "responses"),
+                   "unused_sources": ("valid source", "valid sources")}
+EXCLUSION_WORDS = {"not_fetched": "not fetched yet", "judge_error": "judge error", "judges_disagree": "judges disagree",
+                   "pending": "not judged yet", "not_read": "not read yet", "no_claims": "no claims",
+                   "undecided": "a claim's pair undecided (judge error, judges disagree or not judged yet)"}
+
+
+def exclusion_notes(counts: Mapping[str, Any]) -> dict[str, str]:
+    """Per figure, what its denominator leaves out and why: {"statement_support": "leaves out 3 claims
+    (2 judges disagree, 1 judge error)"}; "leaves out nothing" when it counts every unit."""
+    out: dict[str, str] = {}
+    for key, reasons in (counts.get("excluded") or {}).items():
+        one, many = _EXCLUDED_UNITS.get(key, ("unit", "units"))
+        total = sum(reasons.values())
+        if not total:
+            out[key] = "leaves out nothing"
+            continue
+        parts = ", ".join(f"{n} {EXCLUSION_WORDS.get(reason, reason.replace('_', ' '))}"
+                          for reason, n in reasons.items() if n)
+        out[key] = f"leaves out {total} {one if total == 1 else many} ({parts})"
+    return out

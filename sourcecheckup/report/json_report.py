@@ -11,14 +11,34 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
-                       metrics_by, partial_run_note)
+                       exclusion_notes, metrics_by, partial_run_note)
 from ..models import Verdict, utcnow, verdict_readings
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
 from ..store import RunData, RunRow, Store
-from .references import citation_reference, references_section
+from .references import citation_reference, reconcile_link, references_section
 
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
+# the counts each per-model / per-group row carries (what its figures leave out among them)
+GROUP_COUNT_KEYS = ("responses", "informative_statements", "urls", "judge_errors", "judges_disagree", "excluded")
+JUDGES_ONLY = "judges only"
+WITH_REVIEWS = "with reviewer overrides"
+
+
+def table_bases(with_reviews: bool) -> dict[str, str]:
+    """The basis of each of the report's tables: the judges' verdicts alone, or with the reviewers' overrides."""
+    lead = WITH_REVIEWS if with_reviews else JUDGES_ONLY
+    return {"metrics": JUDGES_ONLY, "metrics_with_reviews": WITH_REVIEWS, "by_model": JUDGES_ONLY,
+            "by_model_with_reviews": WITH_REVIEWS, "by_group": JUDGES_ONLY, "references": JUDGES_ONLY,
+            "analytics": lead, "unsupported": lead, "responses": lead, "disagreements": lead,
+            "summary": lead}
+
+
+def headline_notes(report: dict[str, Any]) -> None:
+    """Add what each headline figure leaves out (judges only and with reviews) and the tables' bases."""
+    report["exclusions"] = exclusion_notes(report["counts"])
+    report["exclusions_with_reviews"] = exclusion_notes(report["counts_with_reviews"])
+    report["bases"] = table_bases(bool(report["reviewer_overrides"]["applied"]))
 
 
 def run_section(store: Store, run: RunRow) -> dict[str, Any]:
@@ -90,7 +110,10 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
                  f"alone; figures with the {len(reviewed)} reviewer override(s) are shown beside them."),
     }
     report["partial_run"] = partial_run_note(metrics.counts)
+    headline_notes(report)
     report["by_model"] = grouped(data, judges_assessed, lambda r: r.model)
+    report["by_model_with_reviews"] = (grouped(data, reviewed_assessed, lambda r: r.model) if reviewed
+                                       else report["by_model"])
     # the reference checks: judges' figures, as by_model (verify-report recomputes them)
     report["references"] = references_section(judges_assessed, checks,
                                                {r.pk: r.response.id for r in data.responses})
@@ -127,9 +150,14 @@ def grouped(data: RunData, assessed: Sequence[ResponseAssessment],
              key: Callable[[ResponseAssessment], str | None]) -> dict[str, Any]:
     out = {}
     for name, ms in metrics_by(data, key, assessed).items():
-        out[name] = {**ms.as_dict(), "counts": {k: ms.counts[k] for k in
-                                                 ("responses", "informative_statements", "urls", "judge_errors")}}
+        out[name] = group_dict(ms)
     return out
+
+
+def group_dict(ms: Any) -> dict[str, Any]:
+    """One row of a per-model / per-group table: its figures and the counts behind them."""
+    return {**ms.as_dict(), "counts": {k: ms.counts[k] for k in GROUP_COUNT_KEYS},
+            "exclusions": exclusion_notes(ms.counts)}
 
 
 def _grouping_columns(data: RunData) -> list[str]:
@@ -213,6 +241,7 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
             "origin": src.origin, "domain": src.domain, "flags": list(src.flags),
             "used": url in r.valid_urls and url not in r.unused_urls and url not in r.undecided_urls,
             "reference": citation_reference((checks or {}).get(url)),
+            "reference_vs_link": reconcile_link(src, (checks or {}).get(url)),
         })
     return {"id": resp.id, "question": resp.question, "model": resp.model, "origin": resp.origin,
             "text": resp.text, "supported": r.supported, "statements": statements, "sources": sources,

@@ -21,16 +21,24 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
         lo, hi = v["ci95"]
         return f"{100 * v['value']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}; {v['k']}/{v['n']})"
 
+    from ..metrics import exclusion_notes, partial_run_note
+
     c = report["counts"]
+    left_out = exclusion_notes(c)
     print(f"run {report['run']['id']} ({report['run']['status']}): {c['responses']} responses, "
-          f"{c['informative_statements']} claims, {c['urls']} cited URLs", file=out)
-    print(f"  source URL validity      {fmt('url_validity')}", file=out)
-    print(f"  statement-level support  {fmt('statement_support')}", file=out)
-    print(f"  response-level support   {fmt('response_support')}", file=out)
-    print(f"  unused sources           {fmt('unused_sources')}", file=out)
-    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} · "
-          f"skipped records {c['skipped_records']}", file=out)
-    from ..metrics import partial_run_note
+          f"{c['informative_statements']} claims, {c['urls']} cited URLs (judges only)", file=out)
+    for key, label in (("url_validity", "source URL validity"), ("full_text_validity", "full-text validity"),
+                       ("statement_support", "statement-level support"),
+                       ("response_support", "response-level support"), ("unused_sources", "unused sources")):
+        if key not in m:
+            continue
+        note = left_out.get(key, "")
+        shown = f" · {note}" if note and (note != "leaves out nothing" or key in ("statement_support",
+                                                                                   "response_support")) else ""
+        print(f"  {label:<24} {fmt(key)}{shown}", file=out)
+    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} (verdicts) · "
+          f"judges disagree {c.get('judges_disagree', 0)} (claims) · skipped records {c['skipped_records']}",
+          file=out)
 
     note = partial_run_note(c)
     if note:
@@ -114,6 +122,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
         m = headline(store.load_run(run.id))
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
+        ex = c.get("excluded") or {}
+        claims_out = sum((ex.get("statement_support") or {}).values())
+        responses_out = sum((ex.get("response_support") or {}).values())
+        if claims_out or responses_out:
+            why = ", ".join(f"{n} {w}" for w, n in (("judges disagree", c.get("judges_disagree", 0)),
+                                                     ("judge error", c["statement_status"].get("judge_error", 0)))
+                            if n)
+            partial += (f"  (left out: {claims_out} claims{f' ({why})' if why else ''}, "
+                        f"{responses_out} responses)")
         print(f"{run.id:<18} {run.created_at[:19]:<20} {run.status:<10} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
               f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")

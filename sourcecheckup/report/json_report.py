@@ -34,6 +34,40 @@ def table_bases(with_reviews: bool) -> dict[str, str]:
             "summary": lead}
 
 
+def method_notes(report: Mapping[str, Any]) -> list[str]:
+    """The method in sentences, each saying what the code computes, with this run's figures (the XLSX notes;
+    the HTML and PDF say the same in resources/templates/report.html)."""
+    applied = bool((report.get("reviewer_overrides") or {}).get("applied"))
+    c = report.get("counts_with_reviews" if applied else "counts") or report["counts"]
+    status, outcomes = c.get("statement_status", {}), c.get("fetch_outcomes", {})
+    run = report.get("run") or {}
+    notes = [
+        f"Basis of the summary figures: {WITH_REVIEWS if applied else JUDGES_ONLY}; the per-model and per-group "
+        f"tables are {JUDGES_ONLY}, and per-model figures {WITH_REVIEWS} are listed apart.",
+        "A claim is supported when at least one cited source supports it.",
+        f"A claim none of whose cited sources could be read is counted unsupported, as the study defines it "
+        f"(no readable source: {status.get('no_readable_source', 0)} claims).",
+        f"A claim no source supports with a pair the judge could not decide is undecided and left out of the "
+        f"statement-level denominator (judge error: {status.get('judge_error', 0)} claims), as is a claim on which "
+        f"the judges split with no majority under --consensus majority (judges disagree: "
+        f"{status.get('judges_disagree', 0)} claims); its response is left out of response-level support unless "
+        f"another of its claims is unsupported.",
+        f"Source URL validity = fetched cited URLs read with non-empty text / fetched cited URLs; paywall teasers and "
+        f"abstract-only pages count as valid ({outcomes.get('paywalled', 0) + outcomes.get('abstract_only', 0)} "
+        f"cited URLs). Full-text validity = fetched cited URLs read in full / fetched cited URLs "
+        f"({c.get('full_text_urls', 0)} of {c.get('urls', 0)}).",
+        "Statement-level support = supported claims / decided claims; response-level support = responses whose every "
+        "claim is supported / decided responses; unused sources = valid sources that support no claim / valid "
+        "sources whose every pair is decided.",
+        "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, response-level support and "
+        "unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, t quantile on responses - 1 "
+        "degrees of freedom) for statement-level support.",
+    ]
+    if len(run.get("judges") or []) > 1:
+        notes.insert(1, f"Between judges the rule is {run.get('consensus')}.")
+    return notes
+
+
 def headline_notes(report: dict[str, Any]) -> None:
     """Add what each headline figure leaves out (judges only and with reviews) and the tables' bases."""
     report["exclusions"] = exclusion_notes(report["counts"])

@@ -265,7 +265,8 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
         if row is None:
             sources.append({"url": url, "status": "not_fetched", "outcome": "not fetched yet",
                             "http_status": None, "title": None, "sha256": None, "text_chars": 0,
-                            "flags": [], "reason": "", "reference": citation_reference((checks or {}).get(url))})
+                            "flags": [], "reason": "", "reference": citation_reference((checks or {}).get(url)),
+                            "reference_vs_link": None})
             continue
         src = row.source
         sources.append({

@@ -395,7 +395,7 @@ class MetricsTally:
         counts["excluded"] = {
             "url_validity": {"not_fetched": outcome_counts.get("not_fetched", 0)},
             "full_text_validity": {"not_fetched": outcome_counts.get("not_fetched", 0)},
-            "statement_support": {k: status_counts.get(k, 0) for k in ("judge_error", "judges_disagree", "pending")},
+            "statement_support": {k: status_counts.get(k, 0) for k in ("judges_disagree", "judge_error", "pending")},
             "response_support": {k: self.response_excluded.get(k, 0) for k in RESPONSE_EXCLUSIONS},
             "unused_sources": {"undecided": self.unused_undecided},
         }
@@ -456,7 +456,7 @@ _EXCLUDED_UNITS = {"url_validity": ("cited URL", "cited URLs"), "full_text_valid
                    "unused_sources": ("valid source", "valid sources")}
 EXCLUSION_WORDS = {"not_fetched": "not fetched yet", "judge_error": "judge error", "judges_disagree": "judges disagree",
                    "pending": "not judged yet", "not_read": "not read yet", "no_claims": "no claims",
-                   "undecided": "a claim's pair undecided (judge error, judges disagree or not judged yet)"}
+                   "undecided": "with an undecided pair"}
 
 
 def exclusion_notes(counts: Mapping[str, Any]) -> dict[str, str]:

@@ -134,8 +134,8 @@ async def test_every_figure_the_method_text_states_is_the_number_its_sentence_de
     assert (m["url_validity"]["k"], m["url_validity"]["n"]) == (5, 6)
     assert (m["full_text_validity"]["k"], m["full_text_validity"]["n"]) == (3, 6)
     assert m["full_text_validity"]["ci95"][0] < 0.5 < m["full_text_validity"]["ci95"][1]
-    assert report["counts"]["excluded"]["statement_support"] == {"judge_error": 1, "judges_disagree": 1, "pending": 0}
-    assert report["exclusions"]["statement_support"] == "leaves out 2 claims (1 judge error, 1 judges disagree)"
+    assert report["counts"]["excluded"]["statement_support"] == {"judges_disagree": 1, "judge_error": 1, "pending": 0}
+    assert report["exclusions"]["statement_support"] == "leaves out 2 claims (1 judges disagree, 1 judge error)"
     assert report["exclusions"]["response_support"] == "leaves out 2 responses (1 judges disagree, 1 judge error)"
     assert 'data-excluded="statement_support">leaves out 2 claims' in html
     # the XLSX notes state the same figures
@@ -242,7 +242,7 @@ async def test_with_reviews_report_labels_every_table_and_gives_per_model_figure
     assert report["bases"]["by_model"] == "judges only"
     assert report["bases"]["by_model_with_reviews"] == "with reviewer overrides"
     html = report_html(report)
-    assert "By model: judges only" in html and "By model: with reviewer overrides" in html
+    assert "By model: judges only." in html and "By model: with reviewer overrides." in html
     assert "Figures below are with reviewer overrides applied" not in html
     assert 'id="summary-basis">The figures and counts in this section are <b>with reviewer overrides</b>' in html
     path = write_report(store, run_id, tmp_path / "w.xlsx", with_reviews=True)
@@ -268,3 +268,19 @@ def test_a_verified_reference_beside_an_unregistered_doi_link_is_reconciled():
     assert "The paper exists (PubMed record matched)" in reconcile_link(source, other)
     readable = Source(url="https://example.org/a", status=FetchStatus.OK, text="text")
     assert reconcile_link(readable, check) is None
+
+
+async def test_the_app_metrics_bar_names_what_the_support_figures_leave_out(qtbot, tmp_path, site):
+    from sourcecheckup.metrics import compute_metrics
+    from ui.widgets import MetricsBar
+
+    store = Store(tmp_path / "u.db")
+    run_id = await _fixture_run(store, site)
+    bar = MetricsBar()
+    qtbot.addWidget(bar)
+    bar.show_metrics(compute_metrics(store.load_run(run_id)), 0, "completed", judges=["keyword:0", "contrary"])
+    shown = bar.counts.text()
+    assert "judges disagree on 1 claim" in shown
+    assert "statement support leaves out 2 claims (1 judges disagree, 1 judge error)" in shown
+    assert "response support leaves out 2 responses (1 judges disagree, 1 judge error)" in shown
+    assert "full-text validity 50.0% (3/6)" in shown

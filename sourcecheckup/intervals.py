@@ -7,8 +7,8 @@
   Korn–Graubard interval (Korn & Graubard 1998, Survey Methodology 24:193, as NCHS uses it for survey
   proportions): Clopper–Pearson on the effective sample size n_eff = n / deff · (z / t_{m-1})², where the
   design effect deff is the cluster-robust (CR1) variance of k/n over the binomial one, at least 1, and the
-  t quantile with m - 1 degrees of freedom (m responses) carries the uncertainty of estimating it from few
-  responses. When every statement agrees (k = 0 or k = n) the design effect cannot be estimated and is taken as
+  t quantile carries the uncertainty of estimating it from few responses: Satterthwaite's degrees of freedom
+  for that variance (:func:`degrees_of_freedom`), at most m - 1 for m responses. When every statement agrees (k = 0 or k = n) the design effect cannot be estimated and is taken as
   1, as Korn and Graubard do (the t factor still widens the interval for few responses); a single response
   counts as one observation (n_eff = 1).
 """
@@ -57,6 +57,23 @@ def design_effect(ks: Sequence[float], ns: Sequence[float]) -> float | None:
     return max(1.0, robust / (p * (1 - p) / n))
 
 
+def degrees_of_freedom(ks: Sequence[float], ns: Sequence[float]) -> float:
+    """The degrees of freedom of the cluster-robust variance: Satterthwaite's (1946) effective number of terms
+    in the sum of squared response residuals, 3 (sum r^2)^2 / sum r^4 (the fourth moment taken as r^4 / 3, its
+    normal value), at most responses - 1 and at least 1. When a few responses hold every rare outcome it falls
+    towards their number: those few responses are all the run can show about how claims cluster."""
+    m = len(ns)
+    n, k = float(sum(ns)), float(sum(ks))
+    if m < 2 or n <= 0:
+        return 1.0
+    p = k / n
+    r2 = [(ki - p * ni) ** 2 for ki, ni in zip(ks, ns)]
+    s2, s4 = sum(r2), sum(x * x for x in r2)
+    if s4 <= 0:
+        return float(m - 1)
+    return min(float(m - 1), max(1.0, 3 * s2 * s2 / s4))
+
+
 def korn_graubard(ks: Sequence[float], ns: Sequence[float], alpha: float = ALPHA) -> tuple[float, float, float, float | None]:
     """The Korn–Graubard 95% interval of sum(k)/sum(n) over responses (clusters) with ks[i] of ns[i] statements
     supported: (low, high, effective sample size, design effect or None when it could not be estimated)."""
@@ -69,8 +86,8 @@ def korn_graubard(ks: Sequence[float], ns: Sequence[float], alpha: float = ALPHA
         n_eff = 1.0          # one response: its statements stand or fall together as far as the data can show
         deff = None
     else:
-        t = float(stdtrit(m - 1, 1 - alpha / 2))
         deff = design_effect(ks, ns)
+        t = float(stdtrit(degrees_of_freedom(ks, ns), 1 - alpha / 2))
         # the design effect is at most its value at intraclass correlation 1, sum(n_i^2) / n: the responses
         # themselves are then the units, however noisy the estimate from few responses
         floor = n * n / sum(float(x) * float(x) for x in ns)

@@ -50,7 +50,7 @@ CI_METHODS = {
     CI_EXACT: "Clopper-Pearson exact interval (independent units)",
     CI_CLUSTERED: ("Korn-Graubard interval: Clopper-Pearson on the effective sample size n / design effect, "
                    "the design effect from the cluster-robust variance over responses (at least 1), "
-                   "t quantile with responses - 1 degrees of freedom"),
+                   "t quantile on Satterthwaite's degrees of freedom for that variance (at most responses - 1)"),
     CI_WILSON: "Wilson score interval",
     CI_BOOTSTRAP: f"percentile bootstrap over responses ({BOOTSTRAP_RESAMPLES} resamples, seeded)",
     CI_WILSON_FALLBACK: "Wilson score interval (the bootstrap over responses gave a zero-width interval)",

@@ -284,3 +284,15 @@ async def test_the_app_metrics_bar_names_what_the_support_figures_leave_out(qtbo
     assert "statement support leaves out 2 claims (1 judges disagree, 1 judge error)" in shown
     assert "response support leaves out 2 responses (1 judges disagree, 1 judge error)" in shown
     assert "full-text validity 50.0% (3/6)" in shown
+
+
+async def test_the_csv_says_why_each_claim_is_left_out_of_statement_support(tmp_path, site):
+    import csv
+
+    store = Store(tmp_path / "c.db")
+    run_id = await _fixture_run(store, site)
+    path = write_report(store, run_id, tmp_path / "r.csv")
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    why = {(r["response_id"], r["statement_support_left_out"]) for r in rows}
+    assert ("disagree", "judges disagree") in why and ("error", "judge error") in why
+    assert ("dead", "") in why and ("unsupported", "") in why     # no readable source / unsupported: counted

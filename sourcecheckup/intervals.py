@@ -17,8 +17,6 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from scipy.special import betaincinv, stdtrit
-
 Z95 = 1.959963984540054   # the normal quantile of a two-sided 95% interval
 ALPHA = 0.05
 
@@ -39,6 +37,8 @@ def clopper_pearson(k: float, n: float, alpha: float = ALPHA) -> tuple[float, fl
     (non-integer) counts, as the Korn–Graubard interval passes them. Never zero width for n > 0."""
     if n <= 0:
         raise ValueError("a Clopper-Pearson interval needs n > 0")
+    from scipy.special import betaincinv   # imported when first needed: it takes a second to load
+
     k = min(max(k, 0.0), n)
     lo = 0.0 if k <= 0 else float(betaincinv(k, n - k + 1, alpha / 2))
     hi = 1.0 if k >= n else float(betaincinv(k + 1, n - k, 1 - alpha / 2))
@@ -77,6 +77,8 @@ def degrees_of_freedom(ks: Sequence[float], ns: Sequence[float]) -> float:
 def korn_graubard(ks: Sequence[float], ns: Sequence[float], alpha: float = ALPHA) -> tuple[float, float, float, float | None]:
     """The Korn–Graubard 95% interval of sum(k)/sum(n) over responses (clusters) with ks[i] of ns[i] statements
     supported: (low, high, effective sample size, design effect or None when it could not be estimated)."""
+    from scipy.special import stdtrit
+
     m = len(ns)
     n, k = float(sum(ns)), float(sum(ks))
     if n <= 0:

@@ -2,9 +2,13 @@
 
 A rater's label on a pair is 'supported' or 'not_supported'. Judge errors and a reviewer's
 'unsure' are not labels: the pair is left out of that rater's comparisons (and counted).
-The reviewers' majority is :func:`sourcecheckup.review.consensus` (ties give no majority).
-Agreement, a proportion, has the Wilson score interval; kappa a percentile bootstrap over the compared
-pairs, seeded, so a report is reproducible.
+The reviewers' majority is :func:`sourcecheckup.review.consensus` (ties give no majority); a reviewer is
+compared with the majority of the *other* reviewers only (leave-one-out), never with a majority that holds
+their own vote. Reviewers and judges are also compared with the judges' consensus label, the one the
+headline figures use (the run's ``--consensus`` rule).
+Agreement, a proportion, has the Wilson score interval. Kappa's interval is the hull of a seeded percentile
+bootstrap over the compared pairs and the Wilson interval of agreement carried to kappa at the observed
+chance agreement, (lo - pe) / (1 - pe): the bootstrap alone collapses to a point when every pair agrees.
 """
 from __future__ import annotations
 
@@ -21,6 +25,19 @@ from .store import RunData, Store
 
 LABELS = (Label.SUPPORTED.value, Label.NOT_SUPPORTED.value)
 MAJORITY = "reviewers' majority"
+OTHERS_MAJORITY = "other reviewers' majority"      # leave-one-out: the reviewer's own vote is not in it
+KAPPA_CI_METHOD = "bootstrap_wilson_hull"
+AGREEMENT_CI_METHOD = "wilson"
+CI_DESCRIPTIONS = {
+    AGREEMENT_CI_METHOD: "Wilson score interval of the share of pairs both raters labelled alike",
+    KAPPA_CI_METHOD: ("hull of a seeded percentile bootstrap over the compared pairs and the Wilson interval of "
+                      "agreement carried to kappa at the observed chance agreement"),
+}
+
+
+def consensus_name(rule: str) -> str:
+    """The judges' consensus as a rater: "judges' consensus (majority)"."""
+    return f"judges' consensus ({rule})"
 Pair = tuple[int, str]          # (statement_pk, url)
 
 
@@ -45,7 +62,8 @@ class PairwiseAgreement:
 
     def as_dict(self) -> dict[str, Any]:
         return {"rater_a": self.rater_a, "rater_b": self.rater_b, "kind": self.kind, "n": self.n,
-                "agreement": self.agreement.as_dict(), "kappa": self.kappa.as_dict(),
+                "agreement": {**self.agreement.as_dict(), "ci_method": AGREEMENT_CI_METHOD},
+                "kappa": {**self.kappa.as_dict(), "ci_method": KAPPA_CI_METHOD},
                 "confusion": self.confusion}
 
 
@@ -108,10 +126,15 @@ def compare_raters(a: Sequence[str], b: Sequence[str], rater_a: str, rater_b: st
     agreement = Estimate(percent_agreement(a, b), (round(float(lo), 6), round(float(hi), 6)))
     finite = kappas[~np.isnan(kappas)]
     kappa_ci: tuple[float | None, float | None] = (None, None)
-    if finite.size:
-        klo, khi = np.percentile(finite, [2.5, 97.5])
-        kappa_ci = (round(float(klo), 6), round(float(khi), 6))
     kappa = cohen_kappa(a, b, labels)
+    if kappa is not None:
+        cells = _cells(codes[None, :], k)[0]
+        pe = float((cells.sum(axis=1) * cells.sum(axis=0)).sum()) / (n * n)
+        klo, khi = (lo - pe) / (1 - pe), (hi - pe) / (1 - pe)
+        if finite.size:
+            blo, bhi = np.percentile(finite, [2.5, 97.5])
+            klo, khi = min(klo, float(blo)), max(khi, float(bhi))
+        kappa_ci = (round(max(-1.0, klo), 6), round(min(1.0, khi), 6))
     return PairwiseAgreement(rater_a, rater_b, kind, n, agreement, Estimate(kappa, kappa_ci), confusion)
 
 
@@ -140,6 +163,40 @@ def _reviewer_labels(rows: Sequence[Review]) -> tuple[dict[str, dict[Pair, str]]
     return by_reviewer, majority, by_pair
 
 
+def _majority_without(by_pair: Mapping[Pair, Mapping[str, str]], reviewer: str) -> dict[Pair, str]:
+    """The majority of the other reviewers' labels on each pair the reviewer labelled (leave-one-out)."""
+    out: dict[Pair, str] = {}
+    for pair, labels in by_pair.items():
+        if reviewer not in labels:
+            continue
+        label = consensus([ReviewLabel(v) for r, v in labels.items() if r != reviewer])
+        if label is not None:
+            out[pair] = label.value
+    return out
+
+
+def judges_consensus(data: RunData) -> dict[Pair, str]:
+    """Each pair's combined label under the run's consensus rule (the headline's), where it decides (read
+    from the verdicts alone, as :func:`sourcecheckup.metrics.assess_statement` combines them)."""
+    from .metrics import Consensus, pair_label
+
+    rule = Consensus(data.run.config.get("consensus", "first"))
+    judges = list(data.run.judges)
+    out: dict[Pair, str] = {}
+    for spk, rows in data.verdicts.items():
+        per_pair: dict[str, dict[str, Label]] = {}
+        for v in rows:
+            per_pair.setdefault(v.url, {})[v.verdict.judge_id] = v.verdict.label
+        for url, per_judge in per_pair.items():
+            if judges and not all(j in per_judge for j in judges):
+                continue          # pending: not every judge of the run has spoken
+            order = judges + [j for j in per_judge if j not in judges]
+            label = pair_label([per_judge[j] for j in order if j in per_judge], rule)
+            if label is Label.SUPPORTED or label is Label.NOT_SUPPORTED:
+                out[(spk, url)] = label.value
+    return out
+
+
 def _compare(x: Mapping[Pair, str], y: Mapping[Pair, str], name_x: str, name_y: str, kind: str,
              seed: int) -> PairwiseAgreement:
     common = sorted(set(x) & set(y))
@@ -159,7 +216,16 @@ def agreement_report(store: Store, data: RunData, *, seed: int = 0) -> dict[str,
         if by_reviewer:
             comparisons.append(_compare(jl, majority, judge, MAJORITY, "judge-majority", s)); s += 1
     for reviewer, rl in sorted(by_reviewer.items()):
-        comparisons.append(_compare(rl, majority, reviewer, MAJORITY, "reviewer-majority", s)); s += 1
+        others = _majority_without(by_pair, reviewer)
+        comparisons.append(_compare(rl, others, reviewer, OTHERS_MAJORITY, "reviewer-majority", s)); s += 1
+    # the label the headline figures use: the judges' consensus under the run's rule
+    rule = str(data.run.config.get("consensus", "first"))
+    combined = judges_consensus(data)
+    if by_reviewer and combined:
+        name = consensus_name(rule)
+        for reviewer, rl in sorted(by_reviewer.items()):
+            comparisons.append(_compare(combined, rl, name, reviewer, "consensus-reviewer", s)); s += 1
+        comparisons.append(_compare(combined, majority, name, MAJORITY, "consensus-majority", s)); s += 1
     for (ra, la), (rb, lb) in combinations(sorted(by_reviewer.items()), 2):
         comparisons.append(_compare(la, lb, ra, rb, "reviewer-reviewer", s)); s += 1
     for (ja, la), (jb, lb) in combinations(list(judges.items()), 2):
@@ -184,5 +250,7 @@ def agreement_report(store: Store, data: RunData, *, seed: int = 0) -> dict[str,
         "pairs_with_majority": len(majority),
         "pairs_without_majority": len(by_pair) - len(majority),
         "comparisons": [c.as_dict() for c in comparisons],
+        "consensus": str(data.run.config.get("consensus", "first")),
+        "ci_methods": dict(CI_DESCRIPTIONS),
         "overturned": overturned,
     }

@@ -1,17 +1,20 @@
 """The study's metrics, computed from stored rows, with 95% intervals honest at small n.
 
-- source URL validity = cited URLs that were readable (status 200 / local file, non-empty text) / all cited URLs
-- statement-level support = informative statements supported by >= 1 source / decided informative statements
-- response-level support = responses all of whose informative statements are supported / decided responses
-- unused sources = valid sources that support no statement / decided valid sources
+- source URL validity = fetched cited URLs with readable text (full text, an abstract or a paywall teaser) / fetched cited URLs
+- full-text validity = fetched cited URLs read in full (status ok) / fetched cited URLs
+- statement-level support = claims supported by >= 1 source / decided claims
+- response-level support = responses all of whose claims are supported / decided responses
+- unused sources = valid sources that support no claim / valid sources every claim's pair decided
 
-Intervals: Wilson score for the rates (URL validity, unused sources); a seeded percentile
-bootstrap resampling responses for statement and response support, replaced by Wilson whenever
-it would have zero width. Each metric records its method (``ci_method``).
+Decided: a claim with no readable source IS decided, and unsupported (the study's definition; status
+``no_readable_source``). A claim is undecided, and left out of statement support, when no pair supports it
+and a pair is a judge error (``judge_error``), the judges split with no majority (``judges_disagree``,
+``--consensus majority``) or a pair is not judged yet (``pending``). A response is left out of response
+support when it was not read, has no claims, or has an undecided claim and no unsupported one.
+``counts["excluded"]`` names how many units each figure leaves out, and why.
 
-Errors are not verdicts: a statement whose pairs include judge errors and no support is
-undecided (counted in ``judge_error``), never unsupported. A statement with no readable
-source is unsupported (the paper's definition) and marked ``no_readable_source``.
+Intervals (:mod:`.intervals`): Clopper–Pearson for URLs, sources and responses (independent units);
+Korn–Graubard for statements (clustered by response). Each metric records its method (``ci_method``).
 """
 from __future__ import annotations
 
@@ -21,13 +24,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import numpy as np
-
-from .models import Label, StatementStatus
+from .intervals import Z95, clopper_pearson, korn_graubard, wilson_interval  # noqa: F401  (wilson_interval, Z95: re-exported)
+from .models import FetchStatus, Label, StatementStatus
 from .store import RunData, StatementRow, VerdictRow
 
 BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_BLOCK_CELLS = 500_000   # resampled indices held at once (4 MB)
 
 
 class Consensus(str, Enum):
@@ -39,19 +40,24 @@ class Consensus(str, Enum):
     MAJORITY = "majority"
 
 
-Z95 = 1.959963984540054   # the normal quantile of a two-sided 95% interval
-
 # How a metric's interval was computed (recorded with every metric and in the report's audit trail).
-CI_WILSON = "wilson"                          # Wilson score interval of k/n
-CI_BOOTSTRAP = "bootstrap_responses"          # percentile bootstrap, responses resampled, seeded
-CI_WILSON_FALLBACK = "wilson_fallback"        # the bootstrap gave a zero-width interval: Wilson instead
+CI_EXACT = "clopper_pearson"                  # Clopper–Pearson exact interval of k/n (independent units)
+CI_CLUSTERED = "korn_graubard"                # Korn–Graubard: exact interval on the design-effect sample size
+CI_WILSON = "wilson"                          # Wilson score interval of k/n (reference checks, comparisons)
+CI_BOOTSTRAP = "bootstrap_responses"          # reports written before 25: percentile bootstrap over responses
+CI_WILSON_FALLBACK = "wilson_fallback"        # reports written before 25: the bootstrap gave a zero-width interval
 CI_METHODS = {
+    CI_EXACT: "Clopper-Pearson exact interval (independent units)",
+    CI_CLUSTERED: ("Korn-Graubard interval: Clopper-Pearson on the effective sample size n / design effect, "
+                   "the design effect from the cluster-robust variance over responses (at least 1), "
+                   "t quantile on Satterthwaite's degrees of freedom for that variance (at most responses - 1)"),
     CI_WILSON: "Wilson score interval",
     CI_BOOTSTRAP: f"percentile bootstrap over responses ({BOOTSTRAP_RESAMPLES} resamples, seeded)",
     CI_WILSON_FALLBACK: "Wilson score interval (the bootstrap over responses gave a zero-width interval)",
 }
 # each headline metric's name as a report shows it
-METRIC_NAMES = {"url_validity": "Source URL validity", "statement_support": "Statement-level support",
+METRIC_NAMES = {"url_validity": "Source URL validity", "full_text_validity": "Full-text validity",
+                "statement_support": "Statement-level support",
                 "response_support": "Response-level support", "unused_sources": "Unused sources"}
 
 
@@ -68,42 +74,33 @@ class Metric:
     ci95: tuple[float | None, float | None]
     n: int           # denominator: decided units
     k: int           # numerator
-    method: str = CI_WILSON
+    method: str = CI_EXACT
+    design_effect: float | None = None    # Korn–Graubard: the design effect used (None: not estimable, 1 taken)
+    n_eff: float | None = None            # Korn–Graubard: the effective sample size
 
     def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "ci95": list(self.ci95), "n": self.n, "k": self.k, "ci_method": self.method}
+        d = {"value": self.value, "ci95": list(self.ci95), "n": self.n, "k": self.k, "ci_method": self.method}
+        if self.method == CI_CLUSTERED:
+            d["design_effect"] = self.design_effect
+            d["n_eff"] = self.n_eff
+        return d
 
 
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n trials: never zero width for n > 0."""
-    if n <= 0:
-        raise ValueError("a Wilson interval needs n > 0")
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * float(np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _wilson_metric(k: int, n: int, method: str = CI_WILSON) -> Metric:
-    lo, hi = wilson_interval(k, n)
-    return Metric(k / n, (round(lo, 6), round(hi, 6)), n, k, method)
+def _exact_metric(k: int, n: int) -> Metric:
+    lo, hi = clopper_pearson(k, n)
+    return Metric(k / n, (round(lo, 6), round(hi, 6)), n, k, CI_EXACT)
 
 
 def proportion(outcomes: Sequence[bool], seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
-    """A rate k/n with its Wilson score 95% interval (``seed``, ``resamples`` are kept for callers)."""
-    n = len(outcomes)
-    if n == 0:
-        return Metric(None, (None, None), 0, 0, CI_WILSON)
-    return _wilson_metric(sum(1 for o in outcomes if o), n)
+    """A rate k/n over independent units with its Clopper–Pearson 95% interval (``seed``, ``resamples`` are
+    kept for callers)."""
+    return proportion_of(sum(1 for o in outcomes if o), len(outcomes))
 
 
 def clustered_proportion(clusters: Sequence[Sequence[bool]], seed: int = 0,
                          resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
-    """A proportion over units grouped by response, with a percentile bootstrap that resamples
-    responses (statements of one answer are not independent); deterministic for a seed. Falls back
-    to the Wilson interval whenever the bootstrap interval has zero width (all outcomes alike,
-    or a single response)."""
+    """A proportion over units grouped by response (statements of one answer are not independent), with the
+    Korn–Graubard 95% interval (:mod:`sourcecheckup.intervals`); ``seed``, ``resamples`` are kept for callers."""
     groups = [c for c in clusters if len(c)]
     return clustered_counts([sum(1 for o in c if o) for c in groups], [len(c) for c in groups], seed, resamples)
 
@@ -111,22 +108,12 @@ def clustered_proportion(clusters: Sequence[Sequence[bool]], seed: int = 0,
 def clustered_counts(ks_per_group: Sequence[int], ns_per_group: Sequence[int], seed: int = 0,
                      resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
     """:func:`clustered_proportion` from each non-empty group's (supported, decided) counts."""
-    ks = np.array(ks_per_group, dtype=np.float64)
-    ns = np.array(ns_per_group, dtype=np.float64)
-    n, k = int(ns.sum()), int(ks.sum())
+    n, k = int(sum(ns_per_group)), int(sum(ks_per_group))
     if n == 0:
-        return Metric(None, (None, None), 0, 0, CI_BOOTSTRAP)
-    rng = np.random.default_rng(seed)
-    # resamples drawn in blocks (the same random stream as one draw): memory stays bounded at 100,000 responses
-    block = max(1, BOOTSTRAP_BLOCK_CELLS // len(ks))
-    ratios = np.empty(resamples, dtype=np.float64)
-    for start in range(0, resamples, block):
-        idx = rng.integers(0, len(ks), size=(min(block, resamples - start), len(ks)))
-        ratios[start:start + len(idx)] = ks[idx].sum(axis=1) / ns[idx].sum(axis=1)
-    lo, hi = (round(float(x), 6) for x in np.percentile(ratios, [2.5, 97.5]))
-    if hi - lo <= 0:
-        return _wilson_metric(k, n, CI_WILSON_FALLBACK)
-    return Metric(k / n, (lo, hi), n, k, CI_BOOTSTRAP)
+        return Metric(None, (None, None), 0, 0, CI_CLUSTERED)
+    lo, hi, n_eff, deff = korn_graubard(ks_per_group, ns_per_group)
+    return Metric(k / n, (round(lo, 6), round(hi, 6)), n, k, CI_CLUSTERED,
+                  None if deff is None else round(deff, 6), round(n_eff, 6))
 
 
 # ------------------------------------------------------------------------- pair / statement
@@ -151,7 +138,8 @@ def pair_label(labels: Sequence[Label], rule: Consensus = Consensus.FIRST) -> La
         return Label.SUPPORTED
     if nots > half:
         return Label.NOT_SUPPORTED
-    return Label.JUDGE_ERROR
+    # no majority: the judges that decided split (a disagreement), or too many failed (a judge error)
+    return Label.JUDGES_DISAGREE if sup and nots else Label.JUDGE_ERROR
 
 
 @dataclass(frozen=True)
@@ -175,6 +163,27 @@ class ResponseAssessment:
     supported: bool | None        # every informative statement supported; None if undecided / no claims
     unused_urls: list[str]
     undecided_urls: list[str]
+
+
+# a pair's combined label that decides nothing: it leaves the pair out of every figure
+UNDECIDED_LABELS = frozenset({Label.JUDGE_ERROR, Label.JUDGES_DISAGREE})
+# why a response has no response-level verdict, in the order one reason is named for it
+RESPONSE_EXCLUSIONS = ("not_read", "no_claims", "pending", "judges_disagree", "judge_error")
+
+
+def response_exclusion(r: "ResponseAssessment", parsed: bool = True) -> str | None:
+    """Why response-level support leaves a response out (a key of ``RESPONSE_EXCLUSIONS``), None if it counts."""
+    if r.supported is not None:
+        return None
+    if not parsed:
+        return "not_read"
+    statuses = {s.status for s in r.statements if s.row.statement.informative}
+    if not statuses:
+        return "no_claims"
+    for reason in ("pending", "judges_disagree", "judge_error"):
+        if StatementStatus(reason) in statuses:
+            return reason
+    return "pending"
 
 
 # An override source: (statement_pk, url) -> Label decided by a person. Reviews plug in here.
@@ -221,6 +230,8 @@ def assess_statement(row: StatementRow, valid_urls: Sequence[str], verdicts: Seq
         status = StatementStatus.SUPPORTED
     elif unfetched_urls or any(lab is None for lab in pair_labels.values()):
         status = StatementStatus.PENDING
+    elif any(lab is Label.JUDGES_DISAGREE for lab in pair_labels.values()):
+        status = StatementStatus.JUDGES_DISAGREE
     elif any(lab is Label.JUDGE_ERROR for lab in pair_labels.values()):
         status = StatementStatus.JUDGE_ERROR
     else:
@@ -254,7 +265,7 @@ def assess_run(data: RunData, rule: Consensus | str | None = None,
             labels = [s.pair_labels.get(url) for s in informative]
             if any(lab is Label.SUPPORTED for lab in labels):
                 continue
-            if any(lab is None or lab is Label.JUDGE_ERROR for lab in labels):
+            if any(lab is None or lab in UNDECIDED_LABELS for lab in labels):
                 undecided.append(url)
             else:
                 unused.append(url)
@@ -297,9 +308,12 @@ class MetricSet:
     response_support: Metric
     unused_sources: Metric
     counts: dict[str, Any] = field(default_factory=dict)
+    # URLs read in full (status ok, not a paywall teaser nor an abstract) / fetched URLs: URL validity counts those too
+    full_text_validity: Metric = field(default_factory=lambda: Metric(None, (None, None), 0, 0))
 
     def as_dict(self) -> dict[str, Any]:
         return {"url_validity": self.url_validity.as_dict(),
+                "full_text_validity": self.full_text_validity.as_dict(),
                 "statement_support": self.statement_support.as_dict(),
                 "response_support": self.response_support.as_dict(),
                 "unused_sources": self.unused_sources.as_dict()}
@@ -310,7 +324,8 @@ class MetricsTally:
     is never loaded whole); :func:`compute_metrics` is one tally over the whole run."""
 
     def __init__(self) -> None:
-        self.url_k = self.url_n = self.unused_k = self.unused_n = 0
+        self.url_k = self.url_n = self.unused_k = self.unused_n = self.full_text_k = 0
+        self.response_excluded: Counter[str] = Counter()
         self.statement_k: array[int] = array("q")   # per response with a decided statement: supported, decided
         self.statement_n: array[int] = array("q")
         self.response_ok = bytearray()               # per decided response: 1 supported, 0 not
@@ -318,9 +333,11 @@ class MetricsTally:
         self.outcome_counts: Counter[str] = Counter()
         self.pairs_total = self.pairs_judged = self.responses = self.responses_undecided = 0
         self.statements = self.responses_unparsed = self.verdicts = self.judge_errors = 0
+        self.unused_undecided = 0
 
     def add(self, data: RunData, assessed: Sequence[ResponseAssessment]) -> "MetricsTally":
         """Add responses (``assessed``, with their rows in ``data``)."""
+        unparsed = {resp.pk for resp in data.responses if not resp.parsed}
         for r in assessed:
             for url in r.urls:
                 src = data.sources.get(url)
@@ -328,6 +345,7 @@ class MetricsTally:
                 if src is not None:            # a source not fetched yet is pending, not a failure
                     self.url_n += 1
                     self.url_k += bool(src.source.valid)
+                    self.full_text_k += bool(src.source.valid and src.source.status is FetchStatus.OK)
             open_urls = [u for u in r.urls if u in r.valid_urls or u not in data.sources]
             for s in r.statements:
                 if s.row.statement.informative:
@@ -344,13 +362,15 @@ class MetricsTally:
                 self.statement_n.append(n)
             if r.supported is not None:
                 self.response_ok.append(1 if r.supported else 0)
+            else:
+                self.response_excluded[response_exclusion(r, r.response_pk not in unparsed) or "pending"] += 1
             self.unused_k += len(r.unused_urls)
             self.unused_n += len(r.valid_urls) - len(r.undecided_urls)
+            self.unused_undecided += len(r.undecided_urls)
             self.responses += 1
             self.responses_undecided += r.supported is None
             self.statements += len(r.statements)
         # unparsed responses and verdicts of the responses added (all of ``data``'s when it is their run or group)
-        unparsed = {resp.pk for resp in data.responses if not resp.parsed}
         for r in assessed:
             self.responses_unparsed += r.response_pk in unparsed
             for s in r.statements:
@@ -359,7 +379,8 @@ class MetricsTally:
                 self.judge_errors += sum(1 for v in vs if v.verdict.label is Label.JUDGE_ERROR)
         return self
 
-    def result(self, seed: int, *, skipped: int = 0, bootstrap: bool = True) -> "MetricSet":
+    def result(self, seed: int = 0, *, skipped: int = 0, bootstrap: bool = True) -> "MetricSet":
+        """The metrics from the counts (``seed`` and ``bootstrap`` are kept for callers: no interval resamples)."""
         status_counts, outcome_counts = self.status_counts, self.outcome_counts
         counts = {
             "responses": self.responses,
@@ -381,29 +402,36 @@ class MetricsTally:
             "judge_errors": self.judge_errors,
             "skipped_records": skipped,
         }
+        counts["judges_disagree"] = status_counts.get(StatementStatus.JUDGES_DISAGREE.value, 0)
+        counts["full_text_urls"] = self.full_text_k
+        # what each figure leaves out of its denominator, and why (every summary names these)
+        counts["excluded"] = {
+            "url_validity": {"not_fetched": outcome_counts.get("not_fetched", 0)},
+            "full_text_validity": {"not_fetched": outcome_counts.get("not_fetched", 0)},
+            "statement_support": {k: status_counts.get(k, 0) for k in ("judges_disagree", "judge_error", "pending")},
+            "response_support": {k: self.response_excluded.get(k, 0) for k in RESPONSE_EXCLUSIONS},
+            "unused_sources": {"undecided": self.unused_undecided},
+        }
         counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"]
                                  or self.pairs_judged < self.pairs_total or counts["statements_pending"])
-        n_ok = sum(self.response_ok)
-        if bootstrap:
-            statements = clustered_counts(self.statement_k, self.statement_n, seed + 1)
-            responses = clustered_counts(self.response_ok, [1] * len(self.response_ok), seed + 2)
-        else:
-            statements = proportion_of(sum(self.statement_k), sum(self.statement_n))
-            responses = proportion_of(n_ok, len(self.response_ok))
+        # statements are clustered by response (Korn–Graubard); responses, URLs and sources are independent units
+        statements = clustered_counts(self.statement_k, self.statement_n)
+        responses = proportion_of(sum(self.response_ok), len(self.response_ok))
         return MetricSet(proportion_of(self.url_k, self.url_n), statements, responses,
-                         proportion_of(self.unused_k, self.unused_n), counts)
+                         proportion_of(self.unused_k, self.unused_n), counts,
+                         proportion_of(self.full_text_k, self.url_n))
 
 
 def proportion_of(k: int, n: int) -> Metric:
     """:func:`proportion` from its counts (k of n)."""
-    return Metric(None, (None, None), 0, 0, CI_WILSON) if n == 0 else _wilson_metric(k, n)
+    return Metric(None, (None, None), 0, 0, CI_EXACT) if n == 0 else _exact_metric(k, n)
 
 
 def compute_metrics(data: RunData, assessed: Sequence[ResponseAssessment] | None = None, *,
                     seed: int | None = None, rule: Consensus | str | None = None,
                     overrides: Overrides | None = None, bootstrap: bool = True) -> MetricSet:
-    """The four metrics and the counts behind them; ``bootstrap=False`` gives statement and response
-    support Wilson intervals instead (same values, no resampling: for listings that show values only)."""
+    """The metrics and the counts behind them (``bootstrap`` is kept for callers: every interval is now
+    computed in closed form, none resamples)."""
     assessed = assess_run(data, rule, overrides) if assessed is None else assessed
     seed = int(data.run.config.get("seed", 0)) if seed is None else seed
     return MetricsTally().add(data, assessed).result(seed, skipped=len(data.skipped), bootstrap=bootstrap)
@@ -432,4 +460,29 @@ def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],
                       statements=statements, sources=data.sources,
                       verdicts={k: v for k, v in data.verdicts.items() if k in spks}, skipped=[])
         out[name] = compute_metrics(sub, members, seed=kw.get("seed"))
+    return out
+
+
+# what each figure leaves out, in words: (unit singular, plural) and each reason's words
+_EXCLUDED_UNITS = {"url_validity": ("cited URL", "cited URLs"), "full_text_validity": ("cited URL", "cited URLs"),
+                   "statement_support": ("claim", "claims"), "response_support": ("response", "responses"),
+                   "unused_sources": ("valid source", "valid sources")}
+EXCLUSION_WORDS = {"not_fetched": "not fetched yet", "judge_error": "judge error", "judges_disagree": "judges disagree",
+                   "pending": "not judged yet", "not_read": "not read yet", "no_claims": "no claims",
+                   "undecided": "with an undecided pair"}
+
+
+def exclusion_notes(counts: Mapping[str, Any]) -> dict[str, str]:
+    """Per figure, what its denominator leaves out and why: {"statement_support": "leaves out 3 claims
+    (2 judges disagree, 1 judge error)"}; "leaves out nothing" when it counts every unit."""
+    out: dict[str, str] = {}
+    for key, reasons in (counts.get("excluded") or {}).items():
+        one, many = _EXCLUDED_UNITS.get(key, ("unit", "units"))
+        total = sum(reasons.values())
+        if not total:
+            out[key] = "leaves out nothing"
+            continue
+        parts = ", ".join(f"{n} {EXCLUSION_WORDS.get(reason, reason.replace('_', ' '))}"
+                          for reason, n in reasons.items() if n)
+        out[key] = f"leaves out {total} {one if total == 1 else many} ({parts})"
     return out

@@ -74,6 +74,9 @@ class Label(str, Enum):
     SUPPORTED = "supported"
     NOT_SUPPORTED = "not_supported"
     JUDGE_ERROR = "judge_error"   # the judge could not decide: never counted as not supported
+    # a pair's consensus only, never one judge's verdict: under --consensus majority the judges split with no
+    # majority (one supported, one not supported); undecided, never counted as not supported nor as a judge error
+    JUDGES_DISAGREE = "judges_disagree"
 
 
 class StatementStatus(str, Enum):
@@ -83,6 +86,7 @@ class StatementStatus(str, Enum):
     NOT_SUPPORTED = "not_supported"
     NO_READABLE_SOURCE = "no_readable_source"   # unsupported: no cited source could be read
     JUDGE_ERROR = "judge_error"                  # undecided: judge errors and no support
+    JUDGES_DISAGREE = "judges_disagree"          # undecided: the judges split with no majority, and no support
     NOT_A_CLAIM = "not_a_claim"                  # acknowledgement, question, disclaimer, refusal
     PENDING = "pending"                          # not judged yet
 

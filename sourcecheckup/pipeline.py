@@ -114,8 +114,10 @@ class _Counters:
     responses_done: int = 0
     sources_total: int = 0
     sources_done: int = 0
-    pairs_total: int = 0
-    pairs_done: int = 0
+    pairs_total: int = 0           # statement x source pairs (one pair is judged by every judge)
+    pairs_done: int = 0            # pairs every judge has judged
+    verdicts_total: int = 0        # one per pair and judge
+    verdicts_done: int = 0
     fetch_failures: int = 0
     judge_errors: int = 0
 
@@ -160,6 +162,7 @@ class Audit:
         self._urls: set[str] = set()
         # the commit window (_commit): verdicts made and responses finished since the last commit
         self._pending: list[tuple[int, str, int | None, Verdict]] = []
+        self._verdicts_left: dict[tuple[int, str], int] = {}   # (statement pk, url) -> verdicts not committed yet
         self._pending_done: list[ResponseRow] = []
         # sources of the responses in flight (a source's text is dropped when no response needs it,
         # so memory stays flat however many answers a run has) and the URLs counted as fetched
@@ -386,15 +389,20 @@ class Audit:
         for u in urls:
             self._source_users[u] = self._source_users.get(u, 0) + 1
         tasks = {self._source_task(u): u for u in urls}
-        todo_pairs = sum(1 for s in informative for u in urls for j in judges
-                         if (s.pk, u, j.id) not in self._judged)
-        self.c.pairs_total += todo_pairs  # upper bound until sources are known; corrected below
+        # verdicts still to give per pair; a pair is done when its last judge's verdict is committed
+        left = {(s.pk, u): n for s in informative for u in urls
+                if (n := sum(1 for j in judges if (s.pk, u, j.id) not in self._judged))}
+        self._verdicts_left.update(left)
+        self.c.verdicts_total += sum(left.values())  # upper bound until sources are known; corrected below
+        self.c.pairs_total += len(left)
         for fut in asyncio.as_completed(list(tasks)):
             src_row = await fut
             url = src_row.source.url
-            planned = sum(1 for s in informative for j in judges if (s.pk, url, j.id) not in self._judged)
-            if not src_row.source.valid:
-                self.c.pairs_total -= planned   # no pairs for an unreadable source
+            if not src_row.source.valid:   # no pairs for an unreadable source
+                for s in informative:
+                    planned = self._verdicts_left.pop((s.pk, url), 0)
+                    self.c.verdicts_total -= planned
+                    self.c.pairs_total -= bool(planned)
                 continue
             await self._judge_source(informative, url, src_row, judges)
         self._release(urls, informative, judges)
@@ -546,7 +554,14 @@ class Audit:
         except BaseException:   # kept for the commit at the run's end, which fails the run if it fails too
             self._pending[:0], self._pending_done[:0] = verdicts, done
             raise
-        self.c.pairs_done += len(verdicts)
+        self.c.verdicts_done += len(verdicts)
+        for spk, url, _, _ in verdicts:
+            key = (spk, url)
+            if key in self._verdicts_left:
+                self._verdicts_left[key] -= 1
+                if self._verdicts_left[key] <= 0:
+                    del self._verdicts_left[key]
+                    self.c.pairs_done += 1
         self.c.judge_errors += sum(1 for v in verdicts if v[3].label is Label.JUDGE_ERROR)
         self.c.responses_done += len(done)
         if verdicts:
@@ -562,6 +577,7 @@ class Audit:
     def _emit(self, kind: EventKind, message: str = "") -> None:
         counts = vars(self.c).copy()   # flat ints: cheaper than dataclasses.asdict on every pair
         counts["pairs_total"] = max(self.c.pairs_total, self.c.pairs_done)
+        counts["verdicts_total"] = max(self.c.verdicts_total, self.c.verdicts_done)
         if self._refs is not None:
             counts["references_total"], counts["references_done"] = self._refs.total, self._refs.done
         try:

@@ -19,7 +19,9 @@ S, N, E = Label.SUPPORTED, Label.NOT_SUPPORTED, Label.JUDGE_ERROR
     ([S, E], Consensus.ALL, E),
     ([S, N, E], Consensus.ALL, N),
     ([S, S, N], Consensus.MAJORITY, S),
-    ([S, N, E], Consensus.MAJORITY, E),
+    ([S, N, E], Consensus.MAJORITY, Label.JUDGES_DISAGREE),   # a split with no majority is a disagreement
+    ([S, N], Consensus.MAJORITY, Label.JUDGES_DISAGREE),
+    ([S, E], Consensus.MAJORITY, E),                          # one judge failed: an error, not a split
     ([], Consensus.FIRST, None),
 ])
 def test_consensus_rules_combine_judges_as_documented(labels, rule, expected):

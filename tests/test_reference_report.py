@@ -13,7 +13,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from sourcecheckup.metrics import wilson_interval
+from sourcecheckup.intervals import clopper_pearson
 from sourcecheckup.models import Label, Verdict
 from sourcecheckup.references.model import ReferenceStatus
 from sourcecheckup.report import build_report, report_csv, report_html, verify_report
@@ -85,7 +85,7 @@ def test_each_citation_carries_its_reference_check_and_a_plain_page_none(seeded)
     assert sources[rr.LOOKUP_FAILED]["reference"]["matched"] is None
 
 
-def test_references_section_counts_and_metrics_with_wilson_intervals(seeded):
+def test_references_section_counts_and_metrics_with_exact_intervals(seeded):
     store, run_id = seeded
     refs = build_report(store, run_id)["references"]
     c = refs["counts"]
@@ -100,8 +100,8 @@ def test_references_section_counts_and_metrics_with_wilson_intervals(seeded):
     assert (m["not_found"]["k"], m["not_found"]["n"]) == (2, 9)
     assert (m["retraction"]["k"], m["retraction"]["n"]) == (2, 6)          # verified + mismatch citations
     assert (m["retracted_only"]["k"], m["retracted_only"]["n"]) == (2, 11)
-    assert m["existence"]["ci95"] == pytest.approx(list(wilson_interval(7, 9)), abs=1e-6)
-    assert m["retraction"]["ci_method"] == "wilson"
+    assert m["existence"]["ci95"] == pytest.approx(list(clopper_pearson(7, 9)), abs=1e-6)
+    assert m["retraction"]["ci_method"] == "clopper_pearson"
     by = refs["by_model"]
     assert (by["model-a"]["not_found"]["k"], by["model-a"]["not_found"]["n"]) == (1, 6)
     assert (by["model-b"]["retraction"]["k"], by["model-b"]["retraction"]["n"]) == (1, 2)

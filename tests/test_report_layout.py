@@ -35,7 +35,7 @@ def test_page_one_holds_the_summary_the_metrics_and_the_method(demo_pdf) -> None
     assert "1. Summary" in first and "Contents" not in first
     for metric in ("Source URL validity", "Statement-level support", "Response-level support", "Unused sources"):
         assert metric in first
-    assert "Method" in first and "percentile bootstrap" in first and "builtin" in first
+    assert "Method" in first and "Korn-Graubard" in first and "builtin" in first
     assert "2. By model" in first                       # the next section follows on, no forced page break
 
 

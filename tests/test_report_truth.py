@@ -14,7 +14,7 @@ from sourcecheckup.compare import NO_SHARED_WARNING, SAME_RUN_WARNING, compare_r
 from sourcecheckup.events import EventKind
 from sourcecheckup.fetching import FetchOptions, HttpFetcher
 from sourcecheckup.judges.api import parse_verdict
-from sourcecheckup.metrics import (CI_BOOTSTRAP, CI_WILSON, CI_WILSON_FALLBACK, assess_run, compute_metrics,
+from sourcecheckup.metrics import (CI_CLUSTERED, CI_EXACT, assess_run, compute_metrics,
                                    partial_run_note)
 from sourcecheckup.models import (CONTRADICTED, REVIEW_FIRST, Label, Response, StatementStatus, Verdict)
 from sourcecheckup.pipeline import Audit, RunConfig
@@ -156,20 +156,20 @@ async def test_no_interval_collapses_to_a_point_and_each_says_its_method(tmp_pat
         if m["n"]:
             assert m["ci95"][1] - m["ci95"][0] > 0, (key, m)
             assert m["ci95"][0] <= m["value"] <= m["ci95"][1]
-    assert report["metrics"]["url_validity"]["ci_method"] == CI_WILSON
-    assert report["metrics"]["statement_support"]["ci_method"] in (CI_BOOTSTRAP, CI_WILSON_FALLBACK)
+    assert report["metrics"]["url_validity"]["ci_method"] == CI_EXACT
+    assert report["metrics"]["statement_support"]["ci_method"] == CI_CLUSTERED
     assert set(report["audit_trail"]["intervals"]) == set(report["metrics"])
     for rate in report["analytics"]["rates"].values():
         if rate["n"]:
             assert rate["ci95"][1] > rate["ci95"][0]
     html = report_html(report)
     assert "0.0–0.0%" not in html and "100.0–100.0%" not in html
-    assert "Wilson score interval" in html
+    assert "Clopper-Pearson exact interval" in html and "Korn-Graubard interval" in html
     assert verify_report(json.loads(json.dumps(report)), store) == []
-    # all supported in one response: the bootstrap has zero width, so Wilson stands in and says so
+    # all supported in one response: one response is one observation, however many claims it makes
     all_ok = synthesize_run(store, responses=1, statements=1, sources=1)
     m = compute_metrics(store.load_run(all_ok)).statement_support
-    assert (m.k, m.n, m.method) == (1, 1, CI_WILSON_FALLBACK) and m.ci95[0] < 0.3
+    assert (m.k, m.n, m.method) == (1, 1, CI_CLUSTERED) and m.ci95[0] < 0.3
 
 
 # -------------------------------------------------------------------- 5: domains from the cited URL

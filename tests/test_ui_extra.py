@@ -95,7 +95,7 @@ def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_m
     row = page.results_model.rows[0]
     assert row.model == model and row.answers == 2
     assert page.results_model.headerData(3, Qt.Orientation.Horizontal) == "Statement support"
-    assert page.results_model.data(page.results_model.index(0, 3)) == "100.0% (34–100)"   # all supported; Wilson, never a point
+    assert page.results_model.data(page.results_model.index(0, 3)) == "100.0% (16–100)"   # all supported over 2 answers: Korn-Graubard, never a point
     assert page.results_model.data(page.results_model.index(0, 5)) == "not graded"
     assert "2 questions" in page.results_label.text()
     assert not m.editable                                        # answered: questions are frozen

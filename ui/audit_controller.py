@@ -148,21 +148,26 @@ class AuditController(QObject):
 
     def _on_progress(self, ev: ProgressEvent) -> None:
         self.results.stale = True
-        total = ev.pairs_total or ev.sources_total
-        done = ev.pairs_done if ev.pairs_total else ev.sources_done
+        # the bar follows verdicts (one per pair and judge); the label counts pairs and verdicts apart
+        work_total, work_done = ((ev.verdicts_total, ev.verdicts_done) if ev.verdicts_total
+                                 else (ev.pairs_total, ev.pairs_done))
+        total = work_total or ev.sources_total
+        done = work_done if work_total else ev.sources_done
         if total:
             self.progress_bar.setRange(0, total)
             self.progress_bar.setValue(min(done, total))
         elapsed = time.monotonic() - self._started_at
         eta = ""
-        if ev.pairs_total and ev.pairs_done and ev.pairs_done < ev.pairs_total:
-            eta = f" · about {elapsed / ev.pairs_done * (ev.pairs_total - ev.pairs_done):.0f} s left"
+        if work_total and work_done and work_done < work_total:
+            eta = f" · about {elapsed / work_done * (work_total - work_done):.0f} s left"
             cost = self.results.cost_so_far()
-            if cost:   # extrapolated from the pairs judged so far
-                eta += f" · est. cost ${cost / ev.pairs_done * ev.pairs_total:.2f}"
+            if cost:   # extrapolated from the verdicts given so far
+                eta += f" · est. cost ${cost / work_done * work_total:.2f}"
+        verdicts = (f" · verdicts {ev.verdicts_done}/{ev.verdicts_total}"
+                    if ev.verdicts_total and ev.verdicts_total != ev.pairs_total else "")
         self.progress_label.setText(
             f"Responses {ev.responses_done}/{ev.responses_total} · sources fetched {ev.sources_done}/"
-            f"{ev.sources_total} · pairs judged {ev.pairs_done}/{ev.pairs_total} · unreadable sources "
+            f"{ev.sources_total} · pairs judged {ev.pairs_done}/{ev.pairs_total}{verdicts} · unreadable sources "
             f"{ev.fetch_failures} · judge errors {ev.judge_errors} · {elapsed:.0f} s{eta}")
 
     def _live_refresh(self) -> None:

@@ -13,6 +13,7 @@ STATUS_MARK: dict[StatementStatus, tuple[str, str]] = {
     StatementStatus.NOT_SUPPORTED: ("✗", "not supported"),
     StatementStatus.NO_READABLE_SOURCE: ("⊘", "no readable source"),
     StatementStatus.JUDGE_ERROR: ("⚠", "judge error"),
+    StatementStatus.JUDGES_DISAGREE: ("≠", "judges disagree"),
     StatementStatus.NOT_A_CLAIM: ("–", "not a claim"),
     StatementStatus.PENDING: ("…", "pending"),
 }
@@ -21,6 +22,7 @@ LABEL_MARK: dict[Label | None, tuple[str, str]] = {
     Label.SUPPORTED: ("✓", "supported"),
     Label.NOT_SUPPORTED: ("✗", "not supported"),
     Label.JUDGE_ERROR: ("⚠", "judge error"),
+    Label.JUDGES_DISAGREE: ("≠", "judges disagree"),
     None: ("…", "pending"),
 }
 REVIEW_MARK = "✎"   # a reviewer's override
@@ -34,6 +36,7 @@ _TINTS: dict[str, tuple[str, str]] = {
     "contradicted": ("#f3a5a5", "#7a1c1c"),
     "no_readable_source": ("#fde7c8", "#5a4019"),
     "judge_error": ("#efe0fa", "#45305a"),
+    "judges_disagree": ("#efe0fa", "#45305a"),
     "not_a_claim": ("#e8e8e8", "#3a3a3a"),
     "pending": ("#e3ecfa", "#283a55"),
     "unreadable": ("#eeeeee", "#333333"),

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout
                                QPlainTextDocumentLayout, QPlainTextEdit, QTableView, QTextEdit, QToolTip, QVBoxLayout,
                                QWidget)
 
-from sourcecheckup.metrics import Metric, MetricSet, StatementAssessment, judge_error_note, partial_run_note, percent
+from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, judge_error_note,
+                                  partial_run_note, percent)
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.evidence import locate_quote
 from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
@@ -55,6 +56,7 @@ _UNDERLINE = {
     StatementStatus.NOT_SUPPORTED: QTextCharFormat.UnderlineStyle.WaveUnderline,
     StatementStatus.NO_READABLE_SOURCE: QTextCharFormat.UnderlineStyle.DashUnderline,
     StatementStatus.JUDGE_ERROR: QTextCharFormat.UnderlineStyle.DotLine,
+    StatementStatus.JUDGES_DISAGREE: QTextCharFormat.UnderlineStyle.DotLine,
     StatementStatus.PENDING: QTextCharFormat.UnderlineStyle.DotLine,
     StatementStatus.NOT_A_CLAIM: QTextCharFormat.UnderlineStyle.NoUnderline,
 }
@@ -326,6 +328,16 @@ class MetricsBar(QWidget):
         c = metrics.counts
         parts = [f"Run {status}", f"{c.get('responses', 0)} responses", f"{n_overrides} overrides",
                  _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]
+        if c.get("judges_disagree"):
+            parts.append(f"judges disagree on {_count(c['judges_disagree'], 'claim')}")
+        # what the support figures leave out, and why (the engine's words, as in every report)
+        notes = exclusion_notes(c)
+        for key, name in (("statement_support", "statement support"), ("response_support", "response support")):
+            if notes.get(key, "leaves out nothing") != "leaves out nothing":
+                parts.append(f"{name} {notes[key]}")
+        full = getattr(metrics, "full_text_validity", None)
+        if full is not None and full.value is not None:
+            parts.append(f"full-text validity {percent(full.value)} ({full.k}/{full.n})")
         if c.get("partial"):
             parts.append(partial_run_note(c))
         if judge_error_note(c):

@@ -42,13 +42,17 @@ class ProgressPrinter:
         if not final and now - self._last < (0.1 if self.tty else 5.0):
             return
         self._last = now
-        total = max(ev.pairs_total, 1)
-        frac = ev.pairs_done / total if ev.pairs_total else (ev.sources_done / max(ev.sources_total, 1))
+        # the bar follows verdicts (one per pair and judge): with several judges pairs finish in steps
+        total, done = (ev.verdicts_total, ev.verdicts_done) if ev.verdicts_total else (ev.pairs_total, ev.pairs_done)
+        frac = done / total if total else (ev.sources_done / max(ev.sources_total, 1))
         width = 24
         bar = "#" * int(width * min(frac, 1.0))
         refs = f"references {ev.references_done}/{ev.references_total} · " if ev.references_total else ""
+        verdicts = (f"verdicts {ev.verdicts_done}/{ev.verdicts_total} · "
+                    if ev.verdicts_total and ev.verdicts_total != ev.pairs_total else "")
         line = (f"[{bar:<{width}}] responses {ev.responses_done}/{ev.responses_total} · "
                 f"sources {ev.sources_done}/{ev.sources_total} · {refs}pairs {ev.pairs_done}/{ev.pairs_total} · "
+                f"{verdicts}"
                 f"unreadable sources {ev.fetch_failures} · judge errors {ev.judge_errors} · "
                 f"{now - self._started:.0f}s")
         if self.tty:

@@ -21,20 +21,28 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
         lo, hi = v["ci95"]
         return f"{100 * v['value']:.1f}% (95% CI {100 * lo:.1f}–{100 * hi:.1f}; {v['k']}/{v['n']})"
 
+    from ..metrics import exclusion_notes, judge_error_note, partial_run_note
+
     c = report["counts"]
+    left_out = exclusion_notes(c)
+
     def many(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
 
     print(f"run {report['run']['id']} ({report['run']['status']}): {many(c['responses'], 'response')}, "
-          f"{many(c['informative_statements'], 'claim')}, {many(c['urls'], 'cited URL')}", file=out)
-    print(f"  source URL validity      {fmt('url_validity')}", file=out)
-    print(f"  statement-level support  {fmt('statement_support')}", file=out)
-    print(f"  response-level support   {fmt('response_support')}", file=out)
-    print(f"  unused sources           {fmt('unused_sources')}", file=out)
-    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} · "
-          f"skipped records {c['skipped_records']}", file=out)
-    from ..metrics import judge_error_note, partial_run_note
-
+          f"{many(c['informative_statements'], 'claim')}, {many(c['urls'], 'cited URL')} (judges only)", file=out)
+    for key, label in (("url_validity", "source URL validity"), ("full_text_validity", "full-text validity"),
+                       ("statement_support", "statement-level support"),
+                       ("response_support", "response-level support"), ("unused_sources", "unused sources")):
+        if key not in m:
+            continue
+        note = left_out.get(key, "")
+        shown = f" · {note}" if note and (note != "leaves out nothing" or key in ("statement_support",
+                                                                                   "response_support")) else ""
+        print(f"  {label:<24} {fmt(key)}{shown}", file=out)
+    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} (verdicts) · "
+          f"judges disagree {c.get('judges_disagree', 0)} (claims) · skipped records {c['skipped_records']}",
+          file=out)
     note = partial_run_note(c)
     if note:
         print(f"  {note}", file=out)
@@ -145,6 +153,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
         m = headline(store.load_run(run.id))
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
+        ex = c.get("excluded") or {}
+        claims_out = sum((ex.get("statement_support") or {}).values())
+        responses_out = sum((ex.get("response_support") or {}).values())
+        if claims_out or responses_out:
+            why = ", ".join(f"{n} {w}" for w, n in (("judges disagree", c.get("judges_disagree", 0)),
+                                                     ("judge error", c["statement_status"].get("judge_error", 0)))
+                            if n)
+            partial += (f"  (left out: {claims_out} claims{f' ({why})' if why else ''}, "
+                        f"{responses_out} responses)")
         print(f"{run.id:<18} {run.created_at[:19]:<20} {status(run):<11} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
               f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
@@ -158,7 +175,7 @@ def resume_command(store: Any, run_id: str) -> str:
     return f"sourcecheckup audit --resume {run_id} --db {store.path}"
 
 
-_MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", None: "·"}
+_MARK = {"supported": "✓", "not_supported": "✗", "judge_error": "!", "judges_disagree": "≠", None: "·"}
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Reference-check metrics of a run, per run and per model, from the stored checks, with Wilson 95% intervals.
+"""Reference-check metrics of a run, per run and per model, from the stored checks, with Clopper-Pearson 95% intervals.
 
 The unit is the citation (one cited reference in one response), as the source analytics count URLs:
 a reference cited by three answers weighs three times. Only citations that had a reference check

@@ -4,12 +4,13 @@ from __future__ import annotations
 import io
 from typing import Any, Iterator
 
+from ..metrics import EXCLUSION_WORDS
 from .csvsafe import SafeWriter
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
                "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied",
-               "reference_status", "reference_retracted", "run_id", "run_name"]
+               "reference_status", "reference_retracted", "run_id", "run_name", "statement_support_left_out"]
 # columns are only ever added at the end: a script that reads them by position keeps working
 
 
@@ -36,13 +37,20 @@ def csv_rows(resp: dict[str, Any], applied: bool, run: tuple[str, str]) -> Itera
                 st["category"], st["status"]]
         tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
                 "yes" if applied else "no"]
+        left_out = [_left_out(st["status"])]   # why statement-level support leaves the claim out ("" if counted)
         if not st["verdicts"]:
-            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run)
+            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run) + left_out
         for v in st["verdicts"]:
             yield (base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
                            v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
                            v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
-                   + reference_by_url.get(v["url"], ["", ""]) + list(run))
+                   + reference_by_url.get(v["url"], ["", ""]) + list(run) + left_out)
+
+
+def _left_out(status: str) -> str:
+    if status == "not_a_claim":
+        return "not a claim"
+    return EXCLUSION_WORDS.get(status, "") if status in ("judge_error", "judges_disagree", "pending") else ""
 
 
 def _reference_cells(reference: dict[str, Any] | None) -> list[str]:

@@ -11,14 +11,68 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
-                       metrics_by, partial_run_note, judge_error_note)
+                       exclusion_notes, judge_error_note, metrics_by, partial_run_note)
 from ..models import Verdict, utcnow, verdict_readings
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
 from ..store import RunData, RunRow, Store
-from .references import citation_reference, references_section
+from .references import citation_reference, reconcile_link, references_section
 
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
+# the counts each per-model / per-group row carries (what its figures leave out among them)
+GROUP_COUNT_KEYS = ("responses", "informative_statements", "urls", "judge_errors", "judges_disagree", "excluded")
+JUDGES_ONLY = "judges only"
+WITH_REVIEWS = "with reviewer overrides"
+
+
+def table_bases(with_reviews: bool) -> dict[str, str]:
+    """The basis of each of the report's tables: the judges' verdicts alone, or with the reviewers' overrides."""
+    lead = WITH_REVIEWS if with_reviews else JUDGES_ONLY
+    return {"metrics": JUDGES_ONLY, "metrics_with_reviews": WITH_REVIEWS, "by_model": JUDGES_ONLY,
+            "by_model_with_reviews": WITH_REVIEWS, "by_group": JUDGES_ONLY, "references": JUDGES_ONLY,
+            "analytics": lead, "unsupported": lead, "responses": lead, "disagreements": lead,
+            "summary": lead}
+
+
+def method_notes(report: Mapping[str, Any]) -> list[str]:
+    """The method in sentences, each saying what the code computes, with this run's figures (the XLSX notes;
+    the HTML and PDF say the same in resources/templates/report.html)."""
+    applied = bool((report.get("reviewer_overrides") or {}).get("applied"))
+    c = report.get("counts_with_reviews" if applied else "counts") or report["counts"]
+    status, outcomes = c.get("statement_status", {}), c.get("fetch_outcomes", {})
+    run = report.get("run") or {}
+    notes = [
+        f"Basis of the summary figures: {WITH_REVIEWS if applied else JUDGES_ONLY}; the per-model and per-group "
+        f"tables are {JUDGES_ONLY}, and per-model figures {WITH_REVIEWS} are listed apart.",
+        "A claim is supported when at least one cited source supports it.",
+        f"A claim none of whose cited sources could be read is counted unsupported, as the study defines it "
+        f"(no readable source: {status.get('no_readable_source', 0)} claims).",
+        f"A claim no source supports with a pair the judge could not decide is undecided and left out of the "
+        f"statement-level denominator (judge error: {status.get('judge_error', 0)} claims), as is a claim on which "
+        f"the judges split with no majority under --consensus majority (judges disagree: "
+        f"{status.get('judges_disagree', 0)} claims); its response is left out of response-level support unless "
+        f"another of its claims is unsupported.",
+        f"Source URL validity = fetched cited URLs read with non-empty text / fetched cited URLs; paywall teasers and "
+        f"abstract-only pages count as valid ({outcomes.get('paywalled', 0) + outcomes.get('abstract_only', 0)} "
+        f"cited URLs). Full-text validity = fetched cited URLs read in full / fetched cited URLs "
+        f"({c.get('full_text_urls', 0)} of {c.get('urls', 0)}).",
+        "Statement-level support = supported claims / decided claims; response-level support = responses whose every "
+        "claim is supported / decided responses; unused sources = valid sources that support no claim / valid "
+        "sources whose every pair is decided.",
+        "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, response-level support and "
+        "unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, t quantile on Satterthwaite's "
+        "degrees of freedom, at most responses - 1) for statement-level support.",
+    ]
+    if len(run.get("judges") or []) > 1:
+        notes.insert(1, f"Between judges the rule is {run.get('consensus')}.")
+    return notes
+
+
+def headline_notes(report: dict[str, Any]) -> None:
+    """Add what each headline figure leaves out (judges only and with reviews) and the tables' bases."""
+    report["exclusions"] = exclusion_notes(report["counts"])
+    report["exclusions_with_reviews"] = exclusion_notes(report["counts_with_reviews"])
+    report["bases"] = table_bases(bool(report["reviewer_overrides"]["applied"]))
 
 
 def run_section(store: Store, run: RunRow) -> dict[str, Any]:
@@ -91,7 +145,10 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     }
     report["partial_run"] = partial_run_note(metrics.counts)
     report["judge_error_warning"] = judge_error_note(metrics.counts)
+    headline_notes(report)
     report["by_model"] = grouped(data, judges_assessed, lambda r: r.model)
+    report["by_model_with_reviews"] = (grouped(data, reviewed_assessed, lambda r: r.model) if reviewed
+                                       else report["by_model"])
     # the reference checks: judges' figures, as by_model (verify-report recomputes them)
     report["references"] = references_section(judges_assessed, checks,
                                                {r.pk: r.response.id for r in data.responses})
@@ -128,9 +185,14 @@ def grouped(data: RunData, assessed: Sequence[ResponseAssessment],
              key: Callable[[ResponseAssessment], str | None]) -> dict[str, Any]:
     out = {}
     for name, ms in metrics_by(data, key, assessed).items():
-        out[name] = {**ms.as_dict(), "counts": {k: ms.counts[k] for k in
-                                                 ("responses", "informative_statements", "urls", "judge_errors")}}
+        out[name] = group_dict(ms)
     return out
+
+
+def group_dict(ms: Any) -> dict[str, Any]:
+    """One row of a per-model / per-group table: its figures and the counts behind them."""
+    return {**ms.as_dict(), "counts": {k: ms.counts[k] for k in GROUP_COUNT_KEYS},
+            "exclusions": exclusion_notes(ms.counts)}
 
 
 def _grouping_columns(data: RunData) -> list[str]:
@@ -204,7 +266,8 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
         if row is None:
             sources.append({"url": url, "status": "not_fetched", "outcome": "not fetched yet",
                             "http_status": None, "title": None, "sha256": None, "text_chars": 0,
-                            "flags": [], "reason": "", "reference": citation_reference((checks or {}).get(url))})
+                            "flags": [], "reason": "", "reference": citation_reference((checks or {}).get(url)),
+                            "reference_vs_link": None})
             continue
         src = row.source
         sources.append({
@@ -214,6 +277,7 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
             "origin": src.origin, "domain": src.domain, "flags": list(src.flags),
             "used": url in r.valid_urls and url not in r.unused_urls and url not in r.undecided_urls,
             "reference": citation_reference((checks or {}).get(url)),
+            "reference_vs_link": reconcile_link(src, (checks or {}).get(url)),
         })
     return {"id": resp.id, "question": resp.question, "model": resp.model, "origin": resp.origin,
             "text": resp.text, "supported": r.supported, "statements": statements, "sources": sources,

@@ -5,12 +5,14 @@ Figures come from :mod:`sourcecheckup.references.metrics` over the stored checks
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
 from ..metrics import ResponseAssessment
 from ..references.metrics import (REFERENCE_METRIC_DEFINITIONS, REFERENCE_METRIC_NAMES, REFERENCE_UNIT_NOTE,
                                   ReferenceMetricSet, ReferenceTally, is_retracted, reference_metrics_by_model,
                                   reference_tallies_by_model, retracted_only_statements)
+from ..models import Source
 from ..references.model import Record, ReferenceCheck, ReferenceStatus
 
 MAX_CANDIDATES = 5        # candidates listed per problem (the check in the database keeps them all)
@@ -35,6 +37,32 @@ def citation_reference(check: ReferenceCheck | None) -> dict[str, Any] | None:
             "cited": check.reference.to_dict(), "score": check.score, "services": list(check.services),
             "candidates": [matched_dict(c) for c in check.candidates[:MAX_CANDIDATES]],
             "checked_at": check.checked_at}
+
+
+_SERVICES = {"crossref": "Crossref", "pubmed": "PubMed", "openalex": "OpenAlex"}
+_UNREGISTERED = re.compile(r"the DOI (\S+) is not registered", re.I)
+
+
+def reconcile_link(source: Source | None, check: ReferenceCheck | None) -> str | None:
+    """One sentence reconciling a citation whose reference check found the paper while its link could not be
+    read ("reference verified" beside "dead: the DOI is not registered"); None when the two do not conflict.
+
+    The two answer different questions and both stand: the reference figures count the paper as existing
+    (a metadata service holds its record); URL validity counts the link as cited, which could not be read.
+    Where the record carries the very DOI the fetch called unregistered, the service's record wins on
+    registration: the DOI is registered and did not resolve when fetched."""
+    if source is None or check is None or source.valid or check.matched is None:
+        return None
+    if check.status not in (ReferenceStatus.VERIFIED, ReferenceStatus.MISMATCH):
+        return None
+    service = _SERVICES.get(check.matched.service, check.matched.service or "a metadata service")
+    outcome = source.status.plain
+    m = _UNREGISTERED.search(source.reason or "")
+    if m and check.matched.doi and m.group(1).rstrip(".,;").lower() == check.matched.doi.lower():
+        return (f"The DOI {check.matched.doi} is registered ({service} holds its record) but did not resolve when "
+                f"fetched: the reference counts as existing; the link counts as {outcome} in URL validity.")
+    return (f"The paper exists ({service} record matched) but the link as cited could not be read ({outcome}): "
+            f"the reference counts as existing; the link counts as {outcome} in URL validity.")
 
 
 def _is_problem(check: ReferenceCheck) -> bool:

@@ -25,8 +25,8 @@ from ..urls import domain_of
 from .analytics import Citation, analyse_citations
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
-from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, grouping_columns,
-                          run_section)
+from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, group_dict,
+                          grouping_columns, headline_notes, run_section)
 from .references import ReferencesSection
 
 LARGE_RUN_RESPONSES = 2000     # above this the HTML and PDF reports leave the support matrix to CSV/XLSX
@@ -106,7 +106,7 @@ class StreamedReport:
         """The judges-only metrics, the metrics with the reviews, the per-model figures and the references
         section's figures (``counts``, ``metrics``, ``by_model``): what ``verify-report`` recomputes, in one pass
         without the rest of the report."""
-        metrics, reviewed_metrics, _, by_model, _, _, references = self._tally_pass(columns=[])
+        metrics, reviewed_metrics, _, by_model, _, _, references, _ = self._tally_pass(columns=[])
         return (metrics, reviewed_metrics, {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())},
                 references.metrics())
 
@@ -122,6 +122,7 @@ class StreamedReport:
             columns = self.group_by if self.group_by is not None else grouping_columns(store.response_extras(run.id))
         judges_tally, reviewed_tally = MetricsTally(), MetricsTally()
         by_model: dict[str, MetricsTally] = {}
+        by_model_reviewed: dict[str, MetricsTally] = {}
         by_group: dict[str, dict[str, MetricsTally]] = {c: {} for c in columns}
         cites: Counter[Citation] = Counter()
         references = ReferencesSection(self.checks)
@@ -132,9 +133,13 @@ class StreamedReport:
             if self.reviewed:
                 reviewed_tally.add(data, page.reviewed_assessed)
             by_pk = {r.pk: r for r in data.responses}
-            for tallies, key in [(by_model, lambda r: r.model), *((by_group[c], _extra_key(by_pk, c)) for c in columns)]:
+            bases = [(by_model, lambda r: r.model, page.judges_assessed),
+                     *((by_group[c], _extra_key(by_pk, c), page.judges_assessed) for c in columns)]
+            if self.reviewed:
+                bases.append((by_model_reviewed, lambda r: r.model, page.reviewed_assessed))
+            for tallies, key, assessed in bases:
                 members: dict[str, list[ResponseAssessment]] = {}
-                for r in page.judges_assessed:
+                for r in assessed:
                     members.setdefault(key(r) or "(none)", []).append(r)
                 for name, group in members.items():
                     tallies.setdefault(name, MetricsTally()).add(data, group)
@@ -160,11 +165,11 @@ class StreamedReport:
         skipped = store.skipped(run.id)
         metrics = judges_tally.result(self.seed, skipped=len(skipped))
         reviewed_metrics = reviewed_tally.result(self.seed, skipped=len(skipped)) if self.reviewed else metrics
-        return metrics, reviewed_metrics, skipped, by_model, by_group, cites, references
+        return metrics, reviewed_metrics, skipped, by_model, by_group, cites, references, by_model_reviewed
 
     def _head(self, metrics: Any, reviewed_metrics: Any, skipped: Sequence[Any], by_model: Mapping[str, MetricsTally],
               by_group: Mapping[str, Mapping[str, MetricsTally]], cites: Mapping[Citation, int],
-              references: ReferencesSection) -> dict[str, Any]:
+              references: ReferencesSection, by_model_reviewed: Mapping[str, MetricsTally]) -> dict[str, Any]:
         """The report's keys in build_report's order, computed from the tallies."""
         from ..agreement import agreement_report
         from ..judge_report import run_usage
@@ -195,7 +200,10 @@ class StreamedReport:
         }
         report["partial_run"] = partial_run_note(metrics.counts)
         report["judge_error_warning"] = judge_error_note(metrics.counts)
+        headline_notes(report)
         report["by_model"] = {name: _group_dict(t, self.seed) for name, t in sorted(by_model.items())}
+        report["by_model_with_reviews"] = ({name: _group_dict(t, self.seed) for name, t in sorted(by_model_reviewed.items())}
+                                           if reviewed else report["by_model"])
         report["references"] = references.result()
         report["by_group"] = {col: {name: _group_dict(t, self.seed) for name, t in sorted(groups.items())}
                               for col, groups in by_group.items()}
@@ -249,9 +257,7 @@ class StreamedReport:
 
 
 def _group_dict(tally: MetricsTally, seed: int) -> dict[str, Any]:
-    ms = tally.result(seed)
-    return {**ms.as_dict(), "counts": {k: ms.counts[k] for k in
-                                       ("responses", "informative_statements", "urls", "judge_errors")}}
+    return group_dict(tally.result(seed))
 
 
 # ------------------------------------------------------------------------- JSON

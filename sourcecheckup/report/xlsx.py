@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..metrics import METRIC_NAMES
+from .json_report import JUDGES_ONLY, WITH_REVIEWS, method_notes
 from ..store import Store
 
 EXCEL_CELL_LIMIT = 32_767
@@ -94,33 +95,48 @@ def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
                 ["finished", run["finished_at"]], ["judges", run["judges"]], ["parser", run["parser"]],
                 ["app version", run["app_version"]], ["database", run["database"]], []]
     summary.append(["metric", "judges only", "ci95 low", "ci95 high", "k", "n",
-                    "with reviews", "ci95 low", "ci95 high", "k", "n", "interval method"])
+                    "with reviews", "ci95 low", "ci95 high", "k", "n", "interval method",
+                    "left out (judges only)", "left out (with reviews)"])
     reviewed = report.get("metrics_with_reviews") or report["metrics"]
+    left_out, left_out_reviewed = report.get("exclusions") or {}, report.get("exclusions_with_reviews") or {}
     for key, label in METRIC_NAMES.items():
+        if key not in report["metrics"]:
+            continue
         summary.append([label, *_metric_cells(report["metrics"][key]), *_metric_cells(reviewed[key]),
-                        report["metrics"][key].get("ci_method", "")])
+                        report["metrics"][key].get("ci_method", ""), left_out.get(key, ""),
+                        left_out_reviewed.get(key, "")])
     summary.append([])
     for key, value in report["counts"].items():
         summary.append([key.replace("_", " "), value if not isinstance(value, dict) else
-                        ", ".join(f"{k}={v}" for k, v in value.items())])
+                        ", ".join(f"{k}={_flat(v)}" for k, v in value.items())])
+    summary.append([])
+    summary += [["method", sentence] for sentence in method_notes(report)]
     return summary
+
+
+def _flat(value: Any) -> Any:
+    return value if not isinstance(value, dict) else "(" + ", ".join(f"{k}={v}" for k, v in value.items()) + ")"
 
 
 def _group_header() -> list[str]:
     header = ["group", "value", "responses"]
     for label in METRIC_NAMES.values():
         header += [label, f"{label} ci95 low", f"{label} ci95 high", f"{label} k", f"{label} n"]
-    return header
+    return header + ["basis"]
 
 
 def _group_rows(report: Mapping[str, Any]) -> list[list[Any]]:
     groups: list[list[Any]] = []
-    for col, by in [("model", report.get("by_model", {})), *report.get("by_group", {}).items()]:
+    tables = [("model", report.get("by_model", {}), JUDGES_ONLY),
+              *((col, by, JUDGES_ONLY) for col, by in report.get("by_group", {}).items())]
+    if (report.get("reviewer_overrides") or {}).get("overrides") and "by_model_with_reviews" in report:
+        tables.append(("model", report["by_model_with_reviews"], WITH_REVIEWS))
+    for col, by, basis in tables:
         for name, g in by.items():
             row = [col, name, g["counts"]["responses"]]
             for key in METRIC_NAMES:
-                row += _metric_cells(g[key])
-            groups.append(row)
+                row += _metric_cells(g.get(key) or {})
+            groups.append(row + [basis])
     return groups
 
 

@@ -112,7 +112,8 @@ class RunTotals:
 
 def _sum_metric(parts: Sequence[Metric]) -> Metric:
     k, n = sum(m.k for m in parts), sum(m.n for m in parts)
-    # the k/n of the whole run with a Wilson interval (a bootstrap needs every response in memory)
+    # the k/n of the whole run with an exact interval over its units (values exact; the app's headline of a
+    # large run, where the clustered interval would need every response's counts)
     return proportion([True] * k + [False] * (n - k))
 
 
@@ -122,6 +123,8 @@ def _sum_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for key, value in c.items():
             if isinstance(value, bool):
                 out[key] = bool(out.get(key)) or value
+            elif isinstance(value, dict) and any(isinstance(v, dict) for v in value.values()):
+                out[key] = _sum_counts([out.get(key, {}), value])     # what each figure leaves out, per reason
             elif isinstance(value, dict):
                 merged = Counter(out.get(key, {}))
                 merged.update(value)
@@ -162,7 +165,8 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
 def proportion_set(sets: Sequence[MetricSet], counts: dict[str, Any] | None = None) -> MetricSet:
     """The chunks' metrics as one run's."""
     names = ("url_validity", "statement_support", "response_support", "unused_sources")
-    return MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in names), counts or {})
+    return MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in names), counts or {},
+                     _sum_metric([m.full_text_validity for m in sets]))
 
 
 def run_totals_at(db_path: str, run_id: str, with_overrides: bool = True) -> RunTotals:

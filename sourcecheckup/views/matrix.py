@@ -63,7 +63,7 @@ def verdict_word(verdict: Verdict) -> str:
     if verdict.label is Label.NOT_SUPPORTED and CONTRADICTED in verdict.flags:
         return "contradicted"
     return {Label.SUPPORTED: "supported", Label.NOT_SUPPORTED: "not supported",
-            Label.JUDGE_ERROR: "judge error"}[verdict.label]
+            Label.JUDGE_ERROR: "judge error", Label.JUDGES_DISAGREE: "judges disagree"}[verdict.label]
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
         for status, word in ((StatementStatus.NOT_SUPPORTED, "unsupported"),
                              (StatementStatus.NO_READABLE_SOURCE, "without a readable source"),
                              (StatementStatus.JUDGE_ERROR, "judge error"),
+                             (StatementStatus.JUDGES_DISAGREE, "judges disagree"),
                              (StatementStatus.PENDING, "pending")):
             if counts.get(status):
                 problems.append(f"{counts[status]} {word}")

@@ -96,6 +96,7 @@ STATUS_WORDS: Mapping[StatementStatus, str] = {
     StatementStatus.NOT_SUPPORTED: "not supported",
     StatementStatus.NO_READABLE_SOURCE: "no readable source",
     StatementStatus.JUDGE_ERROR: "judge error",
+    StatementStatus.JUDGES_DISAGREE: "judges disagree",
     StatementStatus.NOT_A_CLAIM: "not a claim",
     StatementStatus.PENDING: "pending",
 }

@@ -264,25 +264,32 @@ def test_a_folder_is_read_recursively_in_sorted_order_and_reports_what_it_skippe
         "endocrinology/more_answers.ndjson:1",
         "endocrinology/more_answers.ndjson:2",
         "endocrinology/thyroid.json",
+        "legacy_export_latin1.txt",
     ]
-    assert [r.id for r in result.responses] == ["afib_anticoagulation-1", "statins-1", "thy-2", "thy-3", "thy-1"]
+    assert [r.id for r in result.responses] == ["afib_anticoagulation-1", "statins-1", "thy-2", "thy-3", "thy-1",
+                                                "legacy_export_latin1-1"]
     statins = result.responses[1]
     assert statins.citations == ("https://www.nhs.uk/conditions/statins/",
                                  "https://doi.org/10.1016/S0140-6736(22)01545-8")
     assert statins.text.startswith("Statins lower LDL cholesterol by 30-50% depending on dose and agent [1].")
     assert messages(result) == [
-        "legacy_export_latin1.txt: not UTF-8 text (byte 0xe9 on line 2; perhaps Latin-1 or Windows-1252); "
-        "save the file as UTF-8 and load it again",
         "scanned_guideline.pdf: not read as an answer in a folder (.pdf files beside answers are usually "
         "sources; open the file on its own to audit it)",
     ]
 
 
-def test_a_latin1_file_is_reported_not_misread() -> None:
+def test_a_latin1_file_is_read_as_windows_1252_and_says_so_not_misread() -> None:
     result = load_path(FIXTURES / "folder" / "legacy_export_latin1.txt")
-    assert result.responses == []
-    assert result.skipped[0].origin == "legacy_export_latin1.txt"
-    assert "byte 0xe9 on line 2" in result.skipped[0].problem
+    (answer,) = result.responses
+    assert "Ménière's disease" in answer.text and not result.skipped
+    assert result.notes == ["legacy_export_latin1.txt: read as Windows-1252 (not UTF-8)"]
+
+
+def test_text_that_mixes_utf8_with_stray_bytes_is_still_refused_naming_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.md"
+    path.write_bytes("Ménière's disease [1].\n".encode("utf-8") + b"caf\xe9 \n\n[1]: https://www.nidcd.nih.gov/\n")
+    result = load_path(path)
+    assert result.responses == [] and "byte 0xe9 on line 2" in result.skipped[0].problem
 
 
 def test_utf8_with_bom_and_excel_utf16_exports_are_read(tmp_path: Path) -> None:
@@ -420,3 +427,14 @@ def test_a_text_file_in_a_folder_that_cites_nothing_is_skipped_with_a_message(tm
                                 "audit it anyway)"]
     # named on its own, the same file is audited as an (uncited) answer
     assert len(load_path(tmp_path / "notes.txt").responses) == 1
+
+
+def test_a_windows_1252_markdown_answer_is_read_as_a_windows_1252_csv_is_and_says_so(tmp_path):
+    path = tmp_path / "cafe.md"
+    path.write_bytes("Le café contient de la caféine, environ 80 mg par tasse (https://example.org/cafe).\n"
+                     .encode("cp1252"))
+    result = load_path(path)
+    (answer,) = result.responses
+    assert "café" in answer.text and "caféine" in answer.text and not result.skipped
+    assert answer.citations == ("https://example.org/cafe",)
+    assert result.notes == ["cafe.md: read as Windows-1252 (not UTF-8)"]

@@ -75,6 +75,13 @@ def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, 
             # one bad record of an array costs that record: its bad byte is kept, found and named
             text = data.decode("utf-8-sig", "surrogateescape")
             return load_json(InputText(text=text, name=name, stem=path.stem, question=question, model=model))
+        if ext not in JSON_EXT | JSONL_EXT:   # Markdown or plain text: detected as a table's text is
+            text, encoding = decode_table(data)
+            if encoding.startswith("Windows-1252"):
+                result = load_markdown(InputText(text=text, name=name, stem=path.stem, question=question,
+                                                 model=model))
+                result.notes.append(f"{name}: read as {encoding}")
+                return result
         return IngestResult(skipped=[SkippedRecord(name, unreadable(data, e))])
     src = InputText(text=text, name=name, stem=path.stem, question=question, model=model)
     if ext in HTML_EXT:

@@ -227,3 +227,16 @@ def test_report_says_where_it_wrote_and_takes_q_for_the_bare_path(audited, tmp_p
     quiet = sc("report", "--db", str(audited), "-o", str(out), "-q")
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stdout.strip() == str(out)
+
+
+def test_a_header_only_csv_and_an_empty_jsonl_fail_alike_naming_the_file(tmp_path):
+    from tests.test_cli import sc
+
+    (tmp_path / "h.csv").write_text("answer,citations\n", encoding="utf-8")
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    for name, why in (("h.csv", "the table has a header row and no data rows"),
+                      ("empty.jsonl", "the file holds no JSON records")):
+        p = sc("audit", str(tmp_path / name), "--db", str(tmp_path / "e.db"))
+        assert p.returncode == 1, p.stderr
+        assert f"skipped {name}: no answers: {why}" in p.stderr
+        assert "nothing to audit" in p.stderr

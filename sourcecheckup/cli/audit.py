@@ -125,7 +125,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         split = _input_split(getattr(args, "input_split", None))
         loaded = _load_inputs(args)
         if not loaded.responses and not loaded.skipped:
-            raise UsageError("no answers found in the input")
+            raise UsageError(f"no answers found in {', '.join(args.inputs)}")
         in_input = len(loaded.responses)
         if split:   # every process reads the whole input; part 1 alone keeps the skipped records
             part, of = split

@@ -103,6 +103,8 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
             result.skipped.append(SkippedRecord(origin, str(e)))
             continue
         result.responses.append(response)
+    if not result.responses and not result.skipped:   # as an empty JSON Lines file is: named, not silent
+        result.skipped.append(SkippedRecord(src.name, "no answers: the table has a header row and no data rows"))
     return result
 
 

@@ -8,7 +8,8 @@
   shortened to 16 hex digits (``row_digests``), so ``verify-report`` can name the first row that differs.
 - **Report digest.** ``sections`` holds the SHA-256 of each top-level section's canonical JSON;
   ``report_sha256`` is the SHA-256 of the canonical JSON of ``sections``; ``content_sha256`` is the same
-  without ``generated_at``: two reports of one database state with the same options share it, so an
+  without the fields that name when, where and by which software it was written (:data:`VOLATILE_FIELDS`):
+  two reports of one database state with the same options share it, so an
   HTML, PDF or XLSX report (which carries it) can be matched to a verified JSON report.
 - **Signature.** Ed25519 over the ASCII ``report_sha256`` (the ``cryptography`` package), with the public
   key's fingerprint (SHA-256 of its raw 32 bytes).
@@ -30,13 +31,23 @@ from ..store.evidence import EVIDENCE_TABLES
 
 ROW_DIGEST_CHARS = 16
 SELF_FIELDS = ("report_sha256", "content_sha256", "sections", "signature")
-VOLATILE_SECTIONS = ("generated_at",)          # left out of content_sha256
+# fields that differ between two builds of one database state with the same options (left out of
+# content_sha256 and of verify-report's comparison), with the reason
+VOLATILE_FIELDS: dict[str, str] = {
+    "generated_at": "when the report was written",
+    "run.database": "where the database file was when the report was written",
+    "audit_trail.database": "where the database file was when the report was written",
+    "audit_trail.verify_command": "names the database path the report was written from",
+    "run.report_version": "the version of the software that wrote the report (shown, not compared)",
+    "audit_trail.report_version": "the version of the software that wrote the report (shown, not compared)",
+    "audit_trail.report_written_with": "the software that wrote the report (the run's own is audit_trail.provenance)",
+}
 EVIDENCE_METHOD = ("row = SHA-256(canonical JSON of the row); table = SHA-256(row digests in order); "
                    "evidence = SHA-256(canonical JSON of {table: table digest}); row_digests keep each row's "
                    "first 16 hex digits")
 REPORT_METHOD = ("sections = {section: SHA-256(canonical JSON)}, the integrity section without its own digests; "
                  "report_sha256 = SHA-256(canonical JSON of sections); content_sha256 = the same without "
-                 "generated_at; canonical JSON = keys sorted, separators ',' ':', UTF-8")
+                 "the volatile fields (generated_at, the database path, the writing software); canonical JSON = keys sorted, separators ',' ':', UTF-8")
 
 
 def canonical(value: Any) -> bytes:
@@ -207,12 +218,27 @@ def seal(report: dict[str, Any], streams: Streams | None = None,
     sections["integrity"] = section_digests({"integrity": integrity})["integrity"]
     integrity["sections"] = sections
     integrity["report_sha256"] = sha256_hex(canonical(sections))
-    integrity["content_sha256"] = content_digest(sections)
+    integrity["content_sha256"] = content_digest(report, sections, streams)
     return report
 
 
-def content_digest(sections: Mapping[str, str]) -> str:
-    return sha256_hex(canonical({k: v for k, v in sections.items() if k not in VOLATILE_SECTIONS}))
+def content_digest(report: Mapping[str, Any], sections: Mapping[str, str], streams: Streams | None = None) -> str:
+    """SHA-256 over the section digests with :data:`VOLATILE_FIELDS` left out: the same for every build of one
+    database state with the same options, wherever and whenever it is written."""
+    out = dict(sections)
+    partial: dict[str, list[str]] = {}
+    for path in VOLATILE_FIELDS:
+        top, _, rest = path.partition(".")
+        if not rest:
+            out.pop(top, None)
+        else:
+            partial.setdefault(top, []).append(rest)
+    for top, fields in partial.items():
+        value = report.get(top)
+        if isinstance(value, Mapping):
+            stripped = {k: v for k, v in value.items() if k not in fields}
+            out[top] = section_digests({top: stripped}, streams)[top]
+    return sha256_hex(canonical(out))
 
 
 def check_self_digest(report: Mapping[str, Any]) -> list[str]:
@@ -226,7 +252,7 @@ def check_self_digest(report: Mapping[str, Any]) -> list[str]:
            for key in sorted(set(now) | set(saved)) if now.get(key) != saved.get(key)]
     if sha256_hex(canonical(saved)) != integrity.get("report_sha256"):
         out.append("integrity.report_sha256: does not match the section digests")
-    if content_digest(saved) != integrity.get("content_sha256"):
+    if not out and content_digest(report, saved) != integrity.get("content_sha256"):
         out.append("integrity.content_sha256: does not match the section digests")
     return out
 

@@ -22,18 +22,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..store import Store
-from .integrity import check_self_digest, check_signature, explain_evidence
+from .integrity import VOLATILE_FIELDS, check_self_digest, check_signature, explain_evidence
 from .stream import STREAMED, StreamedReport, _trail_source
 
 # path -> why it is not compared with the rebuilt report
 NOT_COMPARED: dict[str, str] = {
-    "generated_at": "when the report was written",
-    "run.database": "where the database file was when the report was written",
-    "audit_trail.database": "where the database file was when the report was written",
-    "audit_trail.verify_command": "names the database path the report was written from",
-    "run.report_version": "the version of the software that wrote the report (shown, not compared)",
-    "audit_trail.report_version": "the version of the software that wrote the report (shown, not compared)",
-    "audit_trail.report_written_with": "the software that wrote the report (the run's own is audit_trail.provenance)",
+    **VOLATILE_FIELDS,
     "integrity.sections": "checked against the report itself (its own digests)",
     "integrity.report_sha256": "checked against the report itself (its own digests)",
     "integrity.content_sha256": "checked against the report itself (its own digests)",
@@ -152,6 +146,7 @@ def verify_report_full(report: Mapping[str, Any], store: Store, *, key: str | Pa
     skip.update(STREAMED)
     skip.add("audit_trail.sources")
     cmp.walk("", {k: v for k, v in report.items()}, head)
+    skip.discard("audit_trail.sources")   # compared with the store's rows, one at a time
     _compare_trail_sources(report, store, run_id, cmp)
     result.differences.extend(cmp.diffs)
     result.checked.update(cmp.checked)

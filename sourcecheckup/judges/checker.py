@@ -131,6 +131,13 @@ class CheckerJudge(BaseJudge):
     def usage(self) -> UsageReport:
         return self.client.usage()
 
+    def provenance(self) -> dict[str, Any]:
+        """What shapes this judge's verdicts, stored with a run: sampling, token limit, chunking (no key)."""
+        return {"kind": "checker", "model": self.client.settings.model, "temperature": 0,
+                "seed": self.client.settings.seed, "max_output_tokens": self.max_output_tokens,
+                "chunk_words": self.chunk_words, "threshold": self.threshold,
+                "settings": self.client.settings.describe()}
+
     async def _check(self, index: int, chunk: Sequence[str], claim: str) -> ChunkResult:
         options = CallOptions(temperature=0, seed=self.client.settings.seed, max_tokens=self.max_output_tokens,
                               structured=False, top_logprobs=TOP_LOGPROBS)

@@ -5,7 +5,8 @@
   suggestions, reference checks, skipped records) is read in a canonical order; each row's digest is the
   SHA-256 of its canonical JSON; a table's digest is the SHA-256 of its rows' digests in order; the overall
   digest is the SHA-256 of the canonical JSON of ``{table: digest}``. The report keeps each row's digest
-  shortened to 16 hex digits (``row_digests``), so ``verify-report`` can name the first row that differs.
+  shortened to 16 hex digits, concatenated in row order (``row_digests``, one string), so
+  ``verify-report`` can name the first row that differs.
 - **Report digest.** ``sections`` holds the SHA-256 of each top-level section's canonical JSON;
   ``report_sha256`` is the SHA-256 of the canonical JSON of ``sections``; ``content_sha256`` is the same
   without the fields that name when, where and by which software it was written (:data:`VOLATILE_FIELDS`):
@@ -43,11 +44,12 @@ VOLATILE_FIELDS: dict[str, str] = {
     "audit_trail.report_written_with": "the software that wrote the report (the run's own is audit_trail.provenance)",
 }
 EVIDENCE_METHOD = ("row = SHA-256(canonical JSON of the row); table = SHA-256(row digests in order); "
-                   "evidence = SHA-256(canonical JSON of {table: table digest}); row_digests keep each row's "
-                   "first 16 hex digits")
+                   "evidence = SHA-256(canonical JSON of {table: table digest}); row_digests = each row's first 16 hex "
+                   "digits, concatenated in order")
 REPORT_METHOD = ("sections = {section: SHA-256(canonical JSON)}, the integrity section without its own digests; "
                  "report_sha256 = SHA-256(canonical JSON of sections); content_sha256 = the same without "
-                 "the volatile fields (generated_at, the database path, the writing software); canonical JSON = keys sorted, separators ',' ':', UTF-8")
+                 "the volatile fields (generated_at, the database path, the writing software); "
+                 "canonical JSON = keys sorted, separators ',' ':', UTF-8")
 
 
 def canonical(value: Any) -> bytes:
@@ -74,7 +76,7 @@ def evidence_digest(store: Store, run_id: str) -> dict[str, Any]:
             d = hashlib.sha256(canonical(_row_for_digest(row))).digest()
             h.update(d)
             rows.append(d.hex()[:ROW_DIGEST_CHARS])
-        tables[table] = {"rows": len(rows), "sha256": h.hexdigest(), "row_digests": rows}
+        tables[table] = {"rows": len(rows), "sha256": h.hexdigest(), "row_digests": "".join(rows)}
     overall = sha256_hex(canonical({t: v["sha256"] for t, v in tables.items()}))
     return {"sha256": overall, "method": EVIDENCE_METHOD, "tables": tables}
 
@@ -118,7 +120,8 @@ def explain_evidence(store: Store, run_id: str, saved: Mapping[str, Any]) -> lis
         if not isinstance(want, Mapping):
             out.append(f"integrity.evidence.tables.{table}: missing from the report")
             continue
-        digests = list(want.get("row_digests") or [])
+        joined = str(want.get("row_digests") or "")
+        digests = [joined[i:i + ROW_DIGEST_CHARS] for i in range(0, len(joined), ROW_DIGEST_CHARS)]
         n = 0
         first: str | None = None
         for i, row in enumerate(store.iter_evidence(run_id, table)):

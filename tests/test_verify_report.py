@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -348,8 +349,8 @@ def test_csv_xlsx_and_html_reports_are_rebuilt_and_compared(reviewed, tmp_path, 
     csv_text = (tmp_path / "r.csv").read_text().replace(",not_supported,", ",supported,", 1)
     (tmp_path / "r.csv").write_text(csv_text)
     code, out = _verify(tmp_path / "r.csv", store.path, capsys)
-    assert code == 1 and "row 2 (r1/s1 x " in out and ": file says 'supported', database gives 'not_supported'" \
-        in out, out
+    assert code == 1 and re.search(r"row \d+ \(r1/s1 x \S+\), label: file says 'supported', database gives "
+                                   r"'not_supported'", out), out
     from openpyxl import load_workbook
     wb = load_workbook(tmp_path / "r.xlsx")
     row = next(r for r in wb["summary"].iter_rows() if r[0].value == "Statement-level support")
@@ -399,3 +400,27 @@ def test_reference_problems_and_retracted_only_support_are_verified(tmp_path, si
 
 
 from tests.support.fake_scholarly import scholarly  # noqa: E402,F401  (fixture)
+
+
+def test_an_llm_judges_sampling_and_token_limits_are_stored_with_the_run_and_verified(tmp_path, site, capsys):
+    from tests.support.fake_llm import FakeLLMServer
+
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/article/hypertension"]}))
+    db = tmp_path / "llm.db"
+    with FakeLLMServer("openai") as srv:
+        judge = f"openai-compatible:{srv.base_url}#gpt-4o"
+        assert main(["audit", str(answer), "--db", str(db), "--judge", judge, "--allow-host", "127.0.0.1",
+                     "--browser", "never", "--no-archive", "--no-references", "-q"]) in (0, 1)
+    out = tmp_path / "r.json"
+    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    (record,) = report["audit_trail"]["provenance"]["judges"]
+    assert (record["id"], record["temperature"], record["seed"], record["max_output_tokens"]) == (
+        judge, 0, 42, 600)
+    assert not any("key" in k.lower() for k in record["settings"])
+    assert _verify(out, db, capsys)[0] == 0
+    report["audit_trail"]["provenance"]["judges"][0]["temperature"] = 0.7
+    out.write_text(json.dumps(report))
+    code, text = _verify(out, db, capsys)
+    assert code == 1 and "audit_trail.provenance.judges[0].temperature: report says 0.7, database gives 0" in text

@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="check the JSON report's Ed25519 signature with this public key (PEM or OpenSSH)")
     p.set_defaults(func=cmd_verify_report)
 
-    p = sub.add_parser("keygen", help="make an Ed25519 key pair for signing reports (report --sign)")
+    p = sub.add_parser("keygen", parents=[common], help="make an Ed25519 key pair for signing reports (report --sign)")
     p.add_argument("key", help="the private key file to write (PEM, mode 0600); the public key goes to KEY.pub")
     p.set_defaults(func=cmd_keygen)
 

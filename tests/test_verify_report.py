@@ -143,6 +143,10 @@ def _find_comparison(report: dict, with_value: str) -> int:
     return next(i for i, c in enumerate(report["review"]["comparisons"]) if c[with_value]["value"] is not None)
 
 
+def _flip(verdict: dict) -> None:
+    verdict["label"] = "not_supported" if verdict["label"] == "supported" else "supported"
+
+
 def _relabel_every_unsupported(report: dict) -> None:
     for r in report["responses"]:
         for s in r["statements"]:
@@ -161,7 +165,7 @@ EDITS: list[tuple[str, Callable[[dict], Any], str]] = [
      "responses[0].supported"),
     ("a statement's status", lambda r: r["responses"][0]["statements"][1].update(status="supported"),
      "responses[0].statements[1].status: report says 'supported', database gives 'not_supported'"),
-    ("a verdict's label", lambda r: r["responses"][0]["statements"][1]["verdicts"][0].update(label="supported"),
+    ("a verdict's label", lambda r: _flip(r["responses"][0]["statements"][1]["verdicts"][0]),
      "responses[0].statements[1].verdicts[0].label"),
     ("a verdict's quote", lambda r: r["responses"][0]["statements"][0]["verdicts"][0].update(quote="made up"),
      "responses[0].statements[0].verdicts[0].quote"),
@@ -231,10 +235,17 @@ def altered(reviewed, tmp_path):
     copy_store.close()
 
 
+def _first_citation(report_path: Path) -> str:
+    return json.loads(report_path.read_text())["responses"][0]["sources"][0]["url"]   # r1's [1]: the hypertension page
+
+
 def test_a_verdict_flip_that_leaves_every_total_equal_is_named(altered, capsys):
     store, run_id, report_path = altered
     before = build_report(store, run_id)
-    spk, url = _pair(store, run_id, SUPPORTED)
+    spk, _ = _pair(store, run_id, SUPPORTED)
+    url = _first_citation(report_path)
+    verdicts = json.loads(report_path.read_text())["responses"][0]["statements"][0]["verdicts"]
+    k = next(i for i, v in enumerate(verdicts) if v["url"] == url and v["judge"] == "always")
     # the second judge's verdict: the first judge decides, so no figure moves
     store.db.conn.execute("UPDATE verdicts SET label = 'not_supported' WHERE statement_pk = ? AND url = ? "
                           "AND judge_id = 'always'", [spk, url])
@@ -243,14 +254,14 @@ def test_a_verdict_flip_that_leaves_every_total_equal_is_named(altered, capsys):
     assert after["metrics"] == before["metrics"] and after["counts"] == before["counts"]
     code, out = _verify(report_path, store.path, capsys)
     assert code == 1
-    assert "responses[0].statements[0].verdicts[1].label: report says 'supported', database gives 'not_supported'" \
-        in out, out
+    assert f"responses[0].statements[0].verdicts[{k}].label: report says 'supported', database gives " \
+        "'not_supported'" in out, out
     assert "evidence verdicts" in out and "(statement r1/s1 x source 1" in out and "judge always) differs" in out
 
 
 def test_a_sources_text_and_hash_replaced_are_named(altered, capsys):
     store, run_id, report_path = altered
-    spk, url = _pair(store, run_id, SUPPORTED)
+    url = _first_citation(report_path)
     text = "Hypertension is a blood pressure of 140/90 mm Hg or higher."
     store.db.conn.execute("UPDATE sources SET text = ?, sha256 = ? WHERE id = (SELECT source_id FROM run_sources "
                           "WHERE run_id = ? AND url = ?)",
@@ -259,12 +270,12 @@ def test_a_sources_text_and_hash_replaced_are_named(altered, capsys):
     code, out = _verify(report_path, store.path, capsys)
     assert code == 1
     assert "responses[0].sources[0].sha256" in out and "text_chars" in out
-    assert f"evidence sources" in out and f"({url}) differs from when the report was written" in out
+    assert "evidence sources" in out and f"({url}) differs from when the report was written" in out
 
 
 def test_a_sources_text_alone_replaced_is_named_by_the_evidence_digest(altered, capsys):
     store, run_id, report_path = altered
-    _, url = _pair(store, run_id, SUPPORTED)
+    url = _first_citation(report_path)
     store.db.conn.execute("UPDATE sources SET text = upper(text) WHERE id = (SELECT source_id FROM run_sources "
                           "WHERE run_id = ? AND url = ?)", [run_id, url])
     store.db.conn.commit()

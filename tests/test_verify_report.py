@@ -435,3 +435,19 @@ def test_an_llm_judges_sampling_and_token_limits_are_stored_with_the_run_and_ver
     out.write_text(json.dumps(report))
     code, text = _verify(out, db, capsys)
     assert code == 1 and "audit_trail.provenance.judges[0].temperature: report says 0.7, database gives 0" in text
+
+
+def test_a_pdf_report_is_matched_by_its_digests(altered, tmp_path, capsys):
+    from sourcecheckup.report.pdf import PdfError
+
+    store, run_id, _ = altered
+    try:
+        pdf = write_report(store, run_id, tmp_path / "r.pdf")
+    except PdfError as exc:
+        pytest.skip(f"no PDF engine here: {exc}")
+    code, out = _verify(pdf, store.path, capsys)
+    assert code == 0 and "its pages are not rendered again" in out, out
+    store.db.conn.execute("UPDATE verdicts SET rationale = 'edited' WHERE judge_id = 'always'")
+    store.db.conn.commit()
+    code, out = _verify(pdf, store.path, capsys)
+    assert code == 1 and "evidence digest: the file carries" in out, out

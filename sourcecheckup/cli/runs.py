@@ -279,7 +279,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     try:
         path = write_report(store, run_id, args.output, fmt, warnings, group_by=args.group_by,
-                            whois=args.whois, whois_server=args.whois_server, with_reviews=args.with_reviews)
+                            whois=args.whois, whois_server=args.whois_server, with_reviews=args.with_reviews,
+                            sign=getattr(args, "sign", None))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     except PdfError as exc:
@@ -293,34 +294,72 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_report(args: argparse.Namespace) -> int:
-    from ..report import verify_report
+    from ..report.verify import NOT_COMPARED, verify_report_full
+    from ..report.verify_formats import run_of, verify_other_format
     from ..store import StoreError
 
     path = Path(args.report)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    fmt = path.suffix.lower().lstrip(".") or "json"
+    report: Any = None
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        if fmt == "json":
+            report = json.loads(path.read_text(encoding="utf-8"))
+            database = report.get("run", {}).get("database") if isinstance(report, dict) and isinstance(
+                report.get("run"), dict) else None
+        else:
+            database = None
+            run_of(path)   # a file that is not a report of this format fails here, before the database opens
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} is not a JSON report ({exc}); write one with `sourcecheckup report RUN "
-                         "--format json -o REPORT.json`") from None
-    if args.db is None and isinstance(report, dict) and isinstance(report.get("run"), dict):
-        args.db = report["run"].get("database")
+    except (ValueError, UnicodeDecodeError, KeyError, StopIteration) as exc:
+        raise UsageError(f"{path} is not a SourceCheckup {fmt.upper()} report ({exc}); write one with "
+                         f"`sourcecheckup report RUN -o REPORT.{fmt}`") from None
+    except Exception as exc:   # openpyxl / pypdf refuse a damaged file in their own words
+        raise UsageError(f"{path} cannot be read as a {fmt.upper()} report: {exc}") from None
+    if args.db is None and database:
+        args.db = database
+    if args.key and fmt != "json":
+        raise UsageError("--key checks a signed JSON report; the other formats carry its content digest")
     store = open_store(args, reading=True)
     try:
-        diffs = verify_report(report, store)
+        if fmt == "json":
+            result = verify_report_full(report, store, key=args.key)
+            run_id = report["run"]["id"]
+        else:
+            result = verify_other_format(path, store)
+            run_id = run_of(path)[0]
     except StoreError as exc:
         err(f"{exc}")
         return EXIT_FAIL
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         raise UsageError(f"{path}: {exc}") from None
-    run_id = report["run"]["id"]
-    if diffs:
-        print(f"MISMATCH: {len(diffs)} figure(s) in {path} differ from run {run_id} in {store.path}:")
-        for d in diffs:
+    if result.differences:
+        print(f"MISMATCH: {len(result.differences)} difference(s) between {path} and run {run_id} "
+              f"rebuilt from {store.path}:")
+        for d in result.differences:
             print(f"  {d}")
-        return EXIT_FAIL
-    print(f"OK: every metric in {path} matches run {run_id} recomputed from {store.path}")
+    else:
+        what = "every metric and every other field" if fmt == "json" else "every figure it shows"
+        print(f"OK: {what} in {path} matches run {run_id} rebuilt from {store.path}")
+    print("checked (values compared, by section): " +
+          ", ".join(f"{k} {v:,}" for k, v in result.checked.items()))
+    if fmt == "json":
+        print("not compared (they differ between two builds): " + ", ".join(NOT_COMPARED))
+    for note in result.notes:
+        print(f"note: {note}")
+    return EXIT_FAIL if result.differences else EXIT_OK
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from ..report.integrity import generate_key_pair
+
+    try:
+        private, public, fp = generate_key_pair(args.key)
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"private key: {private} (keep it secret)\npublic key:  {public}\nfingerprint: {fp}")
     return EXIT_OK
 
 

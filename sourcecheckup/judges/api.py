@@ -163,6 +163,7 @@ def source_block(evidence: str, source: SourceText) -> tuple[str, str]:
 # ---------------------------------------------------------------------------------------------
 # The judge
 
+TEMPERATURE = 0   # every verdict call asks for greedy decoding (a server that refuses the field is flagged)
 _PARAM_FLAGS = {"temperature": "temperature_not_applied", "seed": "seed_not_applied",
                 "response_format": "structured_output_not_applied"}
 
@@ -185,6 +186,13 @@ class ApiJudge(BaseJudge):
 
     def _redact(self, text: str | None) -> str | None:
         return self.client.redact(text)
+
+    def provenance(self) -> dict[str, Any]:
+        """What shapes this judge's verdicts, stored with a run: sampling, token limits, every setting (no key)."""
+        settings = self.settings.describe()
+        return {"kind": "llm", "model": settings.get("model"), "temperature": TEMPERATURE,
+                "seed": settings.get("seed"), "max_output_tokens": settings.get("max_output_tokens"),
+                "batch_max_tokens": 8192 if settings.get("batch") else None, "settings": settings}
 
     def usage(self) -> UsageReport:
         return self.client.usage()
@@ -255,7 +263,7 @@ class ApiJudge(BaseJudge):
                 return parse_batch(None, len(statements), obj)
             return [verdict_from_object(obj)]
 
-        options = CallOptions(temperature=0, seed=self.client.settings.seed, max_tokens=max_tokens)
+        options = CallOptions(temperature=TEMPERATURE, seed=self.client.settings.seed, max_tokens=max_tokens)
         try:
             answer = await ask_json(self.client, system, user, schema, parse, options,
                                     read_text=None if batch else (lambda text: [read_bare_verdict(text)]),

@@ -181,6 +181,13 @@ class CheckerJudge(BaseJudge):
     def usage(self) -> UsageReport:
         return self.client.usage()
 
+    def provenance(self) -> dict[str, Any]:
+        """What shapes this judge's verdicts, stored with a run: sampling, token limit, chunking (no key)."""
+        return {"kind": "checker", "model": self.client.settings.model, "temperature": 0,
+                "seed": self.client.settings.seed, "max_output_tokens": 1, "top_logprobs": TOP_LOGPROBS,
+                "chunk_tokens": self.chunk_tokens, "threshold": self.threshold,
+                "settings": self.client.settings.describe()}
+
     async def load(self) -> None:
         await self.client.server_limits()
 

@@ -179,6 +179,11 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
+def data_date(path: str | Path) -> str:
+    """The data's date: the one recorded by :func:`download`, else the file's modification date (ISO)."""
+    return _file_date(Path(path))
+
+
 def _file_date(path: Path) -> str:
     """The date recorded by :func:`download`, else the file's modification date."""
     try:

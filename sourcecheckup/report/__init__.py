@@ -48,11 +48,16 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
     fmt = (fmt or path.suffix.lstrip(".") or "json").lower()
     if fmt not in report_formats():
         raise ValueError(f"unknown report format '{fmt}': choose one of {', '.join(report_formats())}")
+    if kw.get("sign") and fmt != "json":
+        raise ValueError("only a JSON report is signed (the other formats carry its content digest): "
+                         "write the report as .json to sign it")
+    if not kw.get("sign"):
+        kw.pop("sign", None)
     path.parent.mkdir(parents=True, exist_ok=True)
     # JSON, CSV and XLSX are written a page of responses at a time (flat memory at 100,000 answers); HTML and
     # PDF of a large run hold the figures and leave the support matrix to CSV/XLSX
-    if fmt == "json" and "data" not in kw:
-        return write_json_stream(store, run_id, path, **kw)
+    if fmt == "json" and ("data" not in kw or kw.get("sign")):
+        return write_json_stream(store, run_id, path, **{k: v for k, v in kw.items() if k != "data"})
     if fmt == "csv" and "data" not in kw:
         return write_csv_stream(store, run_id, path, **kw)
     if fmt == "xlsx" and "data" not in kw:

@@ -89,4 +89,40 @@ def _charts(report: Mapping[str, Any]) -> dict[str, Any]:
 def report_html(report: dict[str, Any], *, include_responses: bool = True) -> str:
     return _environment().get_template("report.html").render(
         r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
-        html_limit=HTML_TEXT_LIMIT, max_reference_problems=MAX_REFERENCE_PROBLEMS)
+        html_limit=HTML_TEXT_LIMIT, max_reference_problems=MAX_REFERENCE_PROBLEMS,
+        verification_code=verification_code(report))
+
+
+CODE_PREFIX = "SCV1:"
+
+
+def verification_code(report: Mapping[str, Any]) -> str:
+    """What ``verify-report`` needs to rebuild an HTML/PDF report: the run, the options, the time and database
+    the report names, and its digests, as ``SCV1:<base64url of compact JSON>.`` (the dot ends it)."""
+    import base64
+
+    run, at = report.get("run") or {}, report.get("audit_trail") or {}
+    integrity = report.get("integrity") or {}
+    payload = {"run_id": run.get("id"), "generated_at": report.get("generated_at"), "database": run.get("database"),
+               "audit_database": at.get("database"), "verify_command": at.get("verify_command"),
+               "options": report.get("report_options"), "content_sha256": integrity.get("content_sha256"),
+               "evidence_sha256": (integrity.get("evidence") or {}).get("sha256"),
+               "responses_listed": bool(report.get("responses")) or not report.get("large_run")}
+    raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return CODE_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=") + "."
+
+
+def read_verification_code(text: str) -> dict[str, Any] | None:
+    """The payload of the verification code in an HTML report or a PDF's text (line breaks inside it allowed)."""
+    import base64
+    import re
+
+    at = text.find(CODE_PREFIX)
+    if at < 0:
+        return None
+    match = re.match(r"[A-Za-z0-9_\-\s]*", text[at + len(CODE_PREFIX):])
+    body = re.sub(r"\s+", "", match.group(0) if match else "")
+    try:
+        return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except ValueError:
+        return None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
+from ..provenance import software_environment
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
                        exclusion_notes, judge_error_note, metrics_by, partial_run_note)
 from ..models import Verdict, utcnow, verdict_readings
@@ -178,7 +179,26 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["audit_trail"]["intervals"] = {
         key: {"method": m["ci_method"], "description": CI_METHODS.get(m["ci_method"], m["ci_method"])}
         for key, m in report["metrics"].items()}
-    return report
+    report["report_options"] = report_options(with_reviews, group_by, whois, whois_server, custom)
+    report["integrity"] = integrity_section(store, run)
+    from .integrity import seal
+
+    return seal(report)
+
+
+def report_options(with_reviews: Any, group_by: Sequence[str] | None, whois: bool, whois_server: str | None,
+                   custom: bool) -> dict[str, Any]:
+    """The options a report was built with: ``verify-report`` rebuilds the report with the same ones."""
+    return {"with_reviews": bool(with_reviews), "group_by": list(group_by) if group_by is not None else None,
+            "whois": bool(whois), "whois_server": whois_server if whois else None, "custom_overrides": bool(custom)}
+
+
+def integrity_section(store: Store, run: RunRow) -> dict[str, Any]:
+    """The evidence digests of the run and its input files' hashes (the report's own digests are added by seal)."""
+    from .integrity import evidence_digest
+
+    provenance = run.config.get("provenance") or {}
+    return {"evidence": evidence_digest(store, run.id), "inputs": provenance.get("inputs", [])}
 
 
 def grouped(data: RunData, assessed: Sequence[ResponseAssessment],
@@ -397,4 +417,8 @@ def audit_trail(store: Store, run: Any, judges: Mapping[str, Mapping[str, set[st
         "run_log": store.run_log(run.id),
         "sources": sources,
         "verify_command": f"sourcecheckup verify-report REPORT.json --db {store.path}",
+        # stored when the run ran: its inputs' hashes, software, judges' settings and hashes, reference data
+        "provenance": run.config.get("provenance") or {
+            "note": "this run was recorded before SourceCheckup stored what a run was made with"},
+        "report_written_with": software_environment(),
     }

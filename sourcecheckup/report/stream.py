@@ -25,8 +25,9 @@ from ..urls import domain_of
 from .analytics import Citation, analyse_citations
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
+from .integrity import ListHasher, seal
 from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, group_dict,
-                          grouping_columns, headline_notes, run_section)
+                          grouping_columns, headline_notes, integrity_section, report_options, run_section)
 from .references import ReferencesSection
 
 LARGE_RUN_RESPONSES = 2000     # above this the HTML and PDF reports leave the support matrix to CSV/XLSX
@@ -99,8 +100,23 @@ class StreamedReport:
                  on_page: Callable[[Page], None] | None = None) -> dict[str, Any]:
         """One pass: hands every response, unsupported statement and judges' disagreement to its callback and
         returns the report without them (their keys hold None, as does ``audit_trail.sources``)."""
-        tallies = self._tally_pass(on_response, on_unsupported, on_disagreement, on_page)
-        return self._head(*tallies)
+        hashers = {key: ListHasher() for key in STREAMED}
+
+        def both(key: str, call: Callable[[dict[str, Any]], None] | None) -> Callable[[dict[str, Any]], None]:
+            def add(item: dict[str, Any]) -> None:
+                hashers[key].add(item)
+                if call is not None:
+                    call(item)
+            return add
+
+        tallies = self._tally_pass(both("responses", on_response), both("unsupported", on_unsupported),
+                                   both("disagreements", on_disagreement), on_page)
+        head = self._head(*tallies)
+        store, run_id = self.store, self.run.id
+        # the report's own digests, as if the streamed lists and the audit trail's sources were in the dict
+        return seal(head, streams={("audit_trail", "sources"): lambda: (
+            _trail_source(r) for r in store.iter_run_source_summaries(run_id))},
+            precomputed={key: h.hexdigest() for key, h in hashers.items()})
 
     def figures(self) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
         """The judges-only metrics, the metrics with the reviews, the per-model figures and the references
@@ -235,6 +251,9 @@ class StreamedReport:
         report["audit_trail"]["intervals"] = {
             key: {"method": m["ci_method"], "description": CI_METHODS.get(m["ci_method"], m["ci_method"])}
             for key, m in report["metrics"].items()}
+        report["report_options"] = report_options(with_reviews, self.group_by, self.whois, self.whois_server,
+                                                  self.custom)
+        report["integrity"] = integrity_section(store, run)
         return report
 
     def _agreement_data(self) -> RunData:
@@ -290,14 +309,20 @@ def _value(value: Any, depth: int = 1) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
 
 
-def write_json_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> Path:
-    """The JSON report of build_report, written a response at a time (one line each) with flat memory."""
+def write_json_stream(store: Store, run_id: str, path: str | Path, *, sign: str | Path | None = None,
+                      **kw: Any) -> Path:
+    """The JSON report of build_report, written a response at a time (one line each) with flat memory;
+    ``sign``: an Ed25519 private key file to sign its digest with."""
     path = Path(path)
     report = StreamedReport(store, run_id, **kw)
     spools = {key: _ListSpool() for key in STREAMED}
     tmp = path.with_name(path.name + ".part")
     try:
         head = report.run_pass(spools["responses"].add, spools["unsupported"].add, spools["disagreements"].add)
+        if sign:
+            from .integrity import sign as sign_report
+
+            sign_report(head, sign)
         with tmp.open("w", encoding="utf-8") as out:
             out.write("{")
             for i, (key, value) in enumerate(head.items()):

@@ -5,6 +5,7 @@ starts with '=' stays a string), with characters Excel cannot hold removed.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -111,6 +112,11 @@ def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
                         ", ".join(f"{k}={_flat(v)}" for k, v in value.items())])
     summary.append([])
     summary += [["method", sentence] for sentence in method_notes(report)]
+    integrity = report.get("integrity") or {}
+    if integrity.get("content_sha256"):   # match this workbook to a verified JSON report of the same run
+        summary += [[], ["report content sha256", integrity["content_sha256"]],
+                    ["evidence sha256", (integrity.get("evidence") or {}).get("sha256")],
+                    ["report options", json.dumps(report.get("report_options"), sort_keys=True)]]
     return summary
 
 

@@ -26,6 +26,7 @@ from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, State
 from .bench import BenchTables
 from .browse import BrowseTables
 from .columns import dump_json, load_json
+from .evidence import EvidenceTables
 from .export import ExportTables
 from .migrations import MIGRATIONS
 from .references import ReferenceTables
@@ -137,7 +138,8 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables):
+class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables,
+            EvidenceTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True,

@@ -19,8 +19,8 @@ from ...models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_r
 from ..base import BaseJudge, JudgeSpecError
 from .features import (
     _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
-    _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, quantities,
-    stem, words)
+    _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, params_path,
+    quantities, stem, words)
 from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 
@@ -312,6 +312,16 @@ class BuiltinJudge(BaseJudge):
             use_embeddings = embeddings.available()
         self.use_embeddings = use_embeddings
         self._threshold = threshold
+
+    def provenance(self) -> dict[str, Any]:
+        """The trained parameters' and (when used) the embedding model's SHA-256, stored with a run."""
+        from ...provenance import file_record
+
+        rec: dict[str, Any] = {"kind": "builtin", "threshold": self.threshold, "model_version": self.model_version,
+                               "parameters": file_record(params_path()), "embedding_model": None}
+        if self.use_embeddings:
+            rec["embedding_model"] = embeddings.model_record()
+        return rec
 
     @property
     def model(self) -> LogisticModel:

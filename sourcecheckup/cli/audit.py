@@ -150,6 +150,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
             coro = _start_split(audit, loaded, label, split, in_input)
         else:
             coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes)
+    from ..judges.versions import runtime_warning
+
+    degraded = runtime_warning(config.judges)
+    if degraded:   # said before the run and again under its figures (print_headline)
+        print(f"warning: {degraded}", file=sys.stderr)
     if config.fetch.browser != "never":
         from ..fetching.browser import browser_status
 
@@ -178,6 +183,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print_headline(report)
     else:
         print(run_id)
+        warning = (report.get("audit_trail") or {}).get("judge_warning")
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
     hint = _all_refused_hint(report)
     if hint:
         print(f"sourcecheckup: hint: {hint}", file=sys.stderr)

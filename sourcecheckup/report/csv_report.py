@@ -9,7 +9,7 @@ from .csvsafe import SafeWriter
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
                "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied",
-               "reference_status", "reference_retracted", "run_id", "run_name"]
+               "reference_status", "reference_retracted", "run_id", "run_name", "judge_version"]
 # columns are only ever added at the end: a script that reads them by position keeps working
 
 
@@ -37,12 +37,12 @@ def csv_rows(resp: dict[str, Any], applied: bool, run: tuple[str, str]) -> Itera
         tail = [st.get("status_judges", st["status"]), st.get("status_with_reviews", st["status"]),
                 "yes" if applied else "no"]
         if not st["verdicts"]:
-            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run)
+            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run) + [""]
         for v in st["verdicts"]:
             yield (base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
                            v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
                            v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
-                   + reference_by_url.get(v["url"], ["", ""]) + list(run))
+                   + reference_by_url.get(v["url"], ["", ""]) + list(run) + [v.get("model_version", "")])
 
 
 def _reference_cells(reference: dict[str, Any] | None) -> list[str]:

@@ -54,6 +54,13 @@ def summary(judges: Mapping[str, Mapping[str, Iterable[str]]]) -> dict[str, str]
             "judge_warning": degraded_warning(v for vs in versions.values() for v in vs)}
 
 
+def from_usage(usage: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
+    """:func:`summary` from a run's usage (``judge_report.run_usage``: each judge's ``model_versions``)."""
+    judges = {jid: {"model_versions": list(u.get("model_versions") or ())}  # type: ignore[call-overload]
+              for jid, u in usage.items() if not jid.endswith("(cleanup)")}
+    return summary(judges)
+
+
 def uses_builtin(specs: Iterable[str]) -> bool:
     return any(s.split(":", 1)[0].strip() == "builtin" for s in specs)
 

@@ -104,12 +104,20 @@ def source_command() -> list[str]:
 
 
 def clean_env(home: Path) -> dict[str, str]:
-    """What a person's fresh account gives a program: a PATH without any venv, an empty HOME and cache."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "QT_QPA_PLATFORM": "offscreen",
-           "XDG_CACHE_HOME": str(home / ".cache"), "XDG_DATA_HOME": str(home / ".local" / "share"),
-           "XDG_CONFIG_HOME": str(home / ".config"),
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    """What a person's fresh account gives a program (``env -i``): a PATH without any venv, an empty home,
+    cache and settings; on Windows the few variables the system itself needs."""
     home.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home), "LANG": "C.UTF-8", "QT_QPA_PLATFORM": "offscreen",
+           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    if os.name == "nt":
+        system = os.environ.get("SYSTEMROOT", r"C:\Windows")
+        env.update(SYSTEMROOT=system, PATH=os.pathsep.join([os.path.join(system, "System32"), system]),
+                   USERPROFILE=str(home), APPDATA=str(home / "AppData" / "Roaming"),
+                   LOCALAPPDATA=str(home / "AppData" / "Local"), TEMP=str(home / "Temp"), TMP=str(home / "Temp"))
+        (home / "Temp").mkdir(exist_ok=True)
+        return env
+    env.update(PATH="/usr/bin:/bin", XDG_CACHE_HOME=str(home / ".cache"),
+               XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CONFIG_HOME=str(home / ".config"))
     return env
 
 

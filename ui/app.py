@@ -91,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quit_after is not None:
         from PySide6.QtCore import QTimer
 
-        print(f"SourceCheckup window shown ({window.width()}x{window.height()}, database {window.db_path})",
-              flush=True)
+        if sys.stdout is not None:   # a windowed build on Windows has no standard output
+            print(f"SourceCheckup window shown ({window.width()}x{window.height()}, database {window.db_path})",
+                  flush=True)
         QTimer.singleShot(int(args.quit_after * 1000), window.close)
     if args.run:
         try:

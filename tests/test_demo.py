@@ -111,7 +111,9 @@ def test_the_apps_demo_action_gives_the_cli_demos_figures(demo_run, qtbot, tmp_p
             w.demo_action.trigger()
         run_id, status = finished.args
         assert status == "completed", w.audit.progress_label.text()
-        qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == run_id, timeout=30_000)
+        # the run as finished, not a view refreshed while it ran
+        qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == run_id
+                        and w.results.view.data.run.status == "completed", timeout=60_000)
         cli = json.loads(demo_run[1].with_suffix(".json").read_text())
         app = w.results.view
         assert app.data.run.judges == ["builtin"] and w.store.get_run(run_id).name.startswith("Demo")

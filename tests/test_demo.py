@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
 
 from tests.test_cli import sc
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")   # the app's Demo action is tested here too
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +104,38 @@ def test_no_demo_verdict_has_a_rationale_that_contradicts_its_label(demo_run):
     wrong = [f"{v['label']}: {v['rationale']}" for v in verdicts
              if rationale_contradicts_label(Label(v["label"]), v["rationale"])]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_apps_demo_action_gives_the_cli_demos_figures(demo_run, qtbot, tmp_path):
+    """Audit → Demo in the app audits the same sample offline as `sourcecheckup demo`, whatever the
+    judges and source pack in Settings (the fixture's settings name a test judge), with the same figures."""
+    from PySide6.QtCore import QSettings
+
+    from ui.main_window import MainWindow
+    from ui.settings import AppSettings
+
+    settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    settings.judges = ["keyword:0"]
+    w = MainWindow(tmp_path / "app.db", settings)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        with qtbot.waitSignal(w.audit.audit_finished, timeout=600_000) as finished:
+            w.demo_action.trigger()
+        run_id, status = finished.args
+        assert status == "completed", w.audit.progress_label.text()
+        # the run as finished, not a view refreshed while it ran
+        qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == run_id
+                        and w.results.view.data.run.status == "completed", timeout=60_000)
+        cli = json.loads(demo_run[1].with_suffix(".json").read_text())
+        app = w.results.view
+        assert app.data.run.judges == ["builtin"] and w.store.get_run(run_id).name.startswith("Demo")
+        for key in ("statement_support", "url_validity", "response_support", "unused_sources"):
+            m = getattr(app.metrics, key)
+            assert (m.k, m.n) == (cli["metrics"][key]["k"], cli["metrics"][key]["n"]), key
+        assert cli["audit_trail"]["judge_versions"] in w.results.metrics_bar.counts.text()
+    finally:
+        if w.audit.worker is not None:
+            w.audit.worker.cancel()
+            w.audit.worker.wait(10_000)
+        w.db.wait(10_000)

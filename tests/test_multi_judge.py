@@ -105,7 +105,9 @@ def test_three_judges_consensus_disagreements_cost_cleanup_and_no_key_anywhere(t
     usage = report["usage"]
     assert usage["openai:gpt-4o"]["calls"] == 4 and usage["openai:gpt-4o"]["tokens_in"] > 0
     assert usage["openai:gpt-4o"]["cost_usd"] > 0          # gpt-4o-2024-08-06 is priced as gpt-4o
-    assert usage["keyword:0"] == {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
+    assert {k: v for k, v in usage["keyword:0"].items() if k != "model_versions"} == {
+        "calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
+    assert usage["openai:gpt-4o"]["model_versions"] == ["gpt-4o-2024-08-06"]   # what the verdicts recorded
 
     code, shown, _ = _run(capsys, "show", "--db", db)
     assert code == 0

@@ -255,6 +255,7 @@ def test_every_csv_row_and_the_xlsx_summary_say_which_run_they_come_from(mixed_r
             i = head.index("run_id")   # columns are only ever added at the end: later ones follow these
             assert head[i:i + 2] == ["run_id", "run_name"] and body
             assert {(r[i], r[i + 1]) for r in body} == {(run_id, "Ward 7, third quarter")}
+            assert head[-1] == "judge_version" and "keyword" in {r[-1] for r in body}   # recorded model version
         summary = load_workbook(write_xlsx_stream(store, run_id, tmp_path / "r.xlsx", page_size=2))["summary"]
         cells = {row[0].value: row[1].value for row in summary.iter_rows() if row[0].value}
         assert cells["run id"] == run_id and cells["run name"] == "Ward 7, third quarter"

@@ -13,7 +13,9 @@ from .settings import APP, ORG
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="sourcecheckup gui", description="The SourceCheckup desktop app.")
+    p = argparse.ArgumentParser(prog="sourcecheckup gui", description="The SourceCheckup desktop app.",
+                                epilog="The standalone app is also the command line: `sourcecheckup-cli --help` "
+                                       "beside it (or `SourceCheckup --cli --help`), e.g. `sourcecheckup-cli demo`.")
     p.add_argument("--db", metavar="PATH", help="SQLite database (default: the one chosen in Settings)")
     p.add_argument("--run", metavar="ID", help="open this run")
     p.add_argument("--quit-after", type=float, metavar="SECONDS", help=argparse.SUPPRESS)  # smoke tests of builds
@@ -89,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quit_after is not None:
         from PySide6.QtCore import QTimer
 
-        print(f"SourceCheckup window shown ({window.width()}x{window.height()}, database {window.db_path})",
-              flush=True)
+        if sys.stdout is not None:   # a windowed build on Windows has no standard output
+            print(f"SourceCheckup window shown ({window.width()}x{window.height()}, database {window.db_path})",
+                  flush=True)
         QTimer.singleShot(int(args.quit_after * 1000), window.close)
     if args.run:
         try:

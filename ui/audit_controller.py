@@ -68,6 +68,23 @@ class AuditController(QObject):
         inputs.clear_batch()
         return True
 
+    def start_demo(self) -> bool:
+        """Audit the bundled sample answers offline (the engine's demo: sourcecheckup.demo), as
+        ``sourcecheckup demo`` does, whatever the judges and source pack in Settings."""
+        if self.worker is not None:
+            return False
+        from sourcecheckup import demo
+
+        try:
+            loaded, config = demo.load_answers(), demo.run_config()
+        except Exception as exc:   # a bundle or install without its samples
+            self.host._warn("Cannot start the demo", f"The bundled sample cannot be read: {exc}")
+            return False
+        self._next_run_name = demo.RUN_NAME
+        self._start(AuditThread(self.host.db_path, config, responses=loaded.responses, skipped=loaded.skipped,
+                                label=str(demo.answers_dir()), parent=self.host))
+        return True
+
     def judge_problems(self, judges: list[str]) -> list[str]:
         return [p for p in (validate_judge_spec(j) for j in judges) if p]
 

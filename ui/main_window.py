@@ -137,6 +137,10 @@ class MainWindow(QMainWindow):
         self.cancel_action = self._action("&Cancel run", self.audit.cancel_audit, "Ctrl+.")
         self.cancel_action.setEnabled(False)
         m.addAction(self.cancel_action)
+        # the bundled sample answers against the bundled source pack, offline: what `sourcecheckup demo` runs
+        self.demo_action = self._action("Audit the &demo sample (offline)", self.audit.start_demo)
+        self.demo_action.setIconText("Demo")
+        m.addAction(self.demo_action)
         m.addAction(self._action("&Resume selected run", results.runs.resume_selected_run, "Ctrl+Shift+R"))
         m.addAction(self._action("Suggest &fixes…", results.suggestions_tab.suggest_fixes))
         m.addAction(self._action("Fetch sources &again (selected run)", results.runs.refetch_selected_run))
@@ -163,6 +167,7 @@ class MainWindow(QMainWindow):
 
         m = bar.addMenu("&Help")
         m.addAction(self._action("&About SourceCheckup", lambda: show_about(self), "F1"))
+        m.addAction(self.demo_action)
 
         tb = self.addToolBar("Main")
         tb.setObjectName("main-toolbar")
@@ -170,6 +175,7 @@ class MainWindow(QMainWindow):
         for act in (self.audit_action, self.cancel_action):
             tb.addAction(act)
         tb.addSeparator()
+        tb.addAction(self.demo_action)
         tb.addAction(self._action("Export…", lambda: export(None)))
         tb.addAction(self.review_mode_action)
         tb.addAction(self._action("Settings", self.open_settings))
@@ -188,7 +194,7 @@ class MainWindow(QMainWindow):
 
     def _on_audit_state(self, state: str) -> None:
         inputs = self.results.input
-        for w in (inputs.audit_btn, self.audit_action):
+        for w in (inputs.audit_btn, self.audit_action, self.demo_action):
             w.setEnabled(state == IDLE)
         for w in (inputs.cancel_btn, self.cancel_action):
             w.setEnabled(state == RUNNING)

@@ -319,8 +319,14 @@ class MetricsBar(QWidget):
         self.judge_note.setVisible(False)
 
     def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "",
-                     judges: Sequence[str] = ()) -> None:
-        self.judge_note.setVisible(uses_screening_judge(judges))
+                     judges: Sequence[str] = (), judge_versions: str = "", judge_warning: str = "") -> None:
+        """``judge_versions``: the judge version that gave the verdicts, in words; ``judge_warning``: set
+        when it ran degraded (the built-in judge without its embedding model), shown in the judge's line."""
+        if judge_warning:
+            self.judge_note.setText(f"⚠ Warning: {judge_warning[0].upper()}{judge_warning[1:]}.")
+        else:
+            self.judge_note.setText(SCREENING_JUDGE_NOTE)
+        self.judge_note.setVisible(uses_screening_judge(judges) or bool(judge_warning))
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():
@@ -344,6 +350,8 @@ class MetricsBar(QWidget):
             parts.append("⚠ " + judge_error_note(c))
         if cost:
             parts.append(cost)
+        if judge_versions:
+            parts.append(f"judge {judge_versions}")
         self.counts.setText(" · ".join(parts))
 
 

@@ -159,6 +159,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
             coro = _start_split(audit, loaded, label, split, in_input, inputs)
         else:
             coro = audit.start(loaded.responses, loaded.skipped, label, loaded.notes, inputs)
+    from ..judges.versions import runtime_warning
+
+    degraded = runtime_warning(config.judges)
+    if degraded:   # said before the run and again under its figures (print_headline)
+        print(f"warning: {degraded}", file=sys.stderr)
     if config.fetch.browser != "never":
         from ..fetching.browser import browser_status
 
@@ -192,6 +197,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(run_id)
         for note in audit_notes(report):   # the headline, which says them, was not printed
             print(f"sourcecheckup: note: {note}", file=sys.stderr)
+        warning = (report.get("audit_trail") or {}).get("judge_warning")
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
     hint = _all_refused_hint(report)
     if hint:
         print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
@@ -290,22 +298,18 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def samples_dir() -> Path:
-    from ..resources import resources_dir
-
-    return resources_dir() / "samples"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
-    samples = samples_dir()
+    from .. import demo
+
+    samples = demo.samples_dir()
     out = Path(args.output or "sourcecheckup-demo-report.html").resolve()
     if args.db is None:
         import platformdirs
 
         args.db = str(Path(platformdirs.user_data_dir("sourcecheckup", appauthor=False)) / "demo.db")
     ns = argparse.Namespace(**vars(args))
-    ns.inputs = [str(samples / "answers")]
-    ns.sources = str(samples / "sources")
+    ns.inputs = [str(demo.answers_dir())]
+    ns.sources = str(demo.sources_dir())
     ns.report = [str(out), str(out.with_suffix(".json"))]
     ns.resume = None
     ns.refetch = False
@@ -320,7 +324,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             if not value:
                 setattr(ns, f"{service}_endpoint", first)
     ns.browser = "never"
-    for attr, default in (("judge", ["builtin"]), ("parser", "builtin"), ("consensus", "first"),
+    for attr, default in (("judge", list(demo.DEMO_JUDGES)), ("parser", demo.DEMO_PARSER), ("consensus", "first"),
                           ("concurrency", 8), ("seed", 0), ("question", None), ("model", None),
                           ("allow_host", None), ("timeout", None), ("fetch_concurrency", None),
                           ("text_col", None), ("citations_col", None), ("question_col", None),

@@ -43,6 +43,11 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
     print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} (verdicts) · "
           f"judges disagree {c.get('judges_disagree', 0)} (claims) · skipped records {c['skipped_records']}",
           file=out)
+    trail = report.get("audit_trail") or {}
+    if trail.get("judge_versions"):
+        print(f"  judge version            {trail['judge_versions']}", file=out)
+    if trail.get("judge_warning"):
+        print(f"  WARNING: {trail['judge_warning']}", file=out)
     note = partial_run_note(c)
     if note:
         print(f"  {note}", file=out)
@@ -90,8 +95,11 @@ def headline_report(store: Any, run_id: str) -> dict[str, Any]:
     metrics = StreamedReport(store, run_id).figures()[0]
     sources = [{"url": s["url"], "status": s["status"], "text_chars": s["text_chars"] or 0}
                for s in store.iter_run_source_summaries(run_id)]
+    from ..judges.versions import summary as judge_summary
+
     return {"run": {"id": run.id, "status": run.status}, "metrics": metrics.as_dict(),
-            "counts": json.loads(json.dumps(metrics.counts)), "responses": [{"sources": sources}]}
+            "counts": json.loads(json.dumps(metrics.counts)), "responses": [{"sources": sources}],
+            "audit_trail": judge_summary(store.verdict_provenance(run_id)[0])}
 
 
 def unreadable_sources(report: dict[str, Any]) -> int:

@@ -10,7 +10,9 @@ import asyncio
 import os
 import re
 import shutil
+import sys
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,16 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/ch
                        "chromium-headless-shell", "chromium", "chromium-browser", "google-chrome",
                        "google-chrome-stable")
 CHROMIUM_ENV = "SOURCECHECKUP_CHROMIUM"
+# where Chrome, Chromium and Edge install themselves on Windows (under each of these folders) and macOS
+WINDOWS_BROWSERS = (("Google", "Chrome", "Application", "chrome.exe"), ("Chromium", "Application", "chrome.exe"),
+                    ("Microsoft", "Edge", "Application", "msedge.exe"))
+WINDOWS_ROOTS = ("PROGRAMFILES", "PROGRAMFILES(X86)", "LOCALAPPDATA")
+MACOS_BROWSERS = ("Google Chrome.app/Contents/MacOS/Google Chrome", "Chromium.app/Contents/MacOS/Chromium",
+                  "Microsoft Edge.app/Contents/MacOS/Microsoft Edge")
+# the executables `playwright install chromium` puts in its own folder (headless shell first, as above)
+PLAYWRIGHT_BUILDS = ("chromium_headless_shell-*", "chromium-*")
+PLAYWRIGHT_EXECUTABLES = ("chrome-headless-shell", "headless_shell", "chrome", "Chromium", "Google Chrome for Testing")
+INSTALL_PLAYWRIGHT_BROWSER = "python -m playwright install chromium"
 BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              # one renderer for all sites and no side services: rendering is most of a run's CPU
@@ -88,17 +100,66 @@ def _executable(candidate: str) -> str | None:
     return path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
+def chromium_candidates(platform: str | None = None, environ: dict[str, str] | None = None) -> list[str]:
+    """Where this system's Chrome, Chromium or Edge would be, most likely first."""
+    platform = platform or sys.platform
+    env = os.environ if environ is None else environ
+    if platform.startswith("win"):
+        roots = [env[k] for k in WINDOWS_ROOTS if env.get(k)]
+        return [os.path.join(root, *parts) for parts in WINDOWS_BROWSERS for root in roots] + ["chrome.exe", "msedge.exe"]
+    if platform == "darwin":
+        apps = ["/Applications", os.path.join(env.get("HOME") or os.path.expanduser("~"), "Applications")]
+        return [os.path.join(folder, app) for app in MACOS_BROWSERS for folder in apps]
+    return [*CHROMIUM_CANDIDATES, "microsoft-edge", "microsoft-edge-stable"]
+
+
+def playwright_browsers_dir(platform: str | None = None, environ: dict[str, str] | None = None) -> Path:
+    """The folder `playwright install` downloads browsers to ($PLAYWRIGHT_BROWSERS_PATH, else the user cache)."""
+    platform = platform or sys.platform
+    env = os.environ if environ is None else environ
+    if env.get("PLAYWRIGHT_BROWSERS_PATH") not in (None, "", "0"):
+        return Path(env["PLAYWRIGHT_BROWSERS_PATH"])
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    if platform.startswith("win"):
+        return Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local") / "ms-playwright"
+    if platform == "darwin":
+        return home / "Library" / "Caches" / "ms-playwright"
+    return Path(env.get("XDG_CACHE_HOME") or home / ".cache") / "ms-playwright"
+
+
+def _revision(folder: Path) -> int:
+    tail = folder.name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
+def playwright_chromium(root: Path | None = None) -> str | None:
+    """The Chromium that `playwright install chromium` downloaded (the newest build), or None."""
+    root = root or playwright_browsers_dir()
+    if not root.is_dir():
+        return None
+    for pattern in PLAYWRIGHT_BUILDS:
+        for build in sorted(root.glob(pattern), key=_revision, reverse=True):
+            for path in sorted(build.rglob("*")):
+                stem = path.name[:-4] if path.name.lower().endswith(".exe") else path.name
+                if stem in PLAYWRIGHT_EXECUTABLES and len(path.relative_to(build).parts) <= 5:
+                    found = _executable(str(path))
+                    if found:
+                        return found
+    return None
+
+
 def find_chromium(explicit: str | None = None) -> str | None:
     """The Chromium executable to use: the one named (explicit, else $SOURCECHECKUP_CHROMIUM), or
-    the first of the usual places. A named one that is missing is None, never silently another."""
+    the first of the usual places for this system (Chrome, Chromium or Edge), or the Chromium that
+    `playwright install chromium` downloaded. A named one that is missing is None, never silently another."""
     named = explicit or os.environ.get(CHROMIUM_ENV)
     if named:
         return _executable(named)
-    for candidate in CHROMIUM_CANDIDATES:
+    for candidate in chromium_candidates():
         found = _executable(candidate)
         if found:
             return found
-    return None
+    return playwright_chromium()
 
 
 FALLBACK_NOTE = "pages that need JavaScript will be read as plain HTML"
@@ -116,10 +177,15 @@ def browser_status(executable: str | None = None) -> tuple[bool, str]:
                        f"'pip install playwright'; {FALLBACK_NOTE}")
     exe = find_chromium(executable)
     if exe is None:
-        wanted = executable or os.environ.get(CHROMIUM_ENV) or CHROMIUM_CANDIDATES[0]
-        return False, (f"Chromium not found at {wanted}: install the 'chromium' package "
-                       f"(Debian/Ubuntu: apt-get install chromium-headless-shell chromium) or set "
-                       f"{CHROMIUM_ENV} to its path; {FALLBACK_NOTE}")
+        named = executable or os.environ.get(CHROMIUM_ENV)
+        if named or sys.platform.startswith("linux"):
+            wanted = named or (CHROMIUM_CANDIDATES[0] if CHROMIUM_CANDIDATES else "the usual places")
+            return False, (f"Chromium not found at {wanted}: install the 'chromium' package "
+                           f"(Debian/Ubuntu: apt-get install chromium-headless-shell chromium), or Playwright's own "
+                           f"({INSTALL_PLAYWRIGHT_BROWSER}), or set {CHROMIUM_ENV} to its path; {FALLBACK_NOTE}")
+        return False, (f"no Chrome, Edge or Chromium found: install Google Chrome or Microsoft Edge, or "
+                       f"Playwright's own Chromium ({INSTALL_PLAYWRIGHT_BROWSER}), or set {CHROMIUM_ENV} to a "
+                       f"browser's path; {FALLBACK_NOTE}")
     return True, f"Chromium at {exe} renders pages that need JavaScript"
 
 

@@ -10,7 +10,8 @@ from .csvsafe import SafeWriter
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
                "reading", "status_judges", "status_with_reviews", "reviewer_overrides_applied",
-               "reference_status", "reference_retracted", "run_id", "run_name", "statement_support_left_out"]
+               "reference_status", "reference_retracted", "run_id", "run_name", "statement_support_left_out",
+               "judge_version"]
 # columns are only ever added at the end: a script that reads them by position keeps working
 
 
@@ -39,12 +40,13 @@ def csv_rows(resp: dict[str, Any], applied: bool, run: tuple[str, str]) -> Itera
                 "yes" if applied else "no"]
         left_out = [_left_out(st["status"])]   # why statement-level support leaves the claim out ("" if counted)
         if not st["verdicts"]:
-            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run) + left_out
+            yield base + ["", "", "", "", "", "", "", "", "", ""] + tail + ["", ""] + list(run) + left_out + [""]
         for v in st["verdicts"]:
             yield (base + [v["url"], status_by_url.get(v["url"], ""), v["judge"], v["label"],
                            v["score"], v["quote"], "" if v["quote_found"] is None else v["quote_found"],
                            v["rationale"], ";".join(v["flags"]), v.get("reading", "")] + tail
-                   + reference_by_url.get(v["url"], ["", ""]) + list(run) + left_out)
+                   + reference_by_url.get(v["url"], ["", ""]) + list(run) + left_out
+                   + [v.get("model_version", "")])
 
 
 def _left_out(status: str) -> str:

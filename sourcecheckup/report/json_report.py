@@ -259,8 +259,8 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
     for s in r.statements:
         rows = data.verdicts.get(s.row.pk, [])
         verdicts = [{
-            "url": v.url, "judge": v.verdict.judge_id, "label": v.verdict.label.value,
-            "score": round(v.verdict.score, 4), "quote": v.verdict.quote,
+            "url": v.url, "judge": v.verdict.judge_id, "model_version": v.verdict.model_version,
+            "label": v.verdict.label.value, "score": round(v.verdict.score, 4), "quote": v.verdict.quote,
             "quote_found": v.verdict.quote_found, "rationale": v.verdict.rationale,
             "flags": list(v.verdict.flags), "contradicted": v.verdict.contradicted,
             "review_first": v.verdict.review_first, "reading": _reading(v.verdict),
@@ -402,6 +402,8 @@ def audit_trail(store: Store, run: Any, judges: Mapping[str, Mapping[str, set[st
                 last: str | None, sources: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The audit trail from the judges' model and prompt versions, the first and last verdict times and
     the run's sources (None: a streamed report writes them from the database)."""
+    from ..judges.versions import summary as judge_summary
+
     prompt_versions = sorted({p for j in judges.values() for p in j["prompt_versions"]})
     return {
         "app_version": run.app_version, "report_version": __version__, "run_id": run.id,
@@ -410,6 +412,8 @@ def audit_trail(store: Store, run: Any, judges: Mapping[str, Mapping[str, set[st
         "config": run.config,
         "judges": [{"id": jid, "model_versions": sorted(j["model_versions"]),
                     "prompt_versions": sorted(j["prompt_versions"])} for jid, j in judges.items()],
+        # the judge version that ran, in words, and a warning when it ran degraded (lexical-only)
+        **judge_summary(judges),
         "prompts": [_prompt_record(v) for v in prompt_versions],
         "times": {"created_at": run.created_at, "finished_at": run.finished_at,
                   "duration_s": _duration_s(run.created_at, run.finished_at),

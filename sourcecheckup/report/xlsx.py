@@ -85,6 +85,9 @@ def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
     ro = report.get("reviewer_overrides") or {}
     summary: list[list[Any]] = [["reviewer overrides", "applied" if ro.get("applied") else "not applied",
                                  ro.get("note", "")]]
+    trail = report.get("audit_trail") or {}
+    if trail.get("judge_warning"):
+        summary.append(["warning", trail["judge_warning"]])
     if report.get("partial_run"):
         summary.append(["partial run", report["partial_run"]])
     if report.get("judge_error_warning"):
@@ -93,7 +96,8 @@ def _summary_rows(report: Mapping[str, Any]) -> list[list[Any]]:
         summary.append(["large run", report["large_run"]])
     summary += [["run id", run["id"]], ["run name", run.get("name") or ""], ["input", run.get("input") or ""],
                 ["status", run["status"]], ["created", run["created_at"]],
-                ["finished", run["finished_at"]], ["judges", run["judges"]], ["parser", run["parser"]],
+                ["finished", run["finished_at"]], ["judges", run["judges"]],
+                ["judge version", trail.get("judge_versions", "")], ["parser", run["parser"]],
                 ["app version", run["app_version"]], ["database", run["database"]], []]
     summary.append(["metric", "judges only", "ci95 low", "ci95 high", "k", "n",
                     "with reviews", "ci95 low", "ci95 high", "k", "n", "interval method",

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QHBoxLayout, QSplitter, QTabWid
 
 from sourcecheckup import review
 from sourcecheckup.judge_report import run_usage
+from sourcecheckup.judges.versions import from_usage
 from sourcecheckup.models import Response
 from sourcecheckup.store import Store
 from sourcecheckup.views.browse import (FULL_LOAD_MAX, STATUS_KEYS, BrowseStart, RunTotals, browse_start, run_totals_at,
@@ -310,7 +311,8 @@ class ResultsPage(QSplitter):
             return
         self.totals, self.usage = totals, totals.usage
         run = self._paged_run
-        self.metrics_bar.show_metrics(totals.metrics, totals.overrides, run.status, self.cost_text(), run.judges)
+        self.metrics_bar.show_metrics(totals.metrics, totals.overrides, run.status, self.cost_text(), run.judges,
+                                      **from_usage(self.usage or {}))
         statuses = {STATUS_KEYS[i] for i in set(totals.status)}
         problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
         with QSignalBlocker(self.facets):
@@ -333,7 +335,7 @@ class ResultsPage(QSplitter):
         pairs, progress = review or (review_pairs(view, review_first=True), review_progress(view))
         self.pairs = pairs
         self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
-                                      view.data.run.judges)
+                                      view.data.run.judges, **from_usage(self.usage or {}))
         keep = self.response_pk
         with QSignalBlocker(self.facets):
             self.facets.set_rows(view.summaries)

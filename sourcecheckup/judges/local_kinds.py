@@ -102,7 +102,9 @@ def procedure_for(config: dict[str, Any], names: Sequence[str], override: str | 
         return value
     if config_kind(config) == "seq2seq":
         return "minicheck"
-    text = " ".join([*names, str(config.get("_name_or_path") or "")]).lower()
+    own = [os.path.basename(os.path.normpath(str(n))) if os.path.isdir(os.path.expanduser(str(n))) else str(n)
+           for n in (*names, config.get("_name_or_path") or "")]   # a folder's own name, not its parents'
+    text = " ".join(own).lower()
     return "minicheck" if "minicheck" in text else "nli"
 
 
@@ -179,6 +181,7 @@ class MiniCheckModel:
     max_length: int
     answer_ids: tuple[int, int] = (0, 0)   # seq2seq: first tokens of "0" and of "1"
     supported_index: int = 1               # MiniCheck: 1 = supported (``#label=`` may name another)
+    exact_model: Any = None                # the float32 model when ``model`` has int8 weights
 
 
 def minicheck_probabilities(m: MiniCheckModel, texts: Sequence[str]) -> list[float]:
@@ -268,6 +271,26 @@ def score_isolated(m: MiniCheckModel, texts: Sequence[str], batch_size: int,
     return out
 
 
+INT8_RECHECK_BAND = 0.25
+
+
+def score_checked(m: MiniCheckModel, texts: Sequence[str], batch_size: int, threshold: float,
+                  on_failure: Callable[[], None] = lambda: None) -> tuple[list[float | Exception], int]:
+    """Scores with int8 weights where the label cannot change: a text whose int8 score lies within
+    ``INT8_RECHECK_BAND`` of the threshold is scored again in float32 (int8 errors on the parity
+    set stayed below that band). Returns the scores and how many texts were scored again."""
+    scores = score_isolated(m, texts, batch_size, on_failure)
+    if m.exact_model is None:
+        return scores, 0
+    near = [i for i, s in enumerate(scores)
+            if isinstance(s, Exception) or abs(s - threshold) < INT8_RECHECK_BAND]
+    exact = MiniCheckModel(m.tokenizer, m.exact_model, m.device, m.kind, m.max_length, m.answer_ids,
+                           m.supported_index)
+    for i, s in zip(near, score_isolated(exact, [texts[i] for i in near], batch_size, on_failure)):
+        scores[i] = s
+    return scores, len(near)
+
+
 def minicheck_rationale(m: MiniCheckModel, score: float, chunks: int, threshold: float,
                         supported_name: str, quantized: bool) -> str:
     """What the verdict says about the procedure that produced it."""
@@ -297,6 +320,8 @@ def quote_candidates(statement: str, chunk: str, k: int = QUOTE_CANDIDATES) -> l
 
 def pulled_from(folder: str) -> str:
     """The hub repository a pulled or imported model came from (its manifest), or ''."""
+    if not os.path.isdir(os.path.expanduser(folder)):
+        return ""
     from .models_hub import MANIFEST
 
     try:
@@ -304,3 +329,28 @@ def pulled_from(folder: str) -> str:
     except (OSError, ValueError):
         return ""
     return str(data.get("repo") or "") if isinstance(data, dict) else ""
+
+
+def token_pieces(text: str, budget: int, tokenizer: Any) -> list[str]:
+    """``text`` if it fits ``budget`` tokens, else overlapping verbatim pieces that do."""
+    try:
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = enc["offset_mapping"]
+    except (NotImplementedError, TypeError, ValueError):   # slow tokenizers have no offsets
+        approx = budget * 4
+        if len(text) <= approx:
+            return [text]
+        step = max(1, approx * 3 // 4)
+        return [text[i:i + approx] for i in range(0, len(text), step) if text[i:i + approx].strip()]
+    if len(offsets) <= budget:
+        return [text]
+    pieces: list[str] = []
+    step = max(1, budget * 3 // 4)   # a quarter overlap, so no sentence is only ever cut in two
+    for start in range(0, len(offsets), step):
+        end = min(start + budget, len(offsets))
+        piece = text[offsets[start][0]:offsets[end - 1][1]].strip()
+        if piece:
+            pieces.append(piece)
+        if end == len(offsets):
+            break
+    return pieces

@@ -17,7 +17,8 @@ read as the MiniCheck authors do (sourcecheckup/judges/local_kinds.py). Printed 
   of texts near the threshold, whose share is printed and whose cost is one float32 text each;
 - ideal: only the forward passes the authors' procedure needs, pre-tokenised, batches of 16;
 - pairs/s, the ratio to the ideal, and the minutes a 10-answer audit takes (50 statements, 20
-  sources of 5-10 KB, 5 statements a source: 100 pairs).
+  sources of 5-10 KB, 5 statements a source: 100 pairs), from the wall time and, for a machine
+  shared with other work, from the process's CPU time over the threads (what 2 free cores take).
 ``--quick`` reads one 5 KB source with 2 statements (a few minutes for all three kinds on 2 cores).
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def ideal_seconds(judge, pages: list[str], claims: list[list[str]]) -> tuple[flo
     texts.sort(key=len, reverse=True)
     batches = [m.tokenizer(texts[i:i + 16], max_length=m.max_length, truncation=True, padding=True,
                            return_tensors="pt") for i in range(0, len(texts), 16)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with torch.inference_mode():
         for enc in batches:
             if m.kind == "seq2seq":
@@ -82,12 +83,18 @@ def ideal_seconds(judge, pages: list[str], claims: list[list[str]]) -> tuple[flo
                         decoder_input_ids=torch.zeros((enc["input_ids"].shape[0], 1), dtype=torch.long))
             else:
                 m.model(**enc)
-    return time.perf_counter() - t0, len(texts)
+    return Timing(time.perf_counter() - t0, time.process_time() - c0), len(texts)
 
 
-async def timed(judge, pages: list[str], claims: list[list[str]], one_by_one: bool) -> tuple[float, list]:
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float     # all threads of this process
+
+
+async def timed(judge, pages: list[str], claims: list[list[str]], one_by_one: bool) -> tuple[Timing, list]:
     verdicts: list = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for page, mine in zip(pages, claims):
         if one_by_one:    # the authors' order: each pair alone, its source cut again
             for claim in mine:
@@ -95,13 +102,17 @@ async def timed(judge, pages: list[str], claims: list[list[str]], one_by_one: bo
         else:
             source = SourceText.from_text(page)
             verdicts += await judge.verify_many([(claim, source) for claim in mine])
-    return time.perf_counter() - t0, verdicts
+    return Timing(time.perf_counter() - t0, time.process_time() - c0), verdicts
 
 
-def line(name: str, seconds: float, pairs: int, ideal: float) -> str:
-    rate = pairs / seconds
-    return (f"  {name:34} {seconds:8.1f} s {rate:8.3f} pairs/s  x{seconds / ideal:5.2f} of ideal  "
-            f"audit {AUDIT_PAIRS / rate / 60:7.1f} min")
+THREADS = 2
+
+
+def line(name: str, t: Timing, pairs: int, ideal: Timing) -> str:
+    free = t.cpu / THREADS     # the wall time on free cores, if the threads kept them busy
+    return (f"  {name:36} wall {t.wall:6.1f} s {pairs / t.wall:6.3f} pairs/s x{t.wall / ideal.wall:4.2f} "
+            f"audit {AUDIT_PAIRS * t.wall / pairs / 60:5.1f} min | CPU/{THREADS} {free:6.1f} s "
+            f"{pairs / free:6.3f} pairs/s x{t.cpu / ideal.cpu:4.2f} audit {AUDIT_PAIRS * free / pairs / 60:5.1f} min")
 
 
 async def measure(kind: str, folder: Path, pages: list[str], claims: list[list[str]], threads: int,
@@ -123,7 +134,7 @@ async def measure(kind: str, folder: Path, pages: list[str], claims: list[list[s
     print(line("before: float32, one pair at a time", before, pairs, ideal))
     print(line("ideal: forward passes, batches of 16", ideal, pairs, ideal))
     print(line("after: float32, batched per source", after, pairs, ideal)
-          + f"  {before / after:4.2f}x faster; labels {'unchanged' if same else 'CHANGED'}, "
+          + f"  {before.wall / after.wall:4.2f}x (CPU {before.cpu / after.cpu:4.2f}x) faster; labels {'unchanged' if same else 'CHANGED'}, "
             f"scores within {drift:.1e}", flush=True)
     del judge
     gc.collect()
@@ -137,8 +148,9 @@ async def measure(kind: str, folder: Path, pages: list[str], claims: list[list[s
     int8, quantized = await timed(fast, pages, claims, one_by_one=False)
     near = sum(abs(v.score - 0.5) < local_kinds.INT8_RECHECK_BAND for v in quantized)
     print(line("after: int8, batched per source", int8, pairs, ideal)
-          + f"  {before / int8:4.2f}x faster; {near}/{pairs} pairs near 0.5 here (random weights "
-            f"score near 0.5): each such chunk text costs one float32 text ({after / texts:.1f} s) more",
+          + f"  {before.wall / int8.wall:4.2f}x (CPU {before.cpu / int8.cpu:4.2f}x) faster; {near}/{pairs} "
+            f"pairs near 0.5 here (random weights score near 0.5): each such chunk text costs one "
+            f"float32 text ({after.cpu / THREADS / texts:.1f} s) more",
           flush=True)
     del fast
     gc.collect()
@@ -158,6 +170,8 @@ async def main() -> None:
         args.sources, args.statements, args.page_kb = 1, 2, 5.0
     import torch
 
+    global THREADS
+    THREADS = args.threads
     torch.set_num_threads(args.threads)
     rng = random.Random(7)
     pages = [synthetic_page(rng, args.page_kb + (i % 3) * 1.25) for i in range(args.sources)]

@@ -55,7 +55,7 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         example="local:/path/to/MiniCheck-Flan-T5-Large",
         costs="free; a one-time download (0.4–3 GB), then it works offline; slow on a laptop's CPU: a "
               "10-answer audit (about 100 statement–source pairs of 5 KB pages) takes about "
-              f"{LAPTOP_MINUTES} on 2 free cores (bench/local_judge.py), minutes with a GPU",
+              f"{LAPTOP_MINUTES} on 2 free cores (bench/local_judge.py); a GPU is much faster",
         needs="disk space and a few GB of memory; runs on the CPU, much faster with a GPU",
         accuracy="the MiniCheck authors report MiniCheck-Flan-T5-Large on par with GPT-4 on LLM-AggreFact "
                  "at a small fraction of the cost",

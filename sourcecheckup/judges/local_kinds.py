@@ -226,9 +226,13 @@ def load_seq2seq(path: str, local_only: bool) -> tuple[Any, Any, int, int]:
 
 def quantize_int8(model: Any) -> Any:
     """The model with int8 dynamic quantisation of its linear layers (CPU only)."""
+    import warnings
+
     import torch
 
-    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    with warnings.catch_warnings():   # torch.ao.quantization is deprecated in favour of torchao, not installed here
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def cached_chunks(source: Any, m: MiniCheckModel) -> list[str]:

@@ -26,6 +26,7 @@ import torch
 
 from sourcecheckup.evidence import SourceText, source_sentences
 from sourcecheckup.judges import make_judge
+from sourcecheckup.judges.base import JudgeSpecError
 from sourcecheckup.judges.local import LocalJudge, from_spec
 from sourcecheckup.models import Label
 from tests.support.minicheck_models import KINDS, build_minicheck_model
@@ -190,6 +191,8 @@ async def test_a_minicheck_classifier_is_told_by_the_repository_it_was_pulled_fr
     assert make_judge(f"local:{folder}").prompt_version == "minicheck-1"
     assert make_judge(f"local:{folder}#procedure=nli").prompt_version == "nli-window-1"
     assert make_judge(f"local:{folders['deberta']}#procedure=minicheck").prompt_version == "minicheck-1"
+    with pytest.raises(JudgeSpecError, match="MiniCheck classifiers only"):
+        make_judge(f"local:{folder}#procedure=nli,quantize=int8")
 
 
 async def test_a_source_without_text_is_a_judge_error_not_a_verdict(folders):

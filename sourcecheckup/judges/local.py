@@ -212,6 +212,10 @@ class LocalJudge:
                 raise self._load_error
             try:
                 self._loaded = self._load_model()
+                if self.threads and self._loaded.device == "cpu":
+                    import torch
+
+                    torch.set_num_threads(int(self.threads))   # PyTorch's threads for this machine
             except LocalModelError as exc:
                 self._load_error = exc
                 raise
@@ -267,11 +271,7 @@ class LocalJudge:
         return self._with_minicheck(loaded) if self.procedure == "minicheck" else loaded
 
     def _with_minicheck(self, m: _Loaded) -> _Loaded:
-        """The loaded model set up for the MiniCheck procedure: EOS token, threads, int8 weights."""
-        import torch
-
-        if m.device == "cpu" and self.threads:
-            torch.set_num_threads(int(self.threads))
+        """The loaded model set up for the MiniCheck procedure: its EOS token and int8 weights if asked."""
         model, quantized = m.model, False
         if self.quantize == "int8" and m.device == "cpu":
             if m.kind == "seq2seq":    # int8 changed labels of the parity set (test_judge_local_minicheck)
@@ -669,6 +669,8 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     quantize = str(options.get("quantize") or "none").strip().lower()
     if quantize not in QUANTIZE:
         raise JudgeSpecError(f"quantize={quantize} is not one of {', '.join(QUANTIZE)}")
+    if quantize == "int8" and procedure != "minicheck":
+        raise JudgeSpecError("quantize=int8 is for MiniCheck classifiers only (its labels were checked there)")
     return LocalJudge(
         arg, threshold=threshold, supported_label=options.get("supported_label"),
         batch_size=int(options.get("batch_size", DEFAULT_BATCH_SIZE)),

@@ -99,6 +99,8 @@ def procedure_for(config: dict[str, Any], names: Sequence[str], override: str | 
         value = str(override).strip().lower()
         if value not in PROCEDURES:
             raise ValueError(f"procedure={override} is not one of {', '.join(PROCEDURES)}")
+        if value == "nli" and config_kind(config) == "seq2seq":
+            raise ValueError("a seq2seq checker is run only by the MiniCheck procedure: leave procedure out")
         return value
     if config_kind(config) == "seq2seq":
         return "minicheck"

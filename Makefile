@@ -33,7 +33,7 @@ bench: setup
 	$(PY) bench/pipeline.py
 	$(PY) bench/fetch.py
 	$(PY) bench/judges.py
-	$(PY) bench/local_judge.py
+	$(PY) bench/local_judge.py --quick
 	$(PY) bench/report.py
 	$(PY) bench/benchmark.py
 	QT_QPA_PLATFORM=offscreen $(PY) bench/ui_responsiveness.py

@@ -1,59 +1,61 @@
-"""How fast the local-model judge runs on CPU, with models built from a config.
+"""How fast `local:` runs the MiniCheck checkers on a laptop CPU, before and after the speed-ups.
 
-    .venv/bin/python bench/local_judge.py [--sizes tiny,small,base] [--pairs 16] [--max-windows 8]
+    nice -n 10 .venv/bin/python bench/local_judge.py [--quick] [--kinds roberta,deberta,t5]
+                                                     [--sources 1] [--statements 5] [--threads 2]
 
-No real NLI model can be downloaded here, so each size is a randomly initialised BERT
-classifier with the shape of a real one (weights do not change the cost):
-  tiny   1 layer,   32 hidden   (the oracle used in tests)
-  small  6 layers, 384 hidden   (MiniLM-sized NLI cross-encoders)
-  base  12 layers, 768 hidden   (DeBERTa-v3-base / RoBERTa-base / MiniCheck-RoBERTa-large is ~3x this)
-Sources are synthetic medical pages of about 7,000 tokens (the paper's mean source was
-6,905), so every pair is pre-ranked by BM25 and scored over ``--max-windows`` passages.
-Prints, per size: pairs, windows scored, median wall time of ``--repeats`` rounds after a
-warm-up round, pairs/s and windows/s (model load time apart).
+No real checker can be downloaded here, so each kind is a model of the real one's architecture and
+size built from a config with random weights (RoBERTa-large, DeBERTa-v3-large, Flan-T5-large:
+tests/support/minicheck_models.py); a forward pass costs the same whatever the weights' values.
+Sources are synthetic medical pages of 5-10 KB (``--page-kb``), 5 statements a source, cut and
+read as the MiniCheck authors do (sourcecheckup/judges/local_kinds.py). Printed for each kind:
+
+- before: the plain float32 procedure, one pair at a time (the authors' Inferencer: the chunks of
+  one pair in batches of 16), each pair cutting its source again;
+- after: every chunk of a source across all its statements in one length-sorted batch, the source
+  cut once, torch threads set to ``--threads``; float32 (labels identical), and for the
+  classifiers int8 dynamic quantisation (``#quantize=int8``) timed without the float32 re-check
+  of texts near the threshold, whose share is printed and whose cost is one float32 text each;
+- ideal: only the forward passes the authors' procedure needs, pre-tokenised, batches of 16;
+- pairs/s, the ratio to the ideal, and the minutes a 10-answer audit takes (50 statements, 20
+  sources of 5-10 KB, 5 statements a source: 100 pairs), from the wall time and, for a machine
+  shared with other work, from the process's CPU time over the threads (what 2 free cores take).
+``--quick`` reads one 5 KB source with 2 statements (a few minutes for all three kinds on 2 cores).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
-import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sourcecheckup.evidence import approx_tokens  # noqa: E402
 from sourcecheckup.evidence import SourceText  # noqa: E402
+from sourcecheckup.judges import local_kinds  # noqa: E402
 from sourcecheckup.judges.local import from_spec  # noqa: E402
-from tests.support.tiny_model import BASE_WORDS, build_random_model  # noqa: E402
+from tests.support.minicheck_models import build_minicheck_model  # noqa: E402
+from tests.support.tiny_model import BASE_WORDS  # noqa: E402
 
-SIZES = {
-    "tiny": dict(hidden_size=32, layers=1, heads=1, intermediate=32),
-    "small": dict(hidden_size=384, layers=6, heads=12, intermediate=1536),
-    "base": dict(hidden_size=768, layers=12, heads=12, intermediate=3072),
-}
 FIXTURE = ROOT / "tests" / "fixtures" / "local_judge" / "hemochromatosis.txt"
+AUDIT_PAIRS = 100    # 10 answers x 5 statements x 2 sources each = 20 sources x 5 statements
+NAMES = {"roberta": "RoBERTa-large", "deberta": "DeBERTa-v3-large", "t5": "Flan-T5-large"}
 
 
-def synthetic_page(rng: random.Random, target_tokens: int = 7000) -> str:
+def synthetic_page(rng: random.Random, kb: float) -> str:
     """Real sentences from the test page mixed with word-salad sentences, in paragraphs."""
     real = [s.strip() + "." for s in FIXTURE.read_text().replace("\n", " ").split(". ") if s.strip()]
-    paragraphs, text_len = [], 0
-    while text_len < target_tokens * 4:
-        sentences = []
-        for _ in range(rng.randint(2, 5)):
-            if rng.random() < 0.3:
-                sentences.append(rng.choice(real))
-            else:
-                words = rng.choices(BASE_WORDS, k=rng.randint(10, 24))
-                sentences.append(" ".join(words).capitalize() + ".")
-        paragraph = " ".join(sentences)
-        paragraphs.append(paragraph)
-        text_len += len(paragraph) + 2
+    paragraphs: list[str] = []
+    while sum(len(p) + 2 for p in paragraphs) < kb * 1000:
+        sentences = [rng.choice(real) if rng.random() < 0.3 else
+                     " ".join(rng.choices(BASE_WORDS, k=rng.randint(10, 24))).capitalize() + "."
+                     for _ in range(rng.randint(2, 5))]
+        paragraphs.append(" ".join(sentences))
     return "\n\n".join(paragraphs)
 
 
@@ -61,50 +63,124 @@ def statements(rng: random.Random, n: int) -> list[str]:
     return [" ".join(rng.choices(BASE_WORDS, k=rng.randint(8, 16))).capitalize() + "." for _ in range(n)]
 
 
-async def measure(size: str, pairs_n: int, max_windows: int, batch_size: int, folder: Path,
-                  repeats: int) -> str:
-    build_random_model(folder, max_length=512, **SIZES[size])
-    judge = from_spec(str(folder), max_windows=max_windows, batch_size=batch_size, device="cpu")
+def ideal_seconds(judge, pages: list[str], claims: list[list[str]]) -> tuple[float, int]:
+    """Time of the forward passes alone over every text the procedure reads, batches of 16."""
+    import torch
+
+    m = judge._loaded.minicheck
+    prefix = local_kinds.MINICHECK_SEQ2SEQ_PREFIX if m.kind == "seq2seq" else ""
+    texts = [local_kinds.minicheck_text(c, s, judge._loaded.eos, prefix)
+             for page, mine in zip(pages, claims) for c in local_kinds.cached_chunks(SourceText.from_text(page), m)
+             for s in mine]
+    texts.sort(key=len, reverse=True)
+    batches = [m.tokenizer(texts[i:i + 16], max_length=m.max_length, truncation=True, padding=True,
+                           return_tensors="pt") for i in range(0, len(texts), 16)]
+    t0, c0 = time.perf_counter(), time.process_time()
+    with torch.inference_mode():
+        for enc in batches:
+            if m.kind == "seq2seq":
+                m.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                        decoder_input_ids=torch.zeros((enc["input_ids"].shape[0], 1), dtype=torch.long))
+            else:
+                m.model(**enc)
+    return Timing(time.perf_counter() - t0, time.process_time() - c0), len(texts)
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float     # all threads of this process
+
+
+async def timed(judge, pages: list[str], claims: list[list[str]], one_by_one: bool) -> tuple[Timing, list]:
+    verdicts: list = []
+    t0, c0 = time.perf_counter(), time.process_time()
+    for page, mine in zip(pages, claims):
+        if one_by_one:    # the authors' order: each pair alone, its source cut again
+            for claim in mine:
+                verdicts += await judge.verify_many([(claim, SourceText.from_text(page))])
+        else:
+            source = SourceText.from_text(page)
+            verdicts += await judge.verify_many([(claim, source) for claim in mine])
+    return Timing(time.perf_counter() - t0, time.process_time() - c0), verdicts
+
+
+THREADS = 2
+
+
+def line(name: str, t: Timing, pairs: int, ideal: Timing) -> str:
+    free = t.cpu / THREADS     # the wall time on free cores, if the threads kept them busy
+    return (f"  {name:36} wall {t.wall:6.1f} s {pairs / t.wall:6.3f} pairs/s x{t.wall / ideal.wall:4.2f} "
+            f"audit {AUDIT_PAIRS * t.wall / pairs / 60:5.1f} min | CPU/{THREADS} {free:6.1f} s "
+            f"{pairs / free:6.3f} pairs/s x{t.cpu / ideal.cpu:4.2f} audit {AUDIT_PAIRS * free / pairs / 60:5.1f} min")
+
+
+async def measure(kind: str, folder: Path, pages: list[str], claims: list[list[str]], threads: int,
+                  size: str) -> None:
     t0 = time.perf_counter()
+    build_minicheck_model(folder, kind, size=size)
+    print(f"{NAMES[kind]}: built and saved in {time.perf_counter() - t0:.0f} s", flush=True)
+    pairs = sum(len(c) for c in claims)
+    judge = from_spec(str(folder), device="cpu", threads=threads)
     await judge.load()
-    load_s = time.perf_counter() - t0
-    rng = random.Random(7)
-    texts = [synthetic_page(rng) for _ in range(4)]
-    claims = statements(rng, pairs_n)
-    walls = []
-    for _ in range(repeats + 1):   # the first round warms torch up and is not counted
-        # fresh sources each round: cutting passages and the BM25 index count as work
-        pages = [SourceText.from_text(t) for t in texts]
-        pairs = [(c, pages[i % len(pages)]) for i, c in enumerate(claims)]
-        t0 = time.perf_counter()
-        verdicts = await judge.verify_many(pairs)
-        walls.append(time.perf_counter() - t0)
-    wall = statistics.median(walls[1:])
-    windows = sum(int(v.rationale.split("best of ")[1].split()[0]) for v in verdicts if "best of " in v.rationale)
-    errors = sum(v.label.value == "judge_error" for v in verdicts)
-    page_tokens = sum(approx_tokens(p.text) for p in pages) // len(pages)
-    return (f"{size:6} {pairs_n:6d} {windows:8d} {page_tokens:7d} {load_s:7.2f} {wall:8.2f} "
-            f"{pairs_n / wall:8.2f} {windows / wall:9.1f} {errors:6d}")
+    await timed(judge, pages[:1], [claims[0][:1]], one_by_one=True)       # warm-up
+    before, plain = await timed(judge, pages, claims, one_by_one=True)
+    after, batched = await timed(judge, pages, claims, one_by_one=False)
+    ideal, texts = ideal_seconds(judge, pages, claims)
+    same = [v.label for v in plain] == [v.label for v in batched]
+    drift = max(abs(a.score - b.score) for a, b in zip(plain, batched))
+    print(f"  {pairs} pairs, {texts} chunk texts ({texts / pairs:.1f} a pair), max length "
+          f"{judge._loaded.max_length}, {threads} threads")
+    print(line("before: float32, one pair at a time", before, pairs, ideal))
+    print(line("ideal: forward passes, batches of 16", ideal, pairs, ideal))
+    print(line("after: float32, batched per source", after, pairs, ideal)
+          + f"  {before.wall / after.wall:4.2f}x (CPU {before.cpu / after.cpu:4.2f}x) faster; labels {'unchanged' if same else 'CHANGED'}, "
+            f"scores within {drift:.1e}", flush=True)
+    del judge
+    gc.collect()
+    if kind == "t5":
+        print("  after: int8 -- not offered for the seq2seq kind (it changed labels on the parity set)")
+        return
+    fast = from_spec(str(folder), device="cpu", threads=threads, quantize="int8")
+    await fast.load()
+    fast._loaded.minicheck = replace(fast._loaded.minicheck, exact_model=None)   # time the int8 passes alone
+    await timed(fast, pages[:1], [claims[0][:1]], one_by_one=False)
+    int8, quantized = await timed(fast, pages, claims, one_by_one=False)
+    near = sum(abs(v.score - 0.5) < local_kinds.INT8_RECHECK_BAND for v in quantized)
+    print(line("after: int8, batched per source", int8, pairs, ideal)
+          + f"  {before.wall / int8.wall:4.2f}x (CPU {before.cpu / int8.cpu:4.2f}x) faster; {near}/{pairs} "
+            f"pairs near 0.5 here (random weights score near 0.5): each such chunk text costs one "
+            f"float32 text ({after.cpu / THREADS / texts:.1f} s) more",
+          flush=True)
+    del fast
+    gc.collect()
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="tiny,small,base")
-    parser.add_argument("--pairs", type=int, default=16)
-    parser.add_argument("--max-windows", type=int, default=8)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=3, help="timed rounds; the median is printed")
+    parser.add_argument("--kinds", default="roberta,deberta,t5")
+    parser.add_argument("--quick", action="store_true", help="one 5 KB source, 2 statements")
+    parser.add_argument("--sources", type=int, default=1)
+    parser.add_argument("--statements", type=int, default=5)
+    parser.add_argument("--page-kb", type=float, default=7.5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--size", default="large", choices=("large", "tiny"), help="tiny: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.sources, args.statements, args.page_kb = 1, 2, 5.0
     import torch
 
-    print(f"local judge on CPU ({torch.get_num_threads()} threads), max_windows={args.max_windows}, "
-          f"batch_size={args.batch_size}")
-    print(f"{'size':6} {'pairs':>6} {'windows':>8} {'page_tok':>7} {'load_s':>7} {'wall_s':>8} "
-          f"{'pairs/s':>8} {'windows/s':>9} {'errors':>6}")
+    global THREADS
+    THREADS = args.threads
+    torch.set_num_threads(args.threads)
+    rng = random.Random(7)
+    pages = [synthetic_page(rng, args.page_kb + (i % 3) * 1.25) for i in range(args.sources)]
+    claims = [statements(rng, args.statements) for _ in pages]
+    print(f"MiniCheck-sized checkers on CPU, {args.threads} threads, {args.sources} source(s) of "
+          f"{', '.join(f'{len(p) / 1000:.1f}' for p in pages)} KB, {args.statements} statements a source")
     with tempfile.TemporaryDirectory() as tmp:
-        for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
-            print(await measure(size, args.pairs, args.max_windows, args.batch_size, Path(tmp) / size,
-                                  args.repeats), flush=True)
+        for kind in [k.strip() for k in args.kinds.split(",") if k.strip()]:
+            await measure(kind, Path(tmp) / f"minicheck-{kind}-large", pages, claims, args.threads, args.size)
 
 
 if __name__ == "__main__":

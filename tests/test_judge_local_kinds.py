@@ -1,6 +1,7 @@
 """The three kinds of model ``local:`` takes, each end to end through make_judge and the real CLI:
 a 3-label NLI model, a 2-label fact-checking classifier with only LABEL_0/LABEL_1 in its config
-(MiniCheck-RoBERTa/DeBERTa: 1 = supported), and a seq2seq checker of the MiniCheck-Flan-T5 kind.
+(MiniCheck-RoBERTa/DeBERTa: 1 = supported), and a seq2seq checker of the MiniCheck-Flan-T5 kind
+(read as its authors read it: tests/test_judge_local_minicheck.py holds the parity tests).
 The models are tiny and wired by hand (tests/support/tiny_model.py), so every score is known."""
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges import make_judge
 from sourcecheckup.judges.base import JudgeSpecError
 from sourcecheckup.judges.local import LocalJudge, LocalModelError
-from sourcecheckup.judges.local_kinds import SEQ2SEQ_PROMPT, sentence_chunks, split_spec_options
+from sourcecheckup.judges.local_kinds import (MINICHECK_CHUNK_WORDS, minicheck_chunks, minicheck_text,
+                                              split_spec_options, word_count)
 from sourcecheckup.models import Label
 from tests.support.tiny_model import build_oracle_model, build_seq2seq_checker
 
@@ -29,7 +31,7 @@ def sigmoid(x: float) -> float:
 
 
 def long_page() -> SourceText:
-    # about 1,100 words: the one sentence with the evidence word sits in the third 400-word chunk
+    # about 1,150 words: the one sentence with the evidence word sits in the third 500-word chunk
     sentences = [FILLER] * 60 + [EVIDENCE] + [FILLER] * 3
     return SourceText.from_text(" ".join(sentences), url="https://example.org/iron")
 
@@ -39,15 +41,20 @@ def seq2seq_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_seq2seq_checker(tmp_path_factory.mktemp("kinds") / "minicheck-t5", evidence_words=["phlebotomy"])
 
 
-def test_sentence_chunks_are_whole_sentences_of_about_400_words():
+def sentence_chunks(text: str, max_words: int = MINICHECK_CHUNK_WORDS) -> list[str]:
+    return minicheck_chunks(text, max_words, word_count)
+
+
+def test_seq2seq_chunks_are_whole_sentences_of_about_500_words():
     text = long_page().text
     chunks = sentence_chunks(text)
     assert len(chunks) == 3
-    assert all(len(c.split()) <= 400 for c in chunks)
+    assert all(len(c.split()) <= 500 for c in chunks)
     assert all(c in text for c in chunks)                               # verbatim
     assert all(c.endswith(".") for c in chunks)                         # no sentence cut in two
     assert " ".join(chunks).split() == text.split()                     # nothing lost
     assert sentence_chunks("One two three four. Five six.", max_words=3) == ["One two three four.", "Five six."]
+    assert sentence_chunks("One two.\nThree four.", max_words=10) == ["One two.\nThree four."]   # lines kept
 
 
 def test_spec_options_after_the_hash():
@@ -107,12 +114,13 @@ async def test_seq2seq_checker_scores_p_of_1_at_the_first_decoder_step(seq2seq_d
     assert verdict.score == pytest.approx(sigmoid(3.0), abs=1e-3)
     assert verdict.quote == EVIDENCE and verdict.quote_found
     assert verdict.rationale.startswith("Support probability ('1' against '0' as the checker's first token) 0.95")
+    assert "MiniCheck procedure: 1 chunk of ~500 words" in verdict.rationale
     miss = await judge.verify(STATEMENT, SourceText.from_text(FILLER, url="https://example.org/b"))
     assert miss.label is Label.NOT_SUPPORTED and miss.score == pytest.approx(sigmoid(-2.0), abs=1e-3)
     assert miss.quote == ""
 
 
-async def test_seq2seq_reads_premise_hypothesis_chunks_and_the_best_chunk_decides(seq2seq_dir, monkeypatch):
+async def test_seq2seq_reads_predict_chunk_eos_claim_and_the_best_chunk_decides(seq2seq_dir, monkeypatch):
     judge = make_judge(f"local:{seq2seq_dir}")
     await judge.load()
     seen: list[str] = []
@@ -120,7 +128,7 @@ async def test_seq2seq_reads_premise_hypothesis_chunks_and_the_best_chunk_decide
     real_call = type(tokenizer).__call__
 
     def spy(self, text=None, *args, **kwargs):
-        if isinstance(text, list) and text and str(text[0]).startswith("premise: "):
+        if isinstance(text, list) and text and str(text[0]).startswith("predict: "):
             seen.extend(text)
         return real_call(self, text, *args, **kwargs)
 
@@ -128,10 +136,11 @@ async def test_seq2seq_reads_premise_hypothesis_chunks_and_the_best_chunk_decide
     page = long_page()
     verdict = await judge.verify(STATEMENT, page)
     chunks = sentence_chunks(page.text)
-    inputs = [SEQ2SEQ_PROMPT.format(premise=c, hypothesis=STATEMENT) for c in chunks]
-    assert sorted(seen[:3]) == sorted(inputs)          # every 400-word chunk, whole, in the MiniCheck format
+    inputs = [f"predict: {c}[SEP]{STATEMENT}" for c in chunks]   # the tokenizer's EOS: none, so SEP
+    assert inputs == [minicheck_text(c, STATEMENT, "[SEP]", "predict: ") for c in chunks]
+    assert sorted(seen[:3]) == sorted(inputs)          # every 500-word chunk, whole, in the MiniCheck format
     assert verdict.label is Label.SUPPORTED and verdict.score == pytest.approx(sigmoid(3.0), abs=1e-3)
-    assert "best of 3 passages" in verdict.rationale
+    assert "best of 3 chunks" in verdict.rationale
     assert verdict.quote == EVIDENCE
 
 

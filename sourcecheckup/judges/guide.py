@@ -22,6 +22,10 @@ class JudgePath:
     summary: str       # the path in one line, for a crowded screen
 
 
+# bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads)
+LAPTOP_MINUTES = ("7 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), 13 with "
+                  "MiniCheck-DeBERTa-v3-large, 12 with MiniCheck-Flan-T5-large")
+
 JUDGE_PATHS: tuple[JudgePath, ...] = (
     JudgePath(
         title="An API model (OpenAI, Anthropic)",
@@ -49,8 +53,10 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
     JudgePath(
         title="A downloaded checker (local:)",
         example="local:/path/to/MiniCheck-Flan-T5-Large",
-        costs="free; a one-time download (0.4–3 GB), then it works offline",
-        needs="disk space and a few GB of memory; runs on the CPU, faster with a GPU",
+        costs="free; a one-time download (0.4–3 GB), then it works offline; slow on a laptop's CPU: a "
+              "10-answer audit (about 100 statement–source pairs of 5 KB pages) takes about "
+              f"{LAPTOP_MINUTES} on 2 free cores (bench/local_judge.py); a GPU is much faster",
+        needs="disk space and a few GB of memory; runs on the CPU, much faster with a GPU",
         accuracy="the MiniCheck authors report MiniCheck-Flan-T5-Large on par with GPT-4 on LLM-AggreFact "
                  "at a small fraction of the cost",
         source="Tang, Laban and Durrett, \"MiniCheck: Efficient Fact-Checking of LLMs on Grounding "

@@ -1,11 +1,15 @@
-"""``local:MODEL_ID_OR_DIR``: a transformers sequence-classification model as the judge.
+"""``local:MODEL_ID_OR_DIR``: a transformers classifier or seq2seq checker as the judge.
 
-For NLI and fact-checking classifiers (DeBERTa/RoBERTa NLI, MiniCheck-RoBERTa/DeBERTa):
-each window of the source is the premise, the statement is the hypothesis, and the
-score is the softmax probability of the model's entailment / supported label. A long
-source is pre-ranked with BM25 and only its best ``max_windows`` passages are scored; the
-best window decides. Nothing is downloaded unless ``allow_download`` is set, so hospital
-machines stay offline: users fetch the model on a machine with internet and pass the folder.
+Two procedures (local_kinds says how a model is told apart):
+- NLI (3-label NLI models and any other classifier): each window of the source is the premise,
+  the statement is the hypothesis, and the score is the softmax probability of the model's
+  entailment / supported label. A long source is pre-ranked with BM25 and only its best
+  ``max_windows`` passages are scored; the best window decides.
+- MiniCheck (MiniCheck-RoBERTa/DeBERTa/Flan-T5): every chunk of the source, as the authors cut
+  and feed it (local_kinds); the best chunk decides, supported above 0.5. All statements of a
+  source are scored in one length-sorted batch over its chunks, cut once per source.
+Nothing is downloaded unless ``allow_download`` is set, so hospital machines stay offline:
+users fetch the model on a machine with internet and pass the folder.
 """
 from __future__ import annotations
 
@@ -103,6 +107,9 @@ class _Loaded:
     max_length: int
     kind: str = "classifier"     # or "seq2seq" (local_kinds)
     answer_ids: tuple[int, int] = (0, 0)   # seq2seq: the token ids of "1" (supported) and "0"
+    minicheck: local_kinds.MiniCheckModel | None = None   # the MiniCheck procedure's model
+    eos: str = ""
+    quantized: bool = False
 
 
 def _as_bool(value: Any) -> bool:
@@ -157,7 +164,8 @@ class LocalJudge:
                  supported_label: str | int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
                  max_windows: int = DEFAULT_MAX_WINDOWS, max_length: int | None = None,
                  device: str | None = None, allow_download: bool = False,
-                 config_hash: str = "") -> None:
+                 config_hash: str = "", procedure: str = "nli", quantize: str = "none",
+                 threads: int | None = None) -> None:
         self.model_ref = model
         self.name = Path(model.rstrip("/\\")).name if _is_folder_spec(model) else model
         self.id = f"local:{self.name}"
@@ -169,6 +177,12 @@ class LocalJudge:
         self.device = device
         self.allow_download = allow_download
         self.config_hash = config_hash
+        self.procedure = procedure
+        if procedure == "minicheck":
+            self.prompt_version = local_kinds.MINICHECK_PROMPT_VERSION
+        self.quantize = quantize
+        self.threads = threads
+        self.rechecked = 0       # texts scored again in float32 because int8 put them near the threshold
         self._loaded: _Loaded | None = None
         self._load_error: Exception | None = None
         self._load_lock = threading.Lock()
@@ -198,6 +212,10 @@ class LocalJudge:
                 raise self._load_error
             try:
                 self._loaded = self._load_model()
+                if self.threads and self._loaded.device == "cpu":
+                    import torch
+
+                    torch.set_num_threads(int(self.threads))   # PyTorch's threads for this machine
             except LocalModelError as exc:
                 self._load_error = exc
                 raise
@@ -245,9 +263,28 @@ class LocalJudge:
         model.to(device).eval()
         if not self.config_hash:
             self.config_hash = hashlib.sha256(model.config.to_json_string().encode()).hexdigest()
-        return _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=index,
-                       supported_name=str(model.config.id2label[index]),
-                       max_length=self._max_length(tokenizer, model.config))
+        max_length = self._max_length(tokenizer, model.config)
+        if self.procedure == "minicheck":
+            max_length = self.max_length or local_kinds.minicheck_max_length(model.config.model_type, max_length)
+        loaded = _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=index,
+                         supported_name=str(model.config.id2label[index]), max_length=max_length)
+        return self._with_minicheck(loaded) if self.procedure == "minicheck" else loaded
+
+    def _with_minicheck(self, m: _Loaded) -> _Loaded:
+        """The loaded model set up for the MiniCheck procedure: its EOS token and int8 weights if asked."""
+        model, quantized = m.model, False
+        if self.quantize == "int8" and m.device == "cpu":
+            if m.kind == "seq2seq":    # int8 changed labels of the parity set (test_judge_local_minicheck)
+                raise LocalModelError("quantize=int8 is for MiniCheck classifiers only: on the seq2seq "
+                                      "kind it changed labels; leave quantize out")
+            model, quantized = local_kinds.quantize_int8(m.model), True
+        m.eos = local_kinds.eos_of(m.tokenizer)
+        m.quantized = quantized
+        m.minicheck = local_kinds.MiniCheckModel(
+            tokenizer=m.tokenizer, model=model, device=m.device, kind=m.kind, max_length=m.max_length,
+            answer_ids=(m.answer_ids[1], m.answer_ids[0]), supported_index=m.supported_index,
+            exact_model=m.model if quantized else None)
+        return m
 
     def _load_seq2seq(self, path: str, local_only: bool, torch: Any) -> _Loaded:
         try:
@@ -258,9 +295,10 @@ class LocalJudge:
         model.to(device).eval()
         if not self.config_hash:
             self.config_hash = hashlib.sha256(model.config.to_json_string().encode()).hexdigest()
-        return _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=1,
-                       supported_name="1", max_length=self.max_length or local_kinds.SEQ2SEQ_MAX_LENGTH,
-                       kind="seq2seq", answer_ids=(yes_id, no_id))
+        max_length = self.max_length or local_kinds.minicheck_max_length(model.config.model_type, 2048)
+        return self._with_minicheck(_Loaded(
+            tokenizer=tokenizer, model=model, device=device, supported_index=1, supported_name="1",
+            max_length=max_length, kind="seq2seq", answer_ids=(yes_id, no_id)))
 
     def _max_length(self, tokenizer: Any, config: Any) -> int:
         limits = []
@@ -337,6 +375,8 @@ class LocalJudge:
     def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]]) -> list[Verdict]:
         m = self._loaded
         assert m is not None
+        if m.minicheck is not None:
+            return self._judge_minicheck(pairs, m)
         verdicts: list[Verdict | None] = [None] * len(pairs)
         windows: list[Window] = []
         totals: list[tuple[int, bool]] = []
@@ -389,9 +429,7 @@ class LocalJudge:
     def _verdict(self, score: float, window: Window, scored: int, total: tuple[int, bool],
                  sentence: tuple[str, float] | None, source: SourceText, m: _Loaded) -> Verdict:
         supported = score >= self.threshold
-        if m.kind == "seq2seq":
-            what = "Support probability ('1' against '0' as the checker's first token)"
-        elif m.supported_name.strip().lower().startswith("entail"):
+        if m.supported_name.strip().lower().startswith("entail"):
             what = "Entailment probability"
         else:
             what = f"Support probability (label '{m.supported_name}')"
@@ -403,6 +441,86 @@ class LocalJudge:
         quote = ""
         if supported:
             quote = sentence[0] if sentence else window.text.strip()
+        return Verdict(
+            label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
+            score=score, rationale=rationale, quote=quote,
+            quote_found=quote_in_source(quote, source.text) if quote else None,
+            judge_id=self.id, prompt_version=self.prompt_version, model_version=self.model_version,
+            flags=tuple(f for f in _CARRIED_FLAGS if f in source.flags),
+        )
+
+    # -- the MiniCheck procedure --------------------------------------------------------------
+
+    def _judge_minicheck(self, pairs: list[tuple[str, SourceText]], m: _Loaded) -> list[Verdict]:
+        assert m.minicheck is not None
+        verdicts: list[Verdict | None] = [None] * len(pairs)
+        prefix = local_kinds.MINICHECK_SEQ2SEQ_PREFIX if m.kind == "seq2seq" else ""
+        items: list[tuple[int, int]] = []        # (pair, chunk) of each text
+        texts: list[str] = []
+        chunks_of: dict[int, list[str]] = {}
+        for n, (statement, source) in enumerate(pairs):
+            try:
+                chunks = local_kinds.cached_chunks(source, m.minicheck)   # cut once per source
+            except Exception as exc:
+                verdicts[n] = self._error(f"could not cut the source into chunks: {type(exc).__name__}: {exc}")
+                continue
+            if not chunks:
+                verdicts[n] = self._error("the source has no text to judge")
+                continue
+            chunks_of[n] = chunks
+            for i, chunk in enumerate(chunks):
+                items.append((n, i))
+                texts.append(local_kinds.minicheck_text(chunk, statement, m.eos, prefix))
+        scores = self._minicheck_scores(texts, m)
+        per_pair: dict[int, list[float | Exception]] = {}
+        best_of: dict[int, tuple[float, str]] = {}
+        for (n, _), score in zip(items, scores):
+            per_pair.setdefault(n, []).append(score)
+        for n, chunk_scores in per_pair.items():
+            failure = next((s for s in chunk_scores if isinstance(s, Exception)), None)
+            if failure is not None:
+                verdicts[n] = self._error(_explain(failure))
+                continue
+            values = [float(s) for s in chunk_scores]   # type: ignore[arg-type]
+            best = max(range(len(values)), key=values.__getitem__)   # Inferencer.inference: max over chunks
+            best_of[n] = (values[best], chunks_of[n][best])
+        quotes = self._minicheck_quotes(pairs, {n: c for n, (s, c) in best_of.items() if s > self.threshold}, m, prefix)
+        for n, (score, _) in best_of.items():
+            verdicts[n] = self._minicheck_verdict(pairs[n], score, len(chunks_of[n]), quotes.get(n, ""), m)
+        return [v if v is not None else self._error("no chunk was scored") for v in verdicts]
+
+    def _minicheck_quotes(self, pairs: list[tuple[str, SourceText]], best_chunks: dict[int, str], m: _Loaded,
+                          prefix: str) -> dict[int, str]:
+        """The quote of each supported pair: of the best chunk's sentences that BM25 ranks highest
+        for the statement, the one the model scores highest (read the same way as a chunk)."""
+        candidates = {n: local_kinds.quote_candidates(pairs[n][0], chunk) for n, chunk in best_chunks.items()}
+        items = [(n, s) for n, found in candidates.items() if len(found) > 1 for s in found]
+        scores = self._minicheck_scores([local_kinds.minicheck_text(s, pairs[n][0], m.eos, prefix)
+                                         for n, s in items], m)
+        best: dict[int, tuple[str, float]] = {n: (found[0], -1.0) for n, found in candidates.items() if found}
+        for (n, sentence), score in zip(items, scores):
+            if not isinstance(score, Exception) and score > best[n][1]:
+                best[n] = (sentence, score)
+        return {n: sentence for n, (sentence, _) in best.items()}
+
+    def _minicheck_scores(self, texts: Sequence[str], m: _Loaded) -> list[float | Exception]:
+        import torch
+
+        assert m.minicheck is not None
+        with self._run_lock, torch.inference_mode():
+            scores, rechecked = local_kinds.score_checked(m.minicheck, texts, self.batch_size, self.threshold,
+                                                          on_failure=lambda: _free_cuda(m))
+        self.rechecked += rechecked
+        return scores
+
+    def _minicheck_verdict(self, pair: tuple[str, SourceText], score: float, chunks: int, quote: str,
+                           m: _Loaded) -> Verdict:
+        _, source = pair
+        assert m.minicheck is not None
+        supported = score > self.threshold    # MiniCheck._score_inferencer: supported when prob > 0.5
+        rationale = local_kinds.minicheck_rationale(m.minicheck, score, chunks, self.threshold,
+                                                    m.supported_name, m.quantized)
+        quote = quote if supported else ""
         return Verdict(
             label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
             score=score, rationale=rationale, quote=quote,
@@ -423,20 +541,17 @@ class LocalJudge:
             # a fresh SourceText so its BM25 cache matches these passages
             source = SourceText(url=source.url, text=source.text, title=source.title,
                                 passages=split_passages(source.text))
-        if m.kind == "seq2seq":   # chunks of whole sentences, about 400 words each
-            source = SourceText(url=source.url, text=source.text, title=source.title,
-                                passages=local_kinds.sentence_chunks(source.text))
         passages = source.passages
         hypothesis_len = len(m.tokenizer(statement, add_special_tokens=False)["input_ids"])
         budget = m.max_length - hypothesis_len - m.tokenizer.num_special_tokens_to_add(pair=True)
         budget = max(budget, m.max_length // 2)   # a very long statement gets truncated instead
-        pieces = {i: _token_pieces(p, budget, m.tokenizer) for i, p in enumerate(passages)} \
+        pieces = {i: local_kinds.token_pieces(p, budget, m.tokenizer) for i, p in enumerate(passages)} \
             if len(passages) <= self.max_windows else {}
         if pieces and sum(len(p) for p in pieces.values()) <= self.max_windows:
             return [Window(n, text) for i in range(len(passages)) for text in pieces[i]], len(passages), False
         windows: list[Window] = []
         for i, _ in rank_passages(statement, source, k=self.max_windows):
-            texts = pieces.get(i) or _token_pieces(passages[i], budget, m.tokenizer)
+            texts = pieces.get(i) or local_kinds.token_pieces(passages[i], budget, m.tokenizer)
             windows.extend(Window(n, text) for text in texts)
         return windows[: self.max_windows], len(passages), True
 
@@ -468,16 +583,6 @@ class LocalJudge:
         # longest first, so each batch pads to similar lengths
         order = sorted(range(len(windows)), key=lambda i: -(len(windows[i].text) + len(hypotheses[i])))
         scores = [0.0] * len(windows)
-        if m.kind == "seq2seq":
-            with self._run_lock, torch.inference_mode():
-                for start in range(0, len(order), self.batch_size):
-                    chunk = order[start:start + self.batch_size]
-                    probs = local_kinds.score_seq2seq(
-                        m.tokenizer, m.model, m.device, [windows[i].text for i in chunk],
-                        [hypotheses[i] for i in chunk], *m.answer_ids, max_length=m.max_length + 32)
-                    for i, p in zip(chunk, probs):
-                        scores[i] = p
-            return scores
         with self._run_lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 chunk = order[start:start + self.batch_size]
@@ -490,31 +595,6 @@ class LocalJudge:
                 for i, p in zip(chunk, probs):
                     scores[i] = float(p)
         return scores
-
-
-def _token_pieces(text: str, budget: int, tokenizer: Any) -> list[str]:
-    """``text`` if it fits ``budget`` tokens, else overlapping verbatim pieces that do."""
-    try:
-        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = enc["offset_mapping"]
-    except (NotImplementedError, TypeError, ValueError):   # slow tokenizers have no offsets
-        approx = budget * 4
-        if len(text) <= approx:
-            return [text]
-        step = max(1, approx * 3 // 4)
-        return [text[i:i + approx] for i in range(0, len(text), step) if text[i:i + approx].strip()]
-    if len(offsets) <= budget:
-        return [text]
-    pieces: list[str] = []
-    step = max(1, budget * 3 // 4)   # a quarter overlap, so no sentence is only ever cut in two
-    for start in range(0, len(offsets), step):
-        end = min(start + budget, len(offsets))
-        piece = text[offsets[start][0]:offsets[end - 1][1]].strip()
-        if piece:
-            pieces.append(piece)
-        if end == len(offsets):
-            break
-    return pieces
 
 
 def _explain(exc: BaseException) -> str:
@@ -532,7 +612,8 @@ def _free_cuda(m: _Loaded) -> None:
 
 
 _OPTIONS = {"threshold", "supported_label", "batch_size", "max_windows", "max_length", "device",
-            "allow_download"}
+            "allow_download", "procedure", "quantize", "threads"}
+QUANTIZE = ("none", "int8")
 
 
 def _check_labels(arg: str, config: bytes, supported_label: str | int | None) -> None:
@@ -564,6 +645,7 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     except ValueError as exc:
         raise JudgeSpecError(str(exc)) from exc
     options = {**options, **spec_options}
+    spec_name = arg
     if not _is_folder_spec(arg):
         from .models_hub import installed_path
 
@@ -579,6 +661,16 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     threshold = float(options.get("threshold", DEFAULT_THRESHOLD))
     if not 0.0 < threshold < 1.0:
         raise JudgeSpecError(f"threshold must be between 0 and 1, not {threshold}")
+    try:
+        procedure = local_kinds.procedure_for(local_kinds.config_of_bytes(config),
+                                              [spec_name, arg, local_kinds.pulled_from(arg)], options.get("procedure"))
+    except ValueError as exc:
+        raise JudgeSpecError(str(exc)) from exc
+    quantize = str(options.get("quantize") or "none").strip().lower()
+    if quantize not in QUANTIZE:
+        raise JudgeSpecError(f"quantize={quantize} is not one of {', '.join(QUANTIZE)}")
+    if quantize == "int8" and procedure != "minicheck":
+        raise JudgeSpecError("quantize=int8 is for MiniCheck classifiers only (its labels were checked there)")
     return LocalJudge(
         arg, threshold=threshold, supported_label=options.get("supported_label"),
         batch_size=int(options.get("batch_size", DEFAULT_BATCH_SIZE)),
@@ -586,4 +678,7 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
         max_length=int(options["max_length"]) if options.get("max_length") else None,
         device=options.get("device") or None, allow_download=allow_download,
         config_hash=hashlib.sha256(config).hexdigest() if config else "",
+        procedure=procedure, quantize=quantize,
+        threads=int(options["threads"]) if options.get("threads") else None,
     )
+

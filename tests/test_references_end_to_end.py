@@ -86,7 +86,7 @@ def test_four_references_get_four_outcomes_with_their_evidence(tmp_path, site, s
     counts = report["references"]["counts"]
     assert (counts["checked"], counts["status"]["mismatch"], counts["status"]["not_found"], counts["retracted"]) \
         == (4, 1, 1, 1), counts
-    assert list(report).index("references") == list(report).index("by_model") + 1
+    assert list(report).index("references") == list(report).index("by_model_with_reviews") + 1 == list(report).index("by_model") + 2
     verified = sc("verify-report", str(report_path), "--db", str(db))
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verified.stdout.startswith("OK: every metric") and "MISMATCH" not in verified.stdout, verified.stdout

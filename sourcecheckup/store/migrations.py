@@ -126,7 +126,15 @@ def _m6_references(db: sqlite_utils.Database) -> None:
                               pk=("service", "key"))
 
 
+def _m7_embedding_cache(db: sqlite_utils.Database) -> None:
+    # source sentences' embeddings (sha256 of the sentence text + the model's id -> float32 bytes), so a
+    # page judged against many statements, or again in a later run, is embedded once
+    db["embedding_cache"].create({"model": str, "text_sha256": str, "vector": bytes},
+                                 pk=("model", "text_sha256"))
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
-                                                            _m5_run_name_and_note, _m6_references]
+                                                            _m5_run_name_and_note, _m6_references,
+                                                            _m7_embedding_cache]

@@ -304,6 +304,9 @@ class BuiltinJudge(BaseJudge):
     prompt_version = PROMPT_VERSION
     concurrency = 2
     per_source_batching = True   # the pipeline hands over all statements of a source at once: one embedding call
+    # source sentences' vectors kept in the database (store.vectors.VectorCache; the pipeline attaches its
+    # store's); None: embedded in this process only
+    vector_cache: Any = None
 
     def __init__(self, threshold: float | None = None, use_embeddings: bool | None = None,
                  params: BuiltinParams | None = None) -> None:
@@ -387,13 +390,22 @@ class BuiltinJudge(BaseJudge):
         statements += [f for f in dict.fromkeys(
             f for s, source in pairs if len(_prepare_source(source).sentences) >= PAGE_SENTENCES
             for f in split_facts(s)) if f not in statements]
-        vectors = embeddings.embed(statements + texts)
-        statement_vecs = {s: vectors[i] for i, s in enumerate(statements)}
-        for (source, i), v in zip(slots, vectors[len(statements):]):
+        statement_vecs = dict(zip(statements, embeddings.embed(statements)))
+        for (source, i), v in zip(slots, self._sentence_vectors(texts)):
             source.cache["builtin_vectors"][i] = v
         sentence_vecs = {key: {i: source.cache["builtin_vectors"][i] for i in ids}
                          for key, (source, ids) in wanted.items()}
         return statement_vecs, sentence_vecs
+
+    def _sentence_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """Source sentences' vectors: from the database when it has them, else embedded (and stored)."""
+        cache = self.vector_cache
+        stored = cache.get(embeddings.MODEL_NAME, embeddings.DIMENSIONS, texts) if cache is not None and texts else {}
+        fresh = list(dict.fromkeys(t for t in texts if t not in stored))
+        made = dict(zip(fresh, embeddings.embed(fresh)))
+        if cache is not None and made:
+            cache.put(embeddings.MODEL_NAME, made.items())
+        return [stored[t] if t in stored else made[t] for t in texts]
 
     def verdict(self, statement: str, source: SourceText, analysis: PairAnalysis | str) -> Verdict:
         if isinstance(analysis, str):

@@ -22,6 +22,7 @@ from .features import (
     _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, quantities,
     stem, words)
 from .screen import Checks, _prepare_source, check_sentences, run_checks
+from .support_gates import corroborating, negation_sides, stated_outright, unfit_to_support
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -70,12 +71,13 @@ class PairAnalysis:
     coverage: float
     missing_numbers: list[str]
     wrong_units: list[str]
-    negation_mismatch: str          # "" or which side is negated
+    negation_mismatch: str          # "" or which side is negated, in words for the rationale
     flips: list[tuple[str, str]]
     missing_terms: list[str]
     similarity: float | None
     veto: str = ""                  # why support is ruled out whatever the score, or ""
     checks: Checks | None = None    # the exact checks of quantities, instructions and absolute claims
+    outright: bool = False          # the closest sentence says the statement, every key term, same negation
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
@@ -187,8 +189,15 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             and not passed & {"instruction", "quantity", "overclaim"}):
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
+    # (issue 23) what the closest text is: furniture or another subject never supports; the statement
+    # said outright does, whatever a negation elsewhere in the passage did to the score
+    negation = negation_sides(statement, quote, source.title) if negation else ""
+    if not veto:
+        veto = unfit_to_support(statement, quote, source.title, similarity, cov_idf, idf,
+                                corroborating([o.kind for o in checks.passed]), len(prep.sentences))
+    outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
-                        missing_key, similarity, veto, checks)
+                        missing_key, similarity, veto, checks, outright)
 
 
 # ---------------------------------------------------------------------------------------
@@ -237,8 +246,7 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     if a.wrong_units:
         problems.append(f"{', '.join(a.wrong_units[:2])} appears with a different unit")
     if a.negation_mismatch and not a.veto.startswith("it"):
-        other = "passage" if a.negation_mismatch == "statement" else "statement"
-        problems.append(f"the {a.negation_mismatch} is negated but the {other} is not")
+        problems.append(a.negation_mismatch)
     if a.flips:
         s, e = a.flips[0]
         problems.append(f"the statement says '{s}' where the passage says '{e}'")
@@ -369,9 +377,11 @@ class BuiltinJudge(BaseJudge):
                 # credited body): strong evidence the wording features cannot see; still "review first"
                 # when it is all there is
                 score = max(score, (score + 1.0) / 2.0)
-            uncertain = abs(score - self.threshold) < REVIEW_BAND
+            uncertain = abs(score - self.threshold) < REVIEW_BAND and not a.outright
             if a.veto:
                 score = min(score, self.threshold) * 0.5
+            elif a.outright:
+                score = max(score, self.threshold)
             supported = score >= self.threshold and not a.veto
             if supported and a.checks is not None and a.checks.unsure and _subject_missing(statement, a.missing_terms):
                 # a figure the source does not repeat, about a subject the source never names: nothing to review

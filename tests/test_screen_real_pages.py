@@ -34,7 +34,8 @@ HYPERTENSION = """High blood pressure (hypertension)
 Blood pressure is recorded with 2 numbers. The systolic pressure (higher number) is the force at which your heart pumps blood around your body. The diastolic pressure (lower number) is the resistance to the blood flow in the blood vessels.
 They're both measured in millimetres of mercury (mmHg).
 How the definition changed
-Until 2017, hypertension was diagnosed at a reading of 140/90 mmHg or more.
+Hypertension is diagnosed from readings taken on at least 2 different days.
+Until 2017, a reading of 140/90 mmHg or more was considered high blood pressure.
 The 2017 ACC/AHA guideline defines hypertension as a reading of 130/80 mm Hg or higher.
 Under this guideline, nearly half of adults in the United States have high blood pressure."""
 
@@ -57,7 +58,7 @@ If your child is still in pain after 3 days, speak to a doctor."""
 
 TRIAL_RESULTS = """Results
 We enrolled 12,400 participants with atrial fibrillation from 310 hospitals.
-Serious bleeding occurred in 1.1% of patients taking the drug during the first year of treatment.
+Major bleeding occurred at a rate of 1.1% per year in patients taking the drug.
 Most bleeding events were minor and did not need a hospital visit."""
 
 
@@ -120,6 +121,6 @@ def test_an_age_inside_the_source_range_is_compared_as_one_of_that_group(judge):
 
 
 def test_the_same_digits_with_the_point_elsewhere_are_a_different_figure(judge):
-    v = verdict(judge, "In the trial, the risk of a serious bleed was 11% in the first year.", TRIAL_RESULTS)
+    v = verdict(judge, "In the trial, the risk of a serious bleed was 11% a year.", TRIAL_RESULTS)
     assert v.label is Label.NOT_SUPPORTED, v.rationale
     assert "11%" in v.rationale and "1.1%" in v.rationale

@@ -22,7 +22,7 @@ from .features import (
     _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, quantities,
     stem, words)
 from .screen import Checks, _prepare_source, check_sentences, run_checks
-from .support_gates import corroborating, negation_sides, stated_outright, unfit_to_support
+from .support_gates import corroborating, negation_sides, page_units, stated_outright, unfit_to_support
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -194,7 +194,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     negation = negation_sides(statement, quote, source.title) if negation else ""
     if not veto:
         veto = unfit_to_support(statement, quote, source.title, similarity, cov_idf, idf,
-                                corroborating([o.kind for o in checks.passed]), len(prep.sentences))
+                                corroborating([o.kind for o in checks.passed]), page_units(prep.sentences))
     outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
                         missing_key, similarity, veto, checks, outright)

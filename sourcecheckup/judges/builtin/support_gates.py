@@ -66,7 +66,7 @@ def content_of(quote: str, title: str | None = None) -> str:
     return " ".join(line for line in lines if not _is_furniture(line, t))
 
 
-# on a page of this many sentences, the closest sentence is about another subject when it is this far
+# on a page of this many sentences and lines, the closest sentence is about another subject when it is this far
 # from the statement in meaning and shares this little of its key terms (the forum's CoQ10 sentence
 # against "rhabdomyolysis is very rare"). A short evidence snippet was chosen for the statement, and a
 # paraphrase there can share few words; on a whole page, the best of many sentences being this far means
@@ -115,6 +115,11 @@ def negation_sides(statement: str, quote: str, title: str | None = None) -> str:
         return ""
     return ("the statement is negated but its closest sentence is not" if s
             else "its closest sentence is negated but the statement is not")
+
+
+def page_units(sentences: Sequence[str]) -> int:
+    """How many sentences and lines a page has (a teaser's title, headings and lines count)."""
+    return sum(len([line for line in s.splitlines() if line.strip()]) for s in sentences)
 
 
 def corroborating(kinds: Sequence[str]) -> bool:

@@ -405,6 +405,7 @@ def test_issue11_reading_of_one_sentence(sentence, polarity, attributes):
 # -- softened instructions and limits (issue 23): rows of checks/instruction_wording.py -------------
 
 from sourcecheckup.checks.instruction_wording import LIMITS, SOFTENED  # noqa: E402
+from sourcecheckup.checks.polarity import limit_polarity  # noqa: E402
 
 
 @pytest.mark.parametrize("pattern, plain, example", SOFTENED, ids=[row[2] for row in SOFTENED])
@@ -427,7 +428,14 @@ def test_a_softened_instruction_is_contradicted_as_its_plain_form_is():
 @pytest.mark.parametrize("pattern, kind, where, example", LIMITS, ids=[row[3] for row in LIMITS])
 def test_each_limit_row_reads_its_example_as_do_not_exceed(pattern, kind, where, example):
     instruction = read_instruction(example)
-    assert instruction.limit and instruction.polarity == -1, instruction
+    assert instruction.limit == kind and limit_polarity(instruction) == -1, instruction
+
+
+def test_a_statements_limit_against_a_plain_instruction_keeps_its_own_polarity():
+    found = compare_polarity("The first rotavirus vaccine dose can be given up to 24 weeks of age.",
+                             ["The first dose should not be given after 15 weeks of age, and the course must be "
+                              "completed before 24 weeks."])
+    assert found is not None and found.status == "contradicted", found
 
 
 def test_a_maximum_dose_is_not_a_prohibition_of_the_usual_dose():

@@ -11,7 +11,7 @@ Pure functions, stdlib only, no model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
 
@@ -31,7 +31,7 @@ class Instruction:
     alternative_text: str = ""     # B as written
     strong: bool = False           # should / must / recommended / preferred / imperative (not can / may / safe)
     unqualified: bool = False      # "safe to", "freely", "never", "always": a claim that admits no exception
-    limit: bool = False            # bounds an amount ("do not take more than 4g"): polarity -1 = do not exceed
+    limit: str = ""                # "ceiling" / "excess" when it bounds an amount ("do not take more than 4g")
 
 
 @dataclass(frozen=True)
@@ -430,8 +430,6 @@ def read_instruction(sentence: str) -> Instruction:
         if bound and bound.start() <= cue_span[1] + 1:
             cue_span, cue, polarity, strong = bound.span("cue"), bound.group("cue"), -1, True
     limit = limit_kind(main, cue_span[0]) if polarity else ""
-    if limit == "ceiling":
-        polarity = -1                            # "you can take up to 8 tablets": do not exceed 8
     # "do not ... without asking your doctor" is "unless your doctor"; "you can ... without asking" is "freely"
     attrs = [(("unless:doctor" if polarity < 0 else "condition:none") if a == "without:doctor" else a, t)
              for a, t in attrs]
@@ -453,7 +451,7 @@ def read_instruction(sentence: str) -> Instruction:
     if any(a.startswith("manner:") for a, _ in attrs):
         action = action | {"manner"}             # "suddenly" and "gradually" are about the same thing: how
     return Instruction(polarity, action, cue.strip(), frozenset(a for a, _ in attrs), tuple(attrs),
-                       frozenset(condition), alternative, alternative_text, strong, unqualified, bool(limit))
+                       frozenset(condition), alternative, alternative_text, strong, unqualified, limit)
 
 
 # ---------------------------------------------------------------------------------------
@@ -496,6 +494,12 @@ def _any_conflicts(st: Instruction, ev: Instruction) -> list[tuple[str, str]]:
     return out
 
 
+def limit_polarity(instr: Instruction) -> int:
+    """A limit's direction: -1 "do not exceed" ("up to 8", "the maximum is 8", "do not take more than 8"),
+    +1 "you can exceed" ("you can take more than 8")."""
+    return -1 if instr.limit == "ceiling" or instr.polarity < 0 else 1
+
+
 def _text_of(instr: Instruction, attribute: str) -> str:
     return next((t for a, t in instr.attribute_text if a == attribute), attribute.partition(":")[2])
 
@@ -525,8 +529,12 @@ def clauses(sentence: str) -> list[str]:
 
 def _candidate(st: Instruction, ev: Instruction, sentence: str):
     """(rank, finding) for one evidence clause read against the statement, or None if off-topic."""
-    if st.limit != ev.limit:
-        return None                              # a limit bounds an amount (the quantity check's), not the action
+    if ev.limit and not st.limit:
+        return None                              # a source's limit bounds an amount (the quantity check's), not the action
+    if st.limit and ev.limit:                    # two limits: "never more than 8" agrees with "the maximum is 8"
+        st, ev = replace(st, polarity=limit_polarity(st)), replace(ev, polarity=limit_polarity(ev))
+    else:
+        st = replace(st, limit="")               # "can be given up to 24 weeks" against "not after 15 weeks": can / not
     s_set = core(st.action | st.condition)
     ev_main = core(ev.action)
     ev_all = core(ev.action | ev.condition)

@@ -83,13 +83,20 @@ def _relation(claim: Quantity, s: Quantity) -> str:
 NOT_A_CONTRADICTION = (
     ("worked out by arithmetic", lambda c, s: s.derived,
      "'at least 4 hours between doses' against 'up to 4 times in 24 hours' (not '6 h apart')"),
-    ("a tablet's strength is not a dose", lambda c, s: ("strength" in c.qualifiers) != ("strength" in s.qualifiers),
+    ("a tablet's strength is not a dose", lambda c, s: "strength" in s.qualifiers and "strength" not in c.qualifiers
+     and _whole_tablets(c.low, s.low) and _whole_tablets(c.high, s.low),
      "'200 mg to 400 mg' against 'one or two 200mg tablets'"),
     ("across a time qualifier", lambda c, s: ("past" in c.qualifiers) != ("past" in s.qualifiers),
      "'before 2017, 140/90' against '130/80 since 2017'"),
 )
 # source figures that match only a claim that shares their qualifier: (qualifier, example)
 MATCH_ONLY_WITHIN = (("past", "'hypertension is defined as 140/90' against 'previously 140/90, now 130/80'"),)
+
+
+def _whole_tablets(dose: float, strength: float) -> bool:
+    """A dose of a few whole tablets of this strength (400 mg of 200mg tablets)."""
+    n = dose / strength if strength > 0 else 0.0
+    return 1 <= round(n) <= 8 and abs(n - round(n)) < 1e-6
 
 
 def _as_stated(claim: Quantity, s: Quantity, relation: str) -> str:

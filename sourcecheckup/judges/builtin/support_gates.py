@@ -71,7 +71,7 @@ def content_of(quote: str, title: str | None = None) -> str:
 # against "rhabdomyolysis is very rare"). A short evidence snippet was chosen for the statement, and a
 # paraphrase there can share few words; on a whole page, the best of many sentences being this far means
 # the page does not discuss it
-OFF_SUBJECT_MIN_SENTENCES = 6
+OFF_SUBJECT_MIN_SENTENCES = 8
 OFF_SUBJECT_SIMILARITY = 0.62
 OFF_SUBJECT_COVERAGE = 0.35
 # a sentence states the statement outright when it holds every key term and means the same

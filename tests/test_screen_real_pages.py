@@ -124,3 +124,62 @@ def test_the_same_digits_with_the_point_elsewhere_are_a_different_figure(judge):
     v = verdict(judge, "In the trial, the risk of a serious bleed was 11% a year.", TRIAL_RESULTS)
     assert v.label is Label.NOT_SUPPORTED, v.rationale
     assert "11%" in v.rationale and "1.1%" in v.rationale
+
+
+# -- what a quote must be to support (item 4) and which side a rationale names (item 5) ------------
+
+from sourcecheckup.judges.builtin.support_gates import FURNITURE, content_of, negation_sides  # noqa: E402
+
+
+def sample(name: str) -> SourceText:
+    """A sample page as the app reads it: extracted text and title."""
+    extracted = extract_html((PAGES / name).read_bytes(), "text/html")
+    return SourceText.from_text(extracted.text, title=extracted.title)
+
+
+@pytest.mark.parametrize("statement, name", [
+    # a paywall teaser: its title, journal line and headings say nothing; its one sentence is about muscle
+    # symptoms deterring treatment
+    ("Serious muscle damage from statins, called rhabdomyolysis, is very rare.", "lancet-statin-muscle-paywall.html"),
+    # a forum post's closest sentence is about CoQ10
+    ("Serious muscle damage from statins, called rhabdomyolysis, is very rare.", "forum-coq10-statins.html"),
+    # an abstract's closest sentence is about measuring ferritin
+    ("Symptoms tend to start later in women than in men because women lose iron through menstruation and "
+     "pregnancy.", "pubmed-18199861-hfe.html"),
+])
+def test_a_title_a_heading_or_another_subject_never_supports(judge, statement, name):
+    v = judge.score_pairs([(statement, sample(name))])[0]
+    assert v.label is Label.NOT_SUPPORTED, (v.rationale, v.quote)
+    assert "something else" in v.rationale or "title" in v.rationale, v.rationale
+
+
+@pytest.mark.parametrize("pattern, example", FURNITURE, ids=[row[1] for row in FURNITURE])
+def test_each_furniture_row_leaves_nothing_of_its_example(pattern, example):
+    assert content_of(f"{example}\nServing size") == ""
+    assert content_of(f"{example}\nLactic acidosis is a rare side effect.") == "Lactic acidosis is a rare side effect."
+
+
+def test_a_title_line_is_not_content_but_a_short_sentence_is():
+    title = "Effect of statin therapy on muscle symptoms - The Lancet"
+    assert content_of("Effect of statin therapy on muscle symptoms", title) == ""
+    assert content_of("Statins lower cholesterol.") == "Statins lower cholesterol."
+    # a sentence wrapped across lines in a PDF is one sentence, not a heading and its tail
+    assert content_of("A 7-day course is effective for children aged 2 to\n5 years.") == \
+        "A 7-day course is effective for children aged 2 to 5 years."
+
+
+def test_a_rationale_names_the_side_that_is_negated():
+    assert negation_sides("NICE advises against offering vitamin D to prevent COVID-19.",
+                          "Offer vitamin D to adults at risk of deficiency.") == \
+        "the statement is negated but its closest sentence is not"
+    assert negation_sides("Lactic acidosis is a rare side effect of metformin.",
+                          "Metformin is not suitable for everyone.") == \
+        "its closest sentence is negated but the statement is not"
+    assert negation_sides("Avoid alcohol.", "Do not drink alcohol.") == ""
+
+
+def test_a_negated_statement_is_never_described_as_the_unnegated_side(judge):
+    v = judge.score_pairs([("NICE advises against offering vitamin D solely to prevent or treat COVID-19, except as "
+                            "part of a clinical trial.", sample("nice-ng136-hypertension.html"))])[0]
+    assert v.label is Label.NOT_SUPPORTED
+    assert "negated but the statement is not" not in v.rationale, v.rationale

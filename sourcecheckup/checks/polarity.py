@@ -533,7 +533,9 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
         return None                              # a source's limit bounds an amount (the quantity check's), not the action
     if st.limit and ev.limit:                    # two limits: "never more than 8" agrees with "the maximum is 8"
         st, ev = replace(st, polarity=limit_polarity(st)), replace(ev, polarity=limit_polarity(ev))
-    else:
+    elif st.limit:
+        if ev.polarity > 0:
+            return None                          # "never more than 8 tablets" is not against "wait, then take more"
         st = replace(st, limit="")               # "can be given up to 24 weeks" against "not after 15 weeks": can / not
     s_set = core(st.action | st.condition)
     ev_main = core(ev.action)

@@ -400,3 +400,64 @@ def test_issue11_reading_of_one_sentence(sentence, polarity, attributes):
     instr = read_instruction(sentence)
     assert instr.polarity == polarity
     assert set(instr.attributes) == attributes
+
+
+# -- softened instructions and limits (issue 23): rows of checks/instruction_wording.py -------------
+
+from sourcecheckup.checks.instruction_wording import LIMITS, SOFTENED  # noqa: E402
+from sourcecheckup.checks.polarity import limit_polarity  # noqa: E402
+
+
+@pytest.mark.parametrize("pattern, plain, example", SOFTENED, ids=[row[2] for row in SOFTENED])
+def test_a_softened_instruction_reads_with_its_plain_forms_polarity(pattern, plain, example):
+    instruction = read_instruction(example)
+    assert instruction.polarity == (-1 if plain in ("do not", "avoid") else 1), instruction
+    # the softener's own words are not what is done
+    assert not instruction.action & {stem(w) for w in ("best", "want", "try", "ideally", "preferably", "better")}
+
+
+def test_a_softened_instruction_is_contradicted_as_its_plain_form_is():
+    page = ["Take ibuprofen with or just after food or a drink of milk.", "Do not take it on an empty stomach."]
+    for statement in ("Take ibuprofen on an empty stomach.",
+                      "It is best to take ibuprofen on an empty stomach so it works faster.",
+                      "You may want to take ibuprofen on an empty stomach."):
+        found = compare_polarity(statement, page)
+        assert found is not None and found.status == "contradicted", (statement, found)
+
+
+@pytest.mark.parametrize("pattern, kind, where, example", LIMITS, ids=[row[3] for row in LIMITS])
+def test_each_limit_row_reads_its_example_as_do_not_exceed(pattern, kind, where, example):
+    instruction = read_instruction(example)
+    assert instruction.limit == kind and limit_polarity(instruction) == -1, instruction
+
+
+def test_a_statements_limit_against_a_plain_instruction_keeps_its_own_polarity():
+    found = compare_polarity("The first rotavirus vaccine dose can be given up to 24 weeks of age.",
+                             ["The first dose should not be given after 15 weeks of age, and the course must be "
+                              "completed before 24 weeks."])
+    assert found is not None and found.status == "contradicted", found
+
+
+def test_a_maximum_dose_is_not_a_prohibition_of_the_usual_dose():
+    page = ["The usual dose for adults is one or two 200mg tablets every 4 to 6 hours.",
+            "Do not take more than 1,200mg (six 200mg tablets) in 24 hours."]
+    found = compare_polarity("Adults can take one or two 200mg tablets every 4 to 6 hours.", page)
+    assert found is None or found.status == "agrees", found
+    # "adults over 65 should not ..." names an age, not a limit
+    assert not read_instruction("Adults over 65 should not take it.").limit
+
+
+def test_limits_compare_with_limits_by_direction():
+    agree = compare_polarity("Never take more than 8 paracetamol tablets in 24 hours.",
+                             ["The maximum amount an adult can take is 8 tablets (4g) in 24 hours."])
+    assert agree is not None and agree.status == "agrees", agree
+    exceed = compare_polarity("You can take more than 8 paracetamol tablets in 24 hours.",
+                              ["Do not take more than 8 tablets (4g) in 24 hours."])
+    assert exceed is not None and exceed.status == "contradicted", exceed
+    assert "not to exceed it" in exceed.message and "you can exceed it" in exceed.message
+
+
+def test_a_heading_on_its_own_line_does_not_hide_the_instruction_after_it():
+    found = compare_polarity("Take ibuprofen on an empty stomach.",
+                             ["How to take it\nTake ibuprofen with or just after food or a drink of milk."])
+    assert found is not None and found.status == "contradicted", found

@@ -637,3 +637,79 @@ def test_a_schedule_phase_binds_its_interval_to_its_span(statement, contradicted
     assert any(f.status == "contradicted" for f in found) is contradicted, [f.message for f in found]
     if not contradicted:
         assert all(f.status == "matched" for f in found), [f.message for f in found]
+
+
+# -- "contradicted" only for a value the source states for the same thing (issue 23) ---------------
+
+from sourcecheckup.checks.quantities.compare import NOT_A_CONTRADICTION  # noqa: E402
+
+NOT_A_CONTRADICTION_CASES = {
+    "worked out by arithmetic": (
+        "Leave at least 4 hours between doses of paracetamol.",
+        "The usual dose of paracetamol for adults is one or two 500mg tablets up to 4 times in 24 hours."),
+    "a tablet's strength is not a dose": (
+        "Adults can take 200 mg to 400 mg of ibuprofen every 4 to 6 hours.",
+        "Adults can take one or two 200mg tablets of ibuprofen every 4 to 6 hours."),
+    "across a time qualifier": (
+        "Before 2017, hypertension was defined as 140/90 mm Hg or higher.",
+        "The 2017 guideline defines hypertension as a reading of 130/80 mm Hg or higher."),
+}
+
+
+@pytest.mark.parametrize("why", [row[0] for row in NOT_A_CONTRADICTION])
+def test_a_figure_not_stated_for_the_same_thing_never_contradicts(why):
+    statement, page = NOT_A_CONTRADICTION_CASES[why]
+    found = compare_quantities(statement, sentences(page))
+    assert found and not any(f.status == "contradicted" for f in found), [f.message for f in found]
+
+
+def test_a_figure_stated_elsewhere_on_the_page_matches_where_arithmetic_would_have_contradicted():
+    page = ("The usual dose of paracetamol for adults is one or two 500mg tablets up to 4 times in 24 hours. "
+            "Always leave at least 4 hours between doses.")
+    found = compare_quantities("The usual adult dose is one or two 500mg tablets up to 4 times in 24 hours, "
+                               "with at least 4 hours between doses", sentences(page))
+    assert [f.status for f in found] == ["matched"] * len(found), [f.message for f in found]
+
+
+def test_the_old_threshold_matches_the_old_figure_not_the_new_one():
+    page = ("Until 2017, hypertension was diagnosed at a reading of 140/90 mmHg or more. "
+            "The 2017 guideline now defines hypertension as 130/80 mm Hg or higher.")
+    [old] = compare_quantities("Before 2017, hypertension was defined as 140/90 mm Hg or higher.", sentences(page))
+    assert old.status == "matched" and "140" in old.source.text
+    [now] = compare_quantities("Hypertension is defined as 140/90 mm Hg or higher.", sentences(page))
+    assert now.status == "contradicted" and "130/80" in now.message
+
+
+def test_tablet_counts_and_strengths_are_read_apart():
+    count, strength, freq = extract_quantities(
+        "The usual dose for adults is one or two 500mg tablets up to 4 times in 24 hours.")
+    assert (count.unit, count.low, count.high, count.bound) == ("tablet", 1, 2, "range")
+    assert strength.unit == "mg" and "strength" in strength.qualifiers and not strength.per
+    count, strength = extract_quantities("Never take more than 8 paracetamol tablets of 500mg in 24 hours")
+    assert (count.unit, count.low, count.per, count.bound) == ("tablet", 8, "day", "le")
+    assert "strength" in strength.qualifiers and not strength.per
+
+
+def test_an_age_inside_a_source_age_range_belongs_to_that_group():
+    page = ("Children aged 6 to 8 years: give 5ml of the 250mg/5ml liquid, up to 4 times in 24 hours. "
+            "Children aged 8 to 10 years: give 7.5ml, up to 4 times in 24 hours.")
+    found = {f.claim.text: f for f in compare_quantities(
+        "A 7-year-old can have 5ml of paracetamol liquid up to 6 times in 24 hours.", sentences(page))}
+    assert found["5ml"].status == "matched"
+    assert found["6 times in 24 hours"].status == "contradicted"
+    assert "4 times a day" in found["6 times in 24 hours"].message
+
+
+def test_a_limit_and_the_harm_beyond_it_are_one_threshold():
+    [f] = compare_quantities("Taking more than 4000 IU of vitamin D a day could be harmful.",
+                             ["Do not take more than 100 micrograms (4,000 IU) of vitamin D a day."])
+    assert f.status == "matched", f.message
+    [g] = compare_quantities("Taking more than 2000 IU of vitamin D a day could be harmful.",
+                             ["Do not take more than 100 micrograms (4,000 IU) of vitamin D a day."])
+    assert g.status == "contradicted", g.message
+
+
+def test_the_same_digits_with_the_point_elsewhere_are_named_as_a_different_figure():
+    [f] = compare_quantities("The risk of a serious bleed is 11% a year.",
+                             ["Major bleeding occurred at a rate of 1.1% per year."])
+    assert f.status != "matched" and "11%" in f.message and "1.1%" in f.message

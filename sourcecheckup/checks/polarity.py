@@ -11,9 +11,11 @@ Pure functions, stdlib only, no model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
+
+from .instruction_wording import limit_kind, plain_form
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Instruction:
     alternative_text: str = ""     # B as written
     strong: bool = False           # should / must / recommended / preferred / imperative (not can / may / safe)
     unqualified: bool = False      # "safe to", "freely", "never", "always": a claim that admits no exception
+    limit: str = ""                # "ceiling" / "excess" when it bounds an amount ("do not take more than 4g")
 
 
 @dataclass(frozen=True)
@@ -299,7 +302,7 @@ def _present(low: str, triggers: tuple[str, ...]) -> bool:
 _CONDITION = re.compile(r"\b(?:if|when|whenever|while|whilst|unless)\b(?P<body>[^,;:]*)", re.I)
 _ALTERNATIVE = re.compile(r"\b(?:rather\s+than|instead\s+of|in\s+preference\s+to|in\s+place\s+of)\b(?P<body>[^,;:.]*)", re.I)
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|\s*:\s+|,?\s+\bbut\b\s+|,?\s+\bwhereas\b\s+|,\s+\bhowever\b,?\s+|\s+\bhowever\b,\s+|"
+    r"\s*\n\s*|\s*;\s*|\s*:\s+|,?\s+\bbut\b\s+|,?\s+\bwhereas\b\s+|,\s+\bhowever\b,?\s+|\s+\bhowever\b,\s+|"
     r",\s+and\s+(?=(?:do\s+not|don't|never|avoid|you|it|they|take|use|speak|talk|stop|restart|wait|leave|keep|"
     r"allow|check|seek|get|call|contact|ask|tell|see|finish|complete)\b)", re.I)
 
@@ -313,7 +316,8 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in spans)
 
 
-_REASON = re.compile(r",?\s+(?:because|since|so that|in order that)\b.*$", re.I | re.S)
+_REASON = re.compile(r",?\s+(?:because|since|so that|so (?:it|they|you)|in order that)\b.*$", re.I | re.S)
+_REASON_WORDS = ("because", "since", "so that", "so it", "so they", "so you", "in order")
 # a meal names a time of day as well as food: "with breakfast" is in the morning, "with the evening
 # meal" is with food
 _MORNING_MEAL = re.compile(r"\bbreakfast\b", re.I)
@@ -333,7 +337,7 @@ _NO_MORE = re.compile(r"(?P<cue>\b(?:no|not)\s+more\s+than\b)", re.I)
 @lru_cache(maxsize=8192)
 def read_instruction(sentence: str) -> Instruction:
     """What one sentence tells the reader to do or not to do; polarity 0 when it is descriptive."""
-    text = " ".join((sentence or "").replace("\u2019", "'").replace("\u2018", "'").split())
+    text = plain_form(" ".join((sentence or "").replace("\u2019", "'").replace("\u2018", "'").split()))
     if not text:
         return NO_INSTRUCTION
     chars = list(text)
@@ -341,7 +345,7 @@ def read_instruction(sentence: str) -> Instruction:
     attrs: list[tuple[str, str]] = []
     low = text.lower()
     # words in a reason ("..., because it is absorbed less well on an empty stomach") set no attribute
-    reason = _REASON.search(text) if _present(low, ("because", "since", "so that", "in order")) else None
+    reason = _REASON.search(text) if _present(low, _REASON_WORDS) else None
     limit = reason.start() if reason else len(text)
     implied: list[tuple[str, str]] = []          # what a meal says of the time of day or of food
     for (attribute, pattern), triggers in zip(_ATTRIBUTES, _ATTRIBUTE_TRIGGERS):
@@ -372,7 +376,7 @@ def read_instruction(sentence: str) -> Instruction:
         alternative = stems_of(alternative_text)
         _blank(chars, m.start(), m.end())
     # a reason given for the instruction ("..., because they stop it being absorbed") is not part of it
-    reason = _REASON.search("".join(chars)) if _present(low, ("because", "since", "so that", "in order")) else None
+    reason = _REASON.search("".join(chars)) if _present(low, _REASON_WORDS) else None
     if reason:
         _blank(chars, reason.start(), len(chars))
     masked = "".join(chars)
@@ -425,6 +429,7 @@ def read_instruction(sentence: str) -> Instruction:
         bound = _NO_MORE.search(main)
         if bound and bound.start() <= cue_span[1] + 1:
             cue_span, cue, polarity, strong = bound.span("cue"), bound.group("cue"), -1, True
+    limit = limit_kind(main, cue_span[0]) if polarity else ""
     # "do not ... without asking your doctor" is "unless your doctor"; "you can ... without asking" is "freely"
     attrs = [(("unless:doctor" if polarity < 0 else "condition:none") if a == "without:doctor" else a, t)
              for a, t in attrs]
@@ -446,7 +451,7 @@ def read_instruction(sentence: str) -> Instruction:
     if any(a.startswith("manner:") for a, _ in attrs):
         action = action | {"manner"}             # "suddenly" and "gradually" are about the same thing: how
     return Instruction(polarity, action, cue.strip(), frozenset(a for a, _ in attrs), tuple(attrs),
-                       frozenset(condition), alternative, alternative_text, strong, unqualified)
+                       frozenset(condition), alternative, alternative_text, strong, unqualified, limit)
 
 
 # ---------------------------------------------------------------------------------------
@@ -489,12 +494,20 @@ def _any_conflicts(st: Instruction, ev: Instruction) -> list[tuple[str, str]]:
     return out
 
 
+def limit_polarity(instr: Instruction) -> int:
+    """A limit's direction: -1 "do not exceed" ("up to 8", "the maximum is 8", "do not take more than 8"),
+    +1 "you can exceed" ("you can take more than 8")."""
+    return -1 if instr.limit == "ceiling" or instr.polarity < 0 else 1
+
+
 def _text_of(instr: Instruction, attribute: str) -> str:
     return next((t for a, t in instr.attribute_text if a == attribute), attribute.partition(":")[2])
 
 
 def _says(instr: Instruction, polarity: int | None = None) -> str:
     p = instr.polarity if polarity is None else polarity
+    if instr.limit:
+        return "not to exceed it" if p < 0 else "you can exceed it"
     if p < 0:
         return "not to"
     return "to" if instr.strong else "you can"
@@ -508,7 +521,7 @@ def _quote(sentence: str, limit: int = 240) -> str:
 def clauses(sentence: str) -> list[str]:
     """A sentence cut where its instruction may change ("...; do not ...", "... but avoid ...")."""
     low = sentence.lower()
-    if not _present(low, (";", ":", "but", "whereas", "however", ", and")):
+    if not _present(low, ("\n", ";", ":", "but", "whereas", "however", ", and")):   # a heading ends at its line
         return [sentence]
     parts = [p for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip()]
     return parts or [sentence]
@@ -516,6 +529,14 @@ def clauses(sentence: str) -> list[str]:
 
 def _candidate(st: Instruction, ev: Instruction, sentence: str):
     """(rank, finding) for one evidence clause read against the statement, or None if off-topic."""
+    if ev.limit and not st.limit:
+        return None                              # a source's limit bounds an amount (the quantity check's), not the action
+    if st.limit and ev.limit:                    # two limits: "never more than 8" agrees with "the maximum is 8"
+        st, ev = replace(st, polarity=limit_polarity(st)), replace(ev, polarity=limit_polarity(ev))
+    elif st.limit:
+        if ev.polarity > 0:
+            return None                          # "never more than 8 tablets" is not against "wait, then take more"
+        st = replace(st, limit="")               # "can be given up to 24 weeks" against "not after 15 weeks": can / not
     s_set = core(st.action | st.condition)
     ev_main = core(ev.action)
     ev_all = core(ev.action | ev.condition)

@@ -53,14 +53,19 @@ def _relation_1(cl: float, ch: float, cb: str, sl: float, sh: float, sb: str,
         return "match" if eq(cl, sl) else ("neutral" if cl > sl else "contradict")
     if cb in _UPPER:
         if sb in _LOWER:
-            return "contradict"
+            # "do not take more than 4,000 IU" is the limit that "more than 4,000 IU could be harmful" names
+            return "match" if (cb, sb) in _COMPLEMENTS and eq(ch, sl) else "contradict"
         return "match" if eq(ch, sh) else "contradict"
     # claim is a lower bound
     if sb in _UPPER:
-        return "contradict"
+        return "match" if (cb, sb) in _COMPLEMENTS and eq(cl, sh) else "contradict"
     if sb == "range" and eq(cl, sl):
         return "neutral"  # "42 to 47" does not say "42 or above"
     return "match" if eq(cl, sl) else "contradict"
+
+
+# a bound and its complement at the same value name one threshold from its two sides
+_COMPLEMENTS = frozenset({("le", "gt"), ("gt", "le"), ("lt", "ge"), ("ge", "lt")})
 
 
 def _relation(claim: Quantity, s: Quantity) -> str:
@@ -71,6 +76,67 @@ def _relation(claim: Quantity, s: Quantity) -> str:
     if "contradict" in (first, second):
         return "contradict"
     return "match" if first == second == "match" else "neutral"
+
+
+# Source figures that are not a statement of the claim's figure for the same thing: (why, test, example).
+# A contradiction needs a value the source states for the same thing in words it has.
+NOT_A_CONTRADICTION = (
+    ("worked out by arithmetic", lambda c, s: s.derived,
+     "'at least 4 hours between doses' against 'up to 4 times in 24 hours' (not '6 h apart')"),
+    ("a tablet's strength is not a dose", lambda c, s: "strength" in s.qualifiers and "strength" not in c.qualifiers
+     and _whole_tablets(c.low, s.low) and _whole_tablets(c.high, s.low),
+     "'200 mg to 400 mg' against 'one or two 200mg tablets'"),
+    ("across a time qualifier", lambda c, s: ("past" in c.qualifiers) != ("past" in s.qualifiers),
+     "'before 2017, 140/90' against '130/80 since 2017'"),
+)
+# source figures that match only a claim that shares their qualifier: (qualifier, example)
+MATCH_ONLY_WITHIN = (("past", "'hypertension is defined as 140/90' against 'previously 140/90, now 130/80'"),)
+
+
+def _whole_tablets(dose: float, strength: float) -> bool:
+    """A dose of a few whole tablets of this strength (400 mg of 200mg tablets)."""
+    n = dose / strength if strength > 0 else 0.0
+    return 1 <= round(n) <= 8 and abs(n - round(n)) < 1e-6
+
+
+def _as_stated(claim: Quantity, s: Quantity, relation: str) -> str:
+    """The relation, as far as the source states the claim's figure for the same thing."""
+    if relation == "contradict" and any(test(claim, s) for _, test, _ in NOT_A_CONTRADICTION):
+        return "neutral"
+    if relation == "match" and any(q in s.qualifiers and q not in claim.qualifiers for q, _ in MATCH_ONLY_WITHIN):
+        return "neutral"
+    return relation
+
+
+_AGE = re.compile(r"age:(?P<lo>[\d.]+)-(?P<hi>[\d.]+)(?P<b>[a-z]+)")
+
+
+def _age_span(q: str) -> tuple[float, float] | None:
+    m = _AGE.fullmatch(q)
+    if not m:
+        return None
+    lo, hi, b = float(m.group("lo")), float(m.group("hi")), m.group("b")
+    if b in ("ge", "gt"):
+        return (lo + (1e-6 if b == "gt" else 0.0), float("inf"))
+    if b in ("le", "lt"):
+        return (float("-inf"), hi - (1e-6 if b == "lt" else 0.0))
+    return (lo, hi)
+
+
+def _age_within(x: str, y: str) -> bool:
+    """The claim's age group lies inside the source's: a 7-year-old is one of "children aged 6 to 8"."""
+    a, b = _age_span(x), _age_span(y)
+    return a is not None and b is not None and b[0] <= a[0] and a[1] <= b[1]
+
+
+def _age_words(q: str) -> str:
+    """ "age:6-8range" as "aged 6 to 8" (the group a figure is given for), else ""."""
+    m = _AGE.fullmatch(q)
+    if not m:
+        return ""
+    lo, hi, b = m.group("lo"), m.group("hi"), m.group("b")
+    return {"range": f"aged {lo} to {hi}", "ge": f"aged {lo} or over", "gt": f"over {lo}",
+            "le": f"aged {hi} or under", "lt": f"under {hi}"}.get(b, f"aged {lo}")
 
 
 def _names_other(claim: Quantity, s: Quantity) -> bool:
@@ -87,6 +153,8 @@ def _conflict(a: frozenset[str], b: frozenset[str]) -> bool:
         fam = _family(x)
         for y in b:
             if y in a:
+                continue
+            if fam == "age" and _age_within(x, y):
                 continue
             if frozenset((x, y)) in _CONFLICTS or (fam and _family(y) == fam and y != x
                                                    and not any(_family(z) == fam and z in b
@@ -152,7 +220,8 @@ def _message(status: str, claim: Quantity, source: Quantity | None) -> str:
     if source is None:
         return f"statement {describe(claim, True)}: not stated in the source for the same thing"
     show_bounds = _bound_class(claim.bound) != _bound_class(source.bound)
-    quals = [_QUALIFIER_WORDS[q] for q in sorted(source.qualifiers) if q in _QUALIFIER_WORDS]
+    quals = [_QUALIFIER_WORDS.get(q) or _age_words(q) for q in sorted(source.qualifiers)]
+    quals = [q for q in quals if q]
     tail = (" " + ", ".join(quals)) if quals else ""
     return f"statement {describe(claim, show_bounds)}; source {describe(source, show_bounds)}{tail}"
 
@@ -250,14 +319,19 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                 if s.qualifiers & _SUBGROUPS <= claim.qualifiers:
                     inherited = claim.qualifiers & _SUBGROUPS & frozenset().union(
                         *(_sentence_subgroups(e) for e, _ in evidence[max(0, i - 2):i]))
-                common = claim.qualifiers & (s.qualifiers | inherited)
+                common = claim.qualifiers & (s.qualifiers | inherited) | {
+                    x for x in claim.qualifiers if any(_age_within(x, y) for y in s.qualifiers)}
                 shared = (len(common & _SUBGROUPS), len(common))
                 overlap = 2 * len(claim.subject & s.subject) + len(claim.subject & sentence_stems[i])
-                scored.append((shared, overlap, _relation(claim, s), s, text, i))
+                scored.append((shared, overlap, _as_stated(claim, s, _relation(claim, s)), s, text, i))
         key = _key_stem(statement, claim, sentence_stems)
         status, best, where = MISSING, None, ""
         for tier in sorted({c[0] for c in scored}, reverse=True):
             in_tier = sorted((c for c in scored if c[0] == tier), key=lambda c: -c[1])
+            # a figure the source states outranks one worked out from another ("every 6 hours" from "4 times")
+            stated = [c for c in in_tier if not c[3].derived]
+            if any(c[2] != "neutral" for c in stated):
+                in_tier = stated
             hit = next((c for c in in_tier if c[2] == "match"), None)
             against = next((c for c in in_tier if c[2] == "contradict"), None)
             # a match in a clause about another thing ("ulipristal 30 mg") yields to a
@@ -288,8 +362,21 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                          and _equal(claim.high, q.high, claim, q)), None)
             if same is not None:
                 status, best, where = MATCHED, same[0], same[1]
-        findings.append(QuantityFinding(claim, status, best, where, _message(status, claim, best)))
+        message = _message(status, claim, best)
+        if status == MISSING:
+            # "11%" where the page gives "1.1%": the same digits with the point elsewhere, a different figure
+            shifted = next((q for _, qs in evidence for q in qs if q.unit == claim.unit and not q.is_pair
+                            and _digits(q.text) == _digits(claim.text) and not _equal(claim.low, q.low, claim, q)),
+                           None)
+            if shifted is not None:
+                message += f" (it gives {describe(shifted)}, a different figure)"
+        findings.append(QuantityFinding(claim, status, best, where, message))
     return _bind_pairs(statement, findings)
+
+
+def _digits(text: str) -> str:
+    """The significant digits of a figure as written: "1.1%" and "11%" give "11"."""
+    return "".join(c for c in text if c.isdigit()).lstrip("0")
 
 
 def _bind_pairs(statement: str, findings: list[QuantityFinding]) -> list[QuantityFinding]:
@@ -316,7 +403,7 @@ def _bind_pairs(statement: str, findings: list[QuantityFinding]) -> list[Quantit
                 s = _convert(q, g.claim, None)
                 if s is None or _conflict(g.claim.qualifiers, s.qualifiers):
                     continue
-                if _relation(g.claim, s) == "contradict":
+                if _as_stated(g.claim, s, _relation(g.claim, s)) == "contradict":
                     out[j] = QuantityFinding(g.claim, CONTRADICTED, s, f.sentence,
                                              _message(CONTRADICTED, g.claim, s))
                     break

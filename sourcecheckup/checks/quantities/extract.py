@@ -41,6 +41,7 @@ class _Raw:
     noun: str = ""
     read_start: int = 0       # the denominator it read, when apart from its text
     read: int = 0
+    strength: bool = False    # what one tablet holds ("200mg tablets"), not how much is taken
 
 
 def _unit_at(t: str, pos: int, glued_ok: bool = True) -> re.Match | None:
@@ -317,7 +318,9 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
         raw = _Raw(s, end, value, high, "count", bound=bound, shown="", decimals=dec,
                    noun=_count_noun(t, end))
 
-    if raw.unit in _DOSE_UNITS or raw.unit == "mg/l":
+    if raw.unit == "mg" and (_STRENGTH_AFTER.match(t, raw.end) or _STRENGTH_BEFORE.search(t[max(0, s - 30):s])):
+        raw.strength = True   # its denominator, if any, is the tablets' ("8 tablets of 500mg in 24 hours")
+    elif raw.unit in _DOSE_UNITS or raw.unit == "mg/l":
         per, label, e, read_start, read = _per_after(t, raw.end)
         if per:
             raw.per, raw.per_label = per, label
@@ -447,6 +450,37 @@ def _pair_words(t: str) -> list[_Raw]:
     return out
 
 
+# a tablet's strength: "200mg tablets", "500mg paracetamol tablets", "tablets of 500mg"
+_TABLET = r"(?:tablets?|capsules?|caplets?|pills?)\b"
+_STRENGTH_AFTER = re.compile(r"\s+(?:[a-z][a-z-]+\s+)?" + _TABLET)
+_STRENGTH_BEFORE = re.compile(_TABLET + r"\s+(?:of|contain(?:s|ing)?)\s+$")
+_AMOUNT = r"\d[\d,.]*\s?(?:mg|g|mcg|micrograms?|milligrams?)"
+_COUNT = r"\d+|" + "|".join(_ONES[1:13])
+# how many tablets, where words stand between the count and the tablets: "one or two 500mg tablets",
+# "8 paracetamol tablets of 500mg"
+_TABLET_COUNT = re.compile(r"\b(?P<a>" + _COUNT + r")(?:\s*(?:or|to|-)\s*(?P<b>" + _COUNT + r"))?"
+                           r"(?:\s+(?:" + _AMOUNT + r"|(?!(?:or|and|to|of|a|an|the|in|every|times)\b)[a-z][a-z-]+)){1,2}?"
+                           r"\s+" + _TABLET + r"(?:\s+(?:of|containing)\s+" + _AMOUNT + r")?")
+
+
+def _tablet_counts(t: str) -> list[_Raw]:
+    out = []
+    for m in _TABLET_COUNT.finditer(t):
+        if t[max(0, m.start() - 1):m.start()] in (".", ",") or re.match(r"\d", m.group("a")) and \
+                re.match(r"\s?(?:mg|g|mcg|ml|%)", t[m.end("a"):]):
+            continue
+        low = float(m.group("a")) if m.group("a").isdigit() else float(_WORD_VALUE[m.group("a")])
+        b = m.group("b")
+        high = (float(b) if b.isdigit() else float(_WORD_VALUE[b])) if b else low
+        if high < low:
+            continue
+        per, label, _, read_start, read = _per_after(t, m.end())
+        out.append(_Raw(m.start(), m.end("b") if b else m.end("a"), low, high, "tablet", per=per,
+                        bound="range" if b else (_bound_before(t, m.start()) or "eq"), shown="tablets",
+                        per_label=label, read_start=read_start, read=read if per else 0))
+    return out
+
+
 def _segments(t: str) -> list[tuple[int, int]]:
     spans, start = [], 0
     for m in _SEGMENT.finditer(t):
@@ -474,8 +508,8 @@ def _extract(sentence: str) -> tuple[Quantity, ...]:
         return ()
     t = _normalise(sentence)
     pressure = bool(_PRESSURE_CONTEXT.search(t))
-    raws: list[_Raw] = _pair_words(t)
-    taken = [(r.start, r.end) for r in raws]
+    raws: list[_Raw] = _pair_words(t) + _tablet_counts(t)
+    taken = [(r.start, r.end) for r in raws] + [(r.read_start, r.read) for r in raws if r.read > r.end]
     for m in _TOKEN.finditer(t):
         if any(a <= m.start() < b for a, b in taken):
             continue
@@ -555,6 +589,8 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
                 if ages:
                     a = ages[-1]
                     quals.add(f"age:{a.low:g}-{a.high:g}{a.bound}")
+            if r.strength:
+                quals.add("strength")
             out.append(Quantity(
                 text=sentence[r.start:r.end].strip(), start=r.start, end=r.end, low=r.low,
                 high=r.high, unit=r.unit, per=r.per, bound=r.bound,

@@ -25,6 +25,7 @@ class Quantity:
     per_label: str = ""       # the denominator as a reader wrote it: "24 h", "day", "kg/day"
     noun: str = ""            # for a plain count: the stem of what is counted ("patie")
     local: frozenset[str] = frozenset()  # content stems of its own part of the clause
+    derived: bool = False     # worked out by arithmetic ("4 times in 24 hours" as "6 h apart"), not stated
 
     @property
     def is_pair(self) -> bool:

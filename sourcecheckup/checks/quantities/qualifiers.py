@@ -61,6 +61,13 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("night", r"\bnight|\bbedtime|\bbed\s+time|\bevening|\bbefore\s+bed"),
     ("systolic", r"\bsystolic"),
     ("diastolic", r"\bdiastolic"),
+    # a time a figure held: "before 2017", "previously" against "now", "since 2017"
+    ("past", r"\b(?:before|until|till|prior to|up to)\s+(?:19|20)\d\d\b|\bpreviously\b|\bformerly\b|"
+             r"\bused to (?:be|have)\b|\bin the past\b|\b(?:the|an?) (?:old|older|earlier|former|previous)\s+"
+             r"(?:definition|threshold|target|guideline|guidance|cut-?off|recommendation)s?\b"),
+    ("current", r"\bnow\b|\bcurrently\b|\b(?:since|from)\s+(?:19|20)\d\d\b|\btoday\b|\b(?:the|an?) "
+                r"(?:new|newer|current|updated|revised|latest)\s+(?:definition|threshold|target|guideline|guidance|"
+                r"cut-?off|recommendation)s?\b"),
     ("kidney", r"\bkidney|\brenal\b"),
     ("liver", r"\bliver\b|\bhepatic"),
 ]]
@@ -73,7 +80,7 @@ _CONFLICTS = frozenset(frozenset(p) for p in [
     ("usual", "minimum"), ("starting", "missed"), ("morning", "night"),
     ("systolic", "diastolic"), ("starting", "subsequent"), ("first_day", "every_day"),
     ("treat", "prevent"), ("moderate", "vigorous"), ("home", "clinic"), ("older", "younger"),
-    ("delay", "course"), ("loading", "subsequent"),
+    ("delay", "course"), ("loading", "subsequent"), ("past", "current"),
 ])
 # qualifiers that name a subgroup: a figure stated for the claim's own subgroup outranks one
 # stated for everyone ("older people often need 62.5 micrograms" against "usual dose 250")
@@ -89,7 +96,7 @@ _QUALIFIER_GROUPS = [
     {"male", "female"}, {"starting", "usual", "maximum", "minimum", "loading", "maintenance"},
     {"morning", "night"}, {"systolic", "diastolic"}, {"starting", "subsequent"},
     {"first_day", "every_day"}, {"treat", "prevent"}, {"moderate", "vigorous"}, {"home", "clinic"},
-    {"delay", "course"},
+    {"delay", "course"}, {"past", "current"},
 ]
 _QUALIFIER_WORDS = {
     "prescription:without": "without a prescription", "prescription:with": "with a prescription",
@@ -104,6 +111,7 @@ _QUALIFIER_WORDS = {
     "moderate": "moderate activity", "vigorous": "vigorous activity", "home": "home readings",
     "clinic": "clinic readings", "younger": "younger people", "diabetes": "with diabetes",
     "comparator": "in the comparison group", "delay": "after an event", "course": "course length",
+    "past": "in the past", "current": "now", "strength": "tablet strength",
 }
 
 # ---------------------------------------------------------------------------------------

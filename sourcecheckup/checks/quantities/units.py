@@ -172,15 +172,17 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
     if claim.unit == "times" == s.unit and claim.per in per_day and s.per in per_day:
         f = per_day[s.per] / per_day[claim.per]
         return replace(s, low=s.low * f, high=s.high * f, per=claim.per, decimals=-1)
-    # every 12 hours ~ twice a day
+    # every 12 hours ~ twice a day (a schedule fixes the count; a minimum gap only bounds it: derived)
     if claim.unit == "times" and claim.per == "day" and s.unit == "min" and s.per == "interval":
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}
         return replace(s, low=1440 / s.high, high=1440 / s.low, unit="times", per="day",
-                       bound=flip.get(s.bound, s.bound), decimals=-1, per_label="day")
+                       bound=flip.get(s.bound, s.bound), decimals=-1, per_label="day",
+                       shown_unit="times", scale=1.0, derived=s.bound in flip)
+    # 4 times a day is not "6 hours apart": doses spread over the waking day (derived)
     if claim.unit == "min" and claim.per == "interval" and s.unit == "times" and s.per == "day":
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}
         return replace(s, low=1440 / s.high, high=1440 / s.low, unit="min", per="interval",
-                       bound=flip.get(s.bound, s.bound), decimals=-1, shown_unit="h", scale=60)
+                       bound=flip.get(s.bound, s.bound), decimals=-1, shown_unit="h", scale=60, derived=True)
     # monitoring intervals: "every month" ~ "every 4 weeks", not "every week" (durations in
     # weeks and in months are not compared: "4 weeks" is not quite "a month")
     if {claim.unit, s.unit} == {"min", "month"} and claim.per == s.per == "interval":

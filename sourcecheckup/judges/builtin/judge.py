@@ -23,6 +23,7 @@ from .features import (
     quantities, stem, words)
 from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
 from .screen import Checks, _prepare_source, check_sentences, run_checks
+from .support_gates import corroborating, negation_sides, page_units, stated_outright, unfit_to_support
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -74,13 +75,14 @@ class PairAnalysis:
     coverage: float
     missing_numbers: list[str]
     wrong_units: list[str]
-    negation_mismatch: str          # "" or which side is negated
+    negation_mismatch: str          # "" or which side is negated, in words for the rationale
     flips: list[tuple[str, str]]
     missing_terms: list[str]
     similarity: float | None
     veto: str = ""                  # why support is ruled out whatever the score, or ""
     checks: Checks | None = None    # the exact checks of quantities, instructions and absolute claims
     facts: FactsFinding | None = None  # whether every fact is on the page (whole pages only)
+    outright: bool = False          # the closest sentence says the statement, every key term, same negation
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
@@ -193,13 +195,20 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             and not passed & {"instruction", "quantity", "overclaim"}):
         veto = ("it says the same thing without the statement's negation" if neg_s
                 else "its closest sentence negates what the statement says")
+    # (issue 23) what the closest text is: furniture or another subject never supports; the statement
+    # said outright does, whatever a negation elsewhere in the passage did to the score
+    negation = negation_sides(statement, quote, source.title) if negation else ""
+    if not veto:
+        veto = unfit_to_support(statement, quote, source.title, similarity, cov_idf, idf,
+                                corroborating([o.kind for o in checks.passed]), page_units(prep.sentences))
+    outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     facts = None
     if len(prep.sentences) >= PAGE_SENTENCES:
         vectors = [fact_vectors[t] for t in split_facts(statement)] if use_vectors and fact_vectors else None
         facts = check_facts(statement, prep.sentences, source.cache, idf, 0.0, vectors,
                             sentence_vectors if vectors else None)
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
-                        missing_key, similarity, veto, checks, facts)
+                        missing_key, similarity, veto, checks, facts=facts, outright=outright)
 
 
 # ---------------------------------------------------------------------------------------
@@ -253,8 +262,7 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     if a.wrong_units:
         problems.append(f"{', '.join(a.wrong_units[:2])} appears with a different unit")
     if a.negation_mismatch and not a.veto.startswith("it"):
-        other = "passage" if a.negation_mismatch == "statement" else "statement"
-        problems.append(f"the {a.negation_mismatch} is negated but the {other} is not")
+        problems.append(a.negation_mismatch)
     if a.flips:
         s, e = a.flips[0]
         problems.append(f"the statement says '{s}' where the passage says '{e}'")
@@ -435,12 +443,14 @@ class BuiltinJudge(BaseJudge):
             complete = self._facts_gate(a, score)
             if complete is not None:
                 score, threshold, band = complete, self.page_threshold, FACTS_REVIEW_BAND
-                a.facts.incomplete = score < threshold          # type: ignore[union-attr]
-                a.facts.unsure = abs(score - threshold) < band  # type: ignore[union-attr]
-            uncertain = abs(score - threshold) < band
+            uncertain = abs(score - threshold) < band and not a.outright
             if a.veto:
                 score = min(score, threshold) * 0.5
+            elif a.outright:
+                score = max(score, threshold)
             supported = score >= threshold and not a.veto
+            if a.facts is not None and complete is not None:
+                a.facts.incomplete, a.facts.unsure = score < threshold, uncertain
             if supported and a.checks is not None and a.checks.unsure and _subject_missing(statement, a.missing_terms):
                 # a figure the source does not repeat, about a subject the source never names: nothing to review
                 supported = False

@@ -71,7 +71,7 @@ _NAME = re.compile(r"\b[A-Z][a-zA-Z]+|\b[A-Z]{2,}\b")
 # facts under WEAK_FACT, the judge's own score ("base"), and with embeddings each fact's closest sentence
 FEATURES_LEXICAL = (
     "f_min_win", "f_mean_win", "f_min_page", "c_win", "miss_names", "miss_names_frac", "miss_numbers",
-    "weak_facts", "base",
+    "weak_facts", "base", "off_subject",
 )
 FEATURES_EMBEDDING = ("f_min_emb", "f_mean_emb")
 

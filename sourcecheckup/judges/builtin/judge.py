@@ -22,6 +22,7 @@ from .features import (
     _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, params_path,
     quantities, stem, words)
 from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
+from .support_gates import OFF_SUBJECT
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 from .support_gates import corroborating, negation_sides, page_units, stated_outright, unfit_to_support
 
@@ -207,6 +208,11 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
         vectors = [fact_vectors[t] for t in split_facts(statement)] if use_vectors and fact_vectors else None
         facts = check_facts(statement, prep.sentences, source.cache, idf, 0.0, vectors,
                             sentence_vectors if vectors else None)
+        # on a whole page the closest sentence being about something else is one thing the completeness
+        # model weighs (the facts may sit in several sentences), not a veto
+        facts.features["off_subject"] = float(veto == OFF_SUBJECT)
+        if veto == OFF_SUBJECT:
+            veto = ""
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
                         missing_key, similarity, veto, checks, facts=facts, outright=outright)
 
@@ -255,7 +261,8 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
         return head + tail + "; no inconsistency found."
     if a.facts is not None and a.facts.incomplete and not a.veto:
         # the completeness check ruled support out: name the part the page does not hold
-        return f"not supported: the page does not hold every part of the statement: {a.facts.missing_part()}."
+        other = f"{OFF_SUBJECT}, and " if a.facts.features.get("off_subject") else ""
+        return f"not supported: {other}the page does not hold every part of the statement: {a.facts.missing_part()}."
     problems: list[str] = [a.veto] if a.veto else []
     if figures:
         problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")

@@ -78,6 +78,9 @@ OFF_SUBJECT_COVERAGE = 0.35
 OUTRIGHT_SIMILARITY = 0.9
 
 
+OFF_SUBJECT = "its closest sentence is about something else"
+
+
 def unfit_to_support(statement: str, quote: str, title: str | None, similarity: float | None, coverage_idf: float,
                      idf: _Idf, checks_passed: bool, page_sentences: int) -> str:
     """Why the closest text cannot support the statement, whatever the trained score ("" when it can)."""
@@ -89,7 +92,7 @@ def unfit_to_support(statement: str, quote: str, title: str | None, similarity: 
     if page_sentences >= OFF_SUBJECT_MIN_SENTENCES and similarity is not None and similarity < OFF_SUBJECT_SIMILARITY:
         own = _coverage(content_stems(statement), _stem_set(content), idf)[1]
         if max(own, 0.0) < OFF_SUBJECT_COVERAGE and coverage_idf < OFF_SUBJECT_COVERAGE + 0.1:
-            return "its closest sentence is about something else"
+            return OFF_SUBJECT
     return ""
 
 

@@ -35,13 +35,16 @@ def test_page_one_holds_the_summary_the_metrics_and_the_method(demo_pdf) -> None
     assert "1. Summary" in first and "Contents" not in first
     for metric in ("Source URL validity", "Statement-level support", "Response-level support", "Unused sources"):
         assert metric in first
-    assert "Method" in first and "Korn-Graubard" in first and "builtin" in first
-    assert "2. By model" in first                       # the next section follows on, no forced page break
+    # a line may break "Korn-Graubard" at its hyphen
+    assert "Method" in first and "Korn-Graubard" in first.replace("- ", "-") and "builtin" in first
+    # the next section follows on page one or opens page two: never a near-empty page between them
+    assert "2. By model" in first or " ".join(demo_pdf[1].split()).startswith("2. By model")
 
 
 def test_short_sections_follow_on_and_the_demo_fits_in_few_pages(demo_pdf) -> None:
-    # 15 pages when every section started a page and the contents had a page of their own
-    assert len(demo_pdf) <= 12
+    # 15 pages when every section started a page and the contents had a page of their own; 12 before the
+    # audit trail gained the run's provenance and digests and the summary its with-reviews columns (issue 25)
+    assert len(demo_pdf) <= 14
     starts = {n: next(i for i, t in enumerate(demo_pdf) if n in t)
               for n in ("3. Sources", "4. Unsupported statements", "5. Review and validation",
                         "6. Method and audit trail")}

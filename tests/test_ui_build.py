@@ -62,4 +62,6 @@ def test_the_bundles_demo_reads_every_page_and_gives_the_source_trees_verdicts(b
     code = check.check_installed(check.bundle_command(bundle), "frozen app", tmp_path)
     out = capsys.readouterr()
     assert code == 0, out.out + out.err[-6000:]
-    assert "builtin-3/all-MiniLM-L6-v2" in out.err       # the full judge ran, not its lexical fallback
+    from sourcecheckup.judges.builtin import MODEL_FULL
+
+    assert MODEL_FULL in out.err       # the full judge ran ("builtin-4/all-MiniLM-L6-v2"), not its lexical fallback

@@ -24,6 +24,15 @@ from tests.test_rich_inputs import FIXTURES, _site_inputs
 SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher"
 
 
+@pytest.fixture(autouse=True)
+def _clipboard_emptied_after_each_test(qapp):
+    """The clipboard owns the QMimeData set on it: left there, it is destroyed after the application at
+    interpreter exit, which crashes the process (exit 139) once every test has passed."""
+    yield
+    QGuiApplication.clipboard().clear()
+    qapp.processEvents()
+
+
 def copy_to_clipboard(html: str, text: str) -> None:
     """What a browser puts on the clipboard for a selection: its HTML and its plain text."""
     mime = QMimeData()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QFrame,
+                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QScrollArea, QSpinBox,
                                QVBoxLayout, QWidget)
 
 from sourcecheckup import __version__
@@ -80,7 +80,17 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.setWindowTitle("Settings")
         self.setMinimumWidth(640)
-        layout = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        # the form scrolls when the screen is shorter than it (large fonts, a small laptop screen): its
+        # wrapped labels keep the height they need instead of being cut mid-line
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
         form = QFormLayout()
         layout.addLayout(form)
         self.judges = QLineEdit(", ".join(settings.judges))
@@ -162,11 +172,12 @@ class SettingsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        # show() caps a dialog at two thirds of the screen, which squeezes the wrapped labels: take the height
-        # the form needs at its width (within the screen)
+        outer.addWidget(buttons)
+        # show() caps a dialog at two thirds of the screen: take the height the form needs at its width
+        # (within the screen; beyond it the form scrolls)
         available = self.screen().availableGeometry().height() - 60
-        self.resize(self.minimumWidth(), min(layout.heightForWidth(self.minimumWidth()), available))
+        needed = layout.heightForWidth(self.minimumWidth() - 40) + buttons.sizeHint().height() + 40
+        self.resize(self.minimumWidth(), min(needed, available))
 
     def _refresh_key_status(self) -> None:
         for provider, label in self.key_status.items():

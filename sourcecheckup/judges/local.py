@@ -441,6 +441,10 @@ class LocalJudge:
         quote = ""
         if supported:
             quote = sentence[0] if sentence else window.text.strip()
+        return self._labelled(supported, score, rationale, quote, source)
+
+    def _labelled(self, supported: bool, score: float, rationale: str, quote: str, source: SourceText) -> Verdict:
+        """The verdict of either procedure, with the quote checked against the source and its flags carried."""
         return Verdict(
             label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
             score=score, rationale=rationale, quote=quote,
@@ -521,13 +525,7 @@ class LocalJudge:
         rationale = local_kinds.minicheck_rationale(m.minicheck, score, chunks, self.threshold,
                                                     m.supported_name, m.quantized)
         quote = quote if supported else ""
-        return Verdict(
-            label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
-            score=score, rationale=rationale, quote=quote,
-            quote_found=quote_in_source(quote, source.text) if quote else None,
-            judge_id=self.id, prompt_version=self.prompt_version, model_version=self.model_version,
-            flags=tuple(f for f in _CARRIED_FLAGS if f in source.flags),
-        )
+        return self._labelled(supported, score, rationale, quote, source)
 
     # -- windows --------------------------------------------------------------------------
 

@@ -400,11 +400,10 @@ class BuiltinJudge(BaseJudge):
             for i in sorted(ids - cached.keys()):
                 texts.append(prep.sentences[i])
                 slots.append((source, i))
-        statements = list(dict.fromkeys(s for s, _ in pairs))
-        # the facts of a statement judged against a whole page, for the completeness check
-        statements += [f for f in dict.fromkeys(
-            f for s, source in pairs if len(_prepare_source(source).sentences) >= PAGE_SENTENCES
-            for f in split_facts(s)) if f not in statements]
+        # each statement, then the facts of a statement judged against a whole page (the completeness check)
+        facts = (f for s, source in pairs if len(_prepare_source(source).sentences) >= PAGE_SENTENCES
+                 for f in split_facts(s))
+        statements = list(dict.fromkeys([*(s for s, _ in pairs), *facts]))
         statement_vecs = dict(zip(statements, embeddings.embed(statements)))
         for (source, i), v in zip(slots, self._sentence_vectors(texts)):
             source.cache["builtin_vectors"][i] = v

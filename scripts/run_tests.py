@@ -1,0 +1,58 @@
+"""`make test`: the test suite, with the frozen-app build (tests marked ``build``) beside the rest.
+
+Building the PyInstaller bundle is about nine minutes of mostly one core (module analysis, copying
+torch's libraries); the rest of the suite is about nine minutes more, much of it waiting on local
+servers and subprocesses. Run one after the other they took 18 minutes on 2 cores; side by side, in two
+pytest processes, about the longer of the two. Each process keeps its own isolation (temporary folders,
+servers on ports the OS picks), so nothing is shared between them but the CPUs.
+
+Usage: ``python scripts/run_tests.py [PYTEST ARGS...]``. With arguments (a file, ``-k``, ``-x``...)
+it runs plain pytest with them in this process, as ``python -m pytest`` would. The exit status is
+non-zero when either part failed; the build's output is printed after the suite's.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_TESTS = 5   # pytest's exit status when a selection is empty (PyInstaller missing -> the build part is skipped)
+
+
+def main(argv: list[str]) -> int:
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    pytest = [sys.executable, "-m", "pytest", "-q"]
+    if argv:
+        return subprocess.call(pytest + argv, cwd=ROOT, env=env)
+    started = time.monotonic()
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as build_log:
+        print("tests: the frozen-app build (tests/test_ui_build.py) runs beside the rest of the suite; "
+              "its output follows the suite's", flush=True)
+        build = subprocess.Popen(pytest + ["-m", "build"], cwd=ROOT, env=env, stdout=build_log,
+                                 stderr=subprocess.STDOUT)
+        try:
+            rest = subprocess.call(pytest + ["-m", "not build"], cwd=ROOT, env=env)
+            build_code = build.wait()
+        except KeyboardInterrupt:
+            build.terminate()
+            build.wait()
+            raise
+        build_log.seek(0)
+        print("\n--- the frozen-app build (pytest -m build) ---", flush=True)
+        sys.stdout.write(build_log.read())
+    if build_code == NO_TESTS:
+        build_code = 0
+    minutes = (time.monotonic() - started) / 60
+    verdict = "passed" if rest == 0 and build_code == 0 else "FAILED"
+    print(f"\ntests {verdict} in {minutes:.1f} min (suite exit {rest}, frozen-app build exit {build_code})",
+          flush=True)
+    return rest or build_code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -122,7 +122,10 @@ class ResultsPage(QSplitter):
 
         self.detail_tabs = QTabWidget()
         vsplit.addWidget(self.detail_tabs)
-        vsplit.setSizes([200, 300])
+        # the details (the verdict, its evidence, the source text) take most of what a taller window adds
+        vsplit.setSizes([190, 350])
+        vsplit.setStretchFactor(0, 1)
+        vsplit.setStretchFactor(1, 3)
         top.setMinimumHeight(RESPONSES_MIN_HEIGHT)
         self.detail_tabs.setMinimumHeight(DETAILS_MIN_HEIGHT)
         vsplit.setCollapsible(0, False)

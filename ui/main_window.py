@@ -11,7 +11,7 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence,
-                           QShortcut)
+                           QResizeEvent, QShortcut)
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QTabWidget
 
 from sourcecheckup.store import Store, StoreError
@@ -29,6 +29,7 @@ from .results import ResultsPage
 from .sample_page import SamplePage
 from .settings import AppSettings
 
+PROGRESS_SHARE = 0.6   # the run's progress line takes at most this share of the status bar; messages the rest
 REVIEW_MODE_HELP = "Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous"
 
 
@@ -98,6 +99,11 @@ class MainWindow(QMainWindow):
         for w in (self.audit.progress_label, self.audit.progress_bar, self.exporter.export_label,
                   self.exporter.export_bar, self.exporter.open_report_btn):
             bar.addPermanentWidget(w)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # the progress line is cut only when the window is too narrow for it, never at a fixed width
+        self.audit.progress_label.setMaximumWidth(max(360, int(event.size().width() * PROGRESS_SHARE)))
 
     def _action(self, text: str, slot: Callable[[], object], shortcut: str | QKeySequence.StandardKey | None = None,
                 *, checkable: bool = False) -> QAction:
@@ -326,8 +332,7 @@ class MainWindow(QMainWindow):
             self.ask_reviewer()
             results.detail_tabs.setCurrentWidget(results.matrix_tab)
             results.matrix_tab.matrix_table.setFocus()
-            if results.current_cell() is None:
-                results.step_pair(1)
+            results.start_review()
             self._status(REVIEW_MODE_HELP)
         else:
             self._status("Review mode off")

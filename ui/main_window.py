@@ -25,6 +25,7 @@ from .dialogs import SettingsDialog, show_about
 from .elide import ElidedLabel
 from .exporter import Exporter
 from .judge_guide import FirstLaunchGuide, should_offer_guide
+from .preload import ModelPreload
 from .results import ResultsPage
 from .sample_page import SamplePage
 from .settings import AppSettings
@@ -42,6 +43,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self._build_pages()
         self.audit = AuditController(self)
+        self.model_preload = ModelPreload(self)
         self.exporter = Exporter(self)
         self._build_status_bar()
         self._fit_to_screen(1280, 800)
@@ -341,6 +343,11 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         SettingsDialog(self.settings, self).exec()
 
+    def preload_judge_model(self) -> bool:
+        """Load the built-in judge's model in the background now (the app does at launch), so the first
+        audit's verdicts do not wait for it; False when no judge set needs it or it is loaded."""
+        return self.model_preload.start(self.settings.judges)
+
     def offer_judge_guide(self) -> FirstLaunchGuide | None:
         """At the first launch, while only the built-in screen is set: the three ways to a strong judge,
         once; opened, not exec()ed, so the event loop runs on (the window behind it keeps loading)."""
@@ -377,5 +384,6 @@ class MainWindow(QMainWindow):
         if not self.audit.may_close():
             event.ignore()
             return
+        self.model_preload.wait()   # a model half loaded must not be torn down under its thread
         self.db.close()
         event.accept()

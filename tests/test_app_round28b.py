@@ -21,7 +21,7 @@ from PySide6.QtCore import QSize, Qt  # noqa: E402
 from PySide6.QtGui import QDesktopServices, QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea  # noqa: E402
 
-from sourcecheckup import embeddings  # noqa: E402
+from sourcecheckup import embeddings, warmup  # noqa: E402
 from sourcecheckup.evidence import SourceText  # noqa: E402
 from sourcecheckup.judges.builtin.judge import BuiltinJudge  # noqa: E402
 from sourcecheckup.models import REVIEW_FIRST, Label, Verdict, decided_by  # noqa: E402
@@ -106,6 +106,11 @@ def test_the_verdict_panel_names_the_deciding_check_and_the_source_sentence(qtbo
     assert "Decided by the exact quantity/dose check." in verdicts, verdicts
     assert tab.pair_quote.text().startswith("Source sentence it read (found in the source):")
     assert "4 times in 24 hours" in tab.pair_quote.text()
+    # the statement card beside the answer says the same
+    w.results.detail_tabs.setCurrentIndex(0)
+    w.results.answer_tab.show_statement_card(tab.matrix_model.matrix.statements[0].row.pk)
+    card = w.results.answer_tab.statement_card.toPlainText()
+    assert "decided by the exact quantity/dose check" in card and "source sentence it read" in card, card
 
 
 # ---------------------------------------------------------------------------- 7: the pane and the source viewer
@@ -128,8 +133,12 @@ def test_the_pair_text_scrolls_and_the_source_viewer_has_room(qtbot, window, siz
     w.results.detail_tabs.setCurrentIndex(2)
     tab = w.results.matrix_tab
     assert tab.select_pair(row.statement_pk, row.url)
-    qtbot.wait(100)
-    for label in (tab.pair_statement, tab.pair_source, tab.pair_verdicts, tab.pair_quote):
+    labels = (tab.pair_statement, tab.pair_source, tab.pair_verdicts, tab.pair_quote)
+    try:   # the layout settles in a turn or two of the event loop
+        qtbot.waitUntil(lambda: all(label_is_whole(label) for label in labels), timeout=3000)
+    except AssertionError:
+        pass
+    for label in labels:
         assert label_is_whole(label), (label.text()[:60], label.height(), label.heightForWidth(label.width()))
     # the text is taller than its pane: it scrolls rather than being cut
     assert tab.pair_scroll.widget().height() > tab.pair_scroll.viewport().height()
@@ -350,6 +359,9 @@ def test_the_model_loads_in_the_background_from_launch(qtbot, window, settings, 
         loaded_on.append(threading.current_thread().name)
         release.wait(10)
 
+    steps: list[str] = []
+    monkeypatch.setattr(warmup, "warm_up_judges", lambda judges: steps.append(f"judges {judges}"))
+    monkeypatch.setattr(warmup, "warm_up_reading", lambda: steps.append("reading"))
     monkeypatch.setattr(embeddings, "is_loaded", lambda: False)
     monkeypatch.setattr(embeddings, "available", lambda: True)
     monkeypatch.setattr(embeddings, "preload", slow_preload)
@@ -360,6 +372,9 @@ def test_the_model_loads_in_the_background_from_launch(qtbot, window, settings, 
         assert w.model_preload.running
         release.set()
     assert loaded_on == ["judge-model-preload"]
+    assert w.model_preload.wait(10)
+    # then what else the first audit pays once: the judge's first call, the page reader's imports
+    assert steps == ["judges ['builtin']", "reading"]
     assert w.preload_judge_model() is False          # once per launch
 
 

@@ -1,5 +1,6 @@
 """The built-in judge's model loaded in the background from the moment the app opens, so the first
-audit's verdicts do not wait for it (the CLI keeps loading it lazily, on the first verdict).
+audit's verdicts do not wait for it (the CLI keeps loading it lazily, on the first verdict); then what
+else a first audit pays once (sourcecheckup.warmup: the judge's first call, the page reader's imports).
 
 A plain Python thread calls the engine's ``embeddings.preload()``; an audit that starts meanwhile
 waits for the same load (the engine loads the model once per process, under a lock), saying so.
@@ -12,7 +13,7 @@ from typing import Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from sourcecheckup import embeddings
+from sourcecheckup import embeddings, warmup
 from sourcecheckup.views.matrix import uses_screening_judge
 
 
@@ -25,6 +26,7 @@ class ModelPreload(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._thread: threading.Thread | None = None
+        self._judges: list[str] = []
         self.started_at: float | None = None     # time.perf_counter() when the load began
         self.seconds: float | None = None        # how long it took, once it ended
 
@@ -36,6 +38,7 @@ class ModelPreload(QObject):
         if not embeddings.available() or embeddings.is_loaded():
             return False
         self.started_at = time.perf_counter()
+        self._judges = list(judges)
         self._thread = threading.Thread(target=self._load, name="judge-model-preload", daemon=True)
         self._thread.start()
         return True
@@ -54,6 +57,13 @@ class ModelPreload(QObject):
                 self.loaded.emit(self.seconds)
         except RuntimeError:   # the window closed meanwhile: nobody to tell
             pass
+        # then what else the first audit pays once: the judge's first call and the run's audit trail, the
+        # page reader's imports; an audit started meanwhile pays what is left, as without this
+        for step in (lambda: warmup.warm_up_judges(self._judges), warmup.warm_up_reading):
+            try:
+                step()
+            except Exception:   # the audit reports a judge or a reader that cannot start
+                pass
 
     @property
     def running(self) -> bool:

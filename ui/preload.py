@@ -27,6 +27,7 @@ class ModelPreload(QObject):
         super().__init__(parent)
         self._thread: threading.Thread | None = None
         self._judges: list[str] = []
+        self._stand_down = threading.Event()
         self.started_at: float | None = None     # time.perf_counter() when the load began
         self.seconds: float | None = None        # how long it took, once it ended
 
@@ -60,10 +61,17 @@ class ModelPreload(QObject):
         # then what else the first audit pays once: the judge's first call and the run's audit trail, the
         # page reader's imports; an audit started meanwhile pays what is left, as without this
         for step in (lambda: warmup.warm_up_judges(self._judges), warmup.warm_up_reading):
+            if self._stand_down.is_set():
+                break
             try:
                 step()
             except Exception:   # the audit reports a judge or a reader that cannot start
                 pass
+
+    def stand_down(self) -> None:
+        """An audit has started: the model still loads (the audit waits for it), the rest of the warm-up is
+        left to the audit, so the two do not compete for the interpreter."""
+        self._stand_down.set()
 
     @property
     def running(self) -> bool:

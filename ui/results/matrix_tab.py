@@ -63,7 +63,8 @@ class MatrixTab(QSplitter):
         self.pair_verdicts = plain_label()
         self.pair_quote = plain_label()
         self.pair_review = plain_label()
-        for w in (self.pair_statement, self.pair_source, self.pair_verdicts, self.pair_quote, self.pair_review):
+        # the verdict and what it read first, where a short pane shows them without scrolling; the page last
+        for w in (self.pair_statement, self.pair_verdicts, self.pair_quote, self.pair_review, self.pair_source):
             dl.addWidget(w)
         dl.addStretch(1)
         self.pair_scroll.setWidget(text)

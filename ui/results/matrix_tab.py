@@ -22,6 +22,7 @@ from ..widgets import SourceViewer, plain_label
 
 PAIR_HINT = "Click a cell to see the verdict and the evidence."
 COLUMN_MIN_WIDTH = 150   # a source column's width when its verdicts are short (its header shows the page title)
+CELL_PADDING = 16        # a cell's margins and focus frame around its text
 SOURCE_MIN_LINES = 4      # the source viewer never shrinks below this many lines of text
 
 
@@ -124,9 +125,15 @@ class MatrixTab(QSplitter):
     def fit_columns(self) -> None:
         """Each source column as wide as its widest verdict ("⚑ ✗ not supported", "✎ ✓ supported (reviewed)"),
         never narrower than COLUMN_MIN_WIDTH: a cell is never cut; the long page title in the header is."""
-        table = self.matrix_table
-        for c in range(self.matrix_model.columnCount()):
-            table.setColumnWidth(c, max(COLUMN_MIN_WIDTH, table.sizeHintForColumn(c) + 8))
+        table, model = self.matrix_table, self.matrix_model
+        fm = table.fontMetrics()
+        rows = range(model.rowCount())
+        for c in range(model.columnCount()):
+            # the distinct texts of the column, measured once each (the view's own size hint asks every
+            # cell for every role: seconds on a 200 x 40 matrix)
+            texts = {model.data(model.index(r, c)) or "" for r in rows}
+            widest = max((fm.horizontalAdvance(t) for t in texts), default=0)
+            table.setColumnWidth(c, max(COLUMN_MIN_WIDTH, widest + CELL_PADDING))
 
     def clear(self) -> None:
         self.matrix_model.set_matrix(SupportMatrix([], [], {}))

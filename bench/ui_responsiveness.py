@@ -19,6 +19,16 @@ once the run's metrics are summed, and open a response (its statements, sources 
 figure is printed against its target; the longest stall of the whole sequence has the target < 50 ms.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_responsiveness.py --answers 1000,20000,100000
+
+``first verdict after launch`` (issue 28; also printed last by the default run, or alone with
+``--first-verdict``): a fresh process launches the app offscreen as `sourcecheckup gui` does (the
+built-in judge, its model loading in the background from the start), pastes one answer citing 3 pages
+of the local fixture site and presses Audit at once; the time from Audit to the first verdict on
+screen (target < 10 s), with its parts: interpreter and imports, app start, the model's load (and how
+much of it was left when Audit was pressed), fetch, judge, shown. The ideal, measured in the same
+process: the same audit again, the model loaded and the pages cached.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/ui_responsiveness.py --first-verdict
 """
 from __future__ import annotations
 
@@ -29,6 +39,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+MODULE_START = time.perf_counter()   # a fresh process (the first-verdict child): before the app's imports
+MODULE_START_WALL = time.time()
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
@@ -121,9 +134,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--judge", default="keyword:0.005", help="judge spec (default keyword:0.005, a fast local judge)")
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--first-verdict", action="store_true", help="only the first verdict after launch (issue 28)")
+    ap.add_argument("--first-verdict-child", default="", help=argparse.SUPPRESS)   # the fresh process's part
     ap.add_argument("--answers", default="", help="comma-separated run sizes: measure the app on stored runs of "
                                                   "these many answers (e.g. 1000,20000,100000) instead")
     args = ap.parse_args()
+    if args.first_verdict_child:
+        return first_verdict_child(json.loads(args.first_verdict_child))
+    if args.first_verdict:
+        return print_first_verdicts()
     if args.answers:
         return large_runs([int(n) for n in args.answers.replace("_", "").split(",") if n.strip()])
     app = application()
@@ -204,6 +223,174 @@ def main() -> int:
     print(f"open a run of 1,000 responses: {results['open_run_1000']['seconds']} s (target < 1)")
     print(f"show a 200 x 40 matrix: {results['matrix_200x40']['open_seconds']} s from open, "
           f"{results['matrix_200x40']['show_seconds']} s to redraw (target < 1)")
+    return print_first_verdicts()
+
+
+def print_first_verdicts() -> int:
+    """The figure twice, each in a fresh process: Audit pressed as soon as the window is shown (the worst
+    case), and after a paste's time (PASTE_S), as a user meets it."""
+    return max(print_first_verdict(first_verdict(0.0)), print_first_verdict(first_verdict(PASTE_S)))
+
+
+# ----------------------------------------------------------------------------- first verdict after launch (issue 28)
+FIRST_VERDICT_TARGET_S = 10.0
+FIRST_VERDICT_PAGES = ("/medicines/paracetamol-for-adults", "/medicines/metformin-side-effects", "/article/hypertension")
+
+
+def first_verdict_answer(base: str) -> str:
+    """The clinician's pasted answer: three statements, each citing one of three pages."""
+    one, two, three = (base + p for p in FIRST_VERDICT_PAGES)
+    return ("The usual adult dose of paracetamol is one or two 500mg tablets up to 4 times in 24 hours, with at "
+            "least 4 hours between doses [1]. Lactic acidosis is a rare but serious side effect of metformin [2]. "
+            "Hypertension is defined as a blood pressure of 130/80 mm Hg or higher [3].\n\n"
+            f"[1]: {one}\n[2]: {two}\n[3]: {three}\n")
+
+
+PASTE_S = 5.0   # about the time a user takes to copy an answer from a chat window and paste it
+
+
+def first_verdict(delay_s: float = 0.0) -> dict[str, object]:
+    """Start a fresh process (the child below) against the fixture site, Audit pressed ``delay_s`` after
+    the window is shown; its figures."""
+    import subprocess
+
+    base, stop = start_site()
+    tmp = Path(tempfile.mkdtemp(prefix="sc-first-verdict-"))
+    try:
+        spec = {"base": base, "tmp": str(tmp), "spawned": time.time(), "delay_s": delay_s}
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "SOURCECHECKUP_ARCHIVE": "off",
+               "SOURCECHECKUP_REFERENCES": "off"}
+        p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--first-verdict-child", json.dumps(spec)],
+                           capture_output=True, text=True, timeout=300, env=env)
+    finally:
+        stop()
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("FIRST_VERDICT ")), None)
+    if line is None:
+        return {"error": f"the app process gave no figure (exit {p.returncode}): {p.stderr[-1500:]}"}
+    return json.loads(line.removeprefix("FIRST_VERDICT "))
+
+
+def first_verdict_child(spec: dict) -> int:
+    """The fresh process: launch as `sourcecheckup gui` does, paste, press Audit, wait for a verdict on screen."""
+    from sourcecheckup.events import EventKind
+    from sourcecheckup.plugins import load_plugins
+
+    imported = time.perf_counter()
+    tmp = Path(spec["tmp"])
+    app = application()
+    settings = AppSettings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+    settings.judges = ["builtin"]          # the default a fresh install has
+    settings.allow_hosts = ["127.0.0.1"]   # the fixture site
+    settings.browser = "never"
+    settings.references = False
+    settings.judge_guide_seen = True
+    load_plugins()
+    w = MainWindow(tmp / "audits.db", settings)
+    w.resize(1280, 800)
+    w.show()
+    beat = Heartbeat()   # does the load in the background stall the window?
+    beat.start()
+    preloading = w.preload_judge_model()   # what ui.app.main() does right after show()
+    app.processEvents()
+    shown_at = time.perf_counter()
+    out: dict[str, object] = {"preload_started": preloading, "delay_s": spec.get("delay_s", 0.0),
+                              "interpreter_s": round(MODULE_START_WALL - spec["spawned"], 2),
+                              "imports_s": round(imported - MODULE_START, 2),
+                              "app_start_s": round(shown_at - MODULE_START, 2)}
+
+    # every engine event as the worker thread gets it (the window's signal drops some within 50 ms)
+    from ui.worker import AuditThread
+
+    events: list[tuple[float, object]] = []
+    passed_on = AuditThread._on_event
+
+    def recorded(self, event) -> None:
+        events.append((time.perf_counter(), event))
+        passed_on(self, event)
+
+    AuditThread._on_event = recorded
+
+    def one_audit(delay_s: float = 0.0) -> dict[str, float]:
+        marks: dict[str, float] = {}
+        events.clear()
+
+        def on_progress(_ev) -> None:
+            for at, ev in list(events):
+                marks.setdefault("engine_started", at)   # the model loaded (the audit waits for it), the run begun
+                if ev.kind is EventKind.PARSED:
+                    marks["parsed"] = at
+                if ev.kind is EventKind.FETCHED and ev.sources_done >= ev.sources_total:
+                    marks.setdefault("fetched", at)
+                if ev.kind is EventKind.JUDGED:
+                    marks.setdefault("judged", at)
+
+        w.results.input.paste_edit.setPlainText(first_verdict_answer(spec["base"]))
+        if delay_s:   # the user pasting: the window idle meanwhile
+            pump(int(delay_s * 1000))
+        pressed = time.perf_counter()
+        if not w.audit.start_audit():
+            raise RuntimeError("Audit did not start: " + w.audit.progress_label.text())
+        run_ids: list[str] = []
+        w.audit.worker.progress.connect(on_progress)
+        w.audit.worker.run_started.connect(run_ids.append)
+
+        def verdict_on_screen() -> bool:
+            view = w.results.view
+            return bool(run_ids) and view is not None and view.data.run.id == run_ids[0] and \
+                any(view.data.verdicts.values())
+
+        until(verdict_on_screen, 120)
+        seen = time.perf_counter()
+        if w.audit.worker is not None:
+            wait_for(w.audit.audit_finished, 120)
+        rel = {k: round(v - pressed, 2) for k, v in marks.items()}
+        return {"first_verdict_s": round(seen - pressed, 2), "pressed_at": pressed, **{f"{k}_at_s": v for k, v in rel.items()}}
+
+    try:
+        first = one_audit(float(spec.get("delay_s") or 0.0))
+        out["gui_stall_ms"] = beat.stop()["longest_stall_ms"]   # from the load's start to the first verdict
+        preload = w.model_preload
+        if preload.started_at is not None and preload.seconds is not None:
+            loaded_at = preload.started_at + preload.seconds
+            out["model_load_s"] = round(preload.seconds, 2)
+            out["model_load_left_at_audit_s"] = round(max(0.0, loaded_at - first["pressed_at"]), 2)
+        first.pop("pressed_at")
+        out["first"] = first
+        again = one_audit()      # the ideal: the same audit, the model loaded and the pages cached
+        again.pop("pressed_at")
+        out["again"] = again
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    print("FIRST_VERDICT " + json.dumps(out), flush=True)
+    w.db.wait(10_000)
+    dispose(app, w)
+    return 0
+
+
+def print_first_verdict(r: dict) -> int:
+    first, again = r.get("first") or {}, r.get("again") or {}
+    when = (f"Audit pressed {r['delay_s']:g} s after the window is shown (a paste's time)" if r.get("delay_s")
+            else "Audit pressed as soon as the window is shown")
+    print(f"\nfirst verdict after launch (a fresh app process, one pasted answer citing 3 local pages, {when}):")
+    if "error" in r:
+        print(f"  ERROR {r['error']}")
+        if not first:
+            return 1
+    t = first.get("first_verdict_s")
+    print(f"  Audit -> first verdict on screen: {t} s (target < {FIRST_VERDICT_TARGET_S:g}): "
+          f"{verdict(t, FIRST_VERDICT_TARGET_S)}")
+    print(f"  parts: interpreter {r.get('interpreter_s')} s + imports {r.get('imports_s')} s (app start to window "
+          f"shown {r.get('app_start_s')} s, before Audit); model load {r.get('model_load_s')} s in the background "
+          f"(preload started: {r.get('preload_started')}), {r.get('model_load_left_at_audit_s')} s of it left when "
+          f"Audit was pressed; after Audit: the run began at {first.get('engine_started_at_s')} s, answer parsed at "
+          f"{first.get('parsed_at_s')} s, sources fetched at {first.get('fetched_at_s')} s, first verdict judged "
+          f"at {first.get('judged_at_s')} s, on screen at {t} s; longest GUI stall meanwhile "
+          f"{r.get('gui_stall_ms')} ms")
+    ideal = again.get("first_verdict_s")
+    if t is not None and ideal:
+        print(f"  ideal (the same audit again in the same process, model loaded, pages cached): {ideal} s; "
+              f"the first is {t / ideal:.1f}x it")
+    print("  " + json.dumps(r))
     return 0
 
 

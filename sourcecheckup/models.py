@@ -178,6 +178,13 @@ CONTRADICTED = "contradicted"       # the source states something different; the
 REVIEW_FIRST = "review_first"       # the (screening) judge is unsure: a person should look at it first
 CONTRADICTED_PREFIX = "contradicted: "
 READING_WORDS = {CONTRADICTED: "contradicted", REVIEW_FIRST: "review first"}
+# which step of the judge's procedure decided the label ("decided_by:quantity"); a flag, so stored as flags are
+DECIDED_BY = "decided_by:"
+
+
+def decided_by(flags: "tuple[str, ...] | list[str]") -> str:
+    """The step that decided a verdict, as its judge recorded it ("" when it did not)."""
+    return next((f[len(DECIDED_BY):] for f in flags if f.startswith(DECIDED_BY)), "")
 
 
 def verdict_readings(flags: "tuple[str, ...] | list[str]") -> tuple[str, ...]:

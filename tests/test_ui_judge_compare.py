@@ -40,7 +40,7 @@ def test_which_judge_to_trust_lists_each_judge_recommends_one_and_shows_its_disa
     assert row(KEYWORD) == [KEYWORD, "24", "37.5% (95% CI 21.2%–57.3%)", "0.00", "50.0%", "1", "15"]
     assert panel.recommendation.text() == \
         f"Recommended: {SYNTH}, the highest balanced accuracy (85.6%) on 24 reviewed pairs."
-    assert "26 pairs reviewed by 3 reviewer(s), a majority on 25" in panel.summary.text()
+    assert "26 pairs reviewed by 3 reviewers, a majority on 25" in panel.summary.text()
 
     # the recommended judge is selected: its 3 disagreements, with the statement and both labels
     dis = panel.disagreements_model

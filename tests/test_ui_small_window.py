@@ -54,7 +54,7 @@ def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, 
     assert bar.columns == 4                                   # four cards fit beside each other
     fm = bar.counts.fontMetrics()
     assert bar.counts.height() < 2 * fm.height() + 8          # the counts on one line, not nine
-    assert "1 responses" in bar.counts.text() or "responses" in bar.counts.text()
+    assert "1 response ·" in bar.counts.text()                  # one response, said so
     right = w.results.widget(1)
     assert right.geometry().right() <= w.results.width()   # the right edge is not cut
     table = w.results.responses_table

@@ -318,7 +318,7 @@ def test_suggest_fixes_runs_from_the_app_after_showing_writer_and_cost(qtbot, wi
             assert not w.results.suggestions_tab.suggest_btn.isEnabled()       # off the GUI thread: the window goes on
         assert finished.args == [run, "completed"]
         (text,) = asked
-        assert "2 unsupported statement × source pair(s)" in text
+        assert "2 unsupported statement × source pairs" in text
         assert f"Writer: {judge}" in text and f"Verified by: {judge}" in text
         assert "Estimated cost: about $" in text
         # 2 writing calls and 2 verifying calls were made, then the suggestions are on screen

@@ -88,7 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_plugins()
     window = MainWindow(args.db)
     window.show()
-    if args.quit_after is not None:
+    if args.quit_after is None:
+        window.preload_judge_model()   # the built-in judge's model, off the GUI thread, from the start
+    else:   # a smoke run of a build audits nothing: no model to load
         from PySide6.QtCore import QTimer
 
         if sys.stdout is not None:   # a windowed build on Windows has no standard output

@@ -143,6 +143,9 @@ class AuditController(QObject):
 
     def _start(self, worker: AuditThread) -> None:
         self.worker = worker
+        preload = getattr(self.host, "model_preload", None)
+        if preload is not None:   # the audit pays what is left of the warm-up itself, without a rival thread
+            preload.stand_down()
         worker.progress.connect(self._on_progress)
         worker.run_started.connect(self._on_run_started)
         worker.loading.connect(self.progress_label.setText)

@@ -20,7 +20,7 @@ from sourcecheckup.views.text import table_columns
 from .judge_guide import JudgeGuidePanel, with_first_judge
 from .reference_settings import ReferenceSettingsBox
 from .settings import BROWSER_MODES, AppSettings
-from .widgets import plain_label
+from .widgets import fit_scrolling_dialog, plain_label
 
 NOT_MAPPED = "(none)"
 
@@ -173,11 +173,12 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         outer.addWidget(buttons)
-        # show() caps a dialog at two thirds of the screen: take the height the form needs at its width
-        # (within the screen; beyond it the form scrolls)
-        available = self.screen().availableGeometry().height() - 60
-        needed = layout.heightForWidth(self.minimumWidth() - 40) + buttons.sizeHint().height() + 40
-        self.resize(self.minimumWidth(), min(needed, available))
+        # show() caps a dialog at two thirds of the screen: take the width of the form's widest row (its
+        # button rows with a large font) and the height the form needs at that width, within the screen;
+        # beyond it the form scrolls, never sideways
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll = scroll
+        fit_scrolling_dialog(self, scroll, self.minimumWidth())
 
     def _refresh_key_status(self) -> None:
         for provider, label in self.key_status.items():

@@ -63,8 +63,9 @@ class ElidedLabel(QFrame):
         fm = self.fontMetrics()
         m = self.contentsMargins()
         lines = self.lines() or [""]
-        width = max(fm.horizontalAdvance(line) for line in lines)
-        return QSize(width + m.left() + m.right() + 4, fm.height() * len(lines) + m.top() + m.bottom() + 2)
+        # the painted width (contents less 2 px a side) plus a pixel's slack: the whole line fits, uncut
+        width = max(fm.horizontalAdvance(line) for line in lines) + 1
+        return QSize(width + m.left() + m.right() + 4 + 1, fm.height() * len(lines) + m.top() + m.bottom() + 2)
 
     def minimumSizeHint(self) -> QSize:
         fm = self.fontMetrics()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressBar, QPushButton
 
 from sourcecheckup import review
 from sourcecheckup.report import write_report
@@ -27,6 +27,7 @@ class Exporter(QObject):
         super().__init__(host)
         self.host = host
         self.last_report: Path | None = None
+        self.not_opened_box: QMessageBox | None = None   # the latest "Cannot open the report" message
         # the status bar's widgets (the window places them): a busy bar apart from the run's progress
         self.export_label = plain_label(selectable=False)
         self.export_bar = QProgressBar()
@@ -114,7 +115,29 @@ class Exporter(QObject):
             self.export_run_async(path, fmt)
 
     def open_last_report(self) -> bool:
-        """Open the report just written with the system's viewer for its kind."""
-        if self.last_report is None or not self.last_report.exists():
+        """Open the report just written with the system's viewer for its kind; when none opens it (no
+        viewer for the kind, the file gone), say so with the path, which can be selected and copied."""
+        path = self.last_report
+        if path is None:
             return False
-        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.last_report)))
+        if not path.exists():
+            self._not_opened(path, "The report is no longer there (moved or deleted since it was written).")
+            return False
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            return True
+        self._not_opened(path, f"No program on this computer opened it: there may be no viewer for "
+                               f"{path.suffix.lstrip('.').upper() or 'this kind of'} files. Open it from a file "
+                               "manager or another program; the path is below (select it or use Copy path).")
+        return False
+
+    def _not_opened(self, path: Path, why: str) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open the report", f"{why}\n\n{path}",
+                          QMessageBox.StandardButton.Ok, self.host)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        copy = box.addButton("Copy path", QMessageBox.ButtonRole.ActionRole)
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(str(path)))
+        self.not_opened_box = box
+        self.host._status(f"Could not open {path}")
+        box.open()   # non-blocking, as every message of the window
+        return box

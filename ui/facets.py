@@ -5,13 +5,12 @@ test on each row that the responses proxy applies beside the free-text search.
 """
 from __future__ import annotations
 
-import re
 from typing import Callable, Iterable, Mapping, Sequence
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
-from sourcecheckup.views.results import ResponseSummary
+from sourcecheckup.views.results import ResponseSummary, problem_kind
 
 from .elide import ElidedLabel
 
@@ -20,7 +19,6 @@ ANY_PROBLEM = "\x00any"  # the "Any problem" entry
 NO_PROBLEM = "\x00none"  # the "No problem" entry
 STATUS_WORDS = {"supported": "✓ all supported", "not_supported": "✗ not all supported",
                 "undecided": "… undecided", "no_claims": "– no claims"}
-_COUNT = re.compile(r"^\d+\s+")
 
 
 def status_key(r: ResponseSummary) -> str:
@@ -28,12 +26,12 @@ def status_key(r: ResponseSummary) -> str:
 
 
 def problem_kinds(r: ResponseSummary) -> list[str]:
-    """"2 unsupported · 1 dead link" -> ["unsupported", "dead link"]."""
+    """"2 unsupported · 2 dead links" -> ["unsupported", "dead link"]."""
     return problem_kinds_of(r.problems)
 
 
 def problem_kinds_of(problems: str) -> list[str]:
-    return [_COUNT.sub("", p.strip()) for p in problems.split(" · ") if p.strip()]
+    return [problem_kind(p) for p in problems.split(" · ") if p.strip()]
 
 
 class FacetBar(QWidget):

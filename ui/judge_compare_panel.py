@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QTab
 
 from sourcecheckup.judge_compare import Disagreement, JudgeComparison, JudgeScore, agreement_text, compare_judges
 from sourcecheckup.metrics import percent
+from sourcecheckup.views.text import count_noun
 
 from .models import _RowModel
 from .widgets import plain_label
@@ -83,7 +84,8 @@ class JudgeComparePanel(QWidget):
     def show_comparison(self, c: JudgeComparison) -> None:
         self.comparison = c
         self.summary.setText(
-            f"Run {c.run_id}: {c.pairs_reviewed} pairs reviewed by {len(c.reviewers)} reviewer(s), a majority on "
+            f"Run {c.run_id}: {count_noun(c.pairs_reviewed, 'pair')} reviewed by "
+            f"{count_noun(len(c.reviewers), 'reviewer')}, a majority on "
             f"{c.pairs_with_majority}. Each judge is compared with the reviewers' majority on the pairs it decided; "
             f"balanced accuracy averages its recall of supported and of not supported pairs.")
         self.scores_model.set_rows(c.judges)
@@ -100,8 +102,8 @@ class JudgeComparePanel(QWidget):
             self.disagreements_label.setText("")
             self.disagreements_model.set_rows([])
             return
-        self.disagreements_label.setText(f"Where {s.judge} disagrees with the reviewers: {len(s.disagreements)} "
-                                         f"pair(s)")
+        self.disagreements_label.setText(f"Where {s.judge} disagrees with the reviewers: "
+                                         f"{count_noun(len(s.disagreements), 'pair')}")
         self.disagreements_model.set_rows(s.disagreements)
 
 

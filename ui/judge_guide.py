@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QLabel, QListWidget,
-                               QListWidgetItem, QPushButton, QVBoxLayout, QWidget)
+                               QListWidgetItem, QPushButton, QScrollArea, QVBoxLayout, QWidget)
 
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.judges.detect import LocalServer, find_local_servers
@@ -20,9 +21,10 @@ from sourcecheckup.llm.spec import split_spec
 
 from .model_download import ModelDownloadDialog
 from .settings import AppSettings
-from .widgets import plain_label
+from .widgets import fit_scrolling_dialog, plain_label
 
 SPEC_ROLE = Qt.ItemDataRole.UserRole
+GUIDE_MIN_WIDTH = 640
 
 
 class DetectThread(QThread):
@@ -240,13 +242,26 @@ class FirstLaunchGuide(QDialog):
         super().__init__(parent)
         self.settings = settings
         self.setWindowTitle("Choose a judge")
-        self.setMinimumWidth(640)
-        layout = QVBoxLayout(self)
+        self.setMinimumWidth(GUIDE_MIN_WIDTH)
+        outer = QVBoxLayout(self)
+        # the guide's text scrolls on a short screen; the dialog is sized to it (fit_scrolling_dialog), so
+        # a wrapped paragraph is neither cut nor padded with blank bands
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(plain_label("SourceCheckup asks a judge whether each cited source supports each "
                                      "statement. The judge set now is the built-in screen."))
         self.panel = JudgeGuidePanel(self, ports=ports, timeout_s=timeout_s)
         self.panel.spec_chosen.connect(self.use_judge)
         layout.addWidget(self.panel)
+        layout.addStretch(1)
+        self.scroll.setWidget(body)
+        outer.addWidget(self.scroll, 1)
+        layout = outer
         self.problem = plain_label(selectable=False)
         self.problem.setVisible(False)
         layout.addWidget(self.problem)
@@ -256,9 +271,16 @@ class FirstLaunchGuide(QDialog):
         self.settings_button.clicked.connect(self.open_settings)
         self.keep_button.clicked.connect(self.reject)
         layout.addWidget(buttons)
+        self._fitted = False
         # once: whatever the user does next, the guide is not forced on them again
         settings.judge_guide_seen = True
         settings.sync()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if not self._fitted:
+            self._fitted = True
+            fit_scrolling_dialog(self, self.scroll, GUIDE_MIN_WIDTH)
+        super().showEvent(event)
 
     def use_judge(self, spec: str) -> None:
         problem = validate_judge_spec(spec)

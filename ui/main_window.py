@@ -11,7 +11,7 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence,
-                           QShortcut)
+                           QResizeEvent, QShortcut)
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QTabWidget
 
 from sourcecheckup.store import Store, StoreError
@@ -25,10 +25,12 @@ from .dialogs import SettingsDialog, show_about
 from .elide import ElidedLabel
 from .exporter import Exporter
 from .judge_guide import FirstLaunchGuide, should_offer_guide
+from .preload import ModelPreload
 from .results import ResultsPage
 from .sample_page import SamplePage
 from .settings import AppSettings
 
+PROGRESS_SHARE = 0.6   # the run's progress line takes at most this share of the status bar; messages the rest
 REVIEW_MODE_HELP = "Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous"
 
 
@@ -41,6 +43,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self._build_pages()
         self.audit = AuditController(self)
+        self.model_preload = ModelPreload(self)
         self.exporter = Exporter(self)
         self._build_status_bar()
         self._fit_to_screen(1280, 800)
@@ -98,6 +101,11 @@ class MainWindow(QMainWindow):
         for w in (self.audit.progress_label, self.audit.progress_bar, self.exporter.export_label,
                   self.exporter.export_bar, self.exporter.open_report_btn):
             bar.addPermanentWidget(w)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # the progress line is cut only when the window is too narrow for it, never at a fixed width
+        self.audit.progress_label.setMaximumWidth(max(360, int(event.size().width() * PROGRESS_SHARE)))
 
     def _action(self, text: str, slot: Callable[[], object], shortcut: str | QKeySequence.StandardKey | None = None,
                 *, checkable: bool = False) -> QAction:
@@ -326,8 +334,7 @@ class MainWindow(QMainWindow):
             self.ask_reviewer()
             results.detail_tabs.setCurrentWidget(results.matrix_tab)
             results.matrix_tab.matrix_table.setFocus()
-            if results.current_cell() is None:
-                results.step_pair(1)
+            results.start_review()
             self._status(REVIEW_MODE_HELP)
         else:
             self._status("Review mode off")
@@ -335,6 +342,11 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------ settings, messages, closing
     def open_settings(self) -> None:
         SettingsDialog(self.settings, self).exec()
+
+    def preload_judge_model(self) -> bool:
+        """Load the built-in judge's model in the background now (the app does at launch), so the first
+        audit's verdicts do not wait for it; False when no judge set needs it or it is loaded."""
+        return self.model_preload.start(self.settings.judges)
 
     def offer_judge_guide(self) -> FirstLaunchGuide | None:
         """At the first launch, while only the built-in screen is set: the three ways to a strong judge,
@@ -372,5 +384,6 @@ class MainWindow(QMainWindow):
         if not self.audit.may_close():
             event.ignore()
             return
+        self.model_preload.wait()   # a model half loaded must not be torn down under its thread
         self.db.close()
         event.accept()

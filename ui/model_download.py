@@ -98,6 +98,17 @@ class ModelRowsModel(_RowModel[ModelRow]):
     )
 
 
+def unreachable_text(exc: "models_hub.HubUnreachable") -> str:
+    """What the dialog says when the download could not reach the hub: what happened, then what to do."""
+    kept = " The part downloaded so far is kept; Download again resumes it." if exc.partial else ""
+    return (f"⚠ The download could not reach the model hub ({exc.hub}): this computer seems to have no internet "
+            f"connection, or the address does not resolve.{kept}\n"
+            "What to do: download the model on a computer with internet (`sourcecheckup models pull NAME` there, "
+            "then copy its folder here) and use Import from folder…; or, behind a mirror or proxy, set "
+            "HF_ENDPOINT to the mirror's address and start SourceCheckup again."
+            + (f"\n(Network error: {exc.cause})" if exc.cause else ""))
+
+
 class HubJob(QThread):
     """One engine call (pull or import) off the GUI thread.
 
@@ -120,6 +131,8 @@ class HubJob(QThread):
             model = self.work(self.progress.emit, self.cancel)
         except models_hub.PullCancelled as exc:
             self.cancelled.emit(str(exc))
+        except models_hub.HubUnreachable as exc:
+            self.failed.emit(unreachable_text(exc))
         except models_hub.ModelHubError as exc:
             self.failed.emit(str(exc))
         except Exception as exc:   # told in the dialog, never raised into Qt's event loop
@@ -301,7 +314,8 @@ class ModelDownloadDialog(QDialog):
 
     def _failed(self, reason: str) -> None:
         self.refresh()
-        self._say(f"⚠ {reason}")
+        self.progress_bar.setVisible(False)   # nothing is under way: no bar left at 0% looking busy
+        self._say(reason if reason.startswith("⚠") else f"⚠ {reason}")
 
     def _job_done(self) -> None:
         if self.progress_bar.maximum() == 0:    # an import's busy bar

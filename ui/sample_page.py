@@ -19,6 +19,7 @@ from sourcecheckup import review
 from sourcecheckup.agreement import agreement_report
 from sourcecheckup.review_sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
 from sourcecheckup.store import Store, StoreError
+from sourcecheckup.views.text import count_noun
 from sourcecheckup.views.review import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
 
 from .judge_compare_panel import JudgeCompareDialog
@@ -173,7 +174,7 @@ class SamplePage(QWidget):
         if rid:
             for s in list_samples(self.host.store, rid):
                 blind = " · blind" if s["blind"] else ""
-                self.samples.addItem(f"{s['sample']} ({s['pairs']} pairs{blind})", s["sample"])
+                self.samples.addItem(f"{s['sample']} ({count_noun(s['pairs'], 'pair')}{blind})", s["sample"])
             self.refresh_agreement()
 
     def draw(self, name: str | None = None) -> bool:

@@ -6,10 +6,11 @@ import re
 from typing import Collection, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtGui import (QColor, QFont, QGuiApplication, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument,
+                           QTextFormat)
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel,
-                               QPlainTextDocumentLayout, QPlainTextEdit, QTableView, QTextEdit, QToolTip, QVBoxLayout,
-                               QWidget)
+                               QPlainTextDocumentLayout, QPlainTextEdit, QScrollArea, QTableView, QTextEdit, QToolTip,
+                               QVBoxLayout, QWidget)
 
 from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, judge_error_note,
                                   partial_run_note, percent)
@@ -38,6 +39,28 @@ def table_view(model: object, *, stretch_last: bool = True) -> QTableView:
     view.horizontalHeader().setStretchLastSection(stretch_last)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     return view
+
+
+def fit_scrolling_dialog(dialog: QWidget, scroll: QScrollArea, min_width: int) -> None:
+    """Size a dialog whose body scrolls: wide enough for the body's widest row (no sideways scrolling,
+    no line cut at the right edge), as tall as the wrapped body needs at that width (no blank bands),
+    both within the screen; what does not fit the screen's height scrolls."""
+    screen = dialog.screen() or QGuiApplication.primaryScreen()
+    free = screen.availableGeometry() if screen is not None else None
+    max_w, max_h = (free.width() - 40, free.height() - 60) if free is not None else (1880, 1020)
+    body, outer = scroll.widget(), dialog.layout()
+    if body is None or outer is None:
+        return
+    m = outer.contentsMargins()
+    bar = scroll.verticalScrollBar().sizeHint().width()
+    frame = 2 * scroll.frameWidth()
+    width = min(max_w, max(min_width, body.minimumSizeHint().width() + bar + frame + m.left() + m.right()))
+    inner = width - m.left() - m.right() - frame
+    layout = body.layout()
+    body_h = (layout.totalHeightForWidth(inner) if layout is not None and layout.hasHeightForWidth()
+              else body.sizeHint().height())
+    others = outer.sizeHint().height() - scroll.sizeHint().height()
+    dialog.resize(width, min(max_h, body_h + frame + others))
 
 
 def plain_label(text: str = "", *, wrap: bool = True, selectable: bool = True) -> QLabel:
@@ -332,7 +355,7 @@ class MetricsBar(QWidget):
         for key, label in self.labels.items():
             label.setText(metric_text(names[key], getattr(metrics, key)))
         c = metrics.counts
-        parts = [f"Run {status}", f"{c.get('responses', 0)} responses", f"{n_overrides} overrides",
+        parts = [f"Run {status}", _count(c.get("responses", 0), "response"), _count(n_overrides, "override"),
                  _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]
         if c.get("judges_disagree"):
             parts.append(f"judges disagree on {_count(c['judges_disagree'], 'claim')}")

@@ -24,6 +24,7 @@ from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
 from sourcecheckup.views.matrix import uses_screening_judge
+from sourcecheckup.views.text import count_noun
 
 PROGRESS_INTERVAL_S = 0.05
 LOADING_MODEL = "Loading the built-in judge's model…"
@@ -191,7 +192,7 @@ class CleanupThread(_EngineThread):
             rows = task.result()
         except Exception as exc:
             return "failed", f"{type(exc).__name__}: {exc}"
-        return "completed", f"{len(rows)} suggestion(s)"
+        return "completed", count_noun(len(rows), "suggestion")
 
 
 class BenchmarkThread(_EngineThread):

@@ -39,6 +39,16 @@ class ModelHubError(RuntimeError):
     """A pull, import or remove that cannot be done, said in a sentence that says what to do."""
 
 
+class HubUnreachable(ModelHubError):
+    """The hub (or the mirror in HF_ENDPOINT) could not be reached: no internet, a name that does not
+    resolve, a refused connection. ``hub``: the address tried; ``cause``: the network error, short;
+    ``partial``: some bytes were downloaded (the next pull resumes)."""
+
+    def __init__(self, message: str, hub: str = "", cause: str = "", partial: bool = False) -> None:
+        super().__init__(message)
+        self.hub, self.cause, self.partial = hub, cause, partial
+
+
 class PullCancelled(ModelHubError):
     """The user cancelled the pull; what was downloaded is kept for the next pull to resume."""
 
@@ -238,7 +248,7 @@ def pull(name: str, *, progress: Callable[[PullProgress], None] | None = None,
     except Exception as exc:
         if not _unreachable(exc):
             raise
-        raise ModelHubError(_offline_message(hub, exc)) from exc
+        raise HubUnreachable(_offline_message(hub, exc), hub, _short(exc)) from exc
     commit = info.sha or revision or "main"
     files = _files_to_fetch(info)
     if not any(f.path == "config.json" for f in files):
@@ -259,7 +269,8 @@ def pull(name: str, *, progress: Callable[[PullProgress], None] | None = None,
         except Exception as exc:
             if not _unreachable(exc):
                 raise
-            raise ModelHubError(_offline_message(hub, exc) + "; the bytes so far are kept and the next pull resumes") from exc
+            raise HubUnreachable(_offline_message(hub, exc) + "; the bytes so far are kept and the next pull resumes",
+                                 hub, _short(exc), partial=True) from exc
     licence = entry.licence if entry else _card_licence(info)
     _write_manifest(partial, {
         "name": target_name, "source": "hub", "repo": repo, "endpoint": hub, "commit": commit,

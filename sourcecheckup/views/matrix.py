@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..metrics import Consensus, pair_label, StatementAssessment
-from ..models import Label, Verdict
+from ..models import Label, Verdict, decided_by
 from ..references.model import ReferenceCheck
 from ..store import VerdictRow
 from .references import header_badge
@@ -56,6 +56,37 @@ SCREENING_JUDGE_SHORT = ("Screening judge: it checks numbers, units, doses, inst
 def uses_screening_judge(judges: Sequence[str]) -> bool:
     """Whether a run's judges include the built-in screening judge."""
     return any(j.split(":", 1)[0].strip() == "builtin" for j in judges)
+
+
+# the built-in judge's steps, as its verdicts record them (judges/builtin/judge.py), in words
+BUILTIN_DECIDERS = {
+    "quantity": "the exact quantity/dose check",
+    "instruction": "the instruction-wording check",
+    "overclaim": "the absolute-claim check (does the source state it as firmly?)",
+    "attribution": "the credited-body check (does the source name who the statement credits?)",
+    "negation": "the negation/polarity check",
+    "closest_text": "the closest-text gate (its closest text is a heading or about something else)",
+    "subject": "the subject check (the source never names the statement's subject)",
+    "outright": "the source sentence states it outright (every key term, the same negation)",
+    "completeness": "the completeness gate (is every part of the statement on the page?)",
+    "score": "the trained score",
+}
+
+
+def how_decided(verdict: Verdict) -> str:
+    """Which check or procedure decided a verdict, in words ("" for a judge error: nothing was decided).
+    The built-in judge records its step in the verdict's flags; another judge's verdict is its own
+    procedure, named by its prompt or procedure version and model."""
+    if verdict.label is Label.JUDGE_ERROR:
+        return ""
+    step = decided_by(verdict.flags)
+    if step:
+        return BUILTIN_DECIDERS.get(step, step.replace("_", " "))
+    if uses_screening_judge([verdict.judge_id]):
+        return "the screening judge's checks and trained score (this verdict does not record which decided)"
+    procedure = verdict.prompt_version or "its own procedure"
+    model = f", model {verdict.model_version}" if verdict.model_version else ""
+    return f"{verdict.judge_id}'s own procedure ({procedure}{model})"
 
 
 def verdict_word(verdict: Verdict) -> str:

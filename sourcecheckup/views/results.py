@@ -1,6 +1,7 @@
 """The run view: a stored run assessed, and one summary line per response."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -106,13 +107,13 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
                              (StatementStatus.JUDGES_DISAGREE, "judges disagree"),
                              (StatementStatus.PENDING, "pending")):
             if counts.get(status):
-                problems.append(f"{counts[status]} {word}")
+                problems.append(problem_phrase(counts[status], word))
         outcomes: dict[str, int] = {}
         for url in a.urls:
             src = data.sources.get(url)
             if src is not None and not src.source.valid:
                 outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
-        problems.extend(f"{n} {word}" for word, n in sorted(outcomes.items()))
+        problems.extend(problem_phrase(n, word) for word, n in sorted(outcomes.items()))
         problems.extend(reference_problems([checks[u] for u in a.urls if u in checks],
                                            sum(1 for s in claims if s.row.pk in retracted_only)))
         if not a.urls:
@@ -127,12 +128,32 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
     return out
 
 
+# a problem's words when it counts more than one (the facet reads both forms as one kind: problem_kind)
+PROBLEM_PLURALS = {"judge error": "judge errors", "dead link": "dead links", "server error": "server errors",
+                   "unsupported file type": "unsupported file types",
+                   "retracted reference": "retracted references", "reference not found": "references not found",
+                   "mismatched reference": "mismatched references",
+                   "reference lookup failed": "reference lookups failed"}
+_PROBLEM_SINGULARS = {plural: word for word, plural in PROBLEM_PLURALS.items()}
+
+
+def problem_phrase(n: int, word: str) -> str:
+    """"1 dead link", "2 dead links"; words without a plural ("unsupported", "timed out") stay as they are."""
+    return f"{n} {word if n == 1 else PROBLEM_PLURALS.get(word, word)}"
+
+
+def problem_kind(phrase: str) -> str:
+    """The kind a problem phrase names, its count left out: "2 dead links" -> "dead link"."""
+    words = re.sub(r"^\d[\d,]*\s+", "", phrase.strip())
+    return _PROBLEM_SINGULARS.get(words, words)
+
+
 def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0) -> list[str]:
-    """A response's reference problems as the other problems read ("2 reference not found": the words never
-    change with the count, so the problem filter offers one kind each)."""
+    """A response's reference problems as the other problems read ("2 references not found"; the problem
+    filter reads both forms as one kind, problem_kind)."""
     counts = (("retracted reference", sum(1 for c in checks if is_retracted(c))),
               ("reference not found", sum(1 for c in checks if c.status is ReferenceStatus.NOT_FOUND)),
               ("mismatched reference", sum(1 for c in checks if c.status is ReferenceStatus.MISMATCH)),
               ("reference lookup failed", sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)),
               ("supported only by retracted papers", retracted_only))
-    return [f"{n} {word}" for word, n in counts if n]
+    return [problem_phrase(n, word) for word, n in counts if n]

@@ -7,7 +7,7 @@ from typing import Mapping
 from ..store import Store
 from .matrix import REVIEW_FIRST
 from .results import RunView
-from .text import pct_ci
+from .text import count_noun, pct_ci
 
 # ----------------------------------------------------------------------------- review pairs
 
@@ -71,7 +71,8 @@ def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
 
 
 def agreement_summary(report: Mapping[str, object]) -> str:
-    return (f"{report['pairs_reviewed']} pairs reviewed by {len(report['reviewers'])} reviewer(s) "  # type: ignore[arg-type]
+    return (f"{count_noun(report['pairs_reviewed'], 'pair')} reviewed by "  # type: ignore[arg-type]
+            f"{count_noun(len(report['reviewers']), 'reviewer')} "  # type: ignore[arg-type]
             f"({report['reviews']} labels, {report['unsure']} unsure); majority on {report['pairs_with_majority']}; "
             f"{len(report['overturned'])} judge verdicts overturned.")  # type: ignore[arg-type]
 

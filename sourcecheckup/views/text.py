@@ -12,6 +12,14 @@ from ..evidence import normalised_with_map
 from ..metrics import StatementAssessment
 from ..models import StatementStatus
 
+# ----------------------------------------------------------------------------- counts
+
+
+def count_noun(n: int, singular: str, plural: str | None = None) -> str:
+    """A count with its noun agreeing: "1 response", "2 responses", "3 references not found"."""
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
 # ----------------------------------------------------------------------------- text positions
 
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
-from sourcecheckup.views.matrix import MatrixCell, verdict_word
+from sourcecheckup.views.matrix import MatrixCell, how_decided, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS, reference_badge
 from sourcecheckup.views.text import reason_for_app
 
@@ -74,10 +74,13 @@ class AnswerTab(QWidget):
             mark = CONTRADICTED_MARK if word == "contradicted" else LABEL_MARK[v.verdict.label][0]
             lines.append(f"   {mark} {word} ({v.verdict.judge_id})" + (f": {v.verdict.rationale}"
                                                                        if v.verdict.rationale else ""))
+            decider = how_decided(v.verdict)
+            if decider:
+                lines.append(f"   decided by {decider}")
             if v.verdict.quote:
                 found = "" if v.verdict.quote_found else " (not found in the source)"
-                # a judge that found no support may still name the passage it read: not evidence
-                what = "quote" if v.verdict.label is Label.SUPPORTED else "closest passage"
+                # a judge that found no support may still name the sentence it read: not evidence
+                what = "quote" if v.verdict.label is Label.SUPPORTED else "source sentence it read"
                 lines.append(f"   {what}{found}: “{v.verdict.quote}”")
         if cell.review_first:
             lines.append(f"   {REVIEW_FIRST_MARK} review first: the screening judge is unsure")

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QLineE
                                QVBoxLayout, QWidget)
 
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
+from sourcecheckup.views.text import count_noun
 
 from ..dialogs import CsvMappingDialog
 from ..paste_box import PasteBox
@@ -143,7 +144,7 @@ class InputPanel(QWidget):
         if not n and not k:
             self.batch_label.setText(NO_BATCH)
             return
-        text = (f"Batch: {n} answers from {self.pending_label} (each with the question and model its file gives; "
+        text = (f"Batch: {count_noun(n, 'answer')} from {self.pending_label} (each with the question and model its file gives; "
                 "the fields above apply to a pasted answer only)")
         if k:
             text += f"; {k} skipped: " + "; ".join(f"{s.origin}: {s.problem}" for s in self.pending.skipped[:3])

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLineEdit, QPushButton, QSplitter,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLineEdit, QPushButton,
+                               QScrollArea, QSplitter, QTableView, QVBoxLayout, QWidget)
 
 from sourcecheckup import review
 from sourcecheckup.models import Label
-from sourcecheckup.views.matrix import (SCREENING_JUDGE_SHORT, MatrixCell, SupportMatrix, uses_screening_judge,
-                                        verdict_word)
+from sourcecheckup.views.matrix import (SCREENING_JUDGE_SHORT, MatrixCell, SupportMatrix, how_decided,
+                                        uses_screening_judge, verdict_word)
 from sourcecheckup.views.references import reference_badge
 from sourcecheckup.views.results import RunView
 from sourcecheckup.views.text import reason_for_app
@@ -21,6 +21,9 @@ from ..theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MAR
 from ..widgets import SourceViewer, plain_label
 
 PAIR_HINT = "Click a cell to see the verdict and the evidence."
+COLUMN_MIN_WIDTH = 150   # a source column's width when its verdicts are short (its header shows the page title)
+CELL_PADDING = 16        # a cell's margins and focus frame around its text
+SOURCE_MIN_LINES = 4      # the source viewer never shrinks below this many lines of text
 
 
 class MatrixTab(QSplitter):
@@ -39,31 +42,48 @@ class MatrixTab(QSplitter):
         self.matrix_table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.matrix_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.matrix_table.verticalHeader().setDefaultSectionSize(24)
-        self.matrix_table.horizontalHeader().setDefaultSectionSize(150)
+        self.matrix_table.horizontalHeader().setDefaultSectionSize(COLUMN_MIN_WIDTH)
         self.matrix_table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.matrix_table.clicked.connect(self._on_matrix_clicked)
         self.matrix_table.selectionModel().currentChanged.connect(lambda cur, _: self._on_matrix_clicked(cur))
         self.addWidget(self.matrix_table)
-        detail = QWidget()
-        dl = QVBoxLayout(detail)
-        dl.setContentsMargins(4, 0, 0, 0)
+        # the pair's text above (it scrolls when long, never cut), the review row and the source below;
+        # a splitter between them, the source viewer taking what the text does not need
+        detail = QSplitter(Qt.Orientation.Vertical)
+        detail.setChildrenCollapsible(False)
+        self.detail_split = detail
+        self.pair_scroll = QScrollArea()
+        self.pair_scroll.setWidgetResizable(True)
+        self.pair_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.pair_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        text = QWidget()
+        dl = QVBoxLayout(text)
+        dl.setContentsMargins(4, 0, 4, 0)
         self.pair_statement = plain_label(PAIR_HINT)
         self.pair_source = plain_label()
         self.pair_verdicts = plain_label()
         self.pair_quote = plain_label()
         self.pair_review = plain_label()
-        for w in (self.pair_statement, self.pair_source, self.pair_verdicts, self.pair_quote, self.pair_review):
+        # the verdict and what it read first, where a short pane shows them without scrolling; the page last
+        for w in (self.pair_statement, self.pair_verdicts, self.pair_quote, self.pair_review, self.pair_source):
             dl.addWidget(w)
+        dl.addStretch(1)
+        self.pair_scroll.setWidget(text)
+        self.pair_scroll.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
+        detail.addWidget(self.pair_scroll)
+        lower = QWidget()
+        ll = QVBoxLayout(lower)
+        ll.setContentsMargins(4, 0, 0, 0)
         self.reason_edit = QLineEdit()
         self.reason_edit.setPlaceholderText("Reason for your label (optional)")
-        dl.addWidget(self.reason_edit)
+        ll.addWidget(self.reason_edit)
         rrow = QHBoxLayout()
         self.review_buttons: dict[str, QPushButton] = {}
-        for key, text, tip in ((review.ReviewLabel.SUPPORTED.value, "✓ Supported", "S in review mode"),
-                               (review.ReviewLabel.NOT_SUPPORTED.value, "✗ Not supported", "N in review mode"),
-                               (review.ReviewLabel.UNSURE.value, "? Unsure", "U in review mode")):
-            btn = QPushButton(text)
-            btn.setToolTip(f"Override the verdict: {text[2:].lower()} ({tip})")
+        for key, text_, tip in ((review.ReviewLabel.SUPPORTED.value, "✓ Supported", "S in review mode"),
+                                (review.ReviewLabel.NOT_SUPPORTED.value, "✗ Not supported", "N in review mode"),
+                                (review.ReviewLabel.UNSURE.value, "? Unsure", "U in review mode")):
+            btn = QPushButton(text_)
+            btn.setToolTip(f"Override the verdict: {text_[2:].lower()} ({tip})")
             btn.setEnabled(False)
             btn.clicked.connect(lambda _=False, k=key: self.host.review_current(k))
             rrow.addWidget(btn)
@@ -78,9 +98,14 @@ class MatrixTab(QSplitter):
         next_btn.setMaximumWidth(36)
         rrow.addWidget(prev_btn)
         rrow.addWidget(next_btn)
-        dl.addLayout(rrow)
+        ll.addLayout(rrow)
         self.source_viewer = SourceViewer()
-        dl.addWidget(self.source_viewer, 1)
+        self.source_viewer.setMinimumHeight(SOURCE_MIN_LINES * self.source_viewer.fontMetrics().lineSpacing() + 12)
+        ll.addWidget(self.source_viewer, 1)
+        detail.addWidget(lower)
+        detail.setSizes([130, 200])
+        detail.setStretchFactor(0, 1)
+        detail.setStretchFactor(1, 1)
         self.addWidget(detail)
         self.setSizes([560, 420])
 
@@ -89,12 +114,26 @@ class MatrixTab(QSplitter):
         current = self.matrix_table.currentIndex()
         keep = self.matrix_model.cell(current) if current.isValid() else None
         self.matrix_model.set_matrix(matrix)
+        self.fit_columns()
         idx = self.matrix_model.index_of(keep.statement_pk, keep.url) if keep is not None else QModelIndex()
         if idx.isValid():
             self.matrix_table.setCurrentIndex(idx)
             self.show_cell(self.matrix_model.cell(idx))
         else:
             self.clear_pair_detail()
+
+    def fit_columns(self) -> None:
+        """Each source column as wide as its widest verdict ("⚑ ✗ not supported", "✎ ✓ supported (reviewed)"),
+        never narrower than COLUMN_MIN_WIDTH: a cell is never cut; the long page title in the header is."""
+        table, model = self.matrix_table, self.matrix_model
+        fm = table.fontMetrics()
+        rows = range(model.rowCount())
+        for c in range(model.columnCount()):
+            # the distinct texts of the column, measured once each (the view's own size hint asks every
+            # cell for every role: seconds on a 200 x 40 matrix)
+            texts = {model.data(model.index(r, c)) or "" for r in rows}
+            widest = max((fm.horizontalAdvance(t) for t in texts), default=0)
+            table.setColumnWidth(c, max(COLUMN_MIN_WIDTH, widest + CELL_PADDING))
 
     def clear(self) -> None:
         self.matrix_model.set_matrix(SupportMatrix([], [], {}))
@@ -164,6 +203,9 @@ class MatrixTab(QSplitter):
                 screening = True
                 judge += " (screening judge)"
             lines.append(f"{vm} {judge}: {word} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
+            decider = how_decided(v.verdict)
+            if decider:
+                lines.append(f"    Decided by {decider}.")
         if cell.review_first:
             lines.append(f"{REVIEW_FIRST_MARK} Review first: the screening judge is unsure of this pair.")
         if screening:
@@ -180,7 +222,8 @@ class MatrixTab(QSplitter):
         if quote:
             found = {True: "found in the source", False: "NOT found in the source", None: "not checked"}[
                 primary.verdict.quote_found]  # type: ignore[union-attr]
-            what = "Quote" if primary.verdict.label is Label.SUPPORTED else "Closest passage"  # type: ignore[union-attr]
+            # the sentence the deciding check (or the judge) read, whatever the label
+            what = "Quote" if primary.verdict.label is Label.SUPPORTED else "Source sentence it read"  # type: ignore[union-attr]
             self.pair_quote.setText(f"{what} ({found}): “{quote}”")
         else:
             self.pair_quote.setText("No quote offered.")

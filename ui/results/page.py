@@ -28,6 +28,7 @@ from sourcecheckup.views.matrix import MatrixCell, support_matrix
 from sourcecheckup.views.results import ResponseSummary, RunView, load_run_view
 from sourcecheckup.views.review import PairRef, review_pairs, review_progress
 from sourcecheckup.views.sources import source_summaries
+from sourcecheckup.views.text import count_noun
 
 from ..elide import placeholder_with_tooltip
 from ..facets import FacetBar, problem_kinds_of
@@ -122,7 +123,10 @@ class ResultsPage(QSplitter):
 
         self.detail_tabs = QTabWidget()
         vsplit.addWidget(self.detail_tabs)
-        vsplit.setSizes([200, 300])
+        # the details (the verdict, its evidence, the source text) take most of what a taller window adds
+        vsplit.setSizes([190, 350])
+        vsplit.setStretchFactor(0, 1)
+        vsplit.setStretchFactor(1, 3)
         top.setMinimumHeight(RESPONSES_MIN_HEIGHT)
         self.detail_tabs.setMinimumHeight(DETAILS_MIN_HEIGHT)
         vsplit.setCollapsible(0, False)
@@ -244,7 +248,7 @@ class ResultsPage(QSplitter):
         if self.totals is None or self._paged_run_id != start.run.id:
             self.totals = None
             self.metrics_bar.clear()
-            self.metrics_bar.counts.setText(f"Run {start.run.status} · {self._total_responses:,} responses · "
+            self.metrics_bar.counts.setText(f"Run {start.run.status} · {count_noun(self._total_responses, 'response')} · "
                                             "summing the metrics…")
             with QSignalBlocker(self.facets):
                 self.facets.set_choices([m for m, _ in start.models], None, None, model_counts=dict(start.models))
@@ -492,6 +496,18 @@ class ResultsPage(QSplitter):
         self.reload_run()
         return True
 
+    def start_review(self) -> None:
+        """Where review mode starts: the first pair no reviewer has labelled, the pairs the screening judge
+        is unsure of first; a selected cell (a focused matrix selects S1 x [1]) does not hold it back."""
+        if not self.pairs:
+            return
+        done = set(self.view.overrides) if self.view is not None else set()
+        cell = self.current_cell()
+        if cell is not None and cell.review_first:
+            return   # the reviewer chose a pair to review first: start there
+        pair = next((p for p in self.pairs if (p.statement_pk, p.url) not in done), self.pairs[0])
+        self._go_to_pair(pair)
+
     def step_pair(self, delta: int) -> None:
         """The next (or previous) pair to review, the pairs the screening judge is unsure of first."""
         if not self.pairs:
@@ -505,7 +521,9 @@ class ResultsPage(QSplitter):
             nxt = 0 if delta > 0 else len(self.pairs) - 1
         else:
             nxt = max(0, min(len(self.pairs) - 1, pos + delta))
-        pair = self.pairs[nxt]
+        self._go_to_pair(self.pairs[nxt])
+
+    def _go_to_pair(self, pair: PairRef) -> None:
         if pair.response_pk != self.response_pk:
             self.select_response(pair.response_pk)
         if self.matrix_tab.matrix_model.index_of(pair.statement_pk, pair.url).isValid():

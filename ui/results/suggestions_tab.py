@@ -14,7 +14,7 @@ from sourcecheckup import cleanup
 from sourcecheckup.cleanup import Decision, SuggestionRow
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.store import Store
-from sourcecheckup.views.text import word_diff
+from sourcecheckup.views.text import count_noun, word_diff
 
 from ..models import SuggestionsModel
 from ..widgets import plain_label, table_view
@@ -187,7 +187,8 @@ class SuggestionsTab(QWidget):
         if not plan.pairs:
             self.host._status("No unsupported statement with a readable source: nothing to suggest")
             return False
-        text = (f"Write suggestions for {plan.pairs} unsupported statement × source pair(s) of run {plan.run_id}.\n\n"
+        text = (f"Write suggestions for {count_noun(plan.pairs, 'unsupported statement × source pair')} of run "
+                f"{plan.run_id}.\n\n"
                 f"Writer: {writer}\nVerified by: {', '.join(plan.verifiers)}\nEstimated cost: {plan.cost_text}\n\n"
                 "Start?")
         if not self.host.confirm("Suggest fixes", text):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import embeddings
 from ...evidence import SourceText, quote_in_source, rank_passages
-from ...models import CONTRADICTED, REVIEW_FIRST, Label, Verdict, contradicted_rationale
+from ...models import CONTRADICTED, DECIDED_BY, REVIEW_FIRST, Label, Verdict, contradicted_rationale
 from ..base import BaseJudge, JudgeSpecError
 from .features import (
     _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
@@ -45,6 +45,8 @@ BATCH_PAIRS = 64
 # a precise figure (a decimal or a percentage) of the statement missing from the evidence, and
 # a negation flip against a closest sentence that otherwise covers the statement's key terms.
 NEGATION_VETO_COVERAGE = 0.5
+_NEGATION_VETOES = ("it says the same thing without the statement's negation",
+                    "its closest sentence negates what the statement says")
 
 
 
@@ -194,8 +196,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     if (cov_idf >= NEGATION_VETO_COVERAGE and has_negation(ev_word_list) != neg_s
             and has_negation(words(quote)) != neg_s
             and not passed & {"instruction", "quantity", "overclaim"}):
-        veto = ("it says the same thing without the statement's negation" if neg_s
-                else "its closest sentence negates what the statement says")
+        veto = _NEGATION_VETOES[0] if neg_s else _NEGATION_VETOES[1]
     # (issue 23) what the closest text is: furniture or another subject never supports; the statement
     # said outright does, whatever a negation elsewhere in the passage did to the score
     negation = negation_sides(statement, quote, source.title) if negation else ""
@@ -310,6 +311,17 @@ def _passed_checks(a: PairAnalysis) -> str:
     if any(o.kind == "overclaim" for o in a.checks.passed):
         parts.append("the source states it as firmly")
     return ", ".join(parts)
+
+
+def _decider(a: PairAnalysis, page_gate: bool, score_supports: bool) -> str:
+    """Which step decides when no exact check failed (recorded in the verdict's flags, shown beside it):
+    the negation check or the closest-text gate (a veto), the statement said outright where the score alone
+    would not support, the completeness gate on a whole page, else the trained score."""
+    if a.veto:
+        return "negation" if a.veto in _NEGATION_VETOES else "closest_text"
+    if a.outright and not score_supports:
+        return "outright"
+    return "completeness" if page_gate else "score"
 
 
 class BuiltinJudge(BaseJudge):
@@ -432,6 +444,7 @@ class BuiltinJudge(BaseJudge):
         quote = a.quote
         if decisive is not None:
             # an exact check decides: the trained score never overrides a contradicted or missing figure
+            decider = decisive.kind
             supported = False
             score = min(score, self.threshold) * 0.5
             quote = decisive.sentence or a.quote
@@ -450,6 +463,7 @@ class BuiltinJudge(BaseJudge):
             if complete is not None:
                 score, threshold, band = complete, self.page_threshold, FACTS_REVIEW_BAND
             uncertain = abs(score - threshold) < band and not a.outright
+            decider = _decider(a, complete is not None, score >= threshold)
             if a.veto:
                 score = min(score, threshold) * 0.5
             elif a.outright:
@@ -461,12 +475,14 @@ class BuiltinJudge(BaseJudge):
                 # a figure the source does not repeat, about a subject the source never names: nothing to review
                 supported = False
                 score = min(score, threshold) * 0.5
+                decider = "subject"
             if uncertain or a.veto or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
             matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
             if supported and matched:
                 quote = matched[0]   # the sentence where the statement's figures or instruction were found
         quote = _quote_text(quote)
+        flags.append(DECIDED_BY + decider)
         return Verdict(
             label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
             score=round(score, 4),

@@ -1,0 +1,193 @@
+"""Answer-level Good/Bad grades (EVAL's expert grades), kept apart from pair labels, and the grader
+trained on them (EVAL's reward model, small): a real SQLite file, the CLI through its main function,
+the bundled MiniLM embeddings, the app's review keys offscreen."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from sourcecheckup.answer_grades import (AnswerGrade, GradeError, add_answer_grade, answer_grades,
+                                         grade_agreement, graders_grade)
+from sourcecheckup.cli import main
+from sourcecheckup.grader import MIN_GRADES, GraderError, load_grader, train_grader
+from sourcecheckup.models import Response
+from sourcecheckup.review import reviews
+from sourcecheckup.review_sample import draw_sample, import_reviews_csv, write_sample_csv
+from sourcecheckup.store import Store
+from tests.support.synth_run import synthesize_run
+
+FIXTURE = Path(__file__).parent / "fixtures" / "grades" / "graded_answers.jsonl"
+GRADED = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def graded_run(store: Store, items: list[dict], *, model: str = "model-a") -> str:
+    """A run of these answers (no sources: grades are of whole answers)."""
+    run_id = store.create_run(input="graded answers", config={"consensus": "first"}, judges=["builtin"],
+                              parser="builtin", app_version="test")
+    store.add_responses(run_id, [Response(id=it["id"], text=it["response"], citations=(), question=it["question"],
+                                          model=model, origin="fixture") for it in items])
+    return run_id
+
+
+def grade_all(store: Store, run_id: str, items: list[dict], reviewer: str = "dr a") -> None:
+    for it in items:
+        add_answer_grade(store, run_id, it["id"], reviewer, it["grade"])
+
+
+@pytest.fixture()
+def store(tmp_path) -> Store:
+    return Store(tmp_path / "g.db")
+
+
+# ----------------------------------------------------------------------------- grades
+
+def test_grades_are_kept_apart_from_pair_labels_and_the_latest_per_reviewer_counts(store):
+    run_id = synthesize_run(store, responses=3, statements=2, sources=2)
+    add_answer_grade(store, run_id, "r1", "dr a", "bad")
+    add_answer_grade(store, run_id, "r1", "dr a", "Good", "changed my mind")
+    add_answer_grade(store, run_id, "r1", "dr b", "g")
+    add_answer_grade(store, run_id, "r2", "dr a", "good")
+    add_answer_grade(store, run_id, "r2", "dr b", "bad")
+    assert reviews(store, run_id) == []                              # no pair label was written
+    latest = answer_grades(store, run_id)
+    assert [(g.response_id, g.reviewer, g.grade.value) for g in latest] == [
+        ("r1", "dr a", "good"), ("r1", "dr b", "good"), ("r2", "dr a", "good"), ("r2", "dr b", "bad")]
+    assert len(answer_grades(store, run_id, latest_only=False)) == 5
+    pk = {r.response.id: r.pk for r in store.responses(run_id)}
+    assert graders_grade(latest) == {pk["r1"]: AnswerGrade.GOOD}      # r2 is a tie: no majority
+    with pytest.raises(GradeError, match="no answer 'r9'"):
+        add_answer_grade(store, run_id, "r9", "dr a", "good")
+    with pytest.raises(GradeError, match="not good or bad"):
+        add_answer_grade(store, run_id, "r1", "dr a", "fine")
+    with pytest.raises(GradeError, match="reviewer"):
+        add_answer_grade(store, run_id, "r1", " ", "good")
+
+
+def test_agreement_between_graders_gives_percent_kappa_and_n(store):
+    run_id = graded_run(store, GRADED[:20])
+    grade_all(store, run_id, GRADED[:20], "dr a")
+    for i, it in enumerate(GRADED[:20]):      # dr b disagrees on 4 of 20 answers
+        flipped = {"good": "bad", "bad": "good"}[it["grade"]] if i in (0, 3, 8, 13) else it["grade"]
+        add_answer_grade(store, run_id, it["id"], "dr b", flipped)
+    report = grade_agreement(store, [run_id])
+    pair = next(c for c in report["comparisons"] if c["kind"] == "grader-grader")
+    assert (pair["rater_a"], pair["rater_b"], pair["n"]) == ("dr a", "dr b", 20)
+    assert pair["agreement"]["value"] == pytest.approx(0.8)
+    # both graders say good 10 times of 20: chance agreement 0.5, kappa (0.8 - 0.5) / 0.5
+    assert pair["kappa"]["value"] == pytest.approx(0.6)
+    lo, hi = pair["agreement"]["ci95"]
+    assert lo < 0.8 < hi
+    assert report["answers_graded"] == 20 and report["without_majority"] == 4
+
+
+def test_the_cli_grades_an_answer_and_reports_agreement(store, capsys):
+    run_id = synthesize_run(store, responses=4, statements=1, sources=1)
+    db = str(store.path)
+    for rid, a, b in (("r1", "good", "good"), ("r2", "bad", "bad"), ("r3", "good", "bad"), ("r4", "good", "good")):
+        assert main(["grade", run_id, rid, a, "--reviewer", "dr a", "--db", db]) == 0
+        assert main(["grade", run_id, rid, b, "--reviewer", "dr b", "--note", "checked", "--db", db]) == 0
+    assert f"graded answer r4 of run {run_id} good as dr b" in capsys.readouterr().out
+    assert main(["grade", run_id, "r1", "great", "--reviewer", "dr a", "--db", db]) == 2
+    assert "not good or bad" in capsys.readouterr().err
+    assert main(["grades", run_id, "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "4 answer(s) graded by 2 grader(s) (dr a, dr b)" in out
+    assert "dr a vs dr b: n 4, agreement 75.0%" in out and "kappa 0.50" in out
+    assert main(["grades", run_id, "--db", db, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["grades"]) == 8 and {g["note"] for g in data["grades"]} == {"", "checked"}
+
+
+def test_the_review_sheet_carries_an_answer_grade_that_review_import_stores(store, tmp_path, capsys):
+    run_id = synthesize_run(store, responses=6, statements=2, sources=2)
+    pairs = draw_sample(store, run_id, 12, seed=3)
+    sheet = tmp_path / "sheet.csv"
+    write_sample_csv(pairs, sheet)
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    assert "answer_grade" in rows[0] and all(r["answer"] for r in rows)
+    by_response: dict[str, list[dict]] = {}
+    for r in rows:
+        by_response.setdefault(r["response_id"], []).append(r)
+    r1, r2, r3 = sorted(by_response)[:3]
+    for r in by_response[r1]:
+        r["answer_grade"] = "Good"                       # every row of r1 agrees
+    by_response[r2][0]["answer_grade"] = "bad"          # one row of r2 carries its grade, no pair label
+    by_response[r3][0]["answer_grade"] = "good"         # r3's rows disagree: not stored, named
+    by_response[r3][1]["answer_grade"] = "bad"
+    by_response[r1][0]["label"] = "supported"
+    with sheet.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert main(["review-import", str(sheet), "--reviewer", "dr c", "--db", str(store.path)]) == 0
+    captured = capsys.readouterr()
+    assert "imported 1 review(s) and 2 answer grade(s) by dr c" in captured.out
+    assert "different grades" in captured.err
+    got = {(g.response_id, g.grade.value, g.sample) for g in answer_grades(store, run_id)}
+    assert got == {(r1, "good", pairs[0].sample), (r2, "bad", pairs[0].sample)}
+    assert len(reviews(store, run_id)) == 1
+
+
+def test_a_sheet_without_the_answer_grade_column_still_imports(store, tmp_path):
+    run_id = synthesize_run(store, responses=3, statements=1, sources=1)
+    pairs = draw_sample(store, run_id, 3, seed=1)
+    sheet = tmp_path / "old.csv"
+    sheet.write_text("pair_id,label\n" + "".join(f"{p.pair_id},supported\n" for p in pairs), encoding="utf-8")
+    result = import_reviews_csv(store, sheet, "dr d")
+    assert (result.imported, result.grades, result.errors) == (3, 0, ())
+
+
+# ----------------------------------------------------------------------------- the grader
+
+def test_training_is_refused_under_the_minimum_with_a_clear_message(store, tmp_path, capsys):
+    few = GRADED[: MIN_GRADES - 2]
+    run_id = graded_run(store, few)
+    grade_all(store, run_id, few)
+    with pytest.raises(GraderError, match=rf"too few graded answers .*{len(few)} \(9 good, 9 bad\).*at least {MIN_GRADES}"):
+        train_grader(store, [run_id])
+    one_sided = [it for it in GRADED if it["grade"] == "good"][:MIN_GRADES + 2]
+    other = graded_run(store, one_sided)
+    grade_all(store, other, one_sided)
+    assert main(["grader", "train", other, "-o", str(tmp_path / "g"), "--db", str(store.path)]) == 2
+    assert "0 bad" in capsys.readouterr().err and not (tmp_path / "g.json").exists()
+
+
+def test_a_grader_learns_fixture_grades_and_scores_new_answers_above_chance(store, tmp_path, capsys):
+    train, held_out = GRADED[:40], GRADED[40:]          # 20 questions to learn from, 10 others to score
+    run_id = graded_run(store, train)
+    grade_all(store, run_id, train)
+    out = tmp_path / "grader"
+    assert main(["grader", "train", run_id, "-o", str(out), "--db", str(store.path)]) == 0
+    printed = capsys.readouterr().out
+    assert "trained on 40 graded answers (20 good, 20 bad)" in printed
+    assert "cross-validated over 5 folds" in printed and "kappa" in printed
+    saved = json.loads((tmp_path / "grader.json").read_text())
+    assert saved["format"] == "sourcecheckup-grader" and saved["cross_validation"]["n"] == 40
+    assert saved["cross_validation"]["accuracy"]["value"] > 0.75
+    grader = load_grader(out)                            # the .json suffix is found
+    assert grader.id == saved["id"]
+
+    new_run = graded_run(store, held_out, model="model-b")
+    grade_all(store, new_run, held_out, "dr b")
+    assert main(["grader", "score", new_run, "-g", str(out), "--db", str(store.path), "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert scored["stored"] and not scored["trained_on_this_run"] and len(scored["answers"]) == 20
+    right = sum((a["score"] >= 0.5) == (a["grade"] == "good") for a in scored["answers"])
+    assert right >= 16                                   # chance is 10 of 20
+    assert scored["agreement"]["n"] == 20 and scored["agreement"]["kappa"]["value"] > 0.5
+    stored = store.answer_scores(new_run, grader.id)
+    assert sorted(stored) == sorted(a["response_pk"] for a in scored["answers"])
+    assert main(["grader", "score", new_run, "-g", str(out), "--db", str(store.path)]) == 0
+    assert "against the graders: n 20" in capsys.readouterr().out
+
+
+def test_a_file_that_is_not_a_grader_is_refused(tmp_path, capsys):
+    bad = tmp_path / "model.json"
+    bad.write_text(json.dumps({"weights": [1, 2]}))
+    with pytest.raises(GraderError, match="not a grader file"):
+        load_grader(bad)
+    assert main(["grader", "score", "-g", str(tmp_path / "missing.json"), "--db", str(tmp_path / "x.db")]) == 2
+    assert "no such grader file" in capsys.readouterr().err

@@ -170,3 +170,16 @@ def format_comparison(c: Mapping[str, Any]) -> str:
         return line + ", kappa n/a (one grade throughout)"
     klo, khi = ka["ci95"]
     return line + f", kappa {ka['value']:.2f} ({klo:.2f}-{khi:.2f})"
+
+
+def grade_summary(rows: Sequence[GradeRow]) -> str:
+    """One answer's grades in words, for the app: 'Answer grade: Good (dr a, dr b) · Bad (dr c): Good by majority'."""
+    if not rows:
+        return "Answer grade: not graded (G good · B bad in review mode)"
+    by_grade: dict[AnswerGrade, list[str]] = {}
+    for r in rows:
+        by_grade.setdefault(r.grade, []).append(r.reviewer)
+    parts = [f"{g.value.capitalize()} ({', '.join(names)})" for g, names in by_grade.items()]
+    got = majority(r.grade for r in rows)
+    verdict = f"{got.value.capitalize()} by majority" if got else "no majority"
+    return "Answer grade: " + " · ".join(parts) + (f": {verdict}" if len(rows) > 1 else "")

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+pytest.importorskip("pytestqt")
 
 from sourcecheckup.answer_grades import (AnswerGrade, GradeError, add_answer_grade, answer_grades,
                                          grade_agreement, graders_grade)
@@ -17,6 +21,7 @@ from sourcecheckup.models import Response
 from sourcecheckup.review import reviews
 from sourcecheckup.review_sample import draw_sample, import_reviews_csv, write_sample_csv
 from sourcecheckup.store import Store
+from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grades" / "graded_answers.jsonl"
@@ -191,3 +196,33 @@ def test_a_file_that_is_not_a_grader_is_refused(tmp_path, capsys):
         load_grader(bad)
     assert main(["grader", "score", "-g", str(tmp_path / "missing.json"), "--db", str(tmp_path / "x.db")]) == 2
     assert "no such grader file" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- the app's review keys
+
+def test_review_mode_g_and_b_grade_the_answer_and_the_answer_tab_shows_it(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=2, statements=2, sources=1)
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        w.results.open_run(run_id)
+    w.activateWindow()
+    w.review_mode_action.trigger()
+    first = w.results.response_pk
+    assert first is not None
+    w.results.detail_tabs.setCurrentIndex(0)
+    qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_G)
+    label = w.results.answer_tab.grade_label
+    qtbot.waitUntil(lambda: "Good (Dr Tester)" in label.text(), timeout=5000)
+    qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_B)      # changed my mind: the latest counts
+    qtbot.waitUntil(lambda: "Bad (Dr Tester)" in label.text(), timeout=5000)
+    with Store(w.db_path) as st:
+        grades = answer_grades(st, run_id)
+        assert [(g.response_pk, g.reviewer, g.grade.value) for g in grades] == [(first, "Dr Tester", "bad")]
+        assert reviews(st, run_id) == []                              # a grade is no pair label
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_S)   # S still labels the pair
+    with Store(w.db_path) as st:
+        assert len(reviews(st, run_id)) == 1 and len(answer_grades(st, run_id)) == 1

@@ -226,3 +226,48 @@ def test_review_mode_g_and_b_grade_the_answer_and_the_answer_tab_shows_it(qtbot,
         qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_S)   # S still labels the pair
     with Store(w.db_path) as st:
         assert len(reviews(st, run_id)) == 1 and len(answer_grades(st, run_id)) == 1
+
+
+# ----------------------------------------------------------------------------- best-of-K by the grader
+
+async def test_best_of_k_selected_by_the_grader_keeps_the_answer_graders_call_good(tmp_path, site, capsys):
+    from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStore, WithWithout,
+                                              benchmark_results, format_results, read_bench_input)
+    from sourcecheckup.fetching import FetchOptions
+    from sourcecheckup.llm import make_client
+    from tests.support.bench_llm import TOPICS, responder
+    from tests.support.fake_judge import KeywordJudge
+    from tests.support.fake_llm import FakeLLMServer
+
+    store = Store(tmp_path / "bench.db")
+    train_run = graded_run(store, GRADED)
+    grade_all(store, train_run, GRADED)
+    grader = train_grader(store, [train_run])
+    path = grader.save(tmp_path / "grader.json")
+    docs = tmp_path / "documents.txt"
+    docs.write_text("\n".join(f"{site}/article/{p}" for p in TOPICS) + "\n")
+    with FakeLLMServer("openai", responder=responder(site, {"varied": "varied"})) as oa:
+        spec = f"openai-compatible:{oa.base_url}#varied"
+        assert main(["benchmark", str(docs), "--models", spec, "--best-of", "3", "--select", "grader",
+                     "--db", str(store.path)]) == 2
+        assert "needs a grader file" in capsys.readouterr().err
+        models = {spec: make_client(spec, backoff_s=0.01, timeout_s=5)}
+        # seed 10: draw 0 (seed 10) an unsupported claim, draw 1 (seed 11) the supported answer, draw 2 a refusal
+        settings = BenchSettings(models=[spec], question_model=spec, judges=["keyword:0"], best_of=3, seed=10,
+                                 temperature=1.4, select="grader", grader_file=str(path),
+                                 fetch=FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=10))
+        bench_id = await Benchmark(store, settings, models=models, judges=[KeywordJudge()]).start(
+            read_bench_input(docs))
+    bs = BenchStore(store)
+    assert {k[2] for k, (_, sel) in bs.answer_flags(bench_id).items() if sel} == {1}
+    run_id = bs.get(bench_id).run_id
+    assert len(store.answer_scores(run_id, grader.id)) == 9          # every draw's score is stored
+    supported = {t[2] for t in TOPICS.values()}
+    for r in store.responses(run_id):                                # a reviewer grades every draw
+        add_answer_grade(store, run_id, r.pk, "dr a", "good" if r.response.text in supported else "bad")
+    best = benchmark_results(store, bench_id).models[spec].best_of
+    assert best is not None and best.select == "grader" and best.k == 3
+    assert best.good == WithWithout(3, 0.0, 1.0)                      # graded Good: 0% without, 100% with
+    assert (best.first_draw_support, best.selected_support) == (0.0, 1.0)
+    table = format_results(benchmark_results(store, bench_id))
+    assert "selected by grader" in table and "graded Good on 3 graded questions: 0.0% -> 100.0%" in table

@@ -271,3 +271,27 @@ async def test_best_of_k_selected_by_the_grader_keeps_the_answer_graders_call_go
     assert (best.first_draw_support, best.selected_support) == (0.0, 1.0)
     table = format_results(benchmark_results(store, bench_id))
     assert "selected by grader" in table and "graded Good on 3 graded questions: 0.0% -> 100.0%" in table
+
+
+def test_on_the_review_sample_page_g_grades_the_current_pairs_answer_within_the_sample(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=3, statements=2, sources=2)
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        w.results.open_run(run_id)
+    page = w.sample_page
+    w.pages.setCurrentWidget(page)
+    page.n_spin.setValue(4)
+    with qtbot.waitSignal(page.sample_shown, timeout=10_000) as shown:
+        assert page.draw()
+    pair = page.current_pair()
+    w.activateWindow()
+    w.review_mode_action.trigger()
+    qtbot.keyClick(page.pairs_table, Qt.Key.Key_G)
+    assert page.current_pair() == pair                       # a grade does not move on: the pair is still to label
+    with Store(w.db_path) as st:
+        got = [(g.response_id, g.grade.value, g.sample) for g in answer_grades(st, run_id)]
+        assert reviews(st, run_id) == []
+    assert got == [(pair.response_id, "good", shown.args[0])]

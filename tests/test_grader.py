@@ -295,3 +295,19 @@ def test_on_the_review_sample_page_g_grades_the_current_pairs_answer_within_the_
         got = [(g.response_id, g.grade.value, g.sample) for g in answer_grades(st, run_id)]
         assert reviews(st, run_id) == []
     assert got == [(pair.response_id, "good", shown.args[0])]
+
+
+def test_the_logistic_regression_is_sklearns_balanced_l2_objective():
+    """fit_logistic claims scikit-learn's objective (balanced class weights, L2 on the weights only):
+    the same data gives the same coefficients there."""
+    sklearn_linear = pytest.importorskip("sklearn.linear_model")
+    import numpy as np
+
+    from sourcecheckup.grader import fit_logistic
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(60, 8))
+    y = (x[:, 0] - 0.5 * x[:, 1] + rng.normal(scale=0.8, size=60) > 0.6).astype(float)   # unbalanced classes
+    w, b = fit_logistic(x, y, c=0.5)
+    ref = sklearn_linear.LogisticRegression(C=0.5, class_weight="balanced", tol=1e-10, max_iter=10_000).fit(x, y)
+    assert np.allclose(w, ref.coef_[0], atol=1e-4) and b == pytest.approx(ref.intercept_[0], abs=1e-4)

@@ -24,6 +24,17 @@ says by how much.
 
     .venv/bin/python bench/benchmark.py [--questions 100] [--models 3] [--latency 0.25]
                                         [--concurrency 16] [--judge-concurrency 16]
+
+Rejection sampling (EVAL: of K = 5 answers the best-scored goes forward), on fixture data:
+
+    .venv/bin/python bench/benchmark.py --rejection [--questions 60] [--best-of 5]
+
+A grader is trained on the graded fixture answers (tests/fixtures/grades, other questions than the
+benchmark's); a fake model answers each question K times at temperature 1.4, each draw by chance the
+supported answer (about 45%), an unsupported on-topic claim or a refusal; a fixture reviewer grades every
+draw Good only when it is the supported answer. Prints the share graded Good and the reference-answer
+accuracy of the first draw (no selection) and of the draw each --select picks, each as a ratio to the
+oracle (the share of questions with at least one Good draw among the K, the most any selection can reach).
 """
 from __future__ import annotations
 
@@ -82,9 +93,95 @@ def serve(latency: float) -> None:
     stop_site()
 
 
+def rejection(n_questions: int, k: int) -> None:
+    """Rejection sampling measured: first draw against the draw picked by support, grader and both."""
+    import dataclasses
+
+    from sourcecheckup.answer_grades import add_answer_grade
+    from sourcecheckup.grader import train_grader
+    from sourcecheckup.models import Response
+    from tests.support.bench_llm import REFUSAL
+    from tests.support.site import start_site
+
+    fixture = ROOT / "tests" / "fixtures" / "grades" / "graded_answers.jsonl"
+    graded = [json.loads(line) for line in fixture.read_text(encoding="utf-8").splitlines() if line.strip()]
+    base, stop_site = start_site()
+    try:
+        with tempfile.TemporaryDirectory() as tmp, FakeLLMServer("openai", responder=responder(
+                base, {"varied": "varied-random"})) as llm:
+            store = Store(Path(tmp) / "rejection.db")
+            train_run = store.create_run(input="graded fixture answers", config={}, judges=["builtin"],
+                                         parser="builtin", app_version="bench")
+            store.add_responses(train_run, [Response(id=g["id"], text=g["response"], question=g["question"],
+                                                     citations=(), origin="fixture") for g in graded])
+            for g in graded:
+                add_answer_grade(store, train_run, g["id"], "fixture reviewer", g["grade"])
+            t0 = time.perf_counter()
+            grader = train_grader(store, [train_run])
+            train_s = time.perf_counter() - t0
+            grader_file = grader.save(Path(tmp) / "grader.json")
+            questions = Path(tmp) / "questions.jsonl"
+            with questions.open("w", encoding="utf-8") as fh:
+                for i in range(n_questions):
+                    q, a, _, _ = TOPICS[PAGES[i % len(PAGES)]]
+                    fh.write(json.dumps({"id": f"case{i + 1}", "question": f"Case {i + 1}: {q}",
+                                         "reference_answer": a}) + "\n")
+            spec = f"openai-compatible:{llm.base_url}#varied"
+            models = {spec: make_client(spec, concurrency=16, timeout_s=30)}
+            settings = BenchSettings(models=[spec], question_model=spec, judges=["keyword:0"], best_of=k, seed=100,
+                                     temperature=1.4, accuracy=True, concurrency=16,
+                                     fetch=FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=30, per_host=16))
+            bench_id = asyncio.run(Benchmark(store, settings, models=models, judges=[KeywordJudge()]).start(
+                read_bench_input(questions)))
+            bs = BenchStore(store)
+            run_id = bs.get(bench_id).run_id
+            supported = {t[2] for t in TOPICS.values()}
+            good_draws: dict[str, bool] = {}
+            for r in store.responses(run_id):
+                good = r.response.text in supported
+                add_answer_grade(store, run_id, r.pk, "fixture reviewer", "good" if good else "bad")
+                qid = r.response.id.split("|", 1)[0]
+                good_draws[qid] = good_draws.get(qid, False) or good
+            oracle = sum(good_draws.values()) / len(good_draws)
+            kinds = {"supported": 0, "unsupported claim": 0, "refusal": 0}
+            for a in bs.answers(bench_id):
+                kinds["supported" if a.text in supported else "refusal" if a.text == REFUSAL
+                      else "unsupported claim"] += 1
+            rows = []
+            for select in ("support", "grader", "both"):
+                chosen = dataclasses.replace(settings, select=select, grader_file=str(grader_file))
+                config = chosen.to_dict()
+                config["locations"] = []
+                bs.set_config(bench_id, config)
+                asyncio.run(Benchmark(store, chosen, models=models, judges=[KeywordJudge()]).resume(bench_id))
+                rows.append((select, benchmark_results(store, bench_id).models[spec].best_of))
+    finally:
+        stop_site()
+    cv = grader.cross_validation
+    print(f"grader {grader.id}: trained on {grader.trained['answers']} graded fixture answers in {train_s:.1f} s; "
+          f"cross-validated accuracy {100 * cv['accuracy']['value']:.1f}%, kappa {cv['kappa']['value']:.2f} "
+          f"(n {cv['n']}, folds by question)")
+    print(f"rejection sampling: {n_questions} questions x K={k} draws at temperature 1.4 "
+          f"({', '.join(f'{v} {kind}' for kind, v in kinds.items())}); every draw graded by the fixture reviewer")
+    print(f"  oracle (a Good draw among the K): {100 * oracle:.1f}% of questions")
+    for select, b in rows:
+        assert b is not None and b.good is not None and b.accuracy is not None
+        print(f"  --select {select:<7}  graded Good {100 * b.good.without:5.1f}% -> {100 * b.good.with_selection:5.1f}%"
+              f" (ratio to oracle {b.good.with_selection / oracle:.3f}, n {b.good.n}) · accuracy "
+              f"{100 * b.accuracy.without:5.1f}% -> {100 * b.accuracy.with_selection:5.1f}% (n {b.accuracy.n})")
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--serve":
         serve(float(sys.argv[2]))
+        return
+    if "--rejection" in sys.argv:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--rejection", action="store_true")
+        ap.add_argument("--questions", type=int, default=60)
+        ap.add_argument("--best-of", type=int, default=5)
+        a = ap.parse_args()
+        rejection(a.questions, a.best_of)
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=100)

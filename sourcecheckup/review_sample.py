@@ -3,8 +3,9 @@
 A sample is a named, seeded draw of judged statement x source pairs, stratified by the
 judge's label (or the model), stored in ``review_samples`` so the same sample can be
 exported again and its labels traced. Reviewers label the CSV (supported / not_supported /
-unsure); ``import_reviews_csv`` stores each row as a review, skipping bad rows with a message
-naming the row.
+unsure) and may grade the whole answer in 'answer_grade' (good / bad, EVAL's expert grade; stored
+apart from pair labels, see :mod:`.answer_grades`); ``import_reviews_csv`` stores each row's label as a
+review and each answer's grade once, skipping bad rows with a message naming the row.
 """
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ from typing import Any, Iterable, Sequence, TextIO
 from .report.csvsafe import SafeWriter
 from .evidence import SourceText
 from .metrics import assess_run
+from .answer_grades import AnswerGrade, parse_grade
 from .review import ReviewLabel, add_review
 from .store import Store
 
 STRATA = ("label", "model", "none")
 EXCERPT_CHARS = 1200
 CSV_COLUMNS = ["pair_id", "run_id", "sample", "response_id", "statement", "source_url", "source_title",
-               "source_excerpt", "judge_label", "label", "reason"]
+               "source_excerpt", "judge_label", "label", "reason", "answer", "answer_grade"]
 _LABEL_ALIASES = {"supported": "supported", "not_supported": "not_supported", "notsupported": "not_supported",
                   "unsupported": "not_supported", "unsure": "unsure"}
 
@@ -48,6 +50,7 @@ class SamplePair:
     source_title: str
     source_excerpt: str
     judge_label: str | None
+    answer: str = ""        # the whole answer, for its Good/Bad grade
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class ImportResult:
     unlabelled: int
     errors: tuple[str, ...] = field(default_factory=tuple)
     samples: tuple[str, ...] = ()
+    grades: int = 0          # answer grades stored (one per answer, however many of its rows carry it)
 
 
 def _allocate(sizes: dict[str, int], n: int, allocation: str) -> dict[str, int]:
@@ -158,7 +162,7 @@ def sample_pairs(store: Store, run_id: str, name: str) -> list[SamplePair]:
             statement_pk=row["statement_pk"], url=row["url"], stratum=row["stratum"], blind=bool(row["blind"]),
             response_id=row["response_id"], statement=row["statement"],
             source_title=(src.source.title or "") if src else "", source_excerpt=excerpt[:EXCERPT_CHARS],
-            judge_label=labels.get((row["statement_pk"], row["url"]))))
+            judge_label=labels.get((row["statement_pk"], row["url"])), answer=row["answer"] or ""))
     return out
 
 
@@ -169,7 +173,7 @@ def write_sample_csv(pairs: Sequence[SamplePair], out: str | Path | TextIO, *, b
         for p in pairs:
             hide = p.blind if blind is None else blind
             w.writerow([p.pair_id, p.run_id, p.sample, p.response_id, p.statement, p.url, p.source_title,
-                        p.source_excerpt, "" if hide else (p.judge_label or ""), "", ""])
+                        p.source_excerpt, "" if hide else (p.judge_label or ""), "", "", p.answer, ""])
 
     if isinstance(out, (str, Path)):
         with open(out, "w", encoding="utf-8", newline="") as fh:
@@ -204,13 +208,17 @@ def import_reviews_csv(store: Store, source: str | Path | TextIO, reviewer: str)
     errors: list[str] = []
     samples: set[str] = set()
     pending: list[tuple[str, int, str, ReviewLabel, str, bool, str]] = []
+    # (run_id, response_pk) -> {grade: [where, ...]}, sample: an answer's rows must agree on its grade
+    graded: dict[tuple[str, int], dict[AnswerGrade, list[str]]] = {}
+    grade_sample: dict[tuple[str, int], str] = {}
     for raw in reader:
         line = reader.line_num
         row = {(k or "").strip().lower(): (v or "") for k, v in raw.items() if k is not None}
         label_text = row.get("label", "").strip()
+        grade_text = row.get("answer_grade", "").strip()
         pid_text = row.get("pair_id", "").strip()
         where = f"{origin} row {line}" + (f" (pair {pid_text})" if pid_text else "")
-        if not label_text:
+        if not label_text and not grade_text:
             unlabelled += 1
             continue
         if not pid_text.isdigit():
@@ -229,16 +237,36 @@ def import_reviews_csv(store: Store, source: str | Path | TextIO, reviewer: str)
         if row.get("run_id", "").strip() and row["run_id"].strip() != run_id:
             errors.append(f"{where}: run_id {row['run_id'].strip()[:40]} does not match pair {pid_text}'s run {run_id}")
             continue
-        label = _normalise_label(label_text)
-        if label is None:
+        label = _normalise_label(label_text) if label_text else None
+        if label_text and label is None:
             errors.append(f"{where}: label '{label_text[:40]}' is not one of supported, not_supported, unsure")
             continue
-        pending.append((run_id, spk, url, ReviewLabel(label), row.get("reason", "").strip(), bool(blind), sample))
+        grade = parse_grade(grade_text) if grade_text else None
+        if grade_text and grade is None:
+            errors.append(f"{where}: answer_grade '{grade_text[:40]}' is not good or bad")
+            continue
+        if label is not None:
+            pending.append((run_id, spk, url, ReviewLabel(label), row.get("reason", "").strip(), bool(blind), sample))
+        if grade is not None:
+            response_pk = store.response_pk_of_statement(spk)
+            if response_pk is not None:
+                graded.setdefault((run_id, response_pk), {}).setdefault(grade, []).append(where)
+                grade_sample[(run_id, response_pk)] = sample
     for run_id, spk, url, label, reason, blind, sample in pending:
         add_review(store, run_id, spk, url, reviewer, label, reason, blind=blind, sample=sample)
         imported += 1
         samples.add(sample)
-    return ImportResult(imported, unlabelled, tuple(errors), tuple(sorted(samples)))
+    stored = 0
+    for (run_id, response_pk), by_grade in graded.items():
+        if len(by_grade) > 1:
+            rows_said = "; ".join(f"{g.value} in {', '.join(w)}" for g, w in by_grade.items())
+            errors.append(f"the rows of one answer give it different grades ({rows_said}); none stored for it")
+            continue
+        (grade,) = by_grade
+        store.add_answer_grade(run_id, response_pk, reviewer, grade.value, sample=grade_sample[(run_id, response_pk)])
+        samples.add(grade_sample[(run_id, response_pk)])
+        stored += 1
+    return ImportResult(imported, unlabelled, tuple(errors), tuple(sorted(samples)), grades=stored)
 
 
 def strata_counts(pairs: Iterable[SamplePair]) -> dict[str, int]:

@@ -31,7 +31,8 @@ from .sample_page import SamplePage
 from .settings import AppSettings
 
 PROGRESS_SHARE = 0.6   # the run's progress line takes at most this share of the status bar; messages the rest
-REVIEW_MODE_HELP = "Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous"
+REVIEW_MODE_HELP = ("Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous · "
+                    "G / B the whole answer good / bad")
 
 
 class MainWindow(QMainWindow):
@@ -192,6 +193,7 @@ class MainWindow(QMainWindow):
         self.review_shortcuts: list[QShortcut] = []
         keys = {"S": lambda: self.review_current("supported"), "N": lambda: self.review_current("not_supported"),
                 "U": lambda: self.review_current("unsure"), "J": lambda: self.step_pair(1),
+                "G": lambda: self.grade_current("good"), "B": lambda: self.grade_current("bad"),
                 "K": lambda: self.step_pair(-1), "Right": lambda: self.step_pair(1),
                 "Left": lambda: self.step_pair(-1)}
         for key, fn in keys.items():
@@ -313,6 +315,13 @@ class MainWindow(QMainWindow):
         if self.pages.currentWidget() is self.sample_page:
             return self.sample_page.label_current(label)
         return self.results.review_current(label, step=self.review_mode_action.isChecked())
+
+    def grade_current(self, grade: str) -> bool:
+        """Grade the whole answer on screen Good or Bad (apart from its pair labels): on the Review sample
+        page the current pair's answer, elsewhere the Results page's selected response."""
+        if self.pages.currentWidget() is self.sample_page:
+            return self.sample_page.grade_current(grade)
+        return self.results.grade_current(grade)
 
     def step_pair(self, delta: int) -> None:
         if self.pages.currentWidget() is self.sample_page:

@@ -15,7 +15,7 @@ from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget)
 
-from sourcecheckup import review
+from sourcecheckup import answer_grades, review
 from sourcecheckup.agreement import agreement_report
 from sourcecheckup.review_sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
 from sourcecheckup.store import Store, StoreError
@@ -127,7 +127,8 @@ class SamplePage(QWidget):
         rrow.addWidget(prev_btn)
         rrow.addWidget(next_btn)
         dl.addLayout(rrow)
-        dl.addWidget(plain_label("Keyboard review mode (Ctrl+R): S · N · U to label, J/→ next, K/← previous.",
+        dl.addWidget(plain_label("Keyboard review mode (Ctrl+R): S · N · U to label, J/→ next, K/← previous; "
+                                 "G · B grade the whole answer good or bad.",
                                  selectable=False))
         self.viewer = SourceViewer()
         dl.addWidget(self.viewer, 1)
@@ -292,6 +293,21 @@ class SamplePage(QWidget):
         self.labelled.emit(p.pair_id)
         self.step(1)
         self.refresh_agreement()
+        return True
+
+    def grade_current(self, grade: str) -> bool:
+        """Grade the whole answer of the selected pair Good or Bad, within this sample (not a pair label)."""
+        p = self.current_pair()
+        if p is None or self.sample is None:
+            return False
+        reviewer = self.host.ask_reviewer()
+        if not reviewer:
+            return False
+        response_pk = self.host.store.response_pk_of_statement(p.statement_pk)
+        if response_pk is None:
+            return False
+        answer_grades.add_answer_grade(self.host.store, p.run_id, response_pk, reviewer, grade, sample=p.sample)
+        self.host._status(f"Graded answer {p.response_id} {grade} as {reviewer}")
         return True
 
     # ------------------------------------------------------------------------ agreement

@@ -1,5 +1,10 @@
 """A benchmark's results: the study's per-model table, best-of-K gains, accuracy, tokens and cost.
 
+Best-of-K (rejection sampling) is reported as the first draw against the selected draw of each question:
+mean statement support, and, where answers are graded, accuracy (the reference-answer grades of
+``--accuracy``) and the share graded Good by reviewers (answer grades), each over the questions whose
+first and selected draws both carry that grade.
+
 Citation metrics come from the audit run (``metrics_by`` model over the first draw of every
 question, so K draws never inflate a model's numbers); accuracy is kept in its own columns.
 """
@@ -12,10 +17,29 @@ from typing import Any
 from ..llm.pricing import estimate_cost
 from ..llm.spec import model_name, short_name
 from ..metrics import Metric, MetricSet, assess_run, metrics_by, percent, proportion
+from ..answer_grades import AnswerGrade, answer_grades, graders_grade
 from ..store import Store
 from .records import AccuracyLabel, AnswerStatus
 from .runner import answer_support
 from .storage import BenchRow, BenchStore
+
+
+@dataclass(frozen=True)
+class WithWithout:
+    """A share over the questions whose first and selected draws are both graded: without selection
+    (the first draw) and with it (the selected draw)."""
+    n: int
+    without: float | None
+    with_selection: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"questions": self.n, "first_draw": self.without, "selected": self.with_selection}
+
+
+def _with_without(pairs: list[tuple[bool, bool]]) -> WithWithout | None:
+    if not pairs:
+        return None
+    return WithWithout(len(pairs), sum(a for a, _ in pairs) / len(pairs), sum(b for _, b in pairs) / len(pairs))
 
 
 @dataclass(frozen=True)
@@ -24,6 +48,9 @@ class BestOfK:
     questions: int                      # questions with a decided first draw and selection
     first_draw_support: float | None    # mean per-answer statement support of draw 0
     selected_support: float | None      # mean per-answer statement support of the selected draw
+    select: str = "support"             # what picked the selected draw (support, grader, both)
+    accuracy: WithWithout | None = None   # reference-answer accuracy (--accuracy grades)
+    good: WithWithout | None = None       # share graded Good by reviewers (answer grades, majority)
 
     @property
     def gain(self) -> float | None:
@@ -68,7 +95,10 @@ class BenchResults:
                               "best_of": None if r.best_of is None else {
                                   "k": r.best_of.k, "questions": r.best_of.questions,
                                   "first_draw_support": r.best_of.first_draw_support,
-                                  "selected_support": r.best_of.selected_support, "gain": r.best_of.gain}}
+                                  "selected_support": r.best_of.selected_support, "gain": r.best_of.gain,
+                                  "select": r.best_of.select,
+                                  "accuracy": r.best_of.accuracy.as_dict() if r.best_of.accuracy else None,
+                                  "graded_good": r.best_of.good.as_dict() if r.best_of.good else None}}
                        for name, r in self.models.items()},
             "by_variant": {k: ms(v) for k, v in self.by_variant.items()},
             "by_question_source": {k: ms(v) for k, v in self.by_question_source.items()},
@@ -91,6 +121,7 @@ def benchmark_results(store: Store, bench_id: str) -> BenchResults:
     by_variant: dict[str, MetricSet] = {}
     by_source: dict[str, MetricSet] = {}
     support: dict[str, float | None] = {}
+    good: dict[str, bool] = {}          # answer id -> the reviewers' majority grade is Good
     if row.run_id:
         data = store.load_run(row.run_id)
         assessed = assess_run(data)
@@ -102,6 +133,9 @@ def benchmark_results(store: Store, bench_id: str) -> BenchResults:
         by_source = metrics_by(data, lambda r: str(extra[r.response_pk].get("question_source") or "(none)"),
                                assessed=first, seed=seed)
         support = answer_support(store, row.run_id)
+        rid_of = {r.pk: r.response.id for r in data.responses}
+        good = {rid_of[pk]: g is AnswerGrade.GOOD
+                for pk, g in graders_grade(answer_grades(store, row.run_id)).items() if pk in rid_of}
     grades = {(g.qid, g.model, g.draw): g for g in bs.grades(row.id)}
     out: dict[str, ModelResult] = {}
     for spec in models + sorted({a.model for a in answers} - set(models)):
@@ -121,22 +155,40 @@ def benchmark_results(store: Store, bench_id: str) -> BenchResults:
                              accuracy=proportion(decided, seed + 7) if labels else None,
                              accuracy_labels=dict(sorted(Counter(lab.value for lab in labels).items())))
         if best_of_k > 1:
-            first_scores: list[float] = []
-            chosen_scores: list[float] = []
-            by_q: dict[str, dict[int, float | None]] = {}
-            for a in mine:
-                by_q.setdefault(a.qid, {})[a.draw] = support.get(a.rid)
-            for qid, draws in by_q.items():
-                selected = next((a.draw for a in mine if a.qid == qid and flags.get((qid, spec, a.draw), (0, 0))[1]),
-                                None)
-                if selected is None or draws.get(0) is None or draws.get(selected) is None:
-                    continue
-                first_scores.append(draws[0])          # type: ignore[arg-type]
-                chosen_scores.append(draws[selected])  # type: ignore[arg-type]
-            result.best_of = BestOfK(best_of_k, len(first_scores), _mean(first_scores), _mean(chosen_scores))
+            result.best_of = _best_of(spec, mine, best_of_k, str(row.config.get("select", "support")), flags,
+                                      support, grades, good)
         out[spec] = result
     return BenchResults(row, out, by_variant, by_source, questions=len(bs.questions(row.id)),
                         documents=len(bs.documents(row.id)))
+
+
+def _best_of(spec: str, mine: list[Any], k: int, select: str, flags: dict[tuple[str, str, int], tuple[bool, bool]],
+             support: dict[str, float | None], grades: dict[tuple[str, str, int], Any],
+             good: dict[str, bool]) -> BestOfK:
+    """First draw against selected draw, per question, for one model."""
+    first_scores: list[float] = []
+    chosen_scores: list[float] = []
+    accuracy: list[tuple[bool, bool]] = []
+    graded_good: list[tuple[bool, bool]] = []
+    by_q: dict[str, dict[int, Any]] = {}
+    for a in mine:
+        by_q.setdefault(a.qid, {})[a.draw] = a
+    for qid, draws in by_q.items():
+        selected = next((d for d in draws if flags.get((qid, spec, d), (0, 0))[1]), None)
+        if selected is None or 0 not in draws:
+            continue
+        first, chosen = draws[0], draws[selected]
+        s0, s1 = support.get(first.rid), support.get(chosen.rid)
+        if s0 is not None and s1 is not None:
+            first_scores.append(s0)
+            chosen_scores.append(s1)
+        g0, g1 = grades.get((qid, spec, 0)), grades.get((qid, spec, selected))
+        if g0 is not None and g1 is not None and g0.label.correct is not None and g1.label.correct is not None:
+            accuracy.append((g0.label.correct, g1.label.correct))
+        if first.rid in good and chosen.rid in good:
+            graded_good.append((good[first.rid], good[chosen.rid]))
+    return BestOfK(k, len(first_scores), _mean(first_scores), _mean(chosen_scores), select=select,
+                   accuracy=_with_without(accuracy), good=_with_without(graded_good))
 
 
 def _pct(m: Metric | None) -> str:
@@ -168,13 +220,18 @@ def format_results(results: BenchResults) -> str:
         lines.append(f"  {name}: {outcome} · tokens {r.tokens_in} in / {r.tokens_out} out · {cost}{acc}")
     bok = [(n, r.best_of) for n, r in results.models.items() if r.best_of]
     if bok:
-        lines.append("best-of-K (mean statement support per answer: first draw -> selected):")
+        lines.append("best-of-K (first draw -> selected draw; mean statement support per answer, then accuracy and "
+                     "graded Good where graded):")
         for name, b in bok:
             assert b is not None
 
             gain = "n/a" if b.gain is None else f"{100 * b.gain:+.1f} points"
-            lines.append(f"  {name}: K={b.k}, {b.questions} questions: {percent(b.first_draw_support)} -> "
-                         f"{percent(b.selected_support)} ({gain})")
+            lines.append(f"  {name}: K={b.k}, selected by {b.select}, {b.questions} questions: "
+                         f"{percent(b.first_draw_support)} -> {percent(b.selected_support)} ({gain})")
+            for what, fig in (("accuracy", b.accuracy), ("graded Good", b.good)):
+                if fig is not None:
+                    lines.append(f"    {what} on {fig.n} graded questions: {percent(fig.without)} -> "
+                                 f"{percent(fig.with_selection)}")
     if len(results.by_variant) > 1:
         lines.append("statement support by question variant (first draws, all models):")
         for name, m in results.by_variant.items():
@@ -182,4 +239,5 @@ def format_results(results: BenchResults) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["AccuracyLabel", "BenchResults", "BestOfK", "ModelResult", "benchmark_results", "format_results"]
+__all__ = ["AccuracyLabel", "BenchResults", "BestOfK", "ModelResult", "WithWithout", "benchmark_results",
+           "format_results"]

@@ -29,6 +29,7 @@ from .documents import BenchInput, load_document
 from .records import Answer, AnswerStatus, Document, Question, answer_record
 from .steps import (Prompts, ReplyError, answer_question, check_variants, generate_questions,
                     grade_accuracy, make_variant)
+from .selection import check_select, combined_score, grader_scores, pick_best
 from .storage import BenchStore
 
 STAGES_BEFORE_ANSWERS = "questions"
@@ -68,6 +69,8 @@ class BenchSettings:
     per_doc: int = 1
     variants: list[str] = field(default_factory=list)
     best_of: int = 1
+    select: str = "support"                  # what picks the best of K: support, grader or both (.selection)
+    grader_file: str | None = None           # a trained grader (`sourcecheckup grader train`) for grader / both
     accuracy: bool = False
     temperature: float | None = None         # None: the provider's default
     seed: int | None = None                  # draw k is sent seed + k
@@ -84,6 +87,7 @@ class BenchSettings:
 
     def __post_init__(self) -> None:
         self.variants = list(check_variants(list(self.variants)))
+        check_select(self.select, self.grader_file)
         if self.best_of < 1 or self.per_doc < 1 or self.concurrency < 1:
             raise ValueError("best_of, per_doc and concurrency must be at least 1")
 
@@ -483,19 +487,21 @@ class Benchmark:
 
     # -- 6. best-of-K --------------------------------------------------------------------------
     def _select_best(self) -> None:
+        s = self.settings
+        assert s is not None
         row = self.bench.get(self.bench_id)
         if not row.run_id:
             return
-        support = answer_support(self.store, row.run_id)
-        best: dict[tuple[str, str], tuple[float, int]] = {}
-        for a in self.bench.answers(self.bench_id):
-            score = support.get(a.rid)
-            value = -1.0 if score is None else score
-            key = (a.qid, a.model)
-            if key not in best or value > best[key][0] or (value == best[key][0] and a.draw < best[key][1]):
-                best[key] = (value, a.draw)
-        self.bench.set_selected(self.bench_id, [(q, m, d) for (q, m), (_, d) in best.items()])
-        self._emit(BenchStage.SELECTION, len(best), len(best))
+        answers = self.bench.answers(self.bench_id)
+        support = answer_support(self.store, row.run_id) if s.select != "grader" else {}
+        graded: dict[str, float] = {}
+        if s.select != "support" and s.best_of > 1:
+            questions = {q.qid: q for q in self.bench.questions(self.bench_id, include_dropped=True)}
+            _, graded = grader_scores(self.store, row.run_id, answers, questions, s.grader_file or "")
+        scores = {a.rid: combined_score(s.select, support.get(a.rid), graded.get(a.rid)) for a in answers}
+        chosen = pick_best(answers, scores)
+        self.bench.set_selected(self.bench_id, chosen)
+        self._emit(BenchStage.SELECTION, len(chosen), len(chosen))
 
 
 def answer_support(store: Store, run_id: str) -> dict[str, float | None]:

@@ -70,12 +70,42 @@ def _settings(args: argparse.Namespace, models: list[str], *, question_model: st
             models=models, judges=getattr(args, "judge", None) or ["builtin"], question_model=question_model,
             accuracy_model=getattr(args, "accuracy_model", None), per_doc=getattr(args, "per_doc", 1),
             variants=_split_list(getattr(args, "variants", None)), best_of=getattr(args, "best_of", 1),
+            select=getattr(args, "select", None) or "support", grader_file=_grader_file(args),
             accuracy=bool(getattr(args, "accuracy", False)), temperature=args.temperature, seed=args.seed,
             max_tokens=args.max_tokens, structured=not args.no_structured, concurrency=args.model_concurrency,
             judge_concurrency=getattr(args, "concurrency", 8), parser=getattr(args, "parser", "builtin"),
             fetch=fetch_options(args, batch=True))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _grader_file(args: argparse.Namespace) -> str | None:
+    """--grader FILE, checked now (a bad file is bad usage before any model is called)."""
+    path = getattr(args, "grader", None)
+    if not path:
+        return None
+    from ..grader import GraderError, load_grader
+
+    try:
+        load_grader(path)
+    except GraderError as exc:
+        raise UsageError(str(exc)) from None
+    return str(Path(path).resolve()) if Path(path).exists() else str(Path(path).with_suffix(".json").resolve())
+
+
+def _reselect(bench: Any, row: Any, stored: Any, args: argparse.Namespace) -> None:
+    """--select / --grader on --resume: only how the best of K is picked changes (allowed after the audit)."""
+    import dataclasses
+
+    try:
+        settings = dataclasses.replace(stored, select=args.select or stored.select,
+                                       grader_file=_grader_file(args) or stored.grader_file)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    config = settings.to_dict()
+    config["locations"] = row.config.get("locations", [])
+    bench.bench.set_config(row.id, config)
+    bench.settings = settings
 
 
 def _read_input(path: str):
@@ -193,6 +223,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         bench = Benchmark(store, progress=printer)
         stored = BenchSettings.from_dict(row.config)
         changed = args.models or args.judge or args.best_of != 1 or args.accuracy
+        if (args.select or args.grader) and not changed:
+            _reselect(bench, row, stored, args)
         if changed:
             settings = _settings(args, models or stored.models, question_model=args.question_model
                                  or stored.question_model)
@@ -282,7 +314,12 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="question variants: lay,demographic,comorbidities,rephrase,terse")
-    p.add_argument("--best-of", type=int, default=1, metavar="K", help="draw K answers, keep the best supported")
+    p.add_argument("--best-of", type=int, default=1, metavar="K",
+                   help="draw K answers per question and keep the best-scored (rejection sampling; see --select)")
+    p.add_argument("--select", choices=["support", "grader", "both"],
+                   help="what scores the K answers: support (the share of claims a cited source supports; default), "
+                        "grader (a trained grader's P(good), needs --grader), both (their mean)")
+    p.add_argument("--grader", metavar="FILE", help="a grader file from `sourcecheckup grader train`")
     p.add_argument("--accuracy", action="store_true", help="grade answers against the document's own answer")
     p.add_argument("--resume", metavar="BENCH", help="continue a benchmark: only missing steps are done")
     p.add_argument("--questions", metavar="JSONL", help="with --resume: apply a reviewed questions file")

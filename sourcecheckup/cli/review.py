@@ -49,9 +49,10 @@ def cmd_review_import(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     for e in result.errors:
         print(f"skipped: {e}", file=sys.stderr)
-    print(f"imported {result.imported} review(s) by {args.reviewer.strip()}; {result.unlabelled} row(s) without a "
+    grades = f" and {result.grades} answer grade(s)" if result.grades else ""
+    print(f"imported {result.imported} review(s){grades} by {args.reviewer.strip()}; {result.unlabelled} row(s) without a "
           f"label; {len(result.errors)} row(s) skipped" + (f" (sample {', '.join(result.samples)})" if result.samples else ""))
-    return EXIT_FAIL if result.errors and not result.imported else EXIT_OK
+    return EXIT_FAIL if result.errors and not (result.imported or result.grades) else EXIT_OK
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ from .browse import BrowseTables
 from .columns import dump_json, load_json
 from .evidence import EvidenceTables
 from .export import ExportTables
+from .grades import GradeTables
 from .migrations import MIGRATIONS
 from .references import ReferenceTables
 from .reviews import ReviewTables
@@ -139,7 +140,7 @@ class RunData:
 
 
 class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables,
-            EvidenceTables):
+            EvidenceTables, GradeTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True,

@@ -133,8 +133,20 @@ def _m7_embedding_cache(db: sqlite_utils.Database) -> None:
                                  pk=("model", "text_sha256"))
 
 
+def _m_answer_grades(db: sqlite_utils.Database) -> None:
+    # answer grades (issue 32, item 4): a person's Good/Bad on a whole answer, kept apart from pair labels;
+    # every row is kept (who and when), the latest per reviewer counts. Written to run at any position.
+    db.execute("CREATE TABLE IF NOT EXISTS answer_grades (pk INTEGER PRIMARY KEY, run_id TEXT, response_pk INTEGER, "
+               "reviewer TEXT, grade TEXT, note TEXT, sample TEXT, created_at TEXT)")
+    db.execute("CREATE INDEX IF NOT EXISTS idx_answer_grades_run ON answer_grades (run_id, response_pk)")
+    # a trained grader's score of an answer (issue 32, item 5): P(Good), one row per (run, answer, grader)
+    db.execute("CREATE TABLE IF NOT EXISTS answer_scores (run_id TEXT, response_pk INTEGER, grader TEXT, "
+               "score REAL, created_at TEXT, PRIMARY KEY (run_id, response_pk, grader))")
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
                                                             _m5_run_name_and_note, _m6_references,
-                                                            _m7_embedding_cache]
+                                                            _m7_embedding_cache,
+                                                            _m_answer_grades]   # answer grades (issue 32, item 4)

@@ -45,9 +45,10 @@ class ReviewTables:
             "FROM review_samples WHERE run_id = ? GROUP BY sample ORDER BY created_at", [run_id]))
 
     def review_sample_rows(self, run_id: str, name: str) -> list[dict[str, Any]]:
-        """A sample's pairs in order, each with its statement text and response id."""
+        """A sample's pairs in order, each with its statement text, its answer's id, key and text."""
         return list(self.db.query(
-            "SELECT rs.*, st.text AS statement, r.rid AS response_id FROM review_samples rs "
+            "SELECT rs.*, st.text AS statement, r.rid AS response_id, r.pk AS response_pk, r.text AS answer "
+            "FROM review_samples rs "
             "JOIN statements st ON st.pk = rs.statement_pk JOIN responses r ON r.pk = st.response_pk "
             "WHERE rs.run_id = ? AND rs.sample = ? ORDER BY rs.ord", [run_id, name]))
 

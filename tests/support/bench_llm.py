@@ -6,6 +6,7 @@ Use ``responder(site_base)`` as a FakeLLMServer responder; script faults on top 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -31,6 +32,9 @@ TOPICS = {
         "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher.",
         "Hypertension is usually caused by drinking too much coffee."),
 }
+# what a model says when it answers nothing (graders mark it Bad)
+REFUSAL = ("I'm not able to give medical advice about this. Please talk to your doctor, who knows your history "
+           "and can answer your question.")
 KEYWORDS = {"metformin": "metformin-lactic-acidosis", "egfr": "metformin-lactic-acidosis",
             "c282y": "hfe-hemochromatosis", "iron": "hfe-hemochromatosis",
             "blood pressure": "hypertension", "hypertension": "hypertension", "bp": "hypertension"}
@@ -60,7 +64,10 @@ def responder(base: str, behaviours: dict[str, str] | None = None) -> Callable[[
     - ``text``: prose with the URL written in it, never JSON;
     - ``nocite``: valid JSON, no citations and no URL in the text;
     - ``empty``: an empty reply, always;
-    - ``alternate``: supported when the request's seed is odd, unsupported when even.
+    - ``alternate``: supported when the request's seed is odd, unsupported when even;
+    - ``varied``: one of three answers by the request's seed (seed % 3: 0 a refusal that answers nothing,
+      1 an on-topic claim the page does not support, 2 the supported answer), so K draws differ;
+    - ``varied-random``: the same three, drawn by a hash of the question and the seed (about 45% supported).
     """
     behaviours = behaviours or {}
     seen: set[tuple[str, str]] = set()
@@ -101,6 +108,16 @@ def responder(base: str, behaviours: dict[str, str] | None = None) -> Callable[[
             return Scripted(json.dumps({"response": TOPICS[page][2], "citations": []}))
         if how == "empty":
             return Scripted("")
+        if how in ("varied", "varied-random"):
+            seed = int(request.body.get("seed", 0) or 0)
+            if how == "varied":
+                kind = seed % 3
+            else:
+                h = int(hashlib.sha256(f"{user}|{seed}".encode()).hexdigest()[:8], 16) % 100
+                kind = 2 if h < 45 else (0 if h < 75 else 1)
+            if kind == 0:
+                return Scripted(json.dumps({"response": REFUSAL, "citations": [f"{base}/article/{page}"]}))
+            return Scripted(answer_json(base, page, supported=kind == 2))
         if how == "alternate":
             return Scripted(answer_json(base, page, supported=int(request.body.get("seed", 0)) % 2 == 1))
         return Scripted(answer_json(base, page, supported=how != "unsupported"))

@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
+from sourcecheckup.answer_grades import answer_grades, grade_summary
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
 from sourcecheckup.views.matrix import MatrixCell, how_decided, verdict_word
@@ -26,6 +27,9 @@ class AnswerTab(QWidget):
         al = QVBoxLayout(self)
         self.question_label = plain_label()
         al.addWidget(self.question_label)
+        # the reviewers' Good/Bad grades of the whole answer (G / B in review mode), apart from pair labels
+        self.grade_label = plain_label()
+        al.addWidget(self.grade_label)
         self.answer_view = AnswerView()
         self.answer_view.statement_clicked.connect(self.show_statement_card)
         self.answer_view.marker_clicked.connect(self.show_marker_card)
@@ -48,11 +52,27 @@ class AnswerTab(QWidget):
         self.answer_view.show_answer(resp.text, assessment.statements,
                                      view.retracted_only if view is not None else ())
         self.statement_card.clear()
+        self.load_grades()
+
+    def load_grades(self) -> None:
+        """The selected answer's grades, read off the GUI thread."""
+        run_id, pk = self.page.run_id, self.page.response_pk
+        if not run_id or pk is None:
+            self.grade_label.setText("")
+            return
+
+        def done(text: str) -> None:
+            if (self.page.run_id, self.page.response_pk) == (run_id, pk):
+                self.grade_label.setText(text)
+
+        self.page.host.db.read("answer-grades", lambda st: grade_summary(answer_grades(st, run_id, response_pk=pk)),
+                               done, lambda msg: self.grade_label.setText(f"Answer grade: could not be read ({msg})"))
 
     def clear(self) -> None:
         self.answer_view.clear()
         self.statement_card.clear()
         self.question_label.setText("")
+        self.grade_label.setText("")
 
     def _pair_lines(self, cell: MatrixCell, number: int) -> list[str]:
         view = self.page.view

@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QLineEdit, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from sourcecheckup import review
+from sourcecheckup import answer_grades, review
 from sourcecheckup.judge_report import run_usage
 from sourcecheckup.judges.versions import from_usage
 from sourcecheckup.models import Response
@@ -507,6 +507,18 @@ class ResultsPage(QSplitter):
             return   # the reviewer chose a pair to review first: start there
         pair = next((p for p in self.pairs if (p.statement_pk, p.url) not in done), self.pairs[0])
         self._go_to_pair(pair)
+
+    def grade_current(self, grade: str) -> bool:
+        """Store the reviewer's Good/Bad grade of the selected response (an answer grade, not a pair label)."""
+        if not self.run_id or self.response_pk is None:
+            return False
+        reviewer = self.host.ask_reviewer()
+        if not reviewer:
+            return False
+        answer_grades.add_answer_grade(self.host.store, self.run_id, self.response_pk, reviewer, grade)
+        self.host._status(f"Graded the answer {grade} as {reviewer}")
+        self.answer_tab.load_grades()
+        return True
 
     def step_pair(self, delta: int) -> None:
         """The next (or previous) pair to review, the pairs the screening judge is unsure of first."""

@@ -86,7 +86,9 @@ class BenchStore:
                         document_pk=r["document_pk"], document_url=r["document_url"], generator=r["generator"] or "",
                         prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,
                         tokens_out=r["tokens_out"] or 0, flags=tuple(load_json(r["flags"], [])),
-                        dropped=bool(r["dropped"]), edited=bool(r["edited"]))
+                        dropped=bool(r["dropped"]), edited=bool(r["edited"]),
+                        must_have=tuple(load_json(r.get("must_have"), [])),
+                        nice_to_have=tuple(load_json(r.get("nice_to_have"), [])))
 
     def _require_question(self, bench_id: str, qid: str) -> None:
         if not self.store.has_bench_question(bench_id, qid):

@@ -154,3 +154,25 @@ def expert_section(store: Store, run_id: str, responses: Sequence[ResponseRow] |
     return {"judge": lead, "judges": order, "answers_with_expert_material": len(rows),
             "overall": _group(all_tallies, all_sims), "by_model": by_model, "rankings": rankings,
             "responses": answers, "definitions": DEFINITIONS}
+
+
+def expert_outcomes(section: Mapping[str, Any]) -> dict[str, list[float]]:
+    """The units behind each expert figure of a built section, for a comparison of two runs: per decided expert
+    statement 1/0 (entailed; contradicted) by the section's judge, and each answer's similarities."""
+    out: dict[str, list[float]] = {m: [] for m in (*MEASURES, *SIMILARITY_METHODS)}
+    judge = section.get("judge")
+    for a in section.get("responses", []):
+        for st in a["statements"]:
+            v = st["verdicts"].get(judge) if judge else None
+            if v is None or v["label"] not in ("supported", "not_supported"):
+                continue
+            entailed = float(v["label"] == "supported")
+            if st["kind"] == ExpertKind.MUST_HAVE.value:
+                out["comprehensiveness_must_have"].append(entailed)
+            out["comprehensiveness_all"].append(entailed)
+            if a["hallucination"] is not None:
+                out["hallucination"].append(float(v["contradicted"]))
+        for m in SIMILARITY_METHODS:
+            if a["similarity"].get(m) is not None:
+                out[m].append(float(a["similarity"][m]))
+    return out

@@ -35,6 +35,7 @@ from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
 from .input_panel import InputPanel
+from .expert_tab import ExpertTab
 from .matrix_tab import MatrixTab
 from .paged_responses import PAGE, PagedResponsesModel
 from .runs_panel import RunsPanel
@@ -134,6 +135,8 @@ class ResultsPage(QSplitter):
         self.detail_tabs.addTab(self.sources_tab, "Sources")
         self.matrix_tab = MatrixTab(self)
         self.detail_tabs.addTab(self.matrix_tab, "Support matrix")
+        self.expert_tab = ExpertTab(self)   # OLAPH / EVAL: the answer against the expert's material
+        self.detail_tabs.addTab(self.expert_tab, "Expert")
         self.suggestions_tab = SuggestionsTab(self)
         self.detail_tabs.addTab(self.suggestions_tab, "Suggestions")
 
@@ -442,6 +445,8 @@ class ResultsPage(QSplitter):
         self.sources_tab.sources_model.set_rows(source_summaries(view, response_pk))
         self.matrix_tab.show_matrix(support_matrix(view, response_pk))
         self.suggestions_tab.load_suggestions()
+        if (response := self.current_response()) is not None and self.run_id:
+            self.expert_tab.show_answer(self.run_id, response.id)
         self.response_shown.emit(response_pk)
 
     def _read_response(self, response_pk: int) -> None:

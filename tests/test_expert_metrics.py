@@ -235,3 +235,30 @@ def test_the_expert_tab_shows_the_answer_figures_its_statements_and_the_models(t
     tab.show_answer(run_id, "no-reference")
     assert tab.answer_label.text() == NO_MATERIAL and tab.section == section
     app.processEvents()
+
+
+# ------------------------------------------------------------------------------------------ questions
+
+def test_questions_with_expert_statements_carry_them_through_answers_into_the_audit(tmp_path, site, capsys):
+    from tests.support.bench_llm import TOPICS, responder
+    from tests.support.fake_llm import FakeLLMServer
+
+    docs = tmp_path / "documents.txt"
+    docs.write_text(f"{site}/article/metformin-lactic-acidosis\n")
+    qfile, afile = tmp_path / "questions.jsonl", tmp_path / "answers.jsonl"
+    with FakeLLMServer("openai", responder=responder(site)) as oa:
+        model = f"openai-compatible:{oa.base_url}#good"
+        assert main(["questions", str(docs), "--model", model, "-o", str(qfile), "--expert-statements",
+                     "--allow-host", "127.0.0.1", "--db", str(tmp_path / "b.db")]) == 0
+        (question,) = [json.loads(x) for x in qfile.read_text().splitlines()]
+        _, short, sentence, _ = TOPICS["metformin-lactic-acidosis"]
+        assert question["must_have"] == [sentence] and question["nice_to_have"] == [short]
+        assert main(["answer", str(qfile), "--model", model, "-o", str(afile)]) == 0
+    (answer,) = [json.loads(x) for x in afile.read_text().splitlines()]
+    assert answer["must_have"] == [sentence] and answer["reference_answer"] == short
+    assert main(["audit", str(afile), "--db", str(tmp_path / "a.db"), "--browser", "never", "--no-archive",
+                 "--no-references", "--allow-host", "127.0.0.1", "--report", str(tmp_path / "r.json")]) == 0
+    capsys.readouterr()
+    e = json.loads((tmp_path / "r.json").read_text())["expert"]
+    # the fake model answers with the page's own sentence: the must-have is entailed
+    assert e["responses"][0]["comprehensiveness_must_have"]["k"] == 1

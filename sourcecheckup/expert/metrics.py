@@ -1,6 +1,7 @@
 """OLAPH's measures of an answer against the expert's statements, and EVAL's similarity, from stored rows.
 
-OLAPH (Jeong et al. 2024, arXiv:2405.12701, section 3, "Comprehensiveness" and "Hallucination"; MedLFQA):
+OLAPH (Jeong et al. 2024, arXiv:2405.12701, its factuality measures "Comprehensiveness" and
+"Hallucination" over MedLFQA's statements):
 - comprehensiveness (must-have) = must-have statements the answer entails / must-have statements decided
 - comprehensiveness (all) = must-have + nice-to-have statements entailed / those decided
 - hallucination = expert statements (must-have + nice-to-have) the answer contradicts / those decided

@@ -98,7 +98,7 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
                  if i not in mapped and header[i].strip()}
         try:
             structured = citation_entries(cell("citations"), where)
-            expert = expert_reference(cell, lambda key: f"column '{header[cols[key]].strip()}'")  # type: ignore[index]
+            expert = expert_reference(cell, lambda key: f"column '{key}'")
             response = build_response(text, structured, origin=origin, rid=cell("id") or f"{src.stem}-{n}",
                               question=cell("question") or src.question, model=cell("model") or src.model,
                               extra=extra, expert=expert)

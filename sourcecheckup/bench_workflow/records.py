@@ -12,6 +12,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..ingest.expert import statement_list
+from ..ingest.records import IngestError
+
 
 class QuestionSource(str, Enum):
     GENERATED = "generated"      # written by the questioner from a reference document

@@ -99,7 +99,7 @@ def expert_section(store: Store, run_id: str, responses: Sequence[ResponseRow] |
                    judges: Sequence[str] | None = None) -> dict[str, Any]:
     """The report's ``expert`` section, recomputed from the stored rows alone (``verify-report`` rebuilds it)."""
     run = store.get_run(run_id)
-    rows = [r for r in (responses if responses is not None else store.responses(run.id)) if r.response.expert]
+    rows = [r for r in (responses if responses is not None else store.responses_with_expert(run.id)) if r.response.expert]
     verdicts = store.expert_verdicts(run.id)
     sims = store.similarities(run.id)
     seen = list(dict.fromkeys(e.verdict.judge_id for e in verdicts))

@@ -46,7 +46,7 @@ def expert_pairs(row: ResponseRow) -> list[tuple[ExpertKind, int, str]]:
 async def judge_expert_statements(store: Store, run_id: str, judges: Sequence[Judge], semaphore: asyncio.Semaphore,
                                   cancel: asyncio.Event, log: Callable[[str, str], None] | None = None) -> int:
     """Judge every expert statement of the run not judged yet; returns how many verdicts were stored."""
-    rows = [r for r in store.responses(run_id) if expert_pairs(r)]
+    rows = [r for r in store.responses_with_expert(run_id) if expert_pairs(r)]
     if not rows:
         return 0
     done = store.expert_judged_keys(run_id)
@@ -96,8 +96,8 @@ async def score_similarities(store: Store, run_id: str, log: Callable[[str, str]
     from .model import LATE_INTERACTION, SENTENCE_COSINE
 
     have = store.similarities(run_id)
-    rows = [r for r in store.responses(run_id) if r.response.expert and r.response.expert.reference_answer.strip()
-            and r.pk not in have]
+    rows = [r for r in store.responses_with_expert(run_id) if r.response.expert
+            and r.response.expert.reference_answer.strip() and r.pk not in have]
     if not rows:
         return 0
     pairs = [(r.response.expert.reference_answer, r.response.text) for r in rows]   # type: ignore[union-attr]

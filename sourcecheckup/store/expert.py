@@ -2,7 +2,7 @@
 answer (``expert_verdicts``) and each answer's similarity to its reference answer (``expert_similarity``)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import sqlite_utils
 
@@ -37,6 +37,12 @@ class ExpertTables:
                             model_version=r["model_version"] or "", flags=tuple(load_json(r["flags"], []))))
             for r in self.db.query("SELECT * FROM expert_verdicts WHERE run_id = ? ORDER BY response_pk, kind, ord, pk",
                                    [run_id])]
+
+    def responses_with_expert(self, run_id: str) -> list[Any]:
+        """The run's responses that carry expert material (ResponseRow, in order): a run without any reads none."""
+        return [self._response_row(r) for r in self.db.query(   # type: ignore[attr-defined]
+            "SELECT * FROM responses WHERE run_id = ? AND (COALESCE(reference_answer, '') != '' OR "
+            "COALESCE(must_have, '[]') != '[]' OR COALESCE(nice_to_have, '[]') != '[]') ORDER BY ord", [run_id])]
 
     def expert_judged_keys(self, run_id: str) -> set[tuple[int, str, int, str]]:
         """(response_pk, kind, ord, judge_id) of every expert statement already judged in this run."""

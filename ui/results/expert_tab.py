@@ -27,7 +27,7 @@ class ExpertTab(QWidget):
         super().__init__(parent)
         self.page = page
         self.section: Mapping[str, Any] | None = None
-        self._run_key: tuple[str, int] | None = None
+        self._run_key: tuple[Any, ...] | None = None
         layout = QVBoxLayout(self)
         self.answer_label = QLabel("")
         self.models_label = QLabel("")
@@ -45,7 +45,8 @@ class ExpertTab(QWidget):
 
     def show_answer(self, run_id: str, response_id: str) -> None:
         """Show the answer's figures; the run's section is read (off the GUI thread) once per run and answer count."""
-        key = (run_id, id(self.page.view))
+        run = getattr(getattr(self.page.view, "data", None), "run", None)   # read again once the run moves on
+        key = (run_id, getattr(run, "status", None), getattr(run, "finished_at", None))
         if self.section is not None and self._run_key == key:
             self._fill(response_id)
             return

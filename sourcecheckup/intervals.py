@@ -11,6 +11,9 @@
   for that variance (:func:`degrees_of_freedom`), at most m - 1 for m responses. When every statement agrees (k = 0 or k = n) the design effect cannot be estimated and is taken as
   1, as Korn and Graubard do (the t factor still widens the interval for few responses); a single response
   counts as one observation (n_eff = 1).
+- A mean (an answer's similarity to the expert's answer, per model): Student's t interval (:func:`mean_interval`).
+- A Spearman rank correlation (similarity against graders' grades): Fisher's z with the Bonett–Wright standard
+  error (:func:`spearman_interval`).
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def audit(tmp_path: Path, capsys, *extra: str, reports: tuple[str, ...] = ("json
     paths = [tmp_path / f"r.{ext}" for ext in reports]
     code = main(["audit", str(ANSWERS), "--db", str(tmp_path / "a.db"), "--browser", "never", "--no-archive",
                  "--no-references", *extra, *[a for p in paths for a in ("--report", str(p))]])
-    capsys.readouterr()
+    audit.out = capsys.readouterr().out   # type: ignore[attr-defined]
     return code, paths
 
 
@@ -71,6 +71,7 @@ def test_the_audit_judges_every_expert_statement_against_the_answer_and_every_re
     assert code == 0
     e = json.loads(js.read_text())["expert"]
     assert e["judge"] == "builtin" and e["answers_with_expert_material"] == 2
+    assert "against expert material  2 answer(s): comprehensiveness (must-have) 50.0% (1/2)" in audit.out
     a1, a2 = e["responses"]
     # ckd-1 states the must-have; ckd-2 gives another threshold (45): contradicted, so a hallucination
     assert a1["statements"][0]["verdicts"]["builtin"]["label"] == "supported"

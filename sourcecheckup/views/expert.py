@@ -83,3 +83,16 @@ def statement_rows(section: Mapping[str, Any], response_id: str) -> list[ExpertS
         rows.append(ExpertStatementRow(st["kind"].replace("_", "-"), st["statement"],
                                        reading(v) if v else "not judged yet", judge or "", (v or {}).get("rationale", "")))
     return rows
+
+
+def expert_headline(section: Mapping[str, Any]) -> str:
+    """All answers' figures on one line (the CLI's summary): shares with k/n, similarity means."""
+    g = section["overall"]
+    parts = []
+    for m in MEASURES:
+        share = g[m]
+        parts.append(f"{MEASURE_NAMES[m].lower()} " + ("n/a" if share is None else
+                     f"{percent(share['value'])} ({share['k']}/{share['n']})"))
+    parts += [f"{MEASURE_NAMES[m].lower()} {g[m]['mean']:.3f}" for m in SIMILARITY_METHODS if g[m]["mean"] is not None]
+    return f"{section['answers_with_expert_material']} answer(s): " + " · ".join(parts) + \
+        (f" · judge errors {g['judge_errors']}" if g["judge_errors"] else "")

@@ -135,10 +135,11 @@ class ResultsPage(QSplitter):
         self.detail_tabs.addTab(self.sources_tab, "Sources")
         self.matrix_tab = MatrixTab(self)
         self.detail_tabs.addTab(self.matrix_tab, "Support matrix")
-        self.expert_tab = ExpertTab(self)   # OLAPH / EVAL: the answer against the expert's material
-        self.detail_tabs.addTab(self.expert_tab, "Expert")
         self.suggestions_tab = SuggestionsTab(self)
         self.detail_tabs.addTab(self.suggestions_tab, "Suggestions")
+        # OLAPH / EVAL: the answer against the expert's material (after the tabs whose places users know)
+        self.expert_tab = ExpertTab(self)
+        self.detail_tabs.addTab(self.expert_tab, "Expert")
 
         self.addWidget(right)
         self.setSizes([260, 1020])
@@ -388,6 +389,7 @@ class ResultsPage(QSplitter):
         self.answer_tab.clear()
         self.sources_tab.sources_model.set_rows([])
         self.matrix_tab.clear()
+        self.expert_tab.clear()
         self.suggestions_tab.clear()
 
     # ------------------------------------------------------------------------ the selected response

@@ -263,3 +263,20 @@ def test_questions_with_expert_statements_carry_them_through_answers_into_the_au
     e = json.loads((tmp_path / "r.json").read_text())["expert"]
     # the fake model answers with the page's own sentence: the must-have is entailed
     assert e["responses"][0]["comprehensiveness_must_have"]["k"] == 1
+
+
+def test_a_local_nli_model_judges_the_expert_statements_through_the_judge_interface(tmp_path):
+    """A `local:` NLI model (a tiny BERT whose entailment logit reads the word "starting", which only ckd-1's
+    answer holds) scores comprehensiveness; it gives no contradiction reading, so hallucination is n/a."""
+    from sourcecheckup.judges.local import from_spec
+    from tests.support.tiny_model import build_oracle_model
+
+    folder = build_oracle_model(tmp_path / "oracle-nli", evidence_words={"starting": 12.0})
+    st, run_id = _run_with(tmp_path, from_spec(str(folder), max_windows=4))
+    e = expert_section(st, run_id)
+    st.close()
+    a1, a2 = e["responses"]
+    assert (a1["comprehensiveness_all"]["k"], a1["comprehensiveness_all"]["n"]) == (2, 2)
+    assert (a2["comprehensiveness_must_have"]["k"], a2["comprehensiveness_must_have"]["n"]) == (0, 1)
+    assert a1["hallucination"] is None and e["by_model"]["model-b"]["hallucination"] is None
+    assert e["judge"].startswith("local:")

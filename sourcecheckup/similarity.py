@@ -135,7 +135,18 @@ def similarity_grade_correlation(similarities: Mapping[Any, float | None],
     return out
 
 
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True), 1e-12)
+
+
 def answer_similarities(pairs: Sequence[tuple[str, str]]) -> list[tuple[float | None, float]]:
-    """(late interaction, sentence cosine) for each (reference answer, answer) pair."""
+    """(late interaction, sentence cosine) for each (reference answer, answer) pair. One forward pass a text
+    gives both: the token vectors, and their mean, normalised, which is the model's sentence embedding
+    (sentence-transformers' mean pooling over every token; tests/test_expert_metrics.py checks the equality)."""
     encoder = _token_encoder()
-    return [(late_interaction(ref, ans, encoder), sentence_cosine(ref, ans)) for ref, ans in pairs]
+    out: list[tuple[float | None, float]] = []
+    for ref, ans in pairs:
+        r, a = hidden_states(encoder, ref), hidden_states(encoder, ans)
+        cosine = float(np.dot(_unit(r.mean(axis=0)), _unit(a.mean(axis=0))))
+        out.append((maxsim(_unit(r[1:-1]), _unit(a[1:-1])), cosine))
+    return out

@@ -176,6 +176,10 @@ def test_late_interaction_is_colbert_maxsim_over_the_bundled_models_token_vector
     assert similarity.late_interaction(reference, answer, encoder) == pytest.approx(by_hand, abs=1e-5)
     unrelated = similarity.late_interaction(reference, "Hypertension is 130/80 mm Hg or higher.", encoder)
     assert unrelated < by_hand
+    # one forward pass a text gives both figures; the cosine is the sentence embeddings' cosine
+    ((late, cosine),) = similarity.answer_similarities([(reference, answer)])
+    assert late == pytest.approx(by_hand, abs=1e-5)
+    assert cosine == pytest.approx(similarity.sentence_cosine(reference, answer), abs=1e-5)
 
 
 def test_spearman_agrees_with_scipy_and_the_grade_correlation_uses_answers_with_both():

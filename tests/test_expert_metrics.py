@@ -284,3 +284,23 @@ def test_a_local_nli_model_judges_the_expert_statements_through_the_judge_interf
     assert (a2["comprehensiveness_must_have"]["k"], a2["comprehensiveness_must_have"]["n"]) == (0, 1)
     assert a1["hallucination"] is None and e["by_model"]["model-b"]["hallucination"] is None
     assert e["judge"].startswith("local:")
+
+
+def test_a_reviewed_questions_file_changes_the_stored_expert_statements(tmp_path):
+    from sourcecheckup.bench_workflow import BenchStore
+    from sourcecheckup.bench_workflow.records import Question, read_questions, write_questions
+
+    with Store(tmp_path / "b.db") as st:
+        bench = BenchStore(st)
+        bench_id = bench.create(input="docs.txt", config={})
+        bench.add_questions(bench_id, [Question(qid="q1", question="Metformin in CKD?", must_have=("A.",))])
+        path = tmp_path / "questions.jsonl"
+        write_questions(path, bench.questions(bench_id))
+        edited = [json.loads(line) for line in path.read_text().splitlines()]
+        edited[0]["must_have"] = ["Metformin is contraindicated below an eGFR of 30."]
+        edited[0]["nice_to_have"] = "Kidney function is checked yearly | Lactic acidosis is rare"
+        path.write_text("".join(json.dumps(q) + "\n" for q in edited))
+        assert bench.apply_review(bench_id, read_questions(path))["edited"] == 1
+        (q,) = bench.questions(bench_id)
+        assert q.must_have == ("Metformin is contraindicated below an eGFR of 30.",)
+        assert q.nice_to_have == ("Kidney function is checked yearly", "Lactic acidosis is rare")

@@ -129,6 +129,7 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
                                     "status_b": b.status.value, "fetched_at_a": a.fetched_at,
                                     "fetched_at_b": b.fetched_at, "content_changed": a.sha256 != b.sha256})
     matched = len(set(sa) & set(sb))
+    expert = _expert_differences(store_a, data_a.run.id, store_b, data_b.run.id, same_run, seed)
     warnings = [SAME_RUN_WARNING] if same_run else ([NO_SHARED_WARNING] if not matched else [])
     return {
         "warnings": warnings,
@@ -150,7 +151,32 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
         "changed_statements": changed_statements,
         "sources_matched": len(set(data_a.sources) & set(data_b.sources)),
         "changed_sources": changed_sources,
+        **({"expert_differences": expert} if expert else {}),
     }
+
+
+def _expert_differences(store_a: Store, run_a: str, store_b: Store, run_b: str, same_run: bool,
+                        seed: int) -> list[dict[str, Any]]:
+    """B - A for OLAPH's comprehensiveness and hallucination (per expert statement) and EVAL's similarity (per
+    answer), each with a percentile bootstrap interval; [] when neither run has expert material."""
+    from .expert.metrics import MEASURES, expert_outcomes, expert_section
+    from .expert.model import SIMILARITY_METHODS
+
+    sec_a, sec_b = expert_section(store_a, run_a), expert_section(store_b, run_b)
+    if not (sec_a["answers_with_expert_material"] or sec_b["answers_with_expert_material"]):
+        return []
+    out_a, out_b = expert_outcomes(sec_a), expert_outcomes(sec_b)
+    diffs = []
+    for i, m in enumerate((*MEASURES, *SIMILARITY_METHODS)):
+        a, b = out_a[m], out_b[m]
+        if same_run or len(set(a) | set(b)) < 2:   # one run twice, or every unit alike: no interval to draw
+            va, vb = (sum(a) / len(a) if a else None), (sum(b) / len(b) if b else None)
+            d = Difference(m, va, vb, None if va is None or vb is None or same_run else vb - va, (None, None),
+                           len(a), len(b))
+        else:
+            d = difference(a, b, m, seed=seed + 50 + i)   # type: ignore[arg-type]
+        diffs.append(d.as_dict())
+    return diffs
 
 
 def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
@@ -174,6 +200,17 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
     for s in c["changed_statements"][:limit]:
         text = s["statement"] if len(s["statement"]) <= 90 else s["statement"][:87] + "..."
         lines.append(f"  {s['response_id']}: {s['status_a']} -> {s['status_b']}  {text}")
+    if c.get("expert_differences"):
+        from .expert.metrics import MEASURE_NAMES
+
+        lines.append("\nagainst the expert material (OLAPH, EVAL)")
+        for d in c["expert_differences"]:
+            similarity = d["metric"] not in ("comprehensiveness_must_have", "comprehensiveness_all", "hallucination")
+            show = (lambda v: "n/a" if v is None else f"{v:.3f}") if similarity else percent
+            diff = "n/a" if d["diff"] is None else (f"{d['diff']:+.3f}" if similarity else f"{100 * d['diff']:+.1f}")
+            ci = "" if d["ci95"][0] is None else (f"{d['ci95'][0]:+.3f} to {d['ci95'][1]:+.3f}" if similarity else
+                                                  f"{100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f} points")
+            lines.append(f"  {MEASURE_NAMES[d['metric']]:<46} {show(d['a']):>7} {show(d['b']):>7} {diff:>8}  {ci}")
     lines.append(f"sources matched {c['sources_matched']}; changed {len(c['changed_sources'])}")
     for s in c["changed_sources"][:limit]:
         what = "content changed" if s["content_changed"] else f"{s['status_a']} -> {s['status_b']}"

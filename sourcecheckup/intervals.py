@@ -11,6 +11,9 @@
   for that variance (:func:`degrees_of_freedom`), at most m - 1 for m responses. When every statement agrees (k = 0 or k = n) the design effect cannot be estimated and is taken as
   1, as Korn and Graubard do (the t factor still widens the interval for few responses); a single response
   counts as one observation (n_eff = 1).
+- A mean (an answer's similarity to the expert's answer, per model): Student's t interval (:func:`mean_interval`).
+- A Spearman rank correlation (similarity against graders' grades): Fisher's z with the Bonett–Wright standard
+  error (:func:`spearman_interval`).
 """
 from __future__ import annotations
 
@@ -96,3 +99,30 @@ def korn_graubard(ks: Sequence[float], ns: Sequence[float], alpha: float = ALPHA
         n_eff = min(n, max(floor, n / (deff or 1.0) * (z / t) ** 2))
     lo, hi = clopper_pearson(k / n * n_eff, n_eff, alpha)
     return lo, hi, n_eff, deff
+
+
+def mean_interval(values: Sequence[float], alpha: float = ALPHA) -> tuple[float | None, float | None]:
+    """The t interval of a mean (Student 1908): mean ± t_{n-1} · s / √n; (None, None) under two values."""
+    from scipy.special import stdtrit
+
+    n = len(values)
+    if n < 2:
+        return None, None
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def spearman_interval(rho: float, n: int, alpha: float = ALPHA) -> tuple[float | None, float | None]:
+    """The interval of a Spearman rank correlation: Fisher's z = atanh(rho) with the standard error of Bonett
+    & Wright (2000, Psychometrika 65:23), √((1 + rho²/2) / (n − 3)); (None, None) under four pairs."""
+    if n < 4 or not math.isfinite(rho):
+        return None, None
+    from scipy.special import ndtri
+
+    z = Z95 if alpha == ALPHA else float(ndtri(1 - alpha / 2))
+    r = max(-0.999999, min(0.999999, rho))
+    se = math.sqrt((1 + r * r / 2) / (n - 3))
+    centre = math.atanh(r)
+    return math.tanh(centre - z * se), math.tanh(centre + z * se)

@@ -101,6 +101,19 @@ class StatementStatus(str, Enum):
 
 
 @dataclass(frozen=True)
+class ExpertReference:
+    """What an expert wrote for an answer's question: a free-text reference answer and the statements a good
+    answer must have and may have (OLAPH's MedLFQA must-have / nice-to-have statements)."""
+
+    reference_answer: str = ""
+    must_have: tuple[str, ...] = ()
+    nice_to_have: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.reference_answer.strip() or self.must_have or self.nice_to_have)
+
+
+@dataclass(frozen=True)
 class Response:
     """One LLM answer to audit, as read from the input."""
 
@@ -116,6 +129,7 @@ class Response:
     # citation index -> the reference string as written ("Smith J et al. JAMA 2019;321:456"),
     # for citations that came from a written reference rather than a bare URL / DOI / PMID
     references: Mapping[int, str] = field(default_factory=dict)
+    expert: ExpertReference | None = None     # the question's reference answer and expert statements
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
-from .evidence import quote_in_source
-from .evidence import SourceText
+from .evidence import SourceText, quote_in_source
+from .expert.step import expert_step
 from .ingest.records import UNUSABLE_KEY
 from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, open_judges
@@ -309,6 +309,8 @@ class Audit:
             if self._refs is not None and not self.cancel.is_set():
                 await self._refs.wait_all()
             self._commit()
+            if not self.cancel.is_set():   # OLAPH's expert statements against each answer, EVAL's similarity
+                await expert_step(self.store, run_id, judges, self._judge_sem, self.cancel, self._log)
             if self.cancel.is_set():
                 status, message = "cancelled", "cancelled by the user"
         except (asyncio.CancelledError, RunCancelled):
@@ -657,10 +659,8 @@ async def reaudit(store: Store, run_id: str, config_overrides: Mapping[str, Any]
 
 def _with_source_flags(source: Source) -> Source:
     """Flag text that addresses the judge (possible prompt injection) before anyone reads it."""
-    try:
-        from .injection import detect_injection
-    except ImportError:  # pragma: no cover - injection module ships with the judges
-        return source
+    from .injection import detect_injection
+
     if not source.text:
         return source
     reasons = detect_injection(source.text)

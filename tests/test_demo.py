@@ -92,6 +92,24 @@ def test_demo_verdicts_agree_with_what_the_sample_plants(demo_run):
                 assert not FAILED_CHECK.search(v["rationale"]), (st["text"], v["rationale"])
 
 
+def test_the_demo_measures_its_two_answers_with_expert_material_against_it(demo_run):
+    """The sample's metformin and amoxicillin answers carry a reference answer and must-have / nice-to-have
+    statements: the report's expert section (the app's Expert tab) has real figures for both, offline."""
+    _, out = demo_run
+    e = json.loads(out.with_suffix(".json").read_text())["expert"]
+    by_id = {a["id"]: a for a in e["responses"]}
+    assert set(by_id) == {"metformin-kidney", "amoxicillin-otitis"} and e["judge"] == "builtin"
+    for a, must in ((by_id["metformin-kidney"], 3), (by_id["amoxicillin-otitis"], 2)):
+        assert a["comprehensiveness_must_have"]["n"] == must and a["judge_errors"] == 0
+        assert set(a["similarity"]) == {"late_interaction", "sentence_cosine"}
+    # every must-have the two answers state is read as entailed
+    assert by_id["metformin-kidney"]["comprehensiveness_must_have"]["k"] == 3
+    assert by_id["amoxicillin-otitis"]["comprehensiveness_must_have"]["k"] == 2
+    # the metformin answer says "stopped permanently" after contrast: restarting after 48 hours is not entailed
+    restart = [s for s in by_id["metformin-kidney"]["statements"] if "restarted 48 hours" in s["statement"]]
+    assert restart[0]["verdicts"]["builtin"]["label"] == "not_supported"
+    assert e["overall"]["comprehensiveness_must_have"]["value"] == 1.0
+
 
 def test_no_demo_verdict_has_a_rationale_that_contradicts_its_label(demo_run):
     from sourcecheckup.judges.builtin.judge import rationale_contradicts_label

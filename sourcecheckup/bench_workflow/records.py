@@ -12,6 +12,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..ingest.expert import statement_list
+from ..ingest.records import IngestError
+
 
 class QuestionSource(str, Enum):
     GENERATED = "generated"      # written by the questioner from a reference document
@@ -75,6 +78,8 @@ class Question:
     flags: tuple[str, ...] = ()
     dropped: bool = False
     edited: bool = False
+    must_have: tuple[str, ...] = ()      # the expert statements a good answer has (OLAPH)
+    nice_to_have: tuple[str, ...] = ()   # and those it may have
 
 
 @dataclass(frozen=True)
@@ -115,13 +120,13 @@ class AccuracyGrade:
 
 # ----------------------------------------------------------------------------- questions JSONL
 
-QUESTION_KEYS = ("id", "question", "reference_answer", "question_source", "variant", "parent_id",
-                 "document_url", "generator", "prompt_version", "flags", "drop")
+QUESTION_KEYS = ("id", "question", "reference_answer", "must_have", "nice_to_have", "question_source", "variant",
+                 "parent_id", "document_url", "generator", "prompt_version", "flags", "drop")
 
 
 def question_to_json(q: Question) -> dict[str, Any]:
     return {"id": q.qid, "question": q.question, "reference_answer": q.reference_answer,
-            "question_source": q.question_source, "variant": q.variant, "parent_id": q.parent_qid,
+            "must_have": list(q.must_have), "nice_to_have": list(q.nice_to_have), "question_source": q.question_source, "variant": q.variant, "parent_id": q.parent_qid,
             "document_url": q.document_url, "generator": q.generator, "prompt_version": q.prompt_version,
             "flags": list(q.flags), "drop": q.dropped}
 
@@ -171,6 +176,10 @@ def question_from_mapping(obj: Mapping[str, Any], where: str, default_id: str, s
     seen.add(qid)
     ref = obj.get("reference_answer", obj.get("answer", "")) or ""
     flags = obj.get("flags") or []
+    try:
+        lists = {key: statement_list(obj.get(key), f"'{key}'") for key in ("must_have", "nice_to_have")}
+    except IngestError as exc:
+        raise QuestionFileError(f"{where}: {exc}") from None
     return Question(qid=qid, question=text.strip(), reference_answer=str(ref).strip(),
                     question_source=str(obj.get("question_source") or QuestionSource.IMPORTED.value),
                     variant=str(obj.get("variant") or "original"),
@@ -178,7 +187,7 @@ def question_from_mapping(obj: Mapping[str, Any], where: str, default_id: str, s
                     document_url=(str(obj["document_url"]) if obj.get("document_url") else None),
                     generator=str(obj.get("generator") or ""), prompt_version=str(obj.get("prompt_version") or ""),
                     flags=tuple(str(f) for f in flags) if isinstance(flags, list) else (),
-                    dropped=bool(obj.get("drop", False)))
+                    dropped=bool(obj.get("drop", False)), **lists)
 
 
 # ----------------------------------------------------------------------------- answers JSONL
@@ -190,7 +199,10 @@ def answer_record(answer: Answer, question: Question) -> dict[str, Any]:
             "question_id": question.qid, "question_source": question.question_source,
             "variant": question.variant, "draw": answer.draw, "answer_status": answer.status.value,
             "model_version": answer.model_version, "prompt_version": answer.prompt_version,
-            "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out}
+            "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
+            **({"reference_answer": question.reference_answer} if question.reference_answer else {}),
+            **({"must_have": list(question.must_have)} if question.must_have else {}),
+            **({"nice_to_have": list(question.nice_to_have)} if question.nice_to_have else {})}
 
 
 def write_answers(path: str | Path, answers: Sequence[Answer], questions: Mapping[str, Question]) -> int:

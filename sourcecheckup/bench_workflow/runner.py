@@ -72,6 +72,7 @@ class BenchSettings:
     select: str = "support"                  # what picks the best of K: support, grader or both (.selection)
     grader_file: str | None = None           # a trained grader (`sourcecheckup grader train`) for grader / both
     accuracy: bool = False
+    expert_statements: bool = False          # the question model also writes must-have / nice-to-have statements
     temperature: float | None = None         # None: the provider's default
     seed: int | None = None                  # draw k is sent seed + k
     max_tokens: int = 1024
@@ -259,6 +260,11 @@ class Benchmark:
                 questions = await generate_questions(self.model(s.writer or ""), prompts, doc, s.per_doc,
                                                      qid_prefix=f"d{doc.ord + 1}", options=options,
                                                      max_doc_tokens=s.max_doc_tokens)
+                if s.expert_statements:
+                    from .expert import load_expert_prompt, with_expert_statements
+                    questions = await with_expert_statements(
+                        self.model(s.writer or ""), load_expert_prompt(s.prompts.get("expert")), doc, questions,
+                        options=options, max_doc_tokens=s.max_doc_tokens)
             except (ReplyError, LLMCallError) as exc:
                 self._problem(BenchStage.QUESTIONS, f"no question from {doc.location}: {exc}")
                 return

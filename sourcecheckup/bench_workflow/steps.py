@@ -182,6 +182,7 @@ async def make_variant(model: LLMClient | None, prompts: Prompts, original: Ques
                        options: CallOptions, seed: int = 0) -> Question:
     """One rewritten form of ``original``; the demographic prefix is drawn in code (seeded)."""
     base = dict(qid=f"{original.qid}-{variant}", reference_answer=original.reference_answer,
+                must_have=original.must_have, nice_to_have=original.nice_to_have,
                 question_source=original.question_source, variant=variant, parent_qid=original.qid,
                 document_pk=original.document_pk, document_url=original.document_url)
     if variant == "demographic":

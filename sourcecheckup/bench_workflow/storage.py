@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..models import Source, utcnow
-from ..store import Store, StoreError, load_json
+from ..store import Store, StoreError, dump_json, load_json
 from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question)
 
 
@@ -86,7 +86,9 @@ class BenchStore:
                         document_pk=r["document_pk"], document_url=r["document_url"], generator=r["generator"] or "",
                         prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,
                         tokens_out=r["tokens_out"] or 0, flags=tuple(load_json(r["flags"], [])),
-                        dropped=bool(r["dropped"]), edited=bool(r["edited"]))
+                        dropped=bool(r["dropped"]), edited=bool(r["edited"]),
+                        must_have=tuple(load_json(r.get("must_have"), [])),
+                        nice_to_have=tuple(load_json(r.get("nice_to_have"), [])))
 
     def _require_question(self, bench_id: str, qid: str) -> None:
         if not self.store.has_bench_question(bench_id, qid):
@@ -96,7 +98,8 @@ class BenchStore:
         return self.store.has_bench_answer(bench_id, qid, except_status=AnswerStatus.ERROR.value)
 
     def edit_question(self, bench_id: str, qid: str, *, question: str | None = None,
-                      reference_answer: str | None = None) -> Question:
+                      reference_answer: str | None = None, must_have: Sequence[str] | None = None,
+                      nice_to_have: Sequence[str] | None = None) -> Question:
         """Change a question before it is answered (the generated text is kept as the original)."""
         self._require_question(bench_id, qid)
         if self._answered(bench_id, qid):
@@ -109,6 +112,9 @@ class BenchStore:
             changes["question"] = question.strip()
         if reference_answer is not None:
             changes["reference_answer"] = reference_answer.strip()
+        for key, statements in (("must_have", must_have), ("nice_to_have", nice_to_have)):
+            if statements is not None:   # the expert statements (OLAPH), as a reviewer left them
+                changes[key] = dump_json([s.strip() for s in statements if s.strip()])
         self.store.update_bench_question(bench_id, qid, **changes)
         return next(q for q in self.questions(bench_id, include_dropped=True) if q.qid == qid)
 
@@ -133,8 +139,10 @@ class BenchStore:
             if q.dropped:
                 self.set_dropped(bench_id, qid, False)
                 counts["restored"] += 1
-            if new.question != q.question or new.reference_answer != q.reference_answer:
-                self.edit_question(bench_id, qid, question=new.question, reference_answer=new.reference_answer)
+            if (new.question, new.reference_answer, new.must_have, new.nice_to_have) != \
+                    (q.question, q.reference_answer, q.must_have, q.nice_to_have):
+                self.edit_question(bench_id, qid, question=new.question, reference_answer=new.reference_answer,
+                                   must_have=new.must_have, nice_to_have=new.nice_to_have)
                 counts["edited"] += 1
         added = [q for qid, q in given.items() if qid not in stored and not q.dropped]
         self.add_questions(bench_id, added)

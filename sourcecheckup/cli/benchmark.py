@@ -71,7 +71,9 @@ def _settings(args: argparse.Namespace, models: list[str], *, question_model: st
             accuracy_model=getattr(args, "accuracy_model", None), per_doc=getattr(args, "per_doc", 1),
             variants=_split_list(getattr(args, "variants", None)), best_of=getattr(args, "best_of", 1),
             select=getattr(args, "select", None) or "support", grader_file=_grader_file(args),
-            accuracy=bool(getattr(args, "accuracy", False)), temperature=args.temperature, seed=args.seed,
+            accuracy=bool(getattr(args, "accuracy", False)),
+            expert_statements=bool(getattr(args, "expert_statements", False)), temperature=args.temperature,
+            seed=args.seed,
             max_tokens=args.max_tokens, structured=not args.no_structured, concurrency=args.model_concurrency,
             judge_concurrency=getattr(args, "concurrency", 8), parser=getattr(args, "parser", "builtin"),
             fetch=fetch_options(args, batch=True))
@@ -292,6 +294,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="also write variants: lay,demographic,comorbidities,rephrase,terse")
+    p.add_argument("--expert-statements", action="store_true",
+                   help="also write each question's must-have and nice-to-have statements from its document "
+                        "(OLAPH's comprehensiveness and hallucination are measured against them)")
     _add_generation_options(p)
     _add_fetch_options(p)
     p.set_defaults(func=cmd_questions)
@@ -321,6 +326,8 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                         "grader (a trained grader's P(good), needs --grader), both (their mean)")
     p.add_argument("--grader", metavar="FILE", help="a grader file from `sourcecheckup grader train`")
     p.add_argument("--accuracy", action="store_true", help="grade answers against the document's own answer")
+    p.add_argument("--expert-statements", action="store_true",
+                   help="the question model also writes must-have / nice-to-have statements (OLAPH measures)")
     p.add_argument("--resume", metavar="BENCH", help="continue a benchmark: only missing steps are done")
     p.add_argument("--questions", metavar="JSONL", help="with --resume: apply a reviewed questions file")
     p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")

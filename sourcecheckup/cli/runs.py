@@ -43,6 +43,11 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
     print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} (verdicts) · "
           f"judges disagree {c.get('judges_disagree', 0)} (claims) · skipped records {c['skipped_records']}",
           file=out)
+    expert = report.get("expert") or {}
+    if expert.get("answers_with_expert_material"):   # OLAPH and EVAL, all answers (per model: the report)
+        from ..views.expert import expert_headline
+
+        print(f"  against expert material  {expert_headline(expert)}", file=out)
     trail = report.get("audit_trail") or {}
     if trail.get("judge_versions"):
         print(f"  judge version            {trail['judge_versions']}", file=out)

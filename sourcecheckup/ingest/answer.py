@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..models import Response
+from ..models import ExpertReference, Response
 from ..parse.markers import MARKER_RE, marker_labels
 from ..references.model import Reference
 from ..references.parse import in_text_citations
@@ -285,7 +285,7 @@ def _tidy(text: str) -> str:
 
 
 def build_response(text: str, structured: list[str], *, origin: str, rid: str, question: str | None,
-           model: str | None, extra: Mapping[str, Any]) -> Response:
+           model: str | None, extra: Mapping[str, Any], expert: ExpertReference | None = None) -> Response:
     """The one place a Response is made, whatever the input format."""
     if len(text) > MAX_ANSWER_CHARS:
         raise IngestError(f"the answer is {len(text):,} characters long, over the {MAX_ANSWER_CHARS:,}-character "
@@ -321,4 +321,5 @@ def build_response(text: str, structured: list[str], *, origin: str, rid: str, q
         markers=markers,
         extra=extra,
         references=dict(cites.references),
+        expert=expert,
     )

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping
 from ..models import Response, SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
+from .expert import EXPERT_KEYS, expert_reference
 from .records import IngestError, IngestResult, InputText, bad_byte, kind_of
 
 _TEXT_KEYS = ("response", "answer", "text")
@@ -59,10 +60,11 @@ def parse_answer_record(obj: Mapping, origin: str, default_id: str) -> Response:
     if raw_id is not None and not _scalar(raw_id):
         raise IngestError(f"'id' is {kind_of(raw_id)}, expected text or a number")
     rid = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else default_id
-    used = {text_key.split(".")[0], "citations", "question", "model", "id"}
+    used = {text_key.split(".")[0], "citations", "question", "model", "id", *EXPERT_KEYS}
     extra = {k: v for k, v in obj.items() if k not in used and isinstance(k, str) and _scalar(v)}
+    expert = expert_reference(obj.get, lambda key: f"'{key}'")
     return build_response(text, structured, origin=origin, rid=rid, question=_optional_text(obj, "question"),
-                  model=_optional_text(obj, "model"), extra=extra)
+                  model=_optional_text(obj, "model"), extra=extra, expert=expert)
 
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..models import SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
+from .expert import EXPERT_KEYS, expert_reference
 from .records import IngestError, IngestResult, InputText, bad_byte
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
         "model": _column(header, mapping.model_col, defaults.model_col),
         "id": _column(header, mapping.id_col, defaults.id_col),
     }
+    cols.update({key: _column(header, key, key) for key in EXPERT_KEYS})   # expert material: one column each
     mapped = {text_i, *(i for i in cols.values() if i is not None)}
     text_name = header[text_i].strip()
     rows = iter(reader)
@@ -96,9 +98,10 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
                  if i not in mapped and header[i].strip()}
         try:
             structured = citation_entries(cell("citations"), where)
+            expert = expert_reference(cell, lambda key: f"column '{key}'")
             response = build_response(text, structured, origin=origin, rid=cell("id") or f"{src.stem}-{n}",
                               question=cell("question") or src.question, model=cell("model") or src.model,
-                              extra=extra)
+                              extra=extra, expert=expert)
         except IngestError as e:
             result.skipped.append(SkippedRecord(origin, str(e)))
             continue

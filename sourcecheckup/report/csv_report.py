@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 from ..metrics import EXCLUSION_WORDS
 from .csvsafe import SafeWriter
+from .expert_report import expert_csv_rows
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
@@ -24,6 +25,7 @@ def report_csv(report: dict[str, Any]) -> str:
     run = report["run"]
     for resp in report["responses"]:
         w.writerows(csv_rows(resp, applied, (run["id"], run.get("name") or "")))
+    w.writerows(expert_csv_rows(report.get("expert"), (run["id"], run.get("name") or ""), len(CSV_COLUMNS)))
     return buf.getvalue()
 
 

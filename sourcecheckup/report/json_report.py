@@ -153,6 +153,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     # the reference checks: judges' figures, as by_model (verify-report recomputes them)
     report["references"] = references_section(judges_assessed, checks,
                                                {r.pk: r.response.id for r in data.responses})
+    from ..expert.metrics import expert_section
+    report["expert"] = expert_section(store, run.id, data.responses)   # OLAPH and EVAL against the expert material
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
     report["by_group"] = {col: grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None

@@ -221,6 +221,8 @@ class StreamedReport:
         report["by_model_with_reviews"] = ({name: _group_dict(t, self.seed) for name, t in sorted(by_model_reviewed.items())}
                                            if reviewed else report["by_model"])
         report["references"] = references.result()
+        from ..expert.metrics import expert_section
+        report["expert"] = expert_section(store, run.id)
         report["by_group"] = {col: {name: _group_dict(t, self.seed) for name, t in sorted(groups.items())}
                               for col, groups in by_group.items()}
         country_lookup = server = None
@@ -389,6 +391,9 @@ def write_csv_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> 
             run = (report.run.id, report.run.name or "")
             for resp in report.response_dicts():
                 w.writerows(csv_rows(resp, report.with_reviews, run))
+            from ..expert.metrics import expert_section
+            from .expert_report import expert_csv_rows
+            w.writerows(expert_csv_rows(expert_section(store, report.run.id), run, len(CSV_COLUMNS)))
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

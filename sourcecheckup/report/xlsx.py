@@ -197,6 +197,13 @@ def _references_sheet(wb: Any, report: Mapping[str, Any]) -> None:
                ([name, label, *_metric_cells(g[key])] for name, g in groups for key, label in refs["names"].items()))
 
 
+def _expert_sheet(wb: Any, report: Mapping[str, Any]) -> None:
+    from .expert_report import EXPERT_SHEET_HEADER, expert_sheet_rows, has_expert
+
+    if has_expert(report):   # OLAPH and EVAL figures, overall, per model, per answer, with each statement's verdicts
+        _sheet(wb, "expert", EXPERT_SHEET_HEADER, expert_sheet_rows(report["expert"]))
+
+
 def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:
     from openpyxl import Workbook
 
@@ -224,6 +231,7 @@ def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path)
         review_rows = _review_rows(store, run["id"], store.statement_ids(run["id"]), texts, judged)
     _sheet(wb, "reviews", REVIEW_HEADER, review_rows)
     _references_sheet(wb, report)
+    _expert_sheet(wb, report)
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path
@@ -273,6 +281,7 @@ def write_xlsx_stream(store: Store, run_id: str, path: str | Path, *, max_rows: 
     _sheet(wb, "sources", SOURCE_HEADER, seen.values())
     _sheet(wb, "reviews", REVIEW_HEADER, _review_rows(store, report.run.id, ids, texts, judged))
     _references_sheet(wb, head)
+    _expert_sheet(wb, head)
     path.parent.mkdir(parents=True, exist_ok=True)
     wb.save(str(path))
     return path

@@ -21,12 +21,13 @@ from typing import Any, Iterable, Iterator, Sequence
 import sqlite_utils
 
 from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
-from ..models import (FetchStatus, Label, Response, SkippedRecord, Source, Statement,
+from ..models import (ExpertReference, FetchStatus, Label, Response, SkippedRecord, Source, Statement,
                       StatementCategory, Verdict, utcnow)
 from .bench import BenchTables
 from .browse import BrowseTables
 from .columns import dump_json, load_json
 from .evidence import EvidenceTables
+from .expert import ExpertTables
 from .export import ExportTables
 from .grades import GradeTables
 from .migrations import MIGRATIONS
@@ -140,7 +141,7 @@ class RunData:
 
 
 class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables,
-            EvidenceTables, GradeTables):
+            EvidenceTables, ExpertTables, GradeTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True,
@@ -366,6 +367,9 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
                 "text": r.text, "citations": dump_json(list(r.citations)), "markers": dump_json(dict(r.markers)),
                 "origin": r.origin, "extra": dump_json(dict(r.extra)), "parsed": 0, "done": 0,
                 "refs": dump_json({str(k): v for k, v in r.references.items()}),
+                "reference_answer": r.expert.reference_answer if r.expert else None,
+                "must_have": dump_json(list(r.expert.must_have)) if r.expert else None,
+                "nice_to_have": dump_json(list(r.expert.nice_to_have)) if r.expert else None,
             } for i, r in enumerate(responses)), batch_size=500)
             self.db["skipped"].insert_all(({"run_id": run_id, "origin": s.origin, "problem": s.problem}
                                            for s in skipped), batch_size=500)
@@ -385,7 +389,9 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
         resp = Response(id=r["rid"], text=r["text"], citations=tuple(load_json(r["citations"], [])),
                         question=r["question"], model=r["model"], origin=r["origin"] or "",
                         markers=load_json(r["markers"], {}), extra=load_json(r["extra"], {}),
-                        references={int(k): v for k, v in load_json(r.get("refs"), {}).items()})
+                        references={int(k): v for k, v in load_json(r.get("refs"), {}).items()},
+                        expert=ExpertReference(r.get("reference_answer") or "", tuple(load_json(r.get("must_have"), [])),
+                                               tuple(load_json(r.get("nice_to_have"), []))) or None)
         return ResponseRow(pk=r["pk"], run_id=r["run_id"], ord=r["ord"], response=resp,
                            parsed=bool(r["parsed"]), done=bool(r["done"]))
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..bench_workflow.records import AccuracyGrade, Answer, Question
 
 # the columns a question's edit may change
-QUESTION_EDITS = ("question", "reference_answer", "edited")
+QUESTION_EDITS = ("question", "reference_answer", "edited", "must_have", "nice_to_have")
 
 
 class BenchTables:
@@ -65,11 +65,12 @@ class BenchTables:
                 self.db.conn.execute(
                     "INSERT OR IGNORE INTO bench_questions (bench_id, ord, qid, question, reference_answer, "
                     "question_source, variant, parent_qid, document_pk, document_url, generator, prompt_version, "
-                    "tokens_in, tokens_out, flags, dropped, edited, original_question, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "tokens_in, tokens_out, flags, dropped, edited, original_question, created_at, must_have, nice_to_have) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [bench_id, start + i, q.qid, q.question, q.reference_answer, q.question_source, q.variant,
                      q.parent_qid, q.document_pk, q.document_url, q.generator, q.prompt_version, q.tokens_in,
-                     q.tokens_out, dump_json(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow()])
+                     q.tokens_out, dump_json(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow(),
+                     dump_json(list(q.must_have)), dump_json(list(q.nice_to_have))])
 
     def bench_question_rows(self, bench_id: str, *, include_dropped: bool = False) -> list[dict[str, Any]]:
         sql = "SELECT * FROM bench_questions WHERE bench_id = ?" + ("" if include_dropped else " AND dropped = 0")

@@ -318,6 +318,10 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
                         r["statement_pk"] = statement_pks.get(r["statement_pk"])
                     w.insert(table, {**r, "run_id": run_id})
         _copy_samples(w, i, run_id, statement_pks)
+        for table in ("expert_verdicts", "expert_similarity"):   # the expert measures' rows, per answer
+            if table in i.tables:
+                for r in i.rows(f"SELECT * FROM [{table}] WHERE run_id = ? ORDER BY pk", [i.run_id]):
+                    w.insert(table, {**r, "run_id": run_id, "response_pk": response_pks[r["response_pk"]]})
         if "reference_checks" in i.tables:
             for r in i.rows("SELECT * FROM reference_checks WHERE run_id = ? ORDER BY pk", [i.run_id]):
                 w.insert("reference_checks", {**r, "run_id": run_id}, verb="INSERT OR IGNORE")

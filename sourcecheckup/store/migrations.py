@@ -133,7 +133,29 @@ def _m7_embedding_cache(db: sqlite_utils.Database) -> None:
                                  pk=("model", "text_sha256"))
 
 
-def _m_answer_grades(db: sqlite_utils.Database) -> None:
+def _m8_expert_references(db: sqlite_utils.Database) -> None:
+    # an answer's expert material (OLAPH / EVAL): the reference answer and the must-have / nice-to-have
+    # statements (JSON lists), on the response and on a benchmark's question
+    db["responses"].add_column("reference_answer", str)
+    for table in ("responses", "bench_questions"):
+        db[table].add_column("must_have", str)
+        db[table].add_column("nice_to_have", str)
+    # one judge's verdict on one expert statement (the claim) against the answer text (the source)
+    db["expert_verdicts"].create({
+        "pk": int, "run_id": str, "response_pk": int, "kind": str, "ord": int, "statement": str,
+        "judge_id": str, "label": str, "contradicted": int, "score": float, "rationale": str, "quote": str,
+        "prompt_version": str, "model_version": str, "flags": str, "created_at": str,
+    }, pk="pk")
+    db["expert_verdicts"].create_index(["run_id", "response_pk", "kind", "ord", "judge_id"], unique=True)
+    # an answer's similarity to its reference answer, one row per method (late interaction, sentence cosine)
+    db["expert_similarity"].create({
+        "pk": int, "run_id": str, "response_pk": int, "method": str, "model": str, "value": float,
+        "created_at": str,
+    }, pk="pk")
+    db["expert_similarity"].create_index(["run_id", "response_pk", "method"], unique=True)
+
+
+def _m9_answer_grades(db: sqlite_utils.Database) -> None:
     # answer grades (issue 32, item 4): a person's Good/Bad on a whole answer, kept apart from pair labels;
     # every row is kept (who and when), the latest per reviewer counts. Written to run at any position.
     db.execute("CREATE TABLE IF NOT EXISTS answer_grades (pk INTEGER PRIMARY KEY, run_id TEXT, response_pk INTEGER, "
@@ -148,5 +170,5 @@ def _m_answer_grades(db: sqlite_utils.Database) -> None:
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
                                                             _m5_run_name_and_note, _m6_references,
-                                                            _m7_embedding_cache,
-                                                            _m_answer_grades]   # answer grades (issue 32, item 4)
+                                                            _m7_embedding_cache, _m8_expert_references,
+                                                            _m9_answer_grades]   # answer grades (issue 32, item 4)

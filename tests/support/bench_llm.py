@@ -83,6 +83,11 @@ def responder(base: str, behaviours: dict[str, str] | None = None) -> Callable[[
             count = int(m.group(1)) if (m := re.search(r"Write (\d+) distinct", user)) else 1
             return Scripted(json.dumps({"questions": [
                 {"question": q if i == 0 else f"{q} (part {i + 1})", "answer": a} for i in range(count)]}))
+        if "You are a medical expert writing the reference" in text:
+            # the expert statements (OLAPH): the page's sentence must be there; another statement is nice to have
+            page = topic_of(user.split("Short answer:", 1)[0])
+            _, _, good, bad = TOPICS[page]
+            return Scripted(json.dumps({"must_have": [good], "nice_to_have": [f"{TOPICS[page][1]}"]}))
         if "You rewrite medical questions" in text:
             original = user.split("Original question:", 1)[-1].split("Reply with", 1)[0].strip()
             style = re.search(r"Style: (\w+)", user)

@@ -36,6 +36,7 @@ from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
 from .input_panel import InputPanel
+from .expert_tab import ExpertTab
 from .matrix_tab import MatrixTab
 from .paged_responses import PAGE, PagedResponsesModel
 from .runs_panel import RunsPanel
@@ -140,6 +141,9 @@ class ResultsPage(QSplitter):
         self.detail_tabs.addTab(self.matrix_tab, "Support matrix")
         self.suggestions_tab = SuggestionsTab(self)
         self.detail_tabs.addTab(self.suggestions_tab, "Suggestions")
+        # OLAPH / EVAL: the answer against the expert's material (after the tabs whose places users know)
+        self.expert_tab = ExpertTab(self)
+        self.detail_tabs.addTab(self.expert_tab, "Expert")
 
         self.addWidget(right)
         self.setSizes([260, 1020])
@@ -389,6 +393,7 @@ class ResultsPage(QSplitter):
         self.answer_tab.clear()
         self.sources_tab.sources_model.set_rows([])
         self.matrix_tab.clear()
+        self.expert_tab.clear()
         self.suggestions_tab.clear()
 
     # ------------------------------------------------------------------------ the selected response
@@ -446,6 +451,8 @@ class ResultsPage(QSplitter):
         self.sources_tab.sources_model.set_rows(source_summaries(view, response_pk))
         self.matrix_tab.show_matrix(support_matrix(view, response_pk))
         self.suggestions_tab.load_suggestions()
+        if (response := self.current_response()) is not None and self.run_id:
+            self.expert_tab.show_answer(self.run_id, response.id)
         self.response_shown.emit(response_pk)
 
     def _read_response(self, response_pk: int) -> None:

@@ -304,3 +304,33 @@ def test_a_reviewed_questions_file_changes_the_stored_expert_statements(tmp_path
         (q,) = bench.questions(bench_id)
         assert q.must_have == ("Metformin is contraindicated below an eGFR of 30.",)
         assert q.nice_to_have == ("Kidney function is checked yearly", "Lactic acidosis is rare")
+
+
+def test_graded_answers_give_the_similaritys_rank_correlation_with_the_grades_in_the_report(tmp_path, capsys):
+    """EVAL's validation: once answers are graded Good/Bad, the report gives Spearman's rho between each
+    answer's similarity and its grade, computed from the stored grades (verify-report rebuilds it)."""
+    from sourcecheckup.answer_grades import add_answer_grade
+    from sourcecheckup.similarity import similarity_grade_correlation
+
+    code, (js,) = audit(tmp_path, capsys)
+    assert code == 0
+    assert json.loads(js.read_text())["expert"]["grade_correlation"] == {}    # nothing graded yet
+    with Store(tmp_path / "a.db") as st:
+        run_id = st.latest_run_id()
+        sims = st.similarities(run_id)
+        pks = sorted(sims)
+        best = max(pks, key=lambda pk: sims[pk]["sentence_cosine"][1])
+        for pk in pks:
+            add_answer_grade(st, run_id, pk, "dr-a", "good" if pk == best else "bad")
+    out = tmp_path / "graded.json"
+    assert main(["report", run_id, "--db", str(tmp_path / "a.db"), "-o", str(out), "-q"]) == 0
+    corr = json.loads(out.read_text())["expert"]["grade_correlation"]
+    assert set(corr) == {"late_interaction", "sentence_cosine"}
+    expected = similarity_grade_correlation({pk: sims[pk]["sentence_cosine"][1] for pk in pks},
+                                            {pk: "good" if pk == best else "bad" for pk in pks})
+    assert corr["sentence_cosine"] == expected and corr["sentence_cosine"]["n"] == len(pks)
+    assert main(["verify-report", str(out), "--db", str(tmp_path / "a.db")]) == 0
+    page = tmp_path / "graded.html"
+    assert main(["report", run_id, "--db", str(tmp_path / "a.db"), "-o", str(page), "-q"]) == 0
+    assert "Similarity against the graders' Good/Bad grades" in page.read_text(encoding="utf-8")
+    capsys.readouterr()

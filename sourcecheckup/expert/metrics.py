@@ -21,9 +21,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..answer_grades import answer_grades, graders_grade
 from ..intervals import mean_interval
 from ..metrics import clustered_counts, proportion_of
 from ..models import Label
+from ..similarity import similarity_grade_correlation
 from ..store import ResponseRow, Store
 from .model import SIMILARITY_METHODS, ExpertKind, ExpertVerdict
 
@@ -154,7 +156,23 @@ def expert_section(store: Store, run_id: str, responses: Sequence[ResponseRow] |
                 for method in SIMILARITY_METHODS}
     return {"judge": lead, "judges": order, "answers_with_expert_material": len(rows),
             "overall": _group(all_tallies, all_sims), "by_model": by_model, "rankings": rankings,
+            "grade_correlation": _grade_correlation(store, run.id, rows, sims),
             "responses": answers, "definitions": DEFINITIONS}
+
+
+def _grade_correlation(store: Store, run_id: str, rows: Sequence[ResponseRow],
+                       sims: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+    """EVAL's check of a similarity against people: Spearman's rho between each answer's similarity and its
+    graders' majority Good/Bad grade (``sourcecheckup grade``, review mode's G / B), per method; empty when no
+    answer with expert material is graded."""
+    grades = graders_grade(answer_grades(store, run_id))
+    graded = [r.pk for r in rows if r.pk in grades]
+    if not graded:
+        return {}
+    return {method: similarity_grade_correlation({pk: (sims.get(pk, {}).get(method) or (None, None))[1]
+                                                  for pk in graded},
+                                                 {pk: grades[pk].value for pk in graded})
+            for method in SIMILARITY_METHODS}
 
 
 def expert_outcomes(section: Mapping[str, Any]) -> dict[str, list[float]]:

@@ -63,6 +63,9 @@ def expert_sheet_rows(expert: Mapping[str, Any]) -> Iterator[list[Any]]:
             yield [name, MEASURE_NAMES[key], *_sim_cells(g[key]), "", ""]
     for method, order in expert["rankings"].items():
         yield ["ranking", MEASURE_NAMES[method], " > ".join(order), "", "", "", "", "", ""]
+    for method, c in (expert.get("grade_correlation") or {}).items():
+        yield ["similarity vs grades", f"Spearman rho, {MEASURE_NAMES[method]}", c["rho"], *c["ci95"], "", c["n"],
+               "", ""]
     for a in expert["responses"]:
         for key in MEASURES:
             yield [a["id"], MEASURE_NAMES[key], *_cells(a[key]), a["judge_errors"], a["model"] or ""]
@@ -95,6 +98,13 @@ def _sim(s: Mapping[str, Any]) -> str:
     return f"{s['mean']:.3f}" + (f" ({lo:.3f}–{hi:.3f})" if lo is not None else "") + f", n={s['n']}"
 
 
+def _rho(c: Mapping[str, Any]) -> str:
+    if c["rho"] is None:
+        return f"too few graded answers to estimate (n={c['n']})"
+    lo, hi = c["ci95"]
+    return f"{c['rho']:.2f}" + (f" ({lo:.2f} to {hi:.2f})" if lo is not None else "") + f", n={c['n']}"
+
+
 def expert_html(report: Mapping[str, Any]) -> str:
     """The HTML block: the figures per model (OLAPH, EVAL), the rankings, each answer's statements and readings."""
     if not has_expert(report):
@@ -108,6 +118,10 @@ def expert_html(report: Mapping[str, Any]) -> str:
                     + "".join(f"<td>{escape(c)}</td>" for c in cells) + f"<td>{g['judge_errors']}</td></tr>")
     ranks = "".join(f"<li>{escape(MEASURE_NAMES[m])}: {escape(' > '.join(order) or '–')}</li>"
                     for m, order in e["rankings"].items())
+    corr = "".join(f"<li>{escape(MEASURE_NAMES[m])}: {escape(_rho(c))}</li>"
+                   for m, c in (e.get("grade_correlation") or {}).items())
+    if corr:
+        ranks += f"</ul><p>Similarity against the graders' Good/Bad grades (Spearman's rho, 95% interval):</p><ul>{corr}"
     answers = []
     for a in e["responses"]:
         items = "".join(

@@ -19,7 +19,7 @@ ALL = ""                 # the "All …" entry of every facet
 ANY_PROBLEM = "\x00any"  # the "Any problem" entry
 NO_PROBLEM = "\x00none"  # the "No problem" entry
 STATUS_WORDS = {"supported": "✓ all supported", "not_supported": "✗ not all supported",
-                "undecided": "… undecided", "no_claims": "– no claims"}
+                "undecided": "… undecided", "no_claims": "– no claims", "not_read": "… not read yet"}
 _COUNT = re.compile(r"^\d+\s+")
 
 

@@ -110,6 +110,8 @@ class _RowModel(QAbstractTableModel, Generic[T]):
 
 
 def _supported_mark(r: ResponseSummary) -> str:
+    if not r.parsed:
+        return "… not read yet"
     if r.supported is True:
         return "✓ all supported"
     if r.supported is False:
@@ -121,10 +123,10 @@ class ResponsesModel(_RowModel[ResponseSummary]):
     columns = (
         ("Response", lambda r: r.rid),
         ("Model", lambda r: r.model),
-        ("Claims", lambda r: r.claims),
+        ("Claims", lambda r: r.claims_text),
         ("Supported", lambda r: r.support_text),
         ("Status", _supported_mark),
-        ("Sources", lambda r: f"{r.valid_sources}/{r.sources} readable"),
+        ("Sources", lambda r: r.sources_text),
         ("Problems", lambda r: r.problems),
     )
 
@@ -133,6 +135,8 @@ class ResponsesModel(_RowModel[ResponseSummary]):
         return super().haystack(row) + "\n" + self.rows[row].question.casefold()
 
     def sort_key(self, item: ResponseSummary, column: int) -> Any:
+        if column == 2:
+            return item.claims if item.parsed else -1
         if column == 3:
             return item.supported_claims / item.decided_claims if item.decided_claims else -1.0
         if column == 5:

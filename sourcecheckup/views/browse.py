@@ -77,7 +77,7 @@ def browse_start(store: Store, run_id: str, *, search: str = "", model: str | No
     return BrowseStart(run, pks, store.response_models(run.id), rows)
 
 
-STATUS_KEYS = ("supported", "not_supported", "undecided", "no_claims")   # ResponseSummary.status_key
+STATUS_KEYS = ("supported", "not_supported", "undecided", "no_claims", "not_read")   # ResponseSummary.status_key
 
 
 @dataclass

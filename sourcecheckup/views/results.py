@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, ResponseAssessment
-from ..models import StatementStatus
+from ..models import FetchStatus, StatementStatus
 from ..references.metrics import is_retracted, retracted_only_statements
 from ..references.model import ReferenceCheck, ReferenceStatus
 from ..store import RunData, Store
@@ -29,15 +29,32 @@ class ResponseSummary:
     valid_sources: int
     supported: bool | None   # every claim supported; None while undecided
     problems: str            # "2 unsupported · 1 dead link", "" when none
+    parsed: bool = True      # False: the answer is not read yet (a cancelled or running batch)
+    sources_pending: int = 0  # cited URLs not fetched yet
 
     @property
     def status_key(self) -> str:
-        """supported / not_supported / undecided / no_claims: what the status facet filters on."""
+        """supported / not_supported / undecided / no_claims / not_read: what the status facet filters on."""
+        if not self.parsed:
+            return "not_read"
         if self.supported is True:
             return "supported"
         if self.supported is False:
             return "not_supported"
         return "undecided" if self.claims else "no_claims"
+
+    @property
+    def claims_text(self) -> str:
+        """The claims count, or "…" while the answer is not read (0 would say it has none)."""
+        return str(self.claims) if self.parsed else "…"
+
+    @property
+    def sources_text(self) -> str:
+        """"2/3 readable"; URLs not fetched yet are named, never counted as unreadable."""
+        if self.sources_pending and self.sources_pending == self.sources:
+            return "… not fetched yet"
+        text = f"{self.valid_sources}/{self.sources} readable"
+        return f"{text} · {self.sources_pending} not fetched yet" if self.sources_pending else text
 
     @property
     def support_text(self) -> str:
@@ -123,7 +140,8 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
             statements=len(a.statements), claims=len(claims),
             supported_claims=sum(1 for s in decided if s.status.supported),
             decided_claims=len(decided), sources=len(a.urls), valid_sources=len(a.valid_urls),
-            supported=a.supported, problems=" · ".join(problems)))
+            supported=a.supported, problems=" · ".join(problems), parsed=by_pk[a.response_pk].parsed,
+            sources_pending=sum(1 for u in a.urls if u not in data.sources)))
     return out
 
 
@@ -136,3 +154,28 @@ def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0
               ("reference lookup failed", sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)),
               ("supported only by retracted papers", retracted_only))
     return [f"{n} {word}" for word, n in counts if n]
+
+
+def answer_notices(view: RunView, response_pk: int) -> list[str]:
+    """What the Answer tab says above one answer, in words a reader cannot miss: an answer not read yet
+    (a cancelled batch), and every cited address refused as unsafe, with how the figures count it."""
+    row = next((r for r in view.data.responses if r.pk == response_pk), None)
+    a = view.assessment(response_pk)
+    if row is None or a is None:
+        return []
+    out = []
+    if not row.parsed:
+        out.append("… Not read yet: the audit stopped before this answer was split into statements, so it has "
+                   "no claims or verdicts yet and every figure leaves it out. Resume the run to read it.")
+    for number, url in enumerate(a.urls, 1):
+        src = view.data.sources.get(url)
+        if src is None or src.source.status is not FetchStatus.UNSAFE_URL:
+            continue
+        claims = [s for s in a.statements if s.row.statement.informative]
+        alone = sum(1 for s in claims if s.status is StatementStatus.NO_READABLE_SOURCE)
+        counted = (f"; {alone} claim{'' if alone == 1 else 's'} with no other readable source "
+                   f"{'counts' if alone == 1 else 'count'} as not supported (no readable source) in statement "
+                   "support" if alone else "")
+        out.append(f"⊘ Source [{number}] was refused, not read: {src.source.reason or 'a private or local address'}. "
+                   f"It counts as an invalid URL in URL validity{counted}.")
+    return out

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
 from sourcecheckup.views.matrix import MatrixCell, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS, reference_badge
+from sourcecheckup.views.results import answer_notices
 from sourcecheckup.views.text import reason_for_app
 
 from ..theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK
@@ -26,6 +27,12 @@ class AnswerTab(QWidget):
         al = QVBoxLayout(self)
         self.question_label = plain_label()
         al.addWidget(self.question_label)
+        # what a reader must not miss above the answer: not read yet, a cited address refused
+        self.notice = plain_label()
+        self.notice.setFrameShape(QFrame.Shape.StyledPanel)
+        self.notice.setMargin(6)
+        self.notice.setVisible(False)
+        al.addWidget(self.notice)
         self.answer_view = AnswerView()
         self.answer_view.statement_clicked.connect(self.show_statement_card)
         self.answer_view.marker_clicked.connect(self.show_marker_card)
@@ -47,12 +54,17 @@ class AnswerTab(QWidget):
         view = self.page.view
         self.answer_view.show_answer(resp.text, assessment.statements,
                                      view.retracted_only if view is not None else ())
+        notices = answer_notices(view, assessment.response_pk) if view is not None else []
+        self.notice.setText("\n".join(reason_for_app(n) for n in notices))
+        self.notice.setVisible(bool(notices))
         self.statement_card.clear()
 
     def clear(self) -> None:
         self.answer_view.clear()
         self.statement_card.clear()
         self.question_label.setText("")
+        self.notice.setText("")
+        self.notice.setVisible(False)
 
     def _pair_lines(self, cell: MatrixCell, number: int) -> list[str]:
         view = self.page.view

@@ -463,6 +463,25 @@ def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],
     return out
 
 
+# the two bases of every figure: the judges' verdicts alone (the default everywhere: CLI, app, report), or with
+# the reviewers' overrides in their place (`report --with-reviews`, the app's "With reviewer overrides")
+JUDGES_ONLY = "judges only"
+WITH_REVIEWS = "with reviewer overrides"
+
+
+def figure_basis(with_overrides: bool) -> str:
+    """The words named beside a figure for its basis."""
+    return WITH_REVIEWS if with_overrides else JUDGES_ONLY
+
+
+def overrides_words(n: int, applied: bool) -> str:
+    """"3 overrides (not applied)" / "3 overrides applied" / "no reviewer overrides": the count line's words."""
+    if not n:
+        return "no reviewer overrides"
+    noun = "override" if n == 1 else "overrides"
+    return f"{n} {noun} applied" if applied else f"{n} {noun} (not applied)"
+
+
 # what each figure leaves out, in words: (unit singular, plural) and each reason's words
 _EXCLUDED_UNITS = {"url_validity": ("cited URL", "cited URLs"), "full_text_validity": ("cited URL", "cited URLs"),
                    "statement_support": ("claim", "claims"), "response_support": ("response", "responses"),

@@ -13,8 +13,11 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtWidgets import QDialog
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel
 
+from sourcecheckup import review
+from sourcecheckup.cli import main
 from sourcecheckup.models import FetchStatus, Response, Source, utcnow
 from sourcecheckup.store import Store
 from tests.support.app import AUDIT_TIMEOUT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: F401
@@ -115,3 +118,108 @@ def test_an_answer_citing_a_refused_private_address_says_so_on_the_answer_tab(qt
     # and the figures are what the notice says
     assert "0.0%" in w.results.metrics_bar.labels["url_validity"].text()
     assert "0.0%" in w.results.metrics_bar.labels["statement_support"].text()
+
+
+# ----------------------------------------------------------------------------- 4. one basis, named
+
+
+def test_the_app_headline_is_judges_only_like_show_and_names_its_basis(qtbot, window, capsys):
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=2, statements=2, sources=2)
+        data = st.load_run(run_id)
+        pk = data.statements[data.responses[0].pk][0].pk
+        for reviewer in ("Dr A", "Dr B"):          # both reviewers overturn one supported pair
+            review.add_review(st, run_id, pk, "https://example.org/page/0", reviewer, "not_supported")
+    open_and_wait(qtbot, w, run_id)
+    bar = w.results.metrics_bar
+    assert not bar.with_overrides.isChecked()
+    assert main(["show", run_id, "--db", str(w.db_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "(judges only)" in shown and "statement-level support  100.0%" in shown
+    for key in ("statement_support", "response_support", "url_validity", "unused_sources"):
+        assert "(judges only)" in bar.labels[key].text()
+    assert "100.0% · 4/4" in bar.labels["statement_support"].text()
+    assert "1 override (not applied)" in bar.counts.text()
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        bar.with_overrides.setChecked(True)
+    assert "(with reviewer overrides)" in bar.labels["statement_support"].text()
+    assert "75.0% · 3/4" in bar.labels["statement_support"].text()
+    assert "1 override applied" in bar.counts.text()
+    # the CLI's list names the same basis
+    assert main(["runs", "--db", str(w.db_path)]) == 0
+    assert "judges only, reviewer overrides not applied" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- 12. runs told apart, side by side
+
+
+def two_pasted_runs(db) -> tuple[str, str]:
+    """Two unnamed runs of one pasted answer each, as a clinician makes them."""
+    ids = []
+    with Store(db) as st:
+        for words in ("The usual adult dose is one or two 500mg tablets up to 4 times in 24 hours.",
+                      "Lactic acidosis is a rare but serious side effect of metformin."):
+            ids.append(synthesize_run(st, responses=1, statements=1, sources=1,
+                                      answer_text=lambda i, sents, words=words: words))
+            with st.db.conn:
+                st.db.execute("UPDATE runs SET input = 'pasted answer' WHERE id = ?", [ids[-1]])
+    return ids[0], ids[1]
+
+
+def test_runs_are_told_apart_and_their_figures_fit_the_runs_tab_at_1024x640(qtbot, window):
+    w = window
+    w.resize(1024, 640)
+    first, second = two_pasted_runs(w.db_path)
+    w.refresh_runs()
+    runs = w.results.runs.runs_model
+    qtbot.waitUntil(lambda: runs.rowCount() == 2, timeout=5000)
+    names = [runs.index(r, 0).data() for r in range(2)]
+    assert names == ["“Lactic acidosis is a rare but…”", "“The usual adult dose is one or…”"], names
+    assert second in runs.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    combo = w.compare_page.run_a
+    labels = [combo.itemText(i) for i in range(combo.count())]
+    assert labels[0].startswith("“Lactic acidosis") and labels[1].startswith("“The usual adult dose")
+    assert len(set(labels)) == 2 and all(" · 20" in text for text in labels)     # and their start time
+    # the Runs tab widens so that the run, its start and the three figures are all in view
+    w.results.show_left(1)
+    qtbot.waitUntil(lambda: w.results.sizes()[0] > 400, timeout=2000)
+    table = w.results.runs.runs_table
+    headers = [runs.headerData(c, Qt.Orientation.Horizontal) for c in range(runs.columnCount())]
+    last = headers.index("URL validity")
+    assert table.columnViewportPosition(last) + table.columnWidth(last) <= table.viewport().width()
+    assert "judges only" in " ".join(lab.text() for lab in w.results.runs.findChildren(QLabel))
+    # back on Input, the column narrows again
+    w.results.show_left(0)
+    assert w.results.sizes()[0] < 400
+
+
+# ----------------------------------------------------------------------------- 13. compare names each move
+
+
+def test_the_compare_page_calls_a_refused_then_fetched_source_by_its_move(qtbot, window):
+    w = window
+    url = "http://10.1.2.3/x/0"
+    with Store(w.db_path) as st:
+        run_a = synthesize_run(st, responses=1, statements=2, sources=1, base_url="http://10.1.2.3/x")
+        run_b = synthesize_run(st, responses=1, statements=2, sources=1, base_url="http://10.1.2.3/x")
+        sid = st.add_source(Source(url=url, status=FetchStatus.UNSAFE_URL, fetched_at=utcnow(),
+                                   reason="10.1.2.3 is a private address"))
+        st.link_run_source(run_a, url, sid)
+        with st.db.conn:
+            st.db.execute("DELETE FROM verdicts WHERE run_id = ?", [run_a])
+            st.db.execute("UPDATE verdicts SET label = 'not_supported' WHERE run_id = ? AND statement_pk IN "
+                          "(SELECT pk FROM statements WHERE run_id = ? AND ord = 1)", [run_b, run_b])
+    w.refresh_runs()
+    w.pages.setCurrentWidget(w.compare_page)
+    qtbot.waitUntil(lambda: w.compare_page.run_a.count() == 2, timeout=5000)
+    with qtbot.waitSignal(w.compare_page.compared, timeout=10_000):
+        w.compare_page.compare(run_a, run_b)
+    summary = w.compare_page.summary.text()
+    assert "support changed for 1; other status moves: 1 no readable source → judged" in summary
+    assert "Judges only" in summary
+    src = w.compare_page.sources_model
+    assert src.data(src.index(0, 1)) == "refused (unsafe address) → full text"
+    sm = w.compare_page.statements_model
+    moves = sorted(sm.data(sm.index(r, 4)) for r in range(sm.rowCount()))
+    assert moves == ["no readable source → judged", "support changed"]

@@ -195,13 +195,14 @@ def _reference_tint(check: Any) -> str:
 
 class RunsModel(_RowModel[RunSummary]):
     columns = (
-        ("Run", lambda r: r.title),
+        # what tells runs apart first (name, else the answer's first words or the input), then the figures
+        ("Run", lambda r: r.what),
         ("Started", lambda r: r.created_at.replace("T", " ")[:16]),
-        ("Status", lambda r: r.status),
-        ("Responses", lambda r: r.responses),
         ("Statement support", lambda r: _pct(r.statement_support)),
         ("Response support", lambda r: _pct(r.response_support)),
         ("URL validity", lambda r: _pct(r.url_validity)),
+        ("Responses", lambda r: r.responses),
+        ("Status", lambda r: r.status),
         ("Note", lambda r: r.note),
         ("Judges", lambda r: ", ".join(r.judges)),
         ("Input", lambda r: r.input),
@@ -465,6 +466,7 @@ class ChangedStatementsModel(_RowModel[ChangedStatement]):
         ("Statement", lambda s: s.statement),
         ("In run A", lambda s: _support_word(s.supported_a, s.status_a)),
         ("In run B", lambda s: _support_word(s.supported_b, s.status_b)),
+        ("Change", lambda s: s.move),
     )
 
     def extra(self, item: ChangedStatement, column: int, role: int) -> Any:

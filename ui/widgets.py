@@ -11,7 +11,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout
                                QPlainTextDocumentLayout, QPlainTextEdit, QTableView, QTextEdit, QToolTip, QVBoxLayout,
                                QWidget)
 
-from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, judge_error_note,
+from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, figure_basis,
+                                   judge_error_note, overrides_words,
                                   partial_run_note, percent)
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.evidence import locate_quote
@@ -285,8 +286,12 @@ class MetricsBar(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         self.counts = ElidedLabel(min_chars=20)
         row.addWidget(self.counts, 1)
+        # judges only by default, as `show`, `runs` and `report` are; the basis is named on every card
         self.with_overrides = QCheckBox("With reviewer overrides")
-        self.with_overrides.setChecked(True)
+        self.with_overrides.setChecked(False)
+        self.with_overrides.setToolTip("Off: every figure is the judges' alone (as the CLI and the report lead "
+                                       "with). On: reviewers' labels replace the judge's on the pairs they "
+                                       "reviewed.")
         self.with_overrides.toggled.connect(self.overrides_toggled)
         row.addWidget(self.with_overrides)
         outer.addLayout(row)
@@ -319,9 +324,13 @@ class MetricsBar(QWidget):
         self.judge_note.setVisible(False)
 
     def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "",
-                     judges: Sequence[str] = (), judge_versions: str = "", judge_warning: str = "") -> None:
+                     judges: Sequence[str] = (), judge_versions: str = "", judge_warning: str = "",
+                     with_overrides: bool | None = None) -> None:
         """``judge_versions``: the judge version that gave the verdicts, in words; ``judge_warning``: set
-        when it ran degraded (the built-in judge without its embedding model), shown in the judge's line."""
+        when it ran degraded (the built-in judge without its embedding model), shown in the judge's line;
+        ``with_overrides``: the figures' basis (default: the toggle's state), named on every card."""
+        applied = self.with_overrides.isChecked() if with_overrides is None else with_overrides
+        basis = figure_basis(applied)
         if judge_warning:
             self.judge_note.setText(f"⚠ Warning: {judge_warning[0].upper()}{judge_warning[1:]}.")
         else:
@@ -330,9 +339,9 @@ class MetricsBar(QWidget):
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():
-            label.setText(metric_text(names[key], getattr(metrics, key)))
+            label.setText(metric_text(f"{names[key]} ({basis})", getattr(metrics, key)))
         c = metrics.counts
-        parts = [f"Run {status}", f"{c.get('responses', 0)} responses", f"{n_overrides} overrides",
+        parts = [f"Run {status}", f"{c.get('responses', 0)} responses", overrides_words(n_overrides, applied),
                  _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]
         if c.get("judges_disagree"):
             parts.append(f"judges disagree on {_count(c['judges_disagree'], 'claim')}")

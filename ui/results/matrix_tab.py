@@ -186,7 +186,7 @@ class MatrixTab(QSplitter):
             self.pair_quote.setText("No quote offered.")
         if cell.override is not None:
             om, ow = LABEL_MARK[cell.override]
-            used = "counted" if view.with_overrides else "not counted (overrides hidden)"
+            used = "counted" if view.with_overrides else "not counted (the figures are judges only)"
             self.pair_review.setText(f"{REVIEW_MARK} Reviewer override: {om} {ow}, {used}.")
         else:
             self.pair_review.setText("")

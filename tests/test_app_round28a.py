@@ -223,3 +223,36 @@ def test_the_compare_page_calls_a_refused_then_fetched_source_by_its_move(qtbot,
     sm = w.compare_page.statements_model
     moves = sorted(sm.data(sm.index(r, 4)) for r in range(sm.rowCount()))
     assert moves == ["no readable source → judged", "support changed"]
+
+
+# ----------------------------------------------------------------------------- 5. review progress
+
+
+def test_an_unsure_label_is_marked_counts_as_reviewed_and_progress_reaches_n_of_n(qtbot, window):
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=1, statements=2, sources=2)
+        data = st.load_run(run_id)
+        pks = [s.pk for s in data.statements[data.responses[0].pk]]
+        urls = list(data.responses[0].response.citations)
+        review.add_review(st, run_id, pks[0], urls[0], "Dr Tester", "not_supported")
+        review.add_review(st, run_id, pks[0], urls[1], "Dr Tester", "unsure")
+    open_and_wait(qtbot, w, run_id)
+    facets = w.results.facets
+    assert facets.reviewed_label.text() == "2/4 pairs reviewed (1 unsure)"
+    matrix = w.results.matrix_tab.matrix_model
+    unsure = matrix.index(0, 1).data()
+    assert unsure.startswith("✎") and "(reviewed: unsure)" in unsure
+    assert "reviewed: unsure (the judge&#x27;s label still counts)" in matrix.index(0, 1).data(Qt.ItemDataRole.ToolTipRole)
+    # the Review sample page counts the same pairs
+    w.pages.setCurrentWidget(w.sample_page)
+    qtbot.waitUntil(lambda: "pairs reviewed" in w.sample_page.agreement_label.text(), timeout=10_000)
+    assert "2 pairs reviewed" in w.sample_page.agreement_label.text()
+    # labelling every pair, one more of them unsure, completes the review
+    w.pages.setCurrentWidget(w.results)
+    with Store(w.db_path) as st:
+        review.add_review(st, run_id, pks[1], urls[0], "Dr Tester", "unsure")
+        review.add_review(st, run_id, pks[1], urls[1], "Dr Tester", "supported")
+    open_and_wait(qtbot, w, run_id)
+    qtbot.waitUntil(lambda: facets.reviewed_label.text().startswith("4/4"), timeout=5000)
+    assert facets.reviewed_label.text() == "4/4 pairs reviewed (2 unsure)"

@@ -315,6 +315,8 @@ class MatrixModel(QAbstractTableModel):
                 text = f"{REVIEW_FIRST_MARK} {text}"
             if cell.override is not None:
                 text = f"{REVIEW_MARK} {text} (reviewed)"
+            elif cell.reviewed_without_label:     # looked at, no label: the judge's label still counts
+                text = f"{REVIEW_MARK} {text} (reviewed: {cell.reviewed_without_label})"
             if cell.disagreement:
                 text += " ≠"
             if len(cell.verdicts) > 1:
@@ -338,6 +340,8 @@ class MatrixModel(QAbstractTableModel):
                 lines.append("review first: the screening judge is unsure of this pair")
             if cell.override is not None:
                 lines.append(f"reviewer override: {LABEL_MARK[cell.override][1]}")
+            elif cell.reviewed_without_label:
+                lines.append(f"reviewed: {cell.reviewed_without_label} (the judge's label still counts)")
             if cell.disagreement:
                 lines.append("the judges disagree")
             return safe_tooltip("\n".join(lines)) if lines else None

@@ -80,6 +80,8 @@ class RunView:
     with_overrides: bool
     references: dict[str, ReferenceCheck] = field(default_factory=dict)   # citation url -> its reference check
     retracted_only: frozenset[int] = frozenset()   # statements supported only by retracted papers
+    # every pair a reviewer labelled -> the consensus label's value, "unsure" or "no_majority" (review.review_states)
+    review_states: dict[tuple[int, str], str] = field(default_factory=dict)
     _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
 
     def assessment(self, response_pk: int) -> ResponseAssessment | None:
@@ -90,7 +92,7 @@ class RunView:
 
 def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> RunView:
     """Load, assess and measure a run (with or without reviewer overrides) in one call."""
-    from ..review import overrides as review_overrides
+    from ..review import overrides as review_overrides, review_states
 
     data = store.load_run(run_id)
     found = review_overrides(store, data.run.id)
@@ -99,7 +101,7 @@ def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> 
     metrics = compute_metrics(data, assessed, overrides=used)
     checks = store.reference_checks(data.run.id)
     return RunView(data, assessed, metrics, response_summaries(data, assessed, checks), found, with_overrides,
-                   checks, frozenset(retracted_only_statements(assessed, checks)))
+                   checks, frozenset(retracted_only_statements(assessed, checks)), review_states(store, data.run.id))
 
 
 def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],

@@ -335,7 +335,7 @@ class ResultsPage(QSplitter):
         problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
         with QSignalBlocker(self.facets):
             self.facets.set_choices(sorted(self._model_counts), statuses, problems, model_counts=self._model_counts)
-        self.facets.show_review_progress(totals.reviewed, totals.reviewable)
+        self.facets.show_review_progress(totals.reviewed, totals.reviewable, totals.unsure)
         _, status, problem = self.facets.chosen()
         if status is not None or problem is not None:   # the statuses changed (a review): filter by the new ones
             self._paged_filter = ()

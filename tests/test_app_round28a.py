@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDialog, QLabel
 
 from sourcecheckup import review
 from sourcecheckup.cli import main
+from sourcecheckup.report import build_report, report_html
 from sourcecheckup.models import FetchStatus, Response, Source, utcnow
 from sourcecheckup.store import Store
 from tests.support.app import AUDIT_TIMEOUT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: F401
@@ -256,3 +257,33 @@ def test_an_unsure_label_is_marked_counts_as_reviewed_and_progress_reaches_n_of_
     open_and_wait(qtbot, w, run_id)
     qtbot.waitUntil(lambda: facets.reviewed_label.text().startswith("4/4"), timeout=5000)
     assert facets.reviewed_label.text() == "4/4 pairs reviewed (2 unsure)"
+
+
+# ----------------------------------------------------------------------------- 6. agreement on few pairs
+
+
+def test_the_agreement_table_shows_n_an_exact_interval_and_no_kappa_on_three_pairs(qtbot, window, tmp_path):
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=2, statements=2, sources=2)
+        data = st.load_run(run_id)
+        judged = sorted((spk, v.url, v.verdict.label.value) for spk, vs in data.verdicts.items() for v in vs)
+        for spk, url, label in judged[:3]:           # one reviewer agrees with the judge on three pairs
+            review.add_review(st, run_id, spk, url, "Dr Tester", label)
+    open_and_wait(qtbot, w, run_id)
+    page = w.sample_page
+    with qtbot.waitSignal(page.agreement_shown, timeout=10_000):
+        w.pages.setCurrentWidget(page)
+    rows = {(r.rater_a, r.rater_b): r for r in page.agreement_model.rows}
+    judge = rows[("builtin", "Dr Tester")]
+    assert judge.n == 3
+    assert judge.agreement == "3/3 · 100.0% (95% CI 29–100)"        # exact: 3/3 says little
+    assert judge.kappa == "too few pairs to estimate (3 < 10)"
+    assert not any("1.00 to 1.00" in r.kappa or "(95% CI" in r.kappa for r in page.agreement_model.rows)
+    # the report follows the same rule
+    with Store(w.db_path) as st:
+        report = build_report(st, run_id)
+    [c] = [c for c in report["review"]["comparisons"] if c["rater_b"] == "Dr Tester" and c["rater_a"] == "builtin"]
+    assert c["kappa"]["value"] is None and c["kappa"]["min_pairs"] == 10
+    assert c["agreement"]["ci95"] == pytest.approx([0.292, 1.0], abs=1e-3)
+    assert "too few pairs" in report_html(report)

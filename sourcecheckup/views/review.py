@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..agreement import kappa_words
 from ..review import UNSURE
 from ..store import Store
 from .matrix import REVIEW_FIRST
@@ -67,11 +68,14 @@ def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
     out = []
     for c in report.get("comparisons", []):  # type: ignore[union-attr]
         ag, ka = c["agreement"], c["kappa"]
-        kappa = "n/a" if ka["value"] is None else f"{ka['value']:.2f}"
+        kappa = kappa_words(ka["value"], c["n"])
         if ka["value"] is not None and ka["ci95"][0] is not None:
             kappa += f" (95% CI {ka['ci95'][0]:.2f} to {ka['ci95'][1]:.2f})"
+        # the count beside the share: "3/3 · 100.0% (95% CI 29–100)" says how little three pairs show
+        alike = sum(row.get(label, 0) for label, row in c["confusion"].items())
+        agreement = "n/a" if not c["n"] else f"{alike}/{c['n']} · {pct_ci(ag['value'], ag['ci95'])}"
         out.append(AgreementRow(c["rater_a"], c["rater_b"], c["kind"].replace("-", " vs "), c["n"],
-                                pct_ci(ag["value"], ag["ci95"]), kappa))
+                                agreement, kappa))
     return out
 
 

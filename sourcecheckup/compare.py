@@ -14,6 +14,7 @@ import numpy as np
 
 from .metrics import (BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent,
                       wilson_interval)
+from .references.model import is_reference_key
 from .store import RunData, Store
 
 SAME_RUN_WARNING = ("A and B are the same run: there is nothing to compare (every difference would be zero "
@@ -84,7 +85,7 @@ def metric_outcomes(data: RunData, assessed: Sequence[ResponseAssessment]) -> di
     for r in assessed:
         for url in r.urls:
             src = data.sources.get(url)
-            if src is not None:            # not fetched yet: pending, in no figure
+            if src is not None and not is_reference_key(url):   # pending, or a written reference: in no URL figure
                 out["url_validity"].append(src.source.valid)
         for s in r.statements:
             if s.status.supported is not None:

@@ -5,6 +5,7 @@ review progress and agreement are honest; a refused private address, a compare, 
 without a URL are each called what they are."""
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -18,6 +19,9 @@ from PySide6.QtWidgets import QDialog, QLabel
 
 from sourcecheckup import review
 from sourcecheckup.cli import main
+from sourcecheckup.metrics import compute_metrics, exclusion_notes
+from sourcecheckup.references import Reference, ReferenceCheck, ReferenceStatus, reference_key
+from sourcecheckup.references.step import FABRICATED, unread_reference
 from sourcecheckup.report import build_report, report_html
 from sourcecheckup.models import FetchStatus, Response, Source, utcnow
 from sourcecheckup.store import Store
@@ -287,3 +291,45 @@ def test_the_agreement_table_shows_n_an_exact_interval_and_no_kappa_on_three_pai
     assert c["kappa"]["value"] is None and c["kappa"]["min_pairs"] == 10
     assert c["agreement"]["ci95"] == pytest.approx([0.292, 1.0], abs=1e-3)
     assert "too few pairs" in report_html(report)
+
+
+# ----------------------------------------------------------------------------- 14. a written reference is no URL
+
+
+def run_with_a_fabricated_written_reference(db) -> tuple[str, str]:
+    """One answer citing a web page and "Johnson A et al. …", a written reference no service knows."""
+    key = reference_key("Johnson A, Lee B. Paracetamol and sleep. Lancet 2020;395:1-9.")
+    with Store(db) as st:
+        run_id = synthesize_run(st, responses=1, statements=2, sources=1)
+        check = ReferenceCheck(reference=Reference(raw=key[len("ref:"):]), status=ReferenceStatus.NOT_FOUND,
+                               evidence=FABRICATED, checked_at=utcnow())
+        with st.db.conn:
+            st.db.execute("UPDATE responses SET citations = ? WHERE run_id = ?",
+                          [json.dumps(["https://example.org/page/0", key]), run_id])
+        st.link_run_source(run_id, key, st.add_source(unread_reference(key, check)))
+        st.save_reference_check(run_id, key, check)
+    return run_id, key
+
+
+def test_a_written_reference_not_found_is_no_dead_link_and_no_cited_url(qtbot, window, capsys):
+    w = window
+    run_id, key = run_with_a_fabricated_written_reference(w.db_path)
+    with Store(w.db_path) as st:
+        metrics = compute_metrics(st.load_run(run_id))
+    # URL validity counts the one cited URL; the written reference is left out, and the figure says so
+    assert (metrics.url_validity.k, metrics.url_validity.n) == (1, 1)
+    assert metrics.counts["fetch_outcomes"] == {"ok": 1}
+    assert exclusion_notes(metrics.counts)["url_validity"] == (
+        "leaves out 1 cited URL (1 written reference without a URL, checked as a reference)")
+    assert main(["show", run_id, "--db", str(w.db_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "source URL validity      100.0%" in shown and "1 written reference without a URL" in shown
+    open_and_wait(qtbot, w, run_id)
+    assert "1/1" in w.results.metrics_bar.labels["url_validity"].text()
+    assert "0 unreadable cited URLs" in w.results.metrics_bar.counts.text()
+    summary = w.results.responses_model.rows[0]
+    assert "dead link" not in summary.problems and "1 reference not found" in summary.problems
+    w.results.show_response(summary.response_pk)
+    sources = w.results.sources_tab.sources_model
+    row = next(r for r in range(sources.rowCount()) if sources.rows[r].url == key)
+    assert sources.data(sources.index(row, 4)) == "written reference (no URL): reference not found"

@@ -8,6 +8,7 @@ from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, Respons
 from ..models import FetchStatus, StatementStatus
 from ..references.metrics import is_retracted, retracted_only_statements
 from ..references.model import ReferenceCheck, ReferenceStatus
+from ..references.step import unread_reference_outcome
 from ..store import RunData, Store
 
 # ----------------------------------------------------------------------------- run view
@@ -129,7 +130,11 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
         outcomes: dict[str, int] = {}
         for url in a.urls:
             src = data.sources.get(url)
-            if src is not None and not src.source.valid:
+            if src is not None and not src.source.valid and src.source.origin == "reference":
+                if url not in checks:     # else its reference problem names it ("1 reference not found")
+                    word = unread_reference_outcome(src.source)
+                    outcomes[word] = outcomes.get(word, 0) + 1
+            elif src is not None and not src.source.valid:
                 outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
         problems.extend(f"{n} {word}" for word, n in sorted(outcomes.items()))
         problems.extend(reference_problems([checks[u] for u in a.urls if u in checks],

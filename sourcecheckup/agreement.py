@@ -44,6 +44,8 @@ CI_DESCRIPTIONS = {
 def kappa_words(value: float | None, n: int) -> str:
     """Kappa as every screen and report says it: "0.40", "too few pairs to estimate (3 < 10)", or
     "undefined (one label throughout)"."""
+    if not n:
+        return "n/a (no pairs compared)"
     if n < MIN_KAPPA_PAIRS:
         return f"too few pairs to estimate ({n} < {MIN_KAPPA_PAIRS})"
     return "undefined (one label throughout)" if value is None else f"{value:.2f}"

@@ -478,9 +478,11 @@ JUDGES_ONLY = "judges only"
 WITH_REVIEWS = "with reviewer overrides"
 
 
-def figure_basis(with_overrides: bool) -> str:
-    """The words named beside a figure for its basis."""
-    return WITH_REVIEWS if with_overrides else JUDGES_ONLY
+def figure_basis(with_overrides: bool, *, short: bool = False) -> str:
+    """The words named beside a figure for its basis (``short``: "with reviews", for a metric card)."""
+    if with_overrides:
+        return "with reviews" if short else WITH_REVIEWS
+    return JUDGES_ONLY
 
 
 def overrides_words(n: int, applied: bool) -> str:

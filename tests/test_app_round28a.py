@@ -143,13 +143,12 @@ def test_the_app_headline_is_judges_only_like_show_and_names_its_basis(qtbot, wi
     shown = capsys.readouterr().out
     assert "(judges only)" in shown and "statement-level support  100.0%" in shown
     for key in ("statement_support", "response_support", "url_validity", "unused_sources"):
-        assert "(judges only)" in bar.labels[key].text()
-    assert "100.0% · 4/4" in bar.labels["statement_support"].text()
+        assert " · judges only" in bar.labels[key].text()
+    assert "100.0% · 4/4 · judges only" in bar.labels["statement_support"].text()
     assert "1 override (not applied)" in bar.counts.text()
     with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         bar.with_overrides.setChecked(True)
-    assert "(with reviewer overrides)" in bar.labels["statement_support"].text()
-    assert "75.0% · 3/4" in bar.labels["statement_support"].text()
+    assert "75.0% · 3/4 · with reviews" in bar.labels["statement_support"].text()
     assert "1 override applied" in bar.counts.text()
     # the CLI's list names the same basis
     assert main(["runs", "--db", str(w.db_path)]) == 0
@@ -332,4 +331,4 @@ def test_a_written_reference_not_found_is_no_dead_link_and_no_cited_url(qtbot, w
     w.results.show_response(summary.response_pk)
     sources = w.results.sources_tab.sources_model
     row = next(r for r in range(sources.rowCount()) if sources.rows[r].url == key)
-    assert sources.data(sources.index(row, 4)) == "written reference (no URL): reference not found"
+    assert sources.data(sources.index(row, 4)) == "reference not found (written, no URL)"

@@ -156,11 +156,11 @@ def test_review_override_changes_the_metric_and_is_persisted(qtbot, window, site
     with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         assert w.review_current("supported")
     # judges only by default (as the CLI's figures), the override counted but named as not applied
-    assert "50.0%" in metric_label(w) and "(judges only)" in metric_label(w)
+    assert "50.0%" in metric_label(w) and "· judges only" in metric_label(w)
     assert "1 override (not applied)" in w.results.metrics_bar.counts.text()
     with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         w.results.metrics_bar.with_overrides.setChecked(True)
-    assert "100.0%" in metric_label(w) and "(with reviewer overrides)" in metric_label(w)
+    assert "100.0%" in metric_label(w) and "· with reviews" in metric_label(w)
     assert "1 override applied" in w.results.metrics_bar.counts.text()
     cell_text = w.results.matrix_tab.matrix_model.data(w.results.matrix_tab.matrix_model.index(1, 0))
     assert "reviewed" in cell_text and "✎" in cell_text

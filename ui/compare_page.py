@@ -63,7 +63,7 @@ class ComparePage(QWidget):
         layout.addWidget(self._titled("Metrics (B − A, with the 95% interval of the difference)", self.diff_table))
         split = QSplitter(Qt.Orientation.Vertical)
         self.statements_model = ChangedStatementsModel(self)
-        self.statements_table = _table(self.statements_model, (110, 620, 150))
+        self.statements_table = _table(self.statements_model, (110, 440, 130, 130))
         split.addWidget(self._titled("Statements whose status changed (support, or a source read or lost)",
                                      self.statements_table))
         self.sources_model = ChangedSourcesModel(self)

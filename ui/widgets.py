@@ -247,13 +247,15 @@ class SourceViewer(QPlainTextEdit):
         return sels[0].cursor.selectedText() if sels else ""
 
 
-def metric_text(name: str, m: Metric) -> str:
-    """A metric card's three short lines: its name, the estimate with its counts, the 95% interval."""
+def metric_text(name: str, m: Metric, basis: str = "") -> str:
+    """A metric card's three short lines: its name, the estimate with its counts and its basis ("judges only",
+    "with reviews"), the 95% interval."""
+    tail = f" · {basis}" if basis else ""
     if m.value is None:
-        return f"{name}\nn/a"
+        return f"{name}\nn/a{tail}"
     lo, hi = m.ci95
     ci = "" if lo is None or hi is None else f"\n95% CI {100 * lo:.0f}–{100 * hi:.0f}%"
-    return f"{name}\n{percent(m.value)} · {m.k}/{m.n}{ci}"
+    return f"{name}\n{percent(m.value)} · {m.k}/{m.n}{tail}{ci}"
 
 
 CARD_MIN_WIDTH = 150   # a card narrower than this moves to the next row
@@ -330,7 +332,7 @@ class MetricsBar(QWidget):
         when it ran degraded (the built-in judge without its embedding model), shown in the judge's line;
         ``with_overrides``: the figures' basis (default: the toggle's state), named on every card."""
         applied = self.with_overrides.isChecked() if with_overrides is None else with_overrides
-        basis = figure_basis(applied)
+        basis = figure_basis(applied, short=True)   # a card is 150 px wide at the least
         if judge_warning:
             self.judge_note.setText(f"⚠ Warning: {judge_warning[0].upper()}{judge_warning[1:]}.")
         else:
@@ -339,7 +341,7 @@ class MetricsBar(QWidget):
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():
-            label.setText(metric_text(f"{names[key]} ({basis})", getattr(metrics, key)))
+            label.setText(metric_text(names[key], getattr(metrics, key), basis))
         c = metrics.counts
         parts = [f"Run {status}", f"{c.get('responses', 0)} responses", overrides_words(n_overrides, applied),
                  _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]

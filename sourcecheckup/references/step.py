@@ -130,10 +130,10 @@ _UNREAD_OUTCOME = {"not_found": "reference not found", "lookup_failed": "referen
 
 
 def unread_reference_outcome(src: Source) -> str:
-    """"written reference (no URL): reference not found": what the Sources tab says of a written reference
-    with nothing to read, instead of the fetch status (DEAD) it is stored with, which reads "dead link"."""
+    """"reference not found (written, no URL)": what the Sources tab says of a written reference with nothing
+    to read, instead of the fetch status (DEAD) it is stored with, which reads "dead link"."""
     status = str((src.meta or {}).get("reference_status", "unchecked"))
-    return f"written reference (no URL): {_UNREAD_OUTCOME.get(status, status.replace('_', ' '))}"
+    return f"{_UNREAD_OUTCOME.get(status, status.replace('_', ' '))} (written, no URL)"
 
 
 def unread_reference(key: str, check: ReferenceCheck | None) -> Source:

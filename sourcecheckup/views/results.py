@@ -182,7 +182,7 @@ def answer_notices(view: RunView, response_pk: int) -> list[str]:
         alone = sum(1 for s in claims if s.status is StatementStatus.NO_READABLE_SOURCE)
         counted = (f"; {alone} claim{'' if alone == 1 else 's'} with no other readable source "
                    f"{'counts' if alone == 1 else 'count'} as not supported (no readable source) in statement "
-                   "support" if alone else "")
+                   "support, and so does the answer in response support" if alone else "")
         out.append(f"⊘ Source [{number}] was refused, not read: {src.source.reason or 'a private or local address'}. "
                    f"It counts as an invalid URL in URL validity{counted}.")
     return out

@@ -13,7 +13,7 @@ from ..run_label import RunLabelDialog
 from ..widgets import plain_label, table_view
 
 # run, started, the three figures, responses: what comparing runs needs, visible once the tab widens
-RUNS_COLUMN_WIDTHS = (170, 100, 64, 64, 64, 70, 80)
+RUNS_COLUMN_WIDTHS = (150, 118, 64, 64, 64, 70, 80)
 # the Runs tab's share of the page while it is shown (the Input tab keeps the narrow column)
 RUNS_SHARE = 0.5
 

@@ -332,3 +332,18 @@ def test_a_written_reference_not_found_is_no_dead_link_and_no_cited_url(qtbot, w
     sources = w.results.sources_tab.sources_model
     row = next(r for r in range(sources.rowCount()) if sources.rows[r].url == key)
     assert sources.data(sources.index(row, 4)) == "reference not found (written, no URL)"
+
+
+def test_a_reviewer_label_not_applied_is_shown_beside_the_judges_label_in_the_matrix(qtbot, window):
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=1, statements=1, sources=1)
+        data = st.load_run(run_id)
+        pk = data.statements[data.responses[0].pk][0].pk
+        review.add_review(st, run_id, pk, "https://example.org/page/0", "Dr Tester", "not_supported")
+    open_and_wait(qtbot, w, run_id)
+    matrix = w.results.matrix_tab.matrix_model
+    assert matrix.index(0, 0).data() == "✎ ✓ supported (reviewer: not supported)"    # judges only: the judge's
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+        w.results.metrics_bar.with_overrides.setChecked(True)
+    assert matrix.index(0, 0).data() == "✎ ✗ not supported (reviewed)"

@@ -313,7 +313,9 @@ class MatrixModel(QAbstractTableModel):
             text = f"{mark} {word}"
             if cell.review_first:
                 text = f"{REVIEW_FIRST_MARK} {text}"
-            if cell.override is not None:
+            if cell.override is not None and cell.override is not cell.label:   # overrides not applied
+                text = f"{REVIEW_MARK} {text} (reviewer: {LABEL_MARK[cell.override][1]})"
+            elif cell.override is not None:
                 text = f"{REVIEW_MARK} {text} (reviewed)"
             elif cell.reviewed_without_label:     # looked at, no label: the judge's label still counts
                 text = f"{REVIEW_MARK} {text} (reviewed: {cell.reviewed_without_label})"

@@ -119,6 +119,12 @@ def slow_answers(site: str, n: int = 3) -> str:
     return json.dumps(objs)
 
 
+def judged_so_far(progress: str) -> int:
+    """The pairs judged so far in the progress line ("… pairs judged 3/12 …"), 0 before any."""
+    found = re.search(r"pairs judged (\d+)/", progress)
+    return int(found.group(1)) if found else 0
+
+
 def test_cancel_mid_run_then_resume_judges_only_the_missing_pairs(qtbot, window, site, settings):
     w = window
     settings.judges = ["keyword:0.2"]
@@ -126,8 +132,9 @@ def test_cancel_mid_run_then_resume_judges_only_the_missing_pairs(qtbot, window,
     w.results.input.paste_edit.setPlainText(slow_answers(site))
     with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
         assert w.audit.start_audit()
-        qtbot.waitUntil(lambda: "pairs judged 2/" in w.audit.progress_label.text() or
-                        "pairs judged 3/" in w.audit.progress_label.text(), timeout=AUDIT_TIMEOUT_MS)
+        # cancel once some but not all pairs are judged (verdicts arrive a commit window at a time: 2/, 3/
+        # or 4/ first, as the machine's load has it)
+        qtbot.waitUntil(lambda: 0 < judged_so_far(w.audit.progress_label.text()) < 9, timeout=AUDIT_TIMEOUT_MS)
         w.audit.cancel_audit()
     run_id, status = finished.args
     assert status == "cancelled"

@@ -234,6 +234,8 @@ def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_
     claim = first.statements[0]
     url = next(u for u in first.urls if claim.row.pk in {s.row.pk for s in first.statements})
     supporting = [v.url for v in w.results.view.data.verdicts[claim.row.pk] if v.verdict.label.value == "supported"]
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):     # the figures and statuses with reviews
+        w.results.metrics_bar.with_overrides.setChecked(True)
     with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         review.add_review(w.store, rid, claim.row.pk, supporting[0], "Dr Tester", "not_supported")
         w.results.reload_run()

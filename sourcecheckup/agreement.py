@@ -6,9 +6,12 @@ The reviewers' majority is :func:`sourcecheckup.review.consensus` (ties give no 
 compared with the majority of the *other* reviewers only (leave-one-out), never with a majority that holds
 their own vote. Reviewers and judges are also compared with the judges' consensus label, the one the
 headline figures use (the run's ``--consensus`` rule).
-Agreement, a proportion, has the Wilson score interval. Kappa's interval is the hull of a seeded percentile
-bootstrap over the compared pairs and the Wilson interval of agreement carried to kappa at the observed
-chance agreement, (lo - pe) / (1 - pe): the bootstrap alone collapses to a point when every pair agrees.
+Agreement, a proportion, has the Clopper–Pearson exact interval (:func:`sourcecheckup.intervals.clopper_pearson`:
+at least 95% coverage at every n, where Wilson's dips near 0 and 100% on few pairs). Kappa is estimated only
+on at least :data:`MIN_KAPPA_PAIRS` compared pairs ("too few pairs to estimate" below: on three pairs a
+bootstrap of kappa is a handful of values and its interval means nothing); its interval is the hull of a seeded
+percentile bootstrap over the compared pairs and the exact interval of agreement carried to kappa at the
+observed chance agreement, (lo - pe) / (1 - pe): the bootstrap alone collapses to a point when every pair agrees.
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .metrics import BOOTSTRAP_RESAMPLES, wilson_interval
+from .intervals import clopper_pearson
+from .metrics import BOOTSTRAP_RESAMPLES
 from .models import Label
 from .review import Review, ReviewLabel, consensus, reviews
 from .store import RunData, Store
@@ -26,13 +30,25 @@ from .store import RunData, Store
 LABELS = (Label.SUPPORTED.value, Label.NOT_SUPPORTED.value)
 MAJORITY = "reviewers' majority"
 OTHERS_MAJORITY = "other reviewers' majority"      # leave-one-out: the reviewer's own vote is not in it
-KAPPA_CI_METHOD = "bootstrap_wilson_hull"
-AGREEMENT_CI_METHOD = "wilson"
+KAPPA_CI_METHOD = "bootstrap_exact_hull"
+AGREEMENT_CI_METHOD = "clopper_pearson"
+MIN_KAPPA_PAIRS = 10      # fewer compared pairs and kappa is "too few pairs to estimate" (app, CLI, report)
 CI_DESCRIPTIONS = {
-    AGREEMENT_CI_METHOD: "Wilson score interval of the share of pairs both raters labelled alike",
-    KAPPA_CI_METHOD: ("hull of a seeded percentile bootstrap over the compared pairs and the Wilson interval of "
-                      "agreement carried to kappa at the observed chance agreement"),
+    AGREEMENT_CI_METHOD: "Clopper–Pearson exact interval of the share of pairs both raters labelled alike",
+    KAPPA_CI_METHOD: ("hull of a seeded percentile bootstrap over the compared pairs and the exact interval of "
+                      f"agreement carried to kappa at the observed chance agreement; kappa is not estimated on "
+                      f"fewer than {MIN_KAPPA_PAIRS} pairs"),
 }
+
+
+def kappa_words(value: float | None, n: int) -> str:
+    """Kappa as every screen and report says it: "0.40", "too few pairs to estimate (3 < 10)", or
+    "undefined (one label throughout)"."""
+    if not n:
+        return "n/a (no pairs compared)"
+    if n < MIN_KAPPA_PAIRS:
+        return f"too few pairs to estimate ({n} < {MIN_KAPPA_PAIRS})"
+    return "undefined (one label throughout)" if value is None else f"{value:.2f}"
 
 
 def consensus_name(rule: str) -> str:
@@ -63,7 +79,7 @@ class PairwiseAgreement:
     def as_dict(self) -> dict[str, Any]:
         return {"rater_a": self.rater_a, "rater_b": self.rater_b, "kind": self.kind, "n": self.n,
                 "agreement": {**self.agreement.as_dict(), "ci_method": AGREEMENT_CI_METHOD},
-                "kappa": {**self.kappa.as_dict(), "ci_method": KAPPA_CI_METHOD},
+                "kappa": {**self.kappa.as_dict(), "ci_method": KAPPA_CI_METHOD, "min_pairs": MIN_KAPPA_PAIRS},
                 "confusion": self.confusion}
 
 
@@ -106,7 +122,8 @@ def _kappas(codes: np.ndarray, k: int) -> np.ndarray:
 def compare_raters(a: Sequence[str], b: Sequence[str], rater_a: str, rater_b: str, kind: str, *,
                    seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES,
                    labels: Sequence[str] = LABELS) -> PairwiseAgreement:
-    """Agreement (Wilson 95% interval) and kappa (bootstrap 95% interval) of two raters over the same pairs."""
+    """Agreement (exact 95% interval) and kappa (bootstrap 95% interval; none on fewer than
+    :data:`MIN_KAPPA_PAIRS` pairs) of two raters over the same pairs."""
     n = len(a)
     confusion = {x: {y: 0 for y in labels} for x in labels}
     for x, y in zip(a, b):
@@ -116,14 +133,16 @@ def compare_raters(a: Sequence[str], b: Sequence[str], rater_a: str, rater_b: st
         return PairwiseAgreement(rater_a, rater_b, kind, 0, none, none, confusion)
     codes = _codes(a, b, labels)
     k = len(labels)
+    # agreement is a proportion: the exact interval, honest at every n (a bootstrap over 4 pairs that all
+    # agree collapses to "100-100%", and Wilson's covers less than 95% near 0 and 100%)
+    matches = sum(x == y for x, y in zip(a, b))
+    lo, hi = clopper_pearson(matches, n)
+    agreement = Estimate(percent_agreement(a, b), (round(float(lo), 6), round(float(hi), 6)))
+    if n < MIN_KAPPA_PAIRS:
+        return PairwiseAgreement(rater_a, rater_b, kind, n, agreement, Estimate(None, (None, None)), confusion)
     rng = np.random.default_rng(seed)
     sampled = codes[rng.integers(0, n, size=(resamples, n))]
     kappas = _kappas(sampled, k)
-    # agreement is a proportion: the Wilson score interval, honest at small n (a bootstrap over 4 pairs
-    # that all agree collapses to "100-100%")
-    matches = sum(x == y for x, y in zip(a, b))
-    lo, hi = wilson_interval(matches, n)
-    agreement = Estimate(percent_agreement(a, b), (round(float(lo), 6), round(float(hi), 6)))
     finite = kappas[~np.isnan(kappas)]
     kappa_ci: tuple[float | None, float | None] = (None, None)
     kappa = cohen_kappa(a, b, labels)
@@ -134,6 +153,7 @@ def compare_raters(a: Sequence[str], b: Sequence[str], rater_a: str, rater_b: st
         if finite.size:
             blo, bhi = np.percentile(finite, [2.5, 97.5])
             klo, khi = min(klo, float(blo)), max(khi, float(bhi))
+        klo, khi = min(klo, kappa), max(khi, kappa)     # the estimate lies in its own interval
         kappa_ci = (round(max(-1.0, klo), 6), round(min(1.0, khi), 6))
     return PairwiseAgreement(rater_a, rater_b, kind, n, agreement, Estimate(kappa, kappa_ci), confusion)
 

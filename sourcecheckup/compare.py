@@ -14,6 +14,7 @@ import numpy as np
 
 from .metrics import (BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent,
                       wilson_interval)
+from .references.model import is_reference_key
 from .store import RunData, Store
 
 SAME_RUN_WARNING = ("A and B are the same run: there is nothing to compare (every difference would be zero "
@@ -22,6 +23,45 @@ NO_SHARED_WARNING = ("The runs share no statements (they audited different answe
                      "different answers, not a change in the same answers, and say nothing about a judge or a fix.")
 
 METRICS = ("url_validity", "statement_support", "response_support", "unused_sources")
+
+# how a matched statement's status moved from A to B: only "support_changed" is a change of support (both runs
+# decided it, and differently); the rest are named apart, never counted as one
+MOVES = {
+    "support_changed": "support changed",
+    "source_now_read": "no readable source → judged: a cited source was read in B (still not supported)",
+    "source_now_unreadable": "judged → no readable source: no cited source could be read in B",
+    "decided": "undecided → decided",
+    "undecided": "decided → undecided",
+    "status_changed": "status changed",
+}
+
+
+def statement_move(status_a: str, status_b: str, supported_a: bool | None, supported_b: bool | None) -> str:
+    """The key in :data:`MOVES` of a statement whose status is ``status_a`` in A and ``status_b`` in B."""
+    if supported_a is not None and supported_b is not None and supported_a != supported_b:
+        return "support_changed"
+    if status_a == "no_readable_source" and supported_b is False:
+        return "source_now_read"
+    if status_b == "no_readable_source" and supported_a is False:
+        return "source_now_unreadable"
+    if supported_a is None and supported_b is not None:
+        return "decided"
+    if supported_a is not None and supported_b is None:
+        return "undecided"
+    return "status_changed"
+
+
+def source_change(a: Any, b: Any) -> str | None:
+    """What changed about one cited URL between two runs' fetches (``Source`` each), or None: "content
+    changed" only when both runs read its text and the bytes differ; a fetch outcome that moved (refused →
+    fetched, dead → read) is named as that move, never as changed content."""
+    if a.valid and b.valid:
+        return "content changed" if a.sha256 != b.sha256 else None
+    if a.status is not b.status:
+        return f"{a.status.plain} → {b.status.plain}"
+    if a.valid != b.valid:
+        return f"{a.status.plain}: text read in {'A' if a.valid else 'B'} only"
+    return None
 
 
 @dataclass(frozen=True)
@@ -45,7 +85,7 @@ def metric_outcomes(data: RunData, assessed: Sequence[ResponseAssessment]) -> di
     for r in assessed:
         for url in r.urls:
             src = data.sources.get(url)
-            if src is not None:            # not fetched yet: pending, in no figure
+            if src is not None and not is_reference_key(url):   # pending, or a written reference: in no URL figure
                 out["url_validity"].append(src.source.valid)
         for s in r.statements:
             if s.status.supported is not None:
@@ -90,10 +130,12 @@ def _same_database(a: Store, b: Store) -> bool:
 
 
 def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | None = None,
-                 seed: int = 0, with_overrides: bool = True) -> dict[str, Any]:
-    """Run B against run A. ``with_overrides``: count reviewer overrides, as the Results page does by
-    default (its "With reviewer overrides" box); False compares the judges alone. ``warnings`` says
-    when the comparison means little: the same run twice, or runs that share no statements."""
+                 seed: int = 0, with_overrides: bool = False) -> dict[str, Any]:
+    """Run B against run A. ``with_overrides``: count reviewer overrides (the app's "With reviewer
+    overrides" box, `compare --with-reviews`); by default the judges alone, as every headline is.
+    ``warnings`` says when the comparison means little: the same run twice, or runs that share no
+    statements. Each changed statement carries its ``move`` (:data:`MOVES`); ``support_changed`` counts
+    only the statements both runs decided, differently."""
     from .review import overrides as review_overrides
 
     store_b = store_b or store_a
@@ -117,17 +159,25 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
         return found
 
     sa, sb = statuses(as_a), statuses(as_b)
-    changed_statements = [
-        {"response_id": rid, "statement": text, "status_a": sa[(rid, text)][0], "status_b": sb[(rid, text)][0],
-         "supported_a": sa[(rid, text)][1], "supported_b": sb[(rid, text)][1]}
-        for rid, text in sorted(set(sa) & set(sb)) if sa[(rid, text)][0] != sb[(rid, text)][0]]
+    changed_statements = []
+    for key in sorted(set(sa) & set(sb)):
+        (status_a, sup_a), (status_b, sup_b) = sa[key], sb[key]
+        if status_a != status_b:
+            changed_statements.append({"response_id": key[0], "statement": key[1], "status_a": status_a,
+                                       "status_b": status_b, "supported_a": sup_a, "supported_b": sup_b,
+                                       "move": statement_move(status_a, status_b, sup_a, sup_b)})
+    moves: dict[str, int] = {}
+    for st in changed_statements:
+        moves[st["move"]] = moves.get(st["move"], 0) + 1
     changed_sources = []
     for url in sorted(set(data_a.sources) & set(data_b.sources)):
         a, b = data_a.sources[url].source, data_b.sources[url].source
-        if a.sha256 != b.sha256 or a.status is not b.status:
+        change = source_change(a, b)
+        if change is not None:
             changed_sources.append({"url": url, "sha256_a": a.sha256, "sha256_b": b.sha256, "status_a": a.status.value,
                                     "status_b": b.status.value, "fetched_at_a": a.fetched_at,
-                                    "fetched_at_b": b.fetched_at, "content_changed": a.sha256 != b.sha256})
+                                    "fetched_at_b": b.fetched_at, "content_changed": change == "content changed",
+                                    "change": change})
     matched = len(set(sa) & set(sb))
     expert = _expert_differences(store_a, data_a.run.id, store_b, data_b.run.id, same_run, seed)
     warnings = [SAME_RUN_WARNING] if same_run else ([NO_SHARED_WARNING] if not matched else [])
@@ -149,6 +199,8 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
         "statements_only_a": len(set(sa) - set(sb)),
         "statements_only_b": len(set(sb) - set(sa)),
         "changed_statements": changed_statements,
+        "support_changed": moves.get("support_changed", 0),
+        "statement_moves": dict(sorted(moves.items())),
         "sources_matched": len(set(data_a.sources) & set(data_b.sources)),
         "changed_sources": changed_sources,
         **({"expert_differences": expert} if expert else {}),
@@ -179,6 +231,15 @@ def _expert_differences(store_a: Store, run_a: str, store_b: Store, run_b: str, 
     return diffs
 
 
+def statement_moves_text(c: dict[str, Any]) -> str:
+    """"support changed for 1; also 2 moved no readable source → judged: a cited source was read in B (still
+    not supported)": the support changes, and every other status move by name."""
+    moves = c.get("statement_moves") or {"support_changed": len(c["changed_statements"])}
+    text = f"support changed for {moves.get('support_changed', 0)}"
+    others = [f"{n} {MOVES[k]}" for k, n in moves.items() if k != "support_changed" and n]
+    return text + (f"; other status moves: {'; '.join(others)}" if others else "")
+
+
 def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
     """The comparison as terminal text."""
     names = {"url_validity": "source URL validity", "statement_support": "statement-level support",
@@ -196,10 +257,11 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
         ci = "" if d["ci95"][0] is None else f"{100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f} points"
         lines.append(f"{names[d['metric']]:<25} {percent(d['a']):>7} {percent(d['b']):>7} {diff:>8}  {ci}")
     lines.append(f"\nstatements matched {c['statements_matched']} (only in A {c['statements_only_a']}, only in B "
-                 f"{c['statements_only_b']}); support changed for {len(c['changed_statements'])}")
+                 f"{c['statements_only_b']}); {statement_moves_text(c)}")
     for s in c["changed_statements"][:limit]:
         text = s["statement"] if len(s["statement"]) <= 90 else s["statement"][:87] + "..."
-        lines.append(f"  {s['response_id']}: {s['status_a']} -> {s['status_b']}  {text}")
+        move = "" if s.get("move", "support_changed") == "support_changed" else f"  [{MOVES[s['move']].split(':')[0]}]"
+        lines.append(f"  {s['response_id']}: {s['status_a']} -> {s['status_b']}{move}  {text}")
     if c.get("expert_differences"):
         from .expert.metrics import MEASURE_NAMES
 
@@ -213,7 +275,7 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
             lines.append(f"  {MEASURE_NAMES[d['metric']]:<46} {show(d['a']):>7} {show(d['b']):>7} {diff:>8}  {ci}")
     lines.append(f"sources matched {c['sources_matched']}; changed {len(c['changed_sources'])}")
     for s in c["changed_sources"][:limit]:
-        what = "content changed" if s["content_changed"] else f"{s['status_a']} -> {s['status_b']}"
+        what = s.get("change") or ("content changed" if s["content_changed"] else f"{s['status_a']} -> {s['status_b']}")
         lines.append(f"  {s['url']}  ({what})")
     if len(c["changed_statements"]) > limit or len(c["changed_sources"]) > limit:
         lines.append(f"(first {limit} of each shown; --json prints everything)")

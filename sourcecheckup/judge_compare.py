@@ -1,7 +1,8 @@
 """Which judge to trust, measured on the user's own reviews.
 
 For each judge of a run, against the reviewers' majority on the pairs they reviewed (review mode
-or a review sample): agreement with a Wilson 95% interval, Cohen's kappa, balanced accuracy
+or a review sample): agreement with an exact (Clopper–Pearson) 95% interval, Cohen's kappa (on at
+least :data:`sourcecheckup.agreement.MIN_KAPPA_PAIRS` pairs, as every agreement table), balanced accuracy
 (the mean of the recall of 'supported' and of 'not supported'), and the pairs where the judge
 and the reviewers differ. One judge is recommended: the highest balanced accuracy among those
 with at least :data:`MIN_PAIRS` compared pairs. A judge error is not a label: the pair is left
@@ -12,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agreement import LABELS, Pair, _judge_labels, _reviewer_labels, cohen_kappa
-from .metrics import percent, wilson_interval
+from .agreement import (AGREEMENT_CI_METHOD, LABELS, MIN_KAPPA_PAIRS, Pair, _judge_labels, _reviewer_labels,
+                        cohen_kappa)
+from .intervals import clopper_pearson
+from .metrics import percent
 from .models import Label
 from .review import reviews
 from .store import Store
@@ -51,7 +54,7 @@ class JudgeScore:
     agree: int
     agreement: float | None
     agreement_ci95: tuple[float | None, float | None]
-    kappa: float | None                          # None when undefined (one label used throughout)
+    kappa: float | None                          # None when undefined (one label used throughout) or on too few pairs
     balanced_accuracy: float | None              # None unless the majority holds both labels
     recall_supported: float | None               # of the pairs the reviewers call supported
     recall_not_supported: float | None
@@ -61,7 +64,7 @@ class JudgeScore:
 
     def as_dict(self) -> dict[str, Any]:
         return {"judge": self.judge, "pairs": self.pairs, "agree": self.agree,
-                "agreement": {"value": self.agreement, "ci95": list(self.agreement_ci95), "ci_method": "wilson"},
+                "agreement": {"value": self.agreement, "ci95": list(self.agreement_ci95), "ci_method": AGREEMENT_CI_METHOD},
                 "kappa": self.kappa, "balanced_accuracy": self.balanced_accuracy,
                 "recall_supported": self.recall_supported, "recall_not_supported": self.recall_not_supported,
                 "confusion": self.confusion, "judge_errors": self.judge_errors,
@@ -104,7 +107,7 @@ def _score(judge: str, labels: dict[Pair, str], errors: set[Pair], majority: dic
         confusion[labels[p]][majority[p]] += 1
     agree = sum(confusion[lab][lab] for lab in LABELS)
     n = len(common)
-    ci = wilson_interval(agree, n) if n else (None, None)
+    ci = clopper_pearson(agree, n) if n else (None, None)
     rs, rn = _recall(confusion, S), _recall(confusion, N)
     disagreements = []
     for p in common:
@@ -115,7 +118,8 @@ def _score(judge: str, labels: dict[Pair, str], errors: set[Pair], majority: dic
     return JudgeScore(
         judge=judge, pairs=n, agree=agree, agreement=agree / n if n else None,
         agreement_ci95=(None, None) if ci[0] is None else (round(ci[0], 6), round(ci[1], 6)),
-        kappa=cohen_kappa([labels[p] for p in common], [majority[p] for p in common]) if n else None,
+        kappa=cohen_kappa([labels[p] for p in common], [majority[p] for p in common])
+        if n >= MIN_KAPPA_PAIRS else None,
         balanced_accuracy=None if rs is None or rn is None else (rs + rn) / 2,
         recall_supported=rs, recall_not_supported=rn, confusion=confusion,
         judge_errors=len(errors & set(majority)), disagreements=tuple(disagreements))
@@ -199,8 +203,11 @@ def format_comparison(c: JudgeComparison, *, max_disagreements: int = 20) -> str
         lines.append(f"{'judge':<{width}}  {'pairs':>5}  {'agreement (95% CI)':<30}  {'kappa':>5}  "
                      f"{'bal. acc.':>9}  {'errors':>6}  disagrees")
         for s in c.judges:
-            lines.append(f"{_plain(s.judge):<{width}}  {s.pairs:>5}  {agreement_text(s):<30}  {_num(s.kappa):>5}  "
+            kappa = "few" if s.pairs < MIN_KAPPA_PAIRS else _num(s.kappa)
+            lines.append(f"{_plain(s.judge):<{width}}  {s.pairs:>5}  {agreement_text(s):<30}  {kappa:>5}  "
                          f"{percent(s.balanced_accuracy):>9}  {s.judge_errors:>6}  {len(s.disagreements)}")
+        if any(s.pairs < MIN_KAPPA_PAIRS for s in c.judges):
+            lines.append(f"(kappa \"few\": too few pairs to estimate, fewer than {MIN_KAPPA_PAIRS} compared pairs)")
     lines += ["", _plain(c.recommendation)]
     for s in c.judges:
         if not s.disagreements:

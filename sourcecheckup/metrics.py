@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .intervals import Z95, clopper_pearson, korn_graubard, wilson_interval  # noqa: F401  (wilson_interval, Z95: re-exported)
 from .models import FetchStatus, Label, StatementStatus
+from .references.model import is_reference_key
 from .store import RunData, StatementRow, VerdictRow
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -334,12 +335,16 @@ class MetricsTally:
         self.pairs_total = self.pairs_judged = self.responses = self.responses_undecided = 0
         self.statements = self.responses_unparsed = self.verdicts = self.judge_errors = 0
         self.unused_undecided = 0
+        self.written_references = 0                  # citations of written references without a URL
 
     def add(self, data: RunData, assessed: Sequence[ResponseAssessment]) -> "MetricsTally":
         """Add responses (``assessed``, with their rows in ``data``)."""
         unparsed = {resp.pk for resp in data.responses if not resp.parsed}
         for r in assessed:
             for url in r.urls:
+                if is_reference_key(url):      # a written reference with no URL: checked as a reference, never
+                    self.written_references += 1   # a cited URL (its failed "fetch" is no dead link)
+                    continue
                 src = data.sources.get(url)
                 self.outcome_counts[src.source.status.value if src else "not_fetched"] += 1
                 if src is not None:            # a source not fetched yet is pending, not a failure
@@ -405,9 +410,13 @@ class MetricsTally:
         counts["judges_disagree"] = status_counts.get(StatementStatus.JUDGES_DISAGREE.value, 0)
         counts["full_text_urls"] = self.full_text_k
         # what each figure leaves out of its denominator, and why (every summary names these)
+        # written references without a URL are no cited URLs: URL validity leaves them out, and says so
+        written = {"written_reference": self.written_references} if self.written_references else {}
+        if written:
+            counts["written_references"] = self.written_references
         counts["excluded"] = {
-            "url_validity": {"not_fetched": outcome_counts.get("not_fetched", 0)},
-            "full_text_validity": {"not_fetched": outcome_counts.get("not_fetched", 0)},
+            "url_validity": {"not_fetched": outcome_counts.get("not_fetched", 0), **written},
+            "full_text_validity": {"not_fetched": outcome_counts.get("not_fetched", 0), **written},
             "statement_support": {k: status_counts.get(k, 0) for k in ("judges_disagree", "judge_error", "pending")},
             "response_support": {k: self.response_excluded.get(k, 0) for k in RESPONSE_EXCLUSIONS},
             "unused_sources": {"undecided": self.unused_undecided},
@@ -463,13 +472,35 @@ def metrics_by(data: RunData, key: Callable[[ResponseAssessment], str | None],
     return out
 
 
+# the two bases of every figure: the judges' verdicts alone (the default everywhere: CLI, app, report), or with
+# the reviewers' overrides in their place (`report --with-reviews`, the app's "With reviewer overrides")
+JUDGES_ONLY = "judges only"
+WITH_REVIEWS = "with reviewer overrides"
+
+
+def figure_basis(with_overrides: bool, *, short: bool = False) -> str:
+    """The words named beside a figure for its basis (``short``: "with reviews", for a metric card)."""
+    if with_overrides:
+        return "with reviews" if short else WITH_REVIEWS
+    return JUDGES_ONLY
+
+
+def overrides_words(n: int, applied: bool) -> str:
+    """"3 overrides (not applied)" / "3 overrides applied" / "no reviewer overrides": the count line's words."""
+    if not n:
+        return "no reviewer overrides"
+    noun = "override" if n == 1 else "overrides"
+    return f"{n} {noun} applied" if applied else f"{n} {noun} (not applied)"
+
+
 # what each figure leaves out, in words: (unit singular, plural) and each reason's words
 _EXCLUDED_UNITS = {"url_validity": ("cited URL", "cited URLs"), "full_text_validity": ("cited URL", "cited URLs"),
                    "statement_support": ("claim", "claims"), "response_support": ("response", "responses"),
                    "unused_sources": ("valid source", "valid sources")}
 EXCLUSION_WORDS = {"not_fetched": "not fetched yet", "judge_error": "judge error", "judges_disagree": "judges disagree",
                    "pending": "not judged yet", "not_read": "not read yet", "no_claims": "no claims",
-                   "undecided": "with an undecided pair"}
+                   "undecided": "with an undecided pair",
+                   "written_reference": "written reference without a URL, checked as a reference"}
 
 
 def exclusion_notes(counts: Mapping[str, Any]) -> dict[str, str]:

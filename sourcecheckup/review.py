@@ -80,3 +80,24 @@ def overrides(store: Store, run_id: str) -> Overrides:
         if label is not None:
             out[pair] = label
     return out
+
+
+UNSURE = "unsure"            # every reviewer of the pair said unsure: reviewed, no label
+NO_MAJORITY = "no_majority"  # reviewers split evenly: reviewed, no label
+
+
+def review_states(store: Store, run_id: str) -> dict[tuple[int, str], str]:
+    """(statement_pk, url) -> what the reviewers decided on every pair anyone labelled: the consensus label's
+    value, ``UNSURE`` or ``NO_MAJORITY``. A pair labelled "unsure" has been reviewed (review progress counts
+    it) but overrides nothing (the figures keep the judge's label)."""
+    by_pair: dict[tuple[int, str], list[ReviewLabel]] = {}
+    for r in reviews(store, run_id):
+        by_pair.setdefault((r.statement_pk, r.url), []).append(r.label)
+    out: dict[tuple[int, str], str] = {}
+    for pair, labels in by_pair.items():
+        label = consensus(labels)
+        if label is not None:
+            out[pair] = label.value
+        else:
+            out[pair] = UNSURE if all(lab is ReviewLabel.UNSURE for lab in labels) else NO_MAJORITY
+    return out

@@ -50,7 +50,10 @@ def test_agreement_report_compares_judges_reviewers_and_majority(tmp_path):
     assert by[("j1", "ben")]["agreement"]["value"] == pytest.approx(6 / 8)
     assert by[("j1", "cy")]["n"] == 7                                          # 'unsure' is not a label
     assert by[("j1", MAJORITY)]["agreement"]["value"] == pytest.approx(6 / 8)  # ben + cy outvote ana twice
-    assert by[("j1", "j2")]["kind"] == "judge-judge" and by[("j1", "j2")]["kappa"]["value"] == pytest.approx(1.0)
+    assert by[("j1", "j2")]["kind"] == "judge-judge" and by[("j1", "j2")]["agreement"]["value"] == 1.0
+    # 8 pairs: fewer than kappa's stated minimum, so no kappa and no interval for it
+    assert by[("j1", "j2")]["kappa"] == {"value": None, "ci95": [None, None], "ci_method": "bootstrap_exact_hull",
+                                         "min_pairs": 10}
     assert len(rep["overturned"]) == 4                                         # 2 pairs x 2 judges
     assert {(o["statement_pk"], o["url"]) for o in rep["overturned"]} == {(p[0], p[1]) for p in pairs[:2]}
     report = build_report(store, run_id)

@@ -51,3 +51,32 @@ def test_compare_finds_a_changed_statement_and_a_changed_source(tmp_path):
                        timeout=60)
     assert p.returncode == 0, p.stderr
     assert "supported -> not_supported" in p.stdout and url in p.stdout and "-12.5" in p.stdout
+
+
+def test_a_refused_source_read_later_is_not_content_changed_and_not_a_support_change(tmp_path):
+    """Issue 28 item 13: refused in A, fetched in B. The source's outcome moved (its content did not
+    "change"); a claim that had no readable source in A and is not supported in B is named as that
+    move, and only the claim B now supports counts as a change of support."""
+    store = Store(tmp_path / "c.db")
+    run_a = synthesize_run(store, responses=1, statements=2, sources=1, base_url="http://10.1.2.3/x")
+    run_b = synthesize_run(store, responses=1, statements=2, sources=1, base_url="http://10.1.2.3/x")
+    url = "http://10.1.2.3/x/0"
+    sid = store.add_source(Source(url=url, status=FetchStatus.UNSAFE_URL, fetched_at=utcnow(),
+                                  reason="10.1.2.3 is a private address; add --allow-host 10.1.2.3 to fetch it anyway"))
+    store.link_run_source(run_a, url, sid)
+    with store.db.conn:   # A never judged the refused page; in B the page does not support the second claim
+        store.db.execute("DELETE FROM verdicts WHERE run_id = ?", [run_a])
+        store.db.execute("UPDATE verdicts SET label = ? WHERE run_id = ? AND statement_pk IN (SELECT pk FROM "
+                         "statements WHERE run_id = ? AND ord = 1)", [Label.NOT_SUPPORTED.value, run_b, run_b])
+    result = compare_runs(store, run_a, run_b)
+    [source] = result["changed_sources"]
+    assert not source["content_changed"] and source["change"] == "refused (unsafe address) → full text"
+    moves = {c["status_b"]: c["move"] for c in result["changed_statements"]}
+    assert moves == {"supported": "support_changed", "not_supported": "source_now_read"}
+    assert result["support_changed"] == 1
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "compare", run_a, run_b, "--db", str(store.path)],
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "support changed for 1; other status moves: 1 no readable source → judged" in p.stdout
+    assert "content changed" not in p.stdout and "(refused (unsafe address) → full text)" in p.stdout

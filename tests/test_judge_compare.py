@@ -36,8 +36,8 @@ def test_each_judge_is_scored_against_the_reviewers_majority_by_hand(reviewed):
     assert synth.confusion == {S: {S: 7, N: 1}, N: {S: 2, N: 14}}
     assert (synth.pairs, synth.agree, synth.judge_errors) == (24, 21, 1)
     assert synth.agreement == pytest.approx(21 / 24)
-    # Wilson: centre (p + z²/2n) / (1 + z²/n), half z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n), z = 1.96
-    assert synth.agreement_ci95 == pytest.approx((0.6900, 0.9566), abs=2e-4)
+    # Clopper–Pearson: the 2.5% quantile of Beta(21, 4) and the 97.5% quantile of Beta(22, 3)
+    assert synth.agreement_ci95 == pytest.approx((0.6764, 0.9734), abs=2e-4)
     # po = 21/24, pe = (8·9 + 16·15) / 24² = 312/576: kappa = (504 - 312) / (576 - 312) = 8/11
     assert synth.kappa == pytest.approx(8 / 11)
     assert synth.recall_supported == pytest.approx(7 / 9) and synth.recall_not_supported == pytest.approx(14 / 15)
@@ -55,7 +55,7 @@ def test_each_judge_is_scored_against_the_reviewers_majority_by_hand(reviewed):
     assert c.recommended == SYNTH
     assert c.recommendation == f"Recommended: {SYNTH}, the highest balanced accuracy (85.6%) on 24 reviewed pairs."
     text = format_comparison(c)
-    assert "87.5% (95% CI 69.0%–95.7%)" in text and "0.73" in text and "Where keyword:0 disagrees" in text
+    assert "87.5% (95% CI 67.6%–97.3%)" in text and "0.73" in text and "Where keyword:0 disagrees" in text
 
 
 def test_too_few_reviewed_pairs_gives_no_recommendation(tmp_path):
@@ -91,7 +91,7 @@ def test_cli_judges_compare_prints_the_table_and_json(reviewed):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     row = next(line for line in lines if line.startswith(SYNTH))
-    assert row.split()[:2] == [SYNTH, "24"] and "87.5% (95% CI 69.0%–95.7%)" in row and "85.6%" in row
+    assert row.split()[:2] == [SYNTH, "24"] and "87.5% (95% CI 67.6%–97.3%)" in row and "85.6%" in row
     assert f"Recommended: {SYNTH}" in p.stdout
     p = subprocess.run(base + ["--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -99,7 +99,7 @@ def test_cli_judges_compare_prints_the_table_and_json(reviewed):
     by = {j["judge"]: j for j in out["judges"]}
     assert out["recommended"] == SYNTH and out["min_pairs"] == 20
     assert by[KEYWORD]["agree"] == 9 and by[KEYWORD]["kappa"] == 0.0 and len(by[KEYWORD]["disagreements"]) == 15
-    assert by[SYNTH]["agreement"]["ci95"] == pytest.approx([0.6900, 0.9566], abs=2e-4)
+    assert by[SYNTH]["agreement"]["ci95"] == pytest.approx([0.6764, 0.9734], abs=2e-4)
     p = subprocess.run(base + ["--min-pairs", "30"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "Too few reviewed pairs" in p.stdout
     p = subprocess.run(base[:-3] + ["nosuchrun", "--db", str(store.path)], cwd=ROOT, env=env,

@@ -204,7 +204,7 @@ def test_kappa_interval_never_collapses_when_every_pair_agrees():
     labels = ["supported", "not_supported"] * 6
     c = compare_raters(labels, labels, "a", "b", "reviewer-reviewer")
     assert c.kappa.value == 1.0 and c.kappa.ci95[1] == 1.0 and c.kappa.ci95[0] < 0.9
-    assert c.as_dict()["kappa"]["ci_method"] == "bootstrap_wilson_hull"
+    assert c.as_dict()["kappa"]["ci_method"] == "bootstrap_exact_hull"
 
 
 async def test_reviewer_is_compared_with_the_others_majority_and_the_judges_consensus(tmp_path, site):

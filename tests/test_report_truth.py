@@ -227,12 +227,19 @@ def test_compare_counts_reviewer_overrides_like_the_results_page(tmp_path, capsy
     row = data.statements[data.responses[0].pk][0]
     for url in data.responses[0].response.citations:     # a reviewer rejects every pair of one statement
         add_review(store, b, row.pk, url, "dr-a", "not_supported")
+    # judges only by default, as the Results page's default (issue 28 item 4); with reviews when asked
     default = compare_runs(store, a, b)
-    judges_only = compare_runs(store, a, b, with_overrides=False)
-    view = load_run_view(store, b)        # the Results page's default: with overrides
-    assert default["metrics_b"]["statement_support"]["k"] == view.metrics.statement_support.k
-    assert judges_only["metrics_b"]["statement_support"]["k"] == view.metrics.statement_support.k + 1
-    assert default["overrides_b"] == 2 and judges_only["overrides_b"] == 0
+    with_reviews = compare_runs(store, a, b, with_overrides=True)
+    reviewed = load_run_view(store, b, with_overrides=True)     # the Results page with the box ticked
+    assert with_reviews["metrics_b"]["statement_support"]["k"] == reviewed.metrics.statement_support.k
+    assert default["metrics_b"]["statement_support"]["k"] == reviewed.metrics.statement_support.k + 1
+    assert default["metrics_b"]["statement_support"]["k"] == \
+        load_run_view(store, b, with_overrides=False).metrics.statement_support.k
+    assert with_reviews["overrides_b"] == 2 and default["overrides_b"] == 0
+    assert main(["compare", a, b, "--db", str(tmp_path / "c.db"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["with_overrides"] is False
+    assert main(["compare", a, b, "--db", str(tmp_path / "c.db"), "--with-reviews", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["with_overrides"] is True
     assert main(["compare", a, b, "--db", str(tmp_path / "c.db"), "--judges-only", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["with_overrides"] is False
 

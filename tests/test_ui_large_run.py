@@ -141,6 +141,7 @@ def test_opening_a_response_of_a_large_run_shows_its_statements_sources_and_matr
 
 def test_a_reviewer_label_on_a_large_run_is_stored_and_counted(qtbot, large):
     w, run_id = large
+    w.results.metrics_bar.with_overrides.setChecked(True)    # the figures with the reviewers' labels applied
     with qtbot.waitSignal(w.results.totals_shown, timeout=120_000):
         open_large(qtbot, w, run_id)
     page = w.results
@@ -158,7 +159,7 @@ def test_a_reviewer_label_on_a_large_run_is_stored_and_counted(qtbot, large):
     assert page.current_response().id == "r4"
     assert "(reviewed)" in matrix.index(0, 0).data()
     assert page.facets.reviewed_label.text() == "1/240000 pairs reviewed"
-    assert "1 override" in page.metrics_bar.counts.text() and "1 overrides" not in page.metrics_bar.counts.text()
+    assert "1 override applied" in page.metrics_bar.counts.text() and "1 overrides" not in page.metrics_bar.counts.text()
     # r4 is now all supported: 2,856 of 20,000 not all supported
     assert "17144/20000" in page.metrics_bar.labels["response_support"].text()
     with qtbot.waitSignal(page.filter_applied, timeout=10_000):

@@ -108,7 +108,7 @@ def test_matrix_headers_show_the_page_title_and_the_whole_statement_in_tooltips(
     assert w.results.matrix_tab.matrix_table.verticalHeader().textElideMode() == Qt.TextElideMode.ElideRight
     assert w.results.matrix_tab.matrix_table.horizontalHeader().textElideMode() == Qt.TextElideMode.ElideRight
     # Runs list: a column too narrow for its header keeps the header in a tooltip
-    assert w.results.runs.runs_model.headerData(4, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == "Statement support"
+    assert w.results.runs.runs_model.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) == "Statement support"
     # the Benchmark page's long placeholder is in its tooltip too
     docs = w.benchmark_page.docs_edit
     assert "questions CSV/JSONL" in docs.toolTip()
@@ -234,6 +234,8 @@ def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_
     claim = first.statements[0]
     url = next(u for u in first.urls if claim.row.pk in {s.row.pk for s in first.statements})
     supporting = [v.url for v in w.results.view.data.verdicts[claim.row.pk] if v.verdict.label.value == "supported"]
+    with qtbot.waitSignal(w.results.run_shown, timeout=5000):     # the figures and statuses with reviews
+        w.results.metrics_bar.with_overrides.setChecked(True)
     with qtbot.waitSignal(w.results.run_shown, timeout=5000):
         review.add_review(w.store, rid, claim.row.pk, supporting[0], "Dr Tester", "not_supported")
         w.results.reload_run()

@@ -140,7 +140,8 @@ def test_an_input_file_changed_after_the_run_is_named(tmp_path, site, capsys):
 # ---------------------------------------------------------------------------- the report edited
 
 def _find_comparison(report: dict, with_value: str) -> int:
-    return next(i for i, c in enumerate(report["review"]["comparisons"]) if c[with_value]["value"] is not None)
+    # a figure a comparison has (kappa is left out on fewer than 10 pairs: then the edit fills the empty value)
+    return next((i for i, c in enumerate(report["review"]["comparisons"]) if c[with_value]["value"] is not None), 0)
 
 
 def _flip(verdict: dict) -> None:

@@ -63,8 +63,9 @@ class ComparePage(QWidget):
         layout.addWidget(self._titled("Metrics (B − A, with the 95% interval of the difference)", self.diff_table))
         split = QSplitter(Qt.Orientation.Vertical)
         self.statements_model = ChangedStatementsModel(self)
-        self.statements_table = _table(self.statements_model, (110, 620, 150))
-        split.addWidget(self._titled("Statements whose support changed", self.statements_table))
+        self.statements_table = _table(self.statements_model, (110, 440, 130, 130))
+        split.addWidget(self._titled("Statements whose status changed (support, or a source read or lost)",
+                                     self.statements_table))
         self.sources_model = ChangedSourcesModel(self)
         self.sources_table = _table(self.sources_model, (460, 280, 110))
         split.addWidget(self._titled("Sources whose content or outcome changed", self.sources_table))
@@ -86,7 +87,9 @@ class ComparePage(QWidget):
         for combo in (self.run_a, self.run_b):
             combo.clear()
             for r in runs:
-                combo.addItem(f"{r.id} · {r.created_at[:16].replace('T', ' ')} · {r.input[:30]}", r.id)
+                # two unnamed runs of one pasted answer differ by their words and time; the id is in the tooltip
+                combo.addItem(r.label, r.id)
+                combo.setItemData(combo.count() - 1, f"run {r.id} · {r.input}", Qt.ItemDataRole.ToolTipRole)
         ids = [r.id for r in runs]
         self.run_a.setCurrentIndex(ids.index(keep_a) if keep_a in ids else min(1, len(ids) - 1))
         self.run_b.setCurrentIndex(ids.index(keep_b) if keep_b in ids else 0)

@@ -34,7 +34,8 @@ class CsvMappingDialog(QDialog):
     def __init__(self, path: str | Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Map the CSV columns")
-        self.columns = table_columns(path)
+        # the engine's own header reading: the separator (, ; tab |) it sniffs is the one the audit uses
+        self.columns, self.delimiter = table_columns(path)
         layout = QVBoxLayout(self)
         layout.addWidget(plain_label(f"{Path(path).name}: choose which column holds what."))
         form = QFormLayout()
@@ -57,8 +58,10 @@ class CsvMappingDialog(QDialog):
         layout.addWidget(buttons)
 
     def _guess(self, default: str, name: str) -> str | None:
-        aliases = {"text_col": ("response", "answer", "text"), "citations_col": ("citations", "urls", "sources"),
-                   "question_col": ("question", "prompt"), "model_col": ("model",), "id_col": ("id",)}
+        aliases = {"text_col": ("response", "answer", "text", "answer_text", "response_text"),
+                   "citations_col": ("citations", "urls", "sources", "links", "references"),
+                   "question_col": ("question", "prompt"), "model_col": ("model", "llm"),
+                   "id_col": ("id", "answer_id", "record_id")}
         lowered = {c.lower(): c for c in self.columns}
         for a in (default, *aliases.get(name, ())):
             if a.lower() in lowered:
@@ -71,7 +74,7 @@ class CsvMappingDialog(QDialog):
             text = self.combos[name].currentText()
             # an unmapped column gets a name no header has, so the engine ignores it
             values[name] = text if text != NOT_MAPPED else f"\0unmapped-{name}"
-        return CsvMapping(**values)
+        return CsvMapping(**values, delimiter=self.delimiter)
 
 
 class SettingsDialog(QDialog):

@@ -18,7 +18,7 @@ ALL = ""                 # the "All …" entry of every facet
 ANY_PROBLEM = "\x00any"  # the "Any problem" entry
 NO_PROBLEM = "\x00none"  # the "No problem" entry
 STATUS_WORDS = {"supported": "✓ all supported", "not_supported": "✗ not all supported",
-                "undecided": "… undecided", "no_claims": "– no claims"}
+                "undecided": "… undecided", "no_claims": "– no claims", "not_read": "… not read yet"}
 
 
 def status_key(r: ResponseSummary) -> str:
@@ -56,7 +56,8 @@ class FacetBar(QWidget):
             layout.addWidget(box, 1)
         self.reviewed_label = ElidedLabel("", min_chars=18)
         self.reviewed_label.set_tooltip_extra("Pairs a reviewer has labelled, of the run's judgeable pairs "
-                                              "(claims × readable sources)")
+                                              "(claims × readable sources). An \"unsure\" label counts as "
+                                              "reviewed but overrides nothing: the judge's label still counts")
         layout.addWidget(self.reviewed_label)
         self.set_rows([])
 
@@ -128,8 +129,11 @@ class FacetBar(QWidget):
         _, want_status, problem = self.chosen()
         return lambda status, problems: _accepts(want_status, problem, status, problems)
 
-    def show_review_progress(self, reviewed: int, total: int) -> None:
+    def show_review_progress(self, reviewed: int, total: int, unsure: int = 0) -> None:
+        """``unsure``: of the reviewed pairs, those labelled "unsure" (reviewed; they override nothing)."""
         text = f"{reviewed}/{total} pairs reviewed" if total else "No pairs to review"
+        if total and unsure:
+            text += f" ({unsure} unsure)"
         self.reviewed_label.setText(text)
         # short and always whole: the search field gives way, not this count
         self.reviewed_label.setMinimumWidth(self.reviewed_label.fontMetrics().horizontalAdvance(text) + 8)

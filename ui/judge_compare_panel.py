@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QTableView, QVBoxLayout, QWidget
 
+from sourcecheckup.agreement import kappa_words
 from sourcecheckup.judge_compare import Disagreement, JudgeComparison, JudgeScore, agreement_text, compare_judges
 from sourcecheckup.metrics import percent
 from sourcecheckup.views.text import count_noun
@@ -24,7 +25,7 @@ _WORDS = {"supported": "✓ supported", "not_supported": "✗ not supported"}
 class JudgeScoresModel(_RowModel[JudgeScore]):
     columns = (("Judge", lambda s: s.judge), ("Pairs", lambda s: s.pairs),
                ("Agreement", agreement_text),
-               ("Cohen's kappa", lambda s: "n/a" if s.kappa is None else f"{s.kappa:.2f}"),
+               ("Cohen's kappa", lambda s: kappa_words(s.kappa, s.pairs)),
                ("Balanced accuracy", lambda s: percent(s.balanced_accuracy)),
                ("Judge errors", lambda s: s.judge_errors), ("Disagrees on", lambda s: len(s.disagreements)))
 

@@ -110,6 +110,8 @@ class _RowModel(QAbstractTableModel, Generic[T]):
 
 
 def _supported_mark(r: ResponseSummary) -> str:
+    if not r.parsed:
+        return "… not read yet"
     if r.supported is True:
         return "✓ all supported"
     if r.supported is False:
@@ -121,10 +123,10 @@ class ResponsesModel(_RowModel[ResponseSummary]):
     columns = (
         ("Response", lambda r: r.rid),
         ("Model", lambda r: r.model),
-        ("Claims", lambda r: r.claims),
+        ("Claims", lambda r: r.claims_text),
         ("Supported", lambda r: r.support_text),
         ("Status", _supported_mark),
-        ("Sources", lambda r: f"{r.valid_sources}/{r.sources} readable"),
+        ("Sources", lambda r: r.sources_text),
         ("Problems", lambda r: r.problems),
     )
 
@@ -133,6 +135,8 @@ class ResponsesModel(_RowModel[ResponseSummary]):
         return super().haystack(row) + "\n" + self.rows[row].question.casefold()
 
     def sort_key(self, item: ResponseSummary, column: int) -> Any:
+        if column == 2:
+            return item.claims if item.parsed else -1
         if column == 3:
             return item.supported_claims / item.decided_claims if item.decided_claims else -1.0
         if column == 5:
@@ -191,13 +195,14 @@ def _reference_tint(check: Any) -> str:
 
 class RunsModel(_RowModel[RunSummary]):
     columns = (
-        ("Run", lambda r: r.title),
+        # what tells runs apart first (name, else the answer's first words or the input), then the figures
+        ("Run", lambda r: r.what),
         ("Started", lambda r: r.created_at.replace("T", " ")[:16]),
-        ("Status", lambda r: r.status),
-        ("Responses", lambda r: r.responses),
         ("Statement support", lambda r: _pct(r.statement_support)),
         ("Response support", lambda r: _pct(r.response_support)),
         ("URL validity", lambda r: _pct(r.url_validity)),
+        ("Responses", lambda r: r.responses),
+        ("Status", lambda r: r.status),
         ("Note", lambda r: r.note),
         ("Judges", lambda r: ", ".join(r.judges)),
         ("Input", lambda r: r.input),
@@ -308,8 +313,12 @@ class MatrixModel(QAbstractTableModel):
             text = f"{mark} {word}"
             if cell.review_first:
                 text = f"{REVIEW_FIRST_MARK} {text}"
-            if cell.override is not None:
+            if cell.override is not None and cell.override is not cell.label:   # overrides not applied
+                text = f"{REVIEW_MARK} {text} (reviewer: {LABEL_MARK[cell.override][1]})"
+            elif cell.override is not None:
                 text = f"{REVIEW_MARK} {text} (reviewed)"
+            elif cell.reviewed_without_label:     # looked at, no label: the judge's label still counts
+                text = f"{REVIEW_MARK} {text} (reviewed: {cell.reviewed_without_label})"
             if cell.disagreement:
                 text += " ≠"
             if len(cell.verdicts) > 1:
@@ -333,6 +342,8 @@ class MatrixModel(QAbstractTableModel):
                 lines.append("review first: the screening judge is unsure of this pair")
             if cell.override is not None:
                 lines.append(f"reviewer override: {LABEL_MARK[cell.override][1]}")
+            elif cell.reviewed_without_label:
+                lines.append(f"reviewed: {cell.reviewed_without_label} (the judge's label still counts)")
             if cell.disagreement:
                 lines.append("the judges disagree")
             return safe_tooltip("\n".join(lines)) if lines else None
@@ -461,6 +472,7 @@ class ChangedStatementsModel(_RowModel[ChangedStatement]):
         ("Statement", lambda s: s.statement),
         ("In run A", lambda s: _support_word(s.supported_a, s.status_a)),
         ("In run B", lambda s: _support_word(s.supported_b, s.status_b)),
+        ("Change", lambda s: s.move),
     )
 
     def extra(self, item: ChangedStatement, column: int, role: int) -> Any:

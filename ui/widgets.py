@@ -12,7 +12,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout
                                QPlainTextDocumentLayout, QPlainTextEdit, QScrollArea, QTableView, QTextEdit, QToolTip,
                                QVBoxLayout, QWidget)
 
-from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, judge_error_note,
+from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, figure_basis,
+                                   judge_error_note, overrides_words,
                                   partial_run_note, percent)
 from sourcecheckup.models import StatementStatus
 from sourcecheckup.evidence import locate_quote
@@ -269,13 +270,15 @@ class SourceViewer(QPlainTextEdit):
         return sels[0].cursor.selectedText() if sels else ""
 
 
-def metric_text(name: str, m: Metric) -> str:
-    """A metric card's three short lines: its name, the estimate with its counts, the 95% interval."""
+def metric_text(name: str, m: Metric, basis: str = "") -> str:
+    """A metric card's three short lines: its name, the estimate with its counts and its basis ("judges only",
+    "with reviews"), the 95% interval."""
+    tail = f" · {basis}" if basis else ""
     if m.value is None:
-        return f"{name}\nn/a"
+        return f"{name}\nn/a{tail}"
     lo, hi = m.ci95
     ci = "" if lo is None or hi is None else f"\n95% CI {100 * lo:.0f}–{100 * hi:.0f}%"
-    return f"{name}\n{percent(m.value)} · {m.k}/{m.n}{ci}"
+    return f"{name}\n{percent(m.value)} · {m.k}/{m.n}{tail}{ci}"
 
 
 CARD_MIN_WIDTH = 150   # a card narrower than this moves to the next row
@@ -308,8 +311,12 @@ class MetricsBar(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         self.counts = ElidedLabel(min_chars=20)
         row.addWidget(self.counts, 1)
+        # judges only by default, as `show`, `runs` and `report` are; the basis is named on every card
         self.with_overrides = QCheckBox("With reviewer overrides")
-        self.with_overrides.setChecked(True)
+        self.with_overrides.setChecked(False)
+        self.with_overrides.setToolTip("Off: every figure is the judges' alone (as the CLI and the report lead "
+                                       "with). On: reviewers' labels replace the judge's on the pairs they "
+                                       "reviewed.")
         self.with_overrides.toggled.connect(self.overrides_toggled)
         row.addWidget(self.with_overrides)
         outer.addLayout(row)
@@ -342,9 +349,13 @@ class MetricsBar(QWidget):
         self.judge_note.setVisible(False)
 
     def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "",
-                     judges: Sequence[str] = (), judge_versions: str = "", judge_warning: str = "") -> None:
+                     judges: Sequence[str] = (), judge_versions: str = "", judge_warning: str = "",
+                     with_overrides: bool | None = None) -> None:
         """``judge_versions``: the judge version that gave the verdicts, in words; ``judge_warning``: set
-        when it ran degraded (the built-in judge without its embedding model), shown in the judge's line."""
+        when it ran degraded (the built-in judge without its embedding model), shown in the judge's line;
+        ``with_overrides``: the figures' basis (default: the toggle's state), named on every card."""
+        applied = self.with_overrides.isChecked() if with_overrides is None else with_overrides
+        basis = figure_basis(applied, short=True)   # a card is 150 px wide at the least
         if judge_warning:
             self.judge_note.setText(f"⚠ Warning: {judge_warning[0].upper()}{judge_warning[1:]}.")
         else:
@@ -353,9 +364,9 @@ class MetricsBar(QWidget):
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}
         for key, label in self.labels.items():
-            label.setText(metric_text(names[key], getattr(metrics, key)))
+            label.setText(metric_text(names[key], getattr(metrics, key), basis))
         c = metrics.counts
-        parts = [f"Run {status}", _count(c.get("responses", 0), "response"), _count(n_overrides, "override"),
+        parts = [f"Run {status}", _count(c.get("responses", 0), "response"), overrides_words(n_overrides, applied),
                  _count(c.get("judge_errors", 0), "judge error"), _count(c.get("fetch_failures", 0), "unreadable cited URL")]
         if c.get("judges_disagree"):
             parts.append(f"judges disagree on {_count(c['judges_disagree'], 'claim')}")

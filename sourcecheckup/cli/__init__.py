@@ -176,8 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db-b", metavar="PATH", help="run B's database when it is another file")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--with-reviews", action="store_true",
+                   help="apply reviewer overrides to both runs (default: judges only, as `show`, `runs`, `report` "
+                        "and the app lead with)")
     p.add_argument("--judges-only", action="store_true",
-                   help="leave reviewer overrides out (default: count them, as the app's Results page does)")
+                   help="leave reviewer overrides out (the default; kept for scripts that name it)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("verify-pairs", parents=[progress], help="run a judge on statement/source pairs (JSONL)")

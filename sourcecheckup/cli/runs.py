@@ -178,6 +178,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print(f"{run.id:<18} {run.created_at[:19]:<20} {status(run):<11} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
               f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
+    print("(figures: judges only, reviewer overrides not applied, as `show` and the app lead with; "
+          "`report RUN --with-reviews` leads with them applied)")
     for run_id in sorted(interrupted):
         print(f"run {run_id} was interrupted (its process ended before it finished); resume it with: "
               f"{resume_command(store, run_id)}")
@@ -384,7 +386,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         store_b = open_store(argparse.Namespace(db=args.db_b), reading=True) if args.db_b else store
         result = compare_runs(store, args.run_a, args.run_b, store_b=store_b, seed=args.seed,
-                              with_overrides=not args.judges_only)
+                              with_overrides=bool(args.with_reviews))
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
     if args.json:

@@ -145,6 +145,19 @@ def decode_table(data: bytes) -> tuple[str, str]:
 _UTF8_CHAR = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")
 
 
+def table_header(data: bytes, suffix: str, mapping: CsvMapping | None = None) -> tuple[list[str], str]:
+    """The header row of a CSV/TSV file and its separator, read exactly as :func:`load_file` reads the
+    table (same decoding, same separator sniffing), for a column-mapping dialog."""
+    mapping = mapping or CsvMapping()
+    text, _ = decode_table(data)
+    delimiter = mapping.delimiter or ("\t" if suffix.lower() == ".tsv" else sniff_delimiter(text, mapping))
+    try:
+        header = next(csv.reader(io.StringIO(text[:65536], newline=""), delimiter=delimiter), [])
+    except csv.Error:
+        header = []
+    return [h.strip() for h in header], delimiter
+
+
 def sniff_delimiter(text: str, mapping: CsvMapping) -> str:
     """The separator of a CSV: the one whose header row has the answer column, else the most
     columns; a tie keeps the comma. Spreadsheets in much of Europe write ';', some exports tab or '|'."""

@@ -123,6 +123,19 @@ def reading_link(check: ReferenceCheck) -> str | None:
     return None
 
 
+# a written reference with nothing to read is not a link: its outcome is its reference check's, in words
+_UNREAD_OUTCOME = {"not_found": "reference not found", "lookup_failed": "reference lookup failed",
+                   "ambiguous": "reference ambiguous", "mismatch": "reference mismatch",
+                   "verified": "reference found, no link to read", "unchecked": "reference not checked"}
+
+
+def unread_reference_outcome(src: Source) -> str:
+    """"reference not found (written, no URL)": what the Sources tab says of a written reference with nothing
+    to read, instead of the fetch status (DEAD) it is stored with, which reads "dead link"."""
+    status = str((src.meta or {}).get("reference_status", "unchecked"))
+    return f"{_UNREAD_OUTCOME.get(status, status.replace('_', ' '))} (written, no URL)"
+
+
 def unread_reference(key: str, check: ReferenceCheck | None) -> Source:
     """The explicit failed fetch of a written reference that has nothing to read, its check's evidence as reason."""
     if check is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..metrics import Metric, ResponseAssessment, proportion_of
 from ..models import FetchStatus, Source
+from ..references.model import is_reference_key
 from ..store import RunData
 from ..urls import domain_of
 
@@ -131,6 +132,9 @@ def archive_info(source: Source) -> dict[str, Any] | None:
     return {"archive_url": url, "timestamp": ts, "date": str(date or "")}
 
 
+WRITTEN_REFERENCE = "written_reference"   # a Citation of a written reference with no URL (no link outcome)
+
+
 @dataclass(frozen=True, slots=True)   # a large run counts hundreds of thousands
 class Citation:
     """One cited URL in one response, with what its fetch found."""
@@ -138,7 +142,14 @@ class Citation:
     model: str
     url: str
     domain: str
-    status: str          # FetchStatus value or "not_fetched"
+    status: str          # FetchStatus value, "not_fetched" or WRITTEN_REFERENCE
+
+
+def citation_status(url: str, row: Any) -> str:
+    """A citation's outcome: its fetch status, "not_fetched", or WRITTEN_REFERENCE (no link to have one)."""
+    if is_reference_key(url):
+        return WRITTEN_REFERENCE
+    return row.source.status.value if row is not None else "not_fetched"
 
 
 def citations(data: RunData) -> list[Citation]:
@@ -147,8 +158,7 @@ def citations(data: RunData) -> list[Citation]:
         model = resp.response.model or "(none)"
         for url in resp.response.citations:
             row = data.sources.get(url)
-            src = row.source if row else None
-            out.append(Citation(model, url, domain_of(url), src.status.value if src else "not_fetched"))
+            out.append(Citation(model, url, domain_of(url), citation_status(url, row)))
     return out
 
 
@@ -163,8 +173,9 @@ def _shares(counter: Counter[str], keys: Sequence[str]) -> dict[str, dict[str, A
 
 
 def _rate(cites: Mapping[Citation, int], outcome: FetchStatus, seed: int) -> dict[str, Any]:
-    # a citation whose source is not fetched yet is pending: it is in no outcome's denominator
-    n = sum(w for c, w in cites.items() if c.status != "not_fetched")
+    # a citation whose source is not fetched yet is pending, and a written reference without a URL is no link:
+    # neither is in a link outcome's denominator
+    n = sum(w for c, w in cites.items() if c.status not in ("not_fetched", WRITTEN_REFERENCE))
     k = sum(w for c, w in cites.items() if c.status == outcome.value)
     m: Metric = proportion_of(k, n)
     return m.as_dict()

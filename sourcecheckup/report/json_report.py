@@ -13,6 +13,7 @@ from .. import __version__
 from ..provenance import software_environment
 from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
                        exclusion_notes, judge_error_note, metrics_by, partial_run_note)
+from ..metrics import JUDGES_ONLY, WITH_REVIEWS  # noqa: F401  (the figures' two bases; xlsx reads them here)
 from ..models import Verdict, utcnow, verdict_readings
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
@@ -22,8 +23,6 @@ from .references import citation_reference, reconcile_link, references_section
 MAX_GROUP_VALUES = 12          # an extra column with more distinct values is not a grouping column
 # the counts each per-model / per-group row carries (what its figures leave out among them)
 GROUP_COUNT_KEYS = ("responses", "informative_statements", "urls", "judge_errors", "judges_disagree", "excluded")
-JUDGES_ONLY = "judges only"
-WITH_REVIEWS = "with reviewer overrides"
 
 
 def table_bases(with_reviews: bool) -> dict[str, str]:

@@ -22,7 +22,7 @@ from ..models import utcnow
 from ..store import RunData, Store
 from ..store.export import PAGE_RESPONSES
 from ..urls import domain_of
-from .analytics import Citation, analyse_citations
+from .analytics import Citation, analyse_citations, citation_status
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
 from .integrity import ListHasher, seal
@@ -163,8 +163,7 @@ class StreamedReport:
                 model = resp.response.model or "(none)"
                 for url in resp.response.citations:
                     row = data.sources.get(url)
-                    cites[Citation(model, url, domain_of(url),
-                                   row.source.status.value if row else "not_fetched")] += 1
+                    cites[Citation(model, url, domain_of(url), citation_status(url, row))] += 1
             # the reference checks: judges' figures, as by_model
             references.add(page.judges_assessed, {r.pk: r.response.id for r in data.responses})
             if on_page:

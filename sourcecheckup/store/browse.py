@@ -36,6 +36,13 @@ class BrowseTables:
         """How many responses a run holds (one indexed count)."""
         return self.db.execute("SELECT COUNT(*) FROM responses WHERE run_id = ?", [run_id]).fetchone()[0]
 
+    def first_answer_start(self, run_id: str, chars: int = 80) -> str:
+        """The first ``chars`` characters of a run's first answer ("" for none): what tells two unnamed runs
+        of one pasted answer apart in a list."""
+        row = self.db.execute("SELECT substr(text, 1, ?) FROM responses WHERE run_id = ? ORDER BY ord LIMIT 1",
+                              [chars, run_id]).fetchone()
+        return (row[0] or "") if row else ""
+
     def response_models(self, run_id: str) -> list[tuple[str, int]]:
         """(model, responses) of a run, by model name; "" for responses without a model."""
         return [(r[0] or "", r[1]) for r in self.db.execute(

@@ -39,16 +39,21 @@ def slice_data(store: Store, run: RunRow, response_pks: Sequence[int]) -> RunDat
 
 
 def slice_view(store: Store, run_id: str, response_pks: Sequence[int], *, with_overrides: bool = True,
-               overrides: Overrides | None = None, run: RunRow | None = None) -> RunView:
+               overrides: Overrides | None = None, run: RunRow | None = None,
+               states: dict[tuple[int, str], str] | None = None) -> RunView:
     """A RunView of a few responses of a run (the selected one, a page of the table): its matrix,
     sources and answer read exactly as in a whole-run view."""
+    from ..review import review_states
+
     run = run or store.get_run(run_id)
     found = run_overrides(store, run.id) if overrides is None else overrides
+    states = review_states(store, run.id) if states is None else states
     used = found if with_overrides else None
     data = slice_data(store, run, response_pks)
     assessed = assess_run(data, overrides=used)
     metrics = compute_metrics(data, assessed, overrides=used, bootstrap=False)
-    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides)
+    return RunView(data, assessed, metrics, response_summaries(data, assessed), found, with_overrides,
+                   review_states=states)
 
 
 def page_summaries(store: Store, run_id: str, response_pks: Sequence[int], *,
@@ -77,7 +82,7 @@ def browse_start(store: Store, run_id: str, *, search: str = "", model: str | No
     return BrowseStart(run, pks, store.response_models(run.id), rows)
 
 
-STATUS_KEYS = ("supported", "not_supported", "undecided", "no_claims")   # ResponseSummary.status_key
+STATUS_KEYS = ("supported", "not_supported", "undecided", "no_claims", "not_read")   # ResponseSummary.status_key
 
 
 @dataclass
@@ -88,7 +93,8 @@ class RunTotals:
     metrics: MetricSet
     reviewed: int
     reviewable: int
-    overrides: int                                        # pairs a reviewer has labelled
+    overrides: int                                        # pairs whose reviewers' label overrides the judge's
+    unsure: int = 0                                       # reviewed pairs every reviewer called unsure
     pks: array = field(default_factory=lambda: array("q"))           # response keys, input order
     status: bytes = b""                                   # per response: index into STATUS_KEYS
     problem: array = field(default_factory=lambda: array("q"))       # per response: index into problem_texts
@@ -139,6 +145,9 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
     status and problems, read and assessed ``chunk`` responses at a time (memory stays bounded)."""
     run = store.get_run(run_id)
     found = run_overrides(store, run.id)
+    from ..review import review_states
+
+    states = review_states(store, run.id)
     pks = store.browse_response_pks(run.id)
     sets: list[MetricSet] = []
     reviewed = reviewable = 0
@@ -147,10 +156,10 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
     status = bytearray()
     for at in range(0, len(pks), chunk):
         view = slice_view(store, run.id, pks[at:at + chunk], with_overrides=with_overrides, overrides=found,
-                          run=run)
+                          run=run, states=states)
         sets.append(view.metrics)
-        done, total = review_progress(view)
-        reviewed, reviewable = reviewed + done, reviewable + total
+        done, total, unsure = review_progress(view)
+        reviewed, reviewable, out.unsure = reviewed + done, reviewable + total, out.unsure + unsure
         for s in view.summaries:
             out.pks.append(s.response_pk)
             status.append(STATUS_KEYS.index(s.status_key))

@@ -24,6 +24,7 @@ class MatrixCell:
     override: Label | None
     disagreement: bool
     readable: bool                 # the source could be read; otherwise no pair exists
+    review_state: str | None = None   # a reviewer labelled it: the consensus label's value, "unsure", "no_majority"
 
     @property
     def primary(self) -> VerdictRow | None:
@@ -38,7 +39,15 @@ class MatrixCell:
     @property
     def review_first(self) -> bool:
         """The screening judge is unsure of this pair and no reviewer has labelled it yet."""
-        return self.override is None and any(REVIEW_FIRST in v.verdict.flags for v in self.verdicts)
+        return self.override is None and self.review_state is None and any(
+            REVIEW_FIRST in v.verdict.flags for v in self.verdicts)
+
+    @property
+    def reviewed_without_label(self) -> str | None:
+        """"unsure" or "no majority" when reviewers looked at the pair and their label overrides nothing."""
+        if self.override is not None or self.review_state is None:
+            return None
+        return self.review_state.replace("_", " ")
 
 
 CONTRADICTED = "contradicted"     # Verdict.flags: the source states something different
@@ -137,7 +146,8 @@ def support_matrix(view: RunView, response_pk: int) -> SupportMatrix:
             label = override if (override is not None and view.with_overrides) else judge_label
             decided = {v.verdict.label for v in vs if v.verdict.label is not Label.JUDGE_ERROR}
             cells[(s.row.pk, url)] = MatrixCell(s.row.pk, url, label, judge_label, tuple(vs), override,
-                                                len(decided) > 1, url in valid)
+                                                len(decided) > 1, url in valid,
+                                                view.review_states.get((s.row.pk, url)))
     titles = {url: view.data.sources[url].source.title for url in a.urls
               if url in view.data.sources and view.data.sources[url].source.title}
     references = {url: view.references[url] for url in a.urls if url in view.references}

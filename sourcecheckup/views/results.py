@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, ResponseAssessment
-from ..models import StatementStatus
+from ..models import FetchStatus, StatementStatus
 from ..references.metrics import is_retracted, retracted_only_statements
 from ..references.model import ReferenceCheck, ReferenceStatus
+from ..references.step import unread_reference_outcome
 from ..store import RunData, Store
 
 # ----------------------------------------------------------------------------- run view
@@ -30,15 +31,32 @@ class ResponseSummary:
     valid_sources: int
     supported: bool | None   # every claim supported; None while undecided
     problems: str            # "2 unsupported · 1 dead link", "" when none
+    parsed: bool = True      # False: the answer is not read yet (a cancelled or running batch)
+    sources_pending: int = 0  # cited URLs not fetched yet
 
     @property
     def status_key(self) -> str:
-        """supported / not_supported / undecided / no_claims: what the status facet filters on."""
+        """supported / not_supported / undecided / no_claims / not_read: what the status facet filters on."""
+        if not self.parsed:
+            return "not_read"
         if self.supported is True:
             return "supported"
         if self.supported is False:
             return "not_supported"
         return "undecided" if self.claims else "no_claims"
+
+    @property
+    def claims_text(self) -> str:
+        """The claims count, or "…" while the answer is not read (0 would say it has none)."""
+        return str(self.claims) if self.parsed else "…"
+
+    @property
+    def sources_text(self) -> str:
+        """"2/3 readable"; URLs not fetched yet are named, never counted as unreadable."""
+        if self.sources_pending and self.sources_pending == self.sources:
+            return "… not fetched yet"
+        text = f"{self.valid_sources}/{self.sources} readable"
+        return f"{text} · {self.sources_pending} not fetched yet" if self.sources_pending else text
 
     @property
     def support_text(self) -> str:
@@ -64,6 +82,8 @@ class RunView:
     with_overrides: bool
     references: dict[str, ReferenceCheck] = field(default_factory=dict)   # citation url -> its reference check
     retracted_only: frozenset[int] = frozenset()   # statements supported only by retracted papers
+    # every pair a reviewer labelled -> the consensus label's value, "unsure" or "no_majority" (review.review_states)
+    review_states: dict[tuple[int, str], str] = field(default_factory=dict)
     _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
 
     def assessment(self, response_pk: int) -> ResponseAssessment | None:
@@ -74,7 +94,7 @@ class RunView:
 
 def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> RunView:
     """Load, assess and measure a run (with or without reviewer overrides) in one call."""
-    from ..review import overrides as review_overrides
+    from ..review import overrides as review_overrides, review_states
 
     data = store.load_run(run_id)
     found = review_overrides(store, data.run.id)
@@ -83,7 +103,7 @@ def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> 
     metrics = compute_metrics(data, assessed, overrides=used)
     checks = store.reference_checks(data.run.id)
     return RunView(data, assessed, metrics, response_summaries(data, assessed, checks), found, with_overrides,
-                   checks, frozenset(retracted_only_statements(assessed, checks)))
+                   checks, frozenset(retracted_only_statements(assessed, checks)), review_states(store, data.run.id))
 
 
 def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
@@ -111,7 +131,11 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
         outcomes: dict[str, int] = {}
         for url in a.urls:
             src = data.sources.get(url)
-            if src is not None and not src.source.valid:
+            if src is not None and not src.source.valid and src.source.origin == "reference":
+                if url not in checks:     # else its reference problem names it ("1 reference not found")
+                    word = unread_reference_outcome(src.source)
+                    outcomes[word] = outcomes.get(word, 0) + 1
+            elif src is not None and not src.source.valid:
                 outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
         problems.extend(problem_phrase(n, word) for word, n in sorted(outcomes.items()))
         problems.extend(reference_problems([checks[u] for u in a.urls if u in checks],
@@ -124,7 +148,8 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
             statements=len(a.statements), claims=len(claims),
             supported_claims=sum(1 for s in decided if s.status.supported),
             decided_claims=len(decided), sources=len(a.urls), valid_sources=len(a.valid_urls),
-            supported=a.supported, problems=" · ".join(problems)))
+            supported=a.supported, problems=" · ".join(problems), parsed=by_pk[a.response_pk].parsed,
+            sources_pending=sum(1 for u in a.urls if u not in data.sources)))
     return out
 
 
@@ -157,3 +182,28 @@ def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0
               ("reference lookup failed", sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)),
               ("supported only by retracted papers", retracted_only))
     return [problem_phrase(n, word) for word, n in counts if n]
+
+
+def answer_notices(view: RunView, response_pk: int) -> list[str]:
+    """What the Answer tab says above one answer, in words a reader cannot miss: an answer not read yet
+    (a cancelled batch), and every cited address refused as unsafe, with how the figures count it."""
+    row = next((r for r in view.data.responses if r.pk == response_pk), None)
+    a = view.assessment(response_pk)
+    if row is None or a is None:
+        return []
+    out = []
+    if not row.parsed:
+        out.append("… Not read yet: the audit stopped before this answer was split into statements, so it has "
+                   "no claims or verdicts yet and every figure leaves it out. Resume the run to read it.")
+    for number, url in enumerate(a.urls, 1):
+        src = view.data.sources.get(url)
+        if src is None or src.source.status is not FetchStatus.UNSAFE_URL:
+            continue
+        claims = [s for s in a.statements if s.row.statement.informative]
+        alone = sum(1 for s in claims if s.status is StatementStatus.NO_READABLE_SOURCE)
+        counted = (f"; {alone} claim{'' if alone == 1 else 's'} with no other readable source "
+                   f"{'counts' if alone == 1 else 'count'} as not supported (no readable source) in statement "
+                   "support, and so does the answer in response support" if alone else "")
+        out.append(f"⊘ Source [{number}] was refused, not read: {src.source.reason or 'a private or local address'}. "
+                   f"It counts as an invalid URL in URL validity{counted}.")
+    return out

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..agreement import kappa_words
+from ..review import UNSURE
 from ..store import Store
 from .matrix import REVIEW_FIRST
 from .results import RunView
@@ -33,15 +35,19 @@ def review_pairs(view: RunView, *, review_first: bool = False) -> list[PairRef]:
     if review_first:
         unsure = {(v.statement_pk, v.url) for vs in view.data.verdicts.values() for v in vs
                   if REVIEW_FIRST in v.verdict.flags}
-        unsure -= set(view.overrides)
+        unsure -= set(view.overrides) | set(view.review_states)   # a reviewer has looked at these
         out.sort(key=lambda p: (p.statement_pk, p.url) not in unsure)   # stable: reading order within each
     return out
 
 
-def review_progress(view: RunView) -> tuple[int, int]:
-    """(pairs a reviewer has labelled, judgeable pairs) of a run: how far its review has come."""
+def review_progress(view: RunView) -> tuple[int, int, int]:
+    """(pairs a reviewer has labelled, judgeable pairs, of the labelled those called "unsure") of a run: how
+    far its review has come. An "unsure" label counts as reviewed (the reviewer looked, so progress can reach
+    n/n) though it overrides nothing; the Review sample page's "pairs reviewed" counts the same pairs."""
     pairs = {(p.statement_pk, p.url) for p in review_pairs(view)}
-    return len(pairs & set(view.overrides)), len(pairs)
+    reviewed = pairs & (set(view.overrides) | set(view.review_states))
+    unsure = sum(1 for p in reviewed if view.review_states.get(p) == UNSURE)
+    return len(reviewed), len(pairs), unsure
 
 
 # ----------------------------------------------------------------------------- review samples & agreement
@@ -62,11 +68,14 @@ def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
     out = []
     for c in report.get("comparisons", []):  # type: ignore[union-attr]
         ag, ka = c["agreement"], c["kappa"]
-        kappa = "n/a" if ka["value"] is None else f"{ka['value']:.2f}"
+        kappa = kappa_words(ka["value"], c["n"])
         if ka["value"] is not None and ka["ci95"][0] is not None:
             kappa += f" (95% CI {ka['ci95'][0]:.2f} to {ka['ci95'][1]:.2f})"
+        # the count beside the share: "3/3 · 100.0% (95% CI 29–100)" says how little three pairs show
+        alike = sum(row.get(label, 0) for label, row in c["confusion"].items())
+        agreement = "n/a" if not c["n"] else f"{alike}/{c['n']} · {pct_ci(ag['value'], ag['ci95'])}"
         out.append(AgreementRow(c["rater_a"], c["rater_b"], c["kind"].replace("-", " vs "), c["n"],
-                                pct_ci(ag["value"], ag["ci95"]), kappa))
+                                agreement, kappa))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..compare import MOVES, statement_moves_text
 from ..metrics import METRIC_NAMES, headline
 from ..models import FetchStatus, StatementStatus
 from ..store import Store
@@ -27,6 +28,7 @@ class RunSummary:
     message: str
     name: str = ""
     note: str = ""
+    first_words: str = ""     # the start of its first answer
 
     @property
     def title(self) -> str:
@@ -34,8 +36,32 @@ class RunSummary:
         return self.name or self.id
 
     @property
+    def label(self) -> str:
+        """What tells this run apart in a list: its name, else the start of its one answer ("“The usual adult
+        dose is one or…”") or its input file and answer count; then its start time."""
+        return f"{self.what} · {self.created_at[:16].replace('T', ' ')}"
+
+    @property
+    def what(self) -> str:
+        if self.name:
+            return self.name
+        if self.responses == 1 and self.first_words:
+            return f"“{short_words(self.first_words)}”"
+        noun = "answer" if self.responses == 1 else "answers"
+        return f"{self.input or 'run'} ({self.responses:,} {noun})" if self.input else f"{self.responses:,} {noun}"
+
+    @property
     def resumable(self) -> bool:
         return self.status in ("cancelled", "failed", "running", "interrupted")
+
+
+def short_words(text: str, limit: int = 32) -> str:
+    """The first words of ``text`` that fit ``limit`` characters, with "…" when cut."""
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    cut = words[:limit].rsplit(" ", 1)[0] if " " in words[:limit] else words[:limit]
+    return cut.rstrip(" ,;:.") + "…"
 
 
 def run_summaries(store: Store, limit: int = 200, *, large_metrics: bool = True) -> list[RunSummary]:
@@ -53,8 +79,9 @@ def run_summaries(store: Store, limit: int = 200, *, large_metrics: bool = True)
             m = headline(store.load_run(run.id), intervals=False)
             values = (m.statement_support.value, m.response_support.value, m.url_validity.value)
         status = "interrupted" if store.run_interrupted(run) else run.status   # its process is gone
+        first = store.first_answer_start(run.id) if n == 1 and not run.name else ""
         out.append(RunSummary(run.id, run.created_at, status, run.input, tuple(run.judges), n, *values,
-                              run.message, run.name, run.note))
+                              run.message, run.name, run.note, first))
     return out
 
 
@@ -77,6 +104,7 @@ class ChangedStatement:
     status_b: str
     supported_a: bool | None
     supported_b: bool | None
+    move: str = "support changed"    # compare.MOVES in words: a change of support, or another status move
 
 
 @dataclass(frozen=True)
@@ -120,12 +148,12 @@ def comparison_view(c: Mapping[str, object]) -> ComparisonView:
         diffs.append(MetricDifference(METRIC_NAMES.get(d["metric"], d["metric"]), a, b,
                                       pct_ci(d["diff"], d["ci95"], signed=True), d["diff"]))
     statements = [ChangedStatement(s["response_id"], s["statement"], _status_words(s["status_a"]),
-                                   _status_words(s["status_b"]), s["supported_a"], s["supported_b"])
+                                   _status_words(s["status_b"]), s["supported_a"], s["supported_b"],
+                                   MOVES.get(s.get("move", "support_changed"), "").split(":")[0])
                   for s in c["changed_statements"]]  # type: ignore[union-attr]
-    sources = [ChangedSource(s["url"], "content changed" + ("" if s["status_a"] == s["status_b"] else
-                             f"; {_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}")
-                             if s["content_changed"] else
-                             f"{_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}",
+    sources = [ChangedSource(s["url"], s.get("change") or (
+                             "content changed" if s["content_changed"] else
+                             f"{_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}"),
                              day_of(s["fetched_at_a"]), day_of(s["fetched_at_b"]))
                for s in c["changed_sources"]]  # type: ignore[union-attr]
     ra, rb = c["run_a"], c["run_b"]
@@ -134,7 +162,7 @@ def comparison_view(c: Mapping[str, object]) -> ComparisonView:
                f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
                f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "  # type: ignore[index]
                f"{c['statements_matched']} statements matched (only in A {c['statements_only_a']}, only in B "
-               f"{c['statements_only_b']}); support changed for {len(statements)}. {c['sources_matched']} sources "
+               f"{c['statements_only_b']}); {statement_moves_text(c)}. {c['sources_matched']} sources "
                f"matched; {len(sources)} changed."
                + ("" if "with_overrides" not in c else " Reviewer overrides counted." if c["with_overrides"]
                   else " Judges only (reviewer overrides not counted)."))

@@ -6,6 +6,7 @@ from typing import Mapping
 
 from ..models import FetchStatus, Source
 from ..references.model import ReferenceCheck
+from ..references.step import unread_reference_outcome
 from ..urls import domain_of
 from .references import reference_badge, reference_detail
 from .results import RunView
@@ -68,6 +69,8 @@ def source_summaries(view: RunView, response_pk: int) -> list[SourceSummary]:
             outcome = f"archived copy ({outcome})"
         elif src.origin == "local_file":
             outcome = f"local file ({outcome})"
+        elif src.origin == "reference":
+            outcome = unread_reference_outcome(src)
         used = None
         if url in a.valid_urls and url not in a.undecided_urls:
             used = url not in a.unused_urls

@@ -1,14 +1,13 @@
 """Text for the screens: where statements and quotes sit, CSV headers, word diffs, percentages."""
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..evidence import normalised_with_map
+from ..ingest.table import table_header
 from ..metrics import StatementAssessment
 from ..models import StatementStatus
 
@@ -61,14 +60,15 @@ def locate_text(needle: str, text: str, start: int = 0) -> tuple[int, int] | Non
 # ----------------------------------------------------------------------------- inputs
 
 
-def table_columns(path: str | Path) -> list[str]:
-    """The header row of a CSV/TSV file, for a column-mapping dialog."""
+def table_columns(path: str | Path) -> tuple[list[str], str]:
+    """The header row of a CSV/TSV file and its separator, for a column-mapping dialog: the engine's
+    own reading (encoding and separator detected as ``load_file`` does), so the dialog offers the
+    columns the audit will find. An undecodable file has no columns."""
     p = Path(path)
-    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
-        head = fh.read(65536)
-    delimiter = "\t" if p.suffix.lower() == ".tsv" else ","
-    reader = csv.reader(io.StringIO(head), delimiter=delimiter)
-    return [c.strip() for c in next(reader, [])]
+    try:
+        return table_header(p.read_bytes(), p.suffix)
+    except (OSError, UnicodeDecodeError):
+        return [], "\t" if p.suffix.lower() == ".tsv" else ","
 
 
 # ----------------------------------------------------------------------------- suggestions

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from sourcecheckup.answer_grades import answer_grades, grade_summary
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
 from sourcecheckup.views.matrix import MatrixCell, how_decided, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS, reference_badge
+from sourcecheckup.views.results import answer_notices
 from sourcecheckup.views.text import reason_for_app
 
 from ..theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK
@@ -30,6 +31,12 @@ class AnswerTab(QWidget):
         # the reviewers' Good/Bad grades of the whole answer (G / B in review mode), apart from pair labels
         self.grade_label = plain_label()
         al.addWidget(self.grade_label)
+        # what a reader must not miss above the answer: not read yet, a cited address refused
+        self.notice = plain_label()
+        self.notice.setFrameShape(QFrame.Shape.StyledPanel)
+        self.notice.setMargin(6)
+        self.notice.setVisible(False)
+        al.addWidget(self.notice)
         self.answer_view = AnswerView()
         self.answer_view.statement_clicked.connect(self.show_statement_card)
         self.answer_view.marker_clicked.connect(self.show_marker_card)
@@ -51,6 +58,9 @@ class AnswerTab(QWidget):
         view = self.page.view
         self.answer_view.show_answer(resp.text, assessment.statements,
                                      view.retracted_only if view is not None else ())
+        notices = answer_notices(view, assessment.response_pk) if view is not None else []
+        self.notice.setText("\n".join(reason_for_app(n) for n in notices))
+        self.notice.setVisible(bool(notices))
         self.statement_card.clear()
         self.load_grades()
 
@@ -73,6 +83,8 @@ class AnswerTab(QWidget):
         self.statement_card.clear()
         self.question_label.setText("")
         self.grade_label.setText("")
+        self.notice.setText("")
+        self.notice.setVisible(False)
 
     def _pair_lines(self, cell: MatrixCell, number: int) -> list[str]:
         view = self.page.view

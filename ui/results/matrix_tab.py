@@ -229,8 +229,11 @@ class MatrixTab(QSplitter):
             self.pair_quote.setText("No quote offered.")
         if cell.override is not None:
             om, ow = LABEL_MARK[cell.override]
-            used = "counted" if view.with_overrides else "not counted (overrides hidden)"
+            used = "counted" if view.with_overrides else "not counted (the figures are judges only)"
             self.pair_review.setText(f"{REVIEW_MARK} Reviewer override: {om} {ow}, {used}.")
+        elif cell.reviewed_without_label:
+            self.pair_review.setText(f"{REVIEW_MARK} Reviewed: {cell.reviewed_without_label}; the judge's label "
+                                     "still counts.")
         else:
             self.pair_review.setText("")
         can_review = cell.readable and bool(statement and statement.row.statement.informative)

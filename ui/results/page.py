@@ -39,7 +39,7 @@ from .input_panel import InputPanel
 from .expert_tab import ExpertTab
 from .matrix_tab import MatrixTab
 from .paged_responses import PAGE, PagedResponsesModel
-from .runs_panel import RunsPanel
+from .runs_panel import RUNS_SHARE, RunsPanel
 from .sources_tab import SourcesTab
 from .suggestions_tab import SuggestionsTab
 
@@ -83,6 +83,8 @@ class ResultsPage(QSplitter):
         self.left_tabs.addTab(self.input, "Input")
         self.runs = RunsPanel(self.host)
         self.left_tabs.addTab(self.runs, "Runs")
+        self._input_width = 0          # the left column's width on the Input tab, restored on leaving Runs
+        self.left_tabs.currentChanged.connect(self._fit_left)
 
         # right: metrics, responses, details
         right = QWidget()
@@ -185,6 +187,22 @@ class ResultsPage(QSplitter):
             shown, total = self.responses_proxy.rowCount(), self.responses_model.rowCount()
         noun = "response" if total == 1 else "responses"
         self.count_label.setText(f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}")
+
+    def _fit_left(self, index: int) -> None:
+        """The Runs tab takes half the page (its figures side by side, to compare runs); the Input tab
+        gets its own narrower width back."""
+        sizes = self.sizes()
+        total = sum(sizes)
+        if len(sizes) != 2 or total <= 0:
+            return
+        if self.left_tabs.widget(index) is self.runs:
+            self._input_width = sizes[0]
+            left = max(sizes[0], min(int(total * RUNS_SHARE), total - RIGHT_MIN_WIDTH))
+        elif self._input_width:
+            left = self._input_width
+        else:
+            return
+        self.setSizes([left, total - left])
 
     def show_left(self, index: int) -> None:
         """The Input (0) or Runs (1) tab, on this page."""
@@ -325,7 +343,7 @@ class ResultsPage(QSplitter):
         problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
         with QSignalBlocker(self.facets):
             self.facets.set_choices(sorted(self._model_counts), statuses, problems, model_counts=self._model_counts)
-        self.facets.show_review_progress(totals.reviewed, totals.reviewable)
+        self.facets.show_review_progress(totals.reviewed, totals.reviewable, totals.unsure)
         _, status, problem = self.facets.chosen()
         if status is not None or problem is not None:   # the statuses changed (a review): filter by the new ones
             self._paged_filter = ()
@@ -343,7 +361,8 @@ class ResultsPage(QSplitter):
         pairs, progress = review or (review_pairs(view, review_first=True), review_progress(view))
         self.pairs = pairs
         self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
-                                      view.data.run.judges, **from_usage(self.usage or {}))
+                                      view.data.run.judges, **from_usage(self.usage or {}),
+                                      with_overrides=view.with_overrides)
         keep = self.response_pk
         with QSignalBlocker(self.facets):
             self.facets.set_rows(view.summaries)

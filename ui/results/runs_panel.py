@@ -6,9 +6,16 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from sourcecheckup.metrics import JUDGES_ONLY
+
 from ..models import RunsModel
 from ..run_label import RunLabelDialog
-from ..widgets import table_view
+from ..widgets import plain_label, table_view
+
+# run, started, the three figures, responses: what comparing runs needs, visible once the tab widens
+RUNS_COLUMN_WIDTHS = (150, 118, 64, 64, 64, 70, 80)
+# the Runs tab's share of the page while it is shown (the Input tab keeps the narrow column)
+RUNS_SHARE = 0.5
 
 
 class RunsPanel(QWidget):
@@ -19,8 +26,11 @@ class RunsPanel(QWidget):
         self.runs_model = RunsModel(self)
         self.runs_table = table_view(self.runs_model)
         self.runs_table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
-        for col, width in enumerate((150, 110, 80, 70)):
+        for col, width in enumerate(RUNS_COLUMN_WIDTHS):
             self.runs_table.setColumnWidth(col, width)
+        # the figures' basis, beside them (the same as `sourcecheckup runs` and `show`)
+        rl.addWidget(plain_label(f"Support and validity: {JUDGES_ONLY} (reviewer overrides not applied).",
+                                 selectable=False))
         self.runs_table.doubleClicked.connect(lambda idx: self.host.results.open_run(self.runs_model.rows[idx.row()].id))
         rl.addWidget(self.runs_table, 1)
         row = QHBoxLayout()

@@ -14,7 +14,7 @@ from enum import Enum
 from itertools import combinations
 from typing import Any, Iterable, Mapping, Sequence
 
-from .agreement import compare_raters
+from .agreement import MIN_KAPPA_PAIRS, compare_raters, kappa_words
 from .store import Store, StoreError
 
 GRADES = ("good", "bad")
@@ -166,8 +166,8 @@ def format_comparison(c: Mapping[str, Any]) -> str:
     lo, hi = ag["ci95"]
     line = (f"{c['rater_a']} vs {c['rater_b']}: n {c['n']}, agreement {100 * ag['value']:.1f}% "
             f"({100 * (lo or 0):.1f}-{100 * (hi or 0):.1f})")
-    if ka["value"] is None:
-        return line + ", kappa n/a (one grade throughout)"
+    if ka["value"] is None or c["n"] < MIN_KAPPA_PAIRS:
+        return line + f", kappa {kappa_words(ka['value'], c['n'])}"
     klo, khi = ka["ci95"]
     return line + f", kappa {ka['value']:.2f} ({klo:.2f}-{khi:.2f})"
 

@@ -43,7 +43,7 @@ bench: setup
 	$(PY) bench/hostile.py
 
 screenshots: setup
-	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py
+	xvfb-run -a -s "-screen 0 2000x1200x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshot_references.py
 
 dist: setup

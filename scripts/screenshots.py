@@ -132,6 +132,28 @@ def small_window_screen(w: MainWindow, run_id: str, out: Path) -> None:
     save(w, out, "12-small-window-1024x640")
 
 
+def expert_screens(w: MainWindow, run_id: str, out: Path) -> None:
+    """The Expert tab on the sample answer that carries a reference answer and must-have statements, and the
+    support matrix in a full-HD window (1920x1080)."""
+    w.pages.setCurrentIndex(0)
+    w.results.left_tabs.setCurrentIndex(0)
+    w.results.open_run(run_id)
+    wait_for(w.results.run_shown)
+    view = w.results.view
+    assert view is not None
+    expert = next((r for r in view.data.responses if r.response.expert), None)
+    if expert is not None:
+        w.results.select_response(expert.pk)
+        w.results.detail_tabs.setCurrentWidget(w.results.expert_tab)
+        settle(1500)
+        save(w, out, "15-expert")
+    w.resize(1920, 1080)
+    w.results.detail_tabs.setCurrentIndex(2)
+    settle(800)
+    save(w, out, "16-large-window-1920x1080")
+    w.resize(1280, 800)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--output", default=str(ROOT / "docs" / "screenshots"))
@@ -226,6 +248,7 @@ def main() -> int:
         w.sample_page.label_current(label)
     settle(1500)
     save(w, out, "11-review-sample")
+    expert_screens(w, run_id, out)
     small_window_screen(w, run_id, out)
     w.resize(1280, 800)
     print("running a small benchmark against local fake models…")

@@ -71,7 +71,7 @@ def test_the_audit_judges_every_expert_statement_against_the_answer_and_every_re
     assert code == 0
     e = json.loads(js.read_text())["expert"]
     assert e["judge"] == "builtin" and e["answers_with_expert_material"] == 2
-    assert "against expert material  2 answer(s): comprehensiveness (must-have) 50.0% (1/2)" in audit.out
+    assert "against expert material  2 answers: comprehensiveness (must-have) 50.0% (1/2)" in audit.out
     a1, a2 = e["responses"]
     # ckd-1 states the must-have; ckd-2 gives another threshold (45): contradicted, so a hallucination
     assert a1["statements"][0]["verdicts"]["builtin"]["label"] == "supported"

@@ -33,7 +33,7 @@ def _mean(s: Mapping[str, Any]) -> str:
     if s["mean"] is None:
         return "–"
     lo, hi = s["ci95"]
-    return f"{s['mean']:.3f}" + (f" (95% CI {lo:.3f}–{hi:.3f})" if lo is not None else "") + f", {s['n']} answer(s)"
+    return f"{s['mean']:.3f}" + (f" (95% CI {lo:.3f}–{hi:.3f})" if lo is not None else "") + f", {s['n']} answer{'' if s['n'] == 1 else 's'}"
 
 
 def reading(v: Mapping[str, Any]) -> str:
@@ -94,5 +94,6 @@ def expert_headline(section: Mapping[str, Any]) -> str:
         parts.append(f"{MEASURE_NAMES[m].lower()} " + ("n/a" if share is None else
                      f"{percent(share['value'])} ({share['k']}/{share['n']})"))
     parts += [f"{MEASURE_NAMES[m].lower()} {g[m]['mean']:.3f}" for m in SIMILARITY_METHODS if g[m]["mean"] is not None]
-    return f"{section['answers_with_expert_material']} answer(s): " + " · ".join(parts) + \
+    n = section['answers_with_expert_material']
+    return f"{n} answer{'' if n == 1 else 's'}: " + " · ".join(parts) + \
         (f" · judge errors {g['judge_errors']}" if g["judge_errors"] else "")

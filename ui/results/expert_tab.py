@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QScrollArea, QSplitter, QTableView,
+                               QVBoxLayout, QWidget)
 
 from sourcecheckup.expert.metrics import expert_section
 from sourcecheckup.views.expert import ExpertStatementRow, answer_lines, model_lines, statement_rows
@@ -39,9 +40,25 @@ class ExpertTab(QWidget):
         self.table = QTableView()
         self.table.setModel(self.statements_model)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(True)
+        header = self.table.horizontalHeader()
+        for col in (0, 2, 3):     # kind, reading, judge: as wide as their text; the statement and rationale share the rest
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (1, 4):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # the per-model figures scroll in their own pane under the statements (a splitter between them)
+        models = QScrollArea()
+        models.setWidgetResizable(True)
+        models.setWidget(self.models_label)
+        self.models_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(models)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
         layout.addWidget(self.answer_label)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.models_label)
+        layout.addWidget(split, 1)
 
     def show_answer(self, run_id: str, response_id: str) -> None:
         """Show the answer's figures; the run's section is read (off the GUI thread) once per run and answer count."""

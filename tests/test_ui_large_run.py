@@ -155,7 +155,7 @@ def test_a_reviewer_label_on_a_large_run_is_stored_and_counted(qtbot, large):
     assert first.label.value == "not_supported"
     assert page.matrix_tab.select_pair(first.statement_pk, first.url)
     # the label reloads the run: its row, its matrix and, once summed again, the metrics count it
-    with qtbot.waitSignal(page.totals_shown, timeout=WAIT_MS):
+    with qtbot.waitSignal(page.totals_shown, timeout=TOTALS_WAIT_MS):
         with qtbot.waitSignal(page.response_shown, timeout=WAIT_MS):
             assert page.review_current("supported")
     assert page.current_response().id == "r4"

@@ -41,6 +41,8 @@ bench: setup
 	$(PY) bench/judge_accuracy.py
 	$(PY) bench/checks_speed.py
 	$(PY) bench/hostile.py
+	$(PY) bench/interrupt.py
+	$(PY) bench/time_caps.py
 
 screenshots: setup
 	xvfb-run -a -s "-screen 0 2000x1200x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py

@@ -35,10 +35,16 @@ RECENT_TEXTS = 20_000
 _recent: "OrderedDict[str, np.ndarray]" = OrderedDict()
 # texts a model call takes at once, sorted by length: on a CPU small batches pad least (measured)
 BATCH_SIZE = 16
+# texts encoded between two looks at a stop request (embed(stop=...)): a fraction of a second on a busy CPU
+STOP_CHECK_TEXTS = 32
 
 
 class EmbeddingsUnavailable(RuntimeError):
     """The embedding model cannot be loaded (package missing or unpacking failed)."""
+
+
+class EmbeddingStopped(RuntimeError):
+    """``embed(..., stop=event)`` saw the event set: nobody waits for these vectors any more."""
 
 
 def available() -> bool:
@@ -183,11 +189,35 @@ def _encode(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
                         normalize_embeddings=True, show_progress_bar=False)
 
 
-def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None) -> np.ndarray:
+def _encode_stoppable(model: Any, texts: list[str], batch_size: int, stop: threading.Event) -> np.ndarray:
+    """:func:`_encode` a few whole batches at a time, raising :class:`EmbeddingStopped` between them once
+    ``stop`` is set. The slices follow the encoder's own order (longest first, by tokens), so the batches,
+    and the vectors, are those of one call."""
+    from .encoder import MiniLMEncoder
+
+    if isinstance(model, MiniLMEncoder):
+        lengths = [len(e.ids) for e in model.tokenizer.encode_batch([str(t).strip() for t in texts])]
+    else:
+        lengths = [len(t) for t in texts]
+    order = sorted(range(len(texts)), key=lambda i: -lengths[i])
+    step = max(1, STOP_CHECK_TEXTS // batch_size) * batch_size
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    for start in range(0, len(order), step):
+        if stop.is_set():
+            raise EmbeddingStopped("embedding stopped: the run was interrupted")
+        part = order[start:start + step]
+        out[part] = _encode(model, [texts[i] for i in part], batch_size)
+    return out
+
+
+def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None,
+          stop: threading.Event | None = None) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text, shape ``(len(texts), 384)``.
 
     Each distinct text is embedded once per process (a bounded LRU of recent texts). ``model`` runs
     a given runtime instead of the process's (the parity test compares the two); it bypasses the LRU.
+    ``stop``: looked at between a few batches (and once the model is free); when set,
+    :class:`EmbeddingStopped` is raised, so an interrupted run's thread ends in a fraction of a second.
     """
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
@@ -199,6 +229,8 @@ def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None)
     todo: dict[str, list[int]] = {}
     # torch's intra-op pool is not re-entrant across threads; one encode at a time
     with _lock:
+        if stop is not None and stop.is_set():   # it waited for another thread's encode meanwhile
+            raise EmbeddingStopped("embedding stopped: the run was interrupted")
         for i, text in enumerate(texts):
             hit = _recent.get(text)
             if hit is None:
@@ -208,7 +240,8 @@ def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None)
                 out[i] = hit
         if todo:
             fresh = list(todo)
-            vectors = np.asarray(_encode(model, fresh, batch_size), dtype=np.float32)
+            vectors = (_encode_stoppable(model, fresh, batch_size, stop) if stop is not None
+                       else np.asarray(_encode(model, fresh, batch_size), dtype=np.float32))
             for text, vector in zip(fresh, vectors):
                 out[todo[text]] = vector
                 _recent[text] = vector

@@ -6,6 +6,7 @@ Source text is data; a page that talks to the model reading it is flagged
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import unicodedata
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .models import Source
 from .resources import resources_dir
 
 FLAG = "possible_injection"
@@ -71,3 +73,13 @@ def detect_injection(text: str, patterns: tuple[InjectionPattern, ...] | None = 
             snippet = " ".join(match.group(0).split())[:_SNIPPET_CHARS]
             reasons.append(f"{pattern.reason}: \"{snippet}\"")
     return reasons
+
+
+def flag_injection(source: Source) -> Source:
+    """The source flagged ``possible_injection``, with the reasons in its meta, when its text addresses the
+    judge; else the source unchanged."""
+    reasons = detect_injection(source.text) if source.text else []
+    if not reasons:
+        return source
+    meta = {**dict(source.meta), "injection_reasons": reasons}
+    return dataclasses.replace(source, flags=tuple(dict.fromkeys((*source.flags, FLAG))), meta=meta)

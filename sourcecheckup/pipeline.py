@@ -20,6 +20,7 @@ from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import SourceText, quote_in_source
 from .expert.step import expert_step
 from .ingest.records import UNUSABLE_KEY
+from .injection import flag_injection
 from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, open_judges
 from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
@@ -271,7 +272,6 @@ class Audit:
         self._urls = set()
         self._count_new(rows)
         self._judged = set()   # filled per response in flight from the store (judged_keys_for)
-        self._sources_counted = set()
         self._run_sources = self.store.run_source_ids(run_id)
         self._emit(EventKind.RUN_STARTED, f"{len(rows)} responses")
         owns_fetcher = self._fetcher is None
@@ -300,6 +300,7 @@ class Audit:
         ids = [j.id for j in judges]
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
+        self._count_earlier(run_id, ids)
         self._record_provenance(run_id, judges)
         vector_cache = self._attach_vector_cache(judges)
         status, message = "completed", ""
@@ -338,6 +339,16 @@ class Audit:
             if self._parser is None and hasattr(parser, "aclose"):
                 await parser.aclose()  # type: ignore[attr-defined]
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
+
+    def _count_earlier(self, run_id: str, judge_ids: Sequence[str]) -> None:
+        """A resumed run's progress counts the whole run: sources read and pairs judged before count as done."""
+        earlier = self.store.earlier_progress(run_id, judge_ids)
+        self._sources_counted = set(earlier.sources_read & self._urls)
+        self.c.sources_done = len(self._sources_counted)
+        self.c.fetch_failures = len(earlier.unreadable & self._urls)
+        self.c.pairs_total = self.c.pairs_done = earlier.pairs
+        self.c.verdicts_total = self.c.verdicts_done = earlier.verdicts
+        self.c.judge_errors = earlier.judge_errors
 
     def _record_provenance(self, run_id: str, judges: Sequence[Judge]) -> None:
         """Store the software, judges and reference data this execution uses (the report's audit trail)."""
@@ -435,17 +446,17 @@ class Audit:
         left = {(s.pk, u): n for s in informative for u in urls
                 if (n := sum(1 for j in judges if (s.pk, u, j.id) not in self._judged))}
         self._verdicts_left.update(left)
-        self.c.verdicts_total += sum(left.values())  # upper bound until sources are known; corrected below
-        self.c.pairs_total += len(left)
         for fut in asyncio.as_completed(list(tasks)):
             src_row = await fut
             url = src_row.source.url
             if not src_row.source.valid:   # no pairs for an unreadable source
                 for s in informative:
-                    planned = self._verdicts_left.pop((s.pk, url), 0)
-                    self.c.verdicts_total -= planned
-                    self.c.pairs_total -= bool(planned)
+                    self._verdicts_left.pop((s.pk, url), None)
                 continue
+            # counted once the source is known readable, so that a total never goes back
+            planned = [n for s in informative if (n := left.get((s.pk, url), 0))]
+            self.c.pairs_total += len(planned)
+            self.c.verdicts_total += sum(planned)
             await self._judge_source(informative, url, src_row, judges)
         self._release(urls, informative, judges)
         if self.cancel.is_set():
@@ -511,7 +522,7 @@ class Audit:
         if cached is not None and cached_source_reusable(cached.source, fingerprint):
             return cached
         source = await self._fetcher_in_use.fetch(url)
-        source = _with_source_flags(source)
+        source = flag_injection(source)   # text that addresses the judge is flagged before anyone reads it
         source = dataclasses.replace(source, meta={**dict(source.meta), FETCH_SETTINGS_META: fingerprint})
         return self.store.get_source(self.store.add_source(source))  # stored form carries 'changed' flags
 
@@ -655,21 +666,6 @@ async def reaudit(store: Store, run_id: str, config_overrides: Mapping[str, Any]
     responses = [row.response for row in store.responses(run.id)]
     audit = Audit(store, config, progress=progress, fetcher=fetcher, judges=judges, parser=parser, cancel=cancel)
     return await audit.start(responses, store.skipped(run.id), input_label=f"re-audit of run {run.id}: {run.input}")
-
-
-def _with_source_flags(source: Source) -> Source:
-    """Flag text that addresses the judge (possible prompt injection) before anyone reads it."""
-    from .injection import detect_injection
-
-    if not source.text:
-        return source
-    reasons = detect_injection(source.text)
-    if not reasons:
-        return source
-    meta = dict(source.meta)
-    meta["injection_reasons"] = reasons
-    flags = tuple(dict.fromkeys((*source.flags, "possible_injection")))
-    return dataclasses.replace(source, flags=flags, meta=meta)
 
 
 def finalise_verdict(verdict: Verdict, judge: Judge, source: Source) -> Verdict:

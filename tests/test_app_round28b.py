@@ -40,7 +40,7 @@ SITE_DIR = Path(__file__).parent / "fixtures" / "site"
 
 
 def open_run(qtbot, w: MainWindow, rid: str) -> None:
-    with qtbot.waitSignal(w.results.run_shown, timeout=10_000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=120_000):
         w.results.open_run(rid)
 
 
@@ -289,7 +289,7 @@ def test_download_without_internet_says_what_happened_and_what_to_do(qtbot, tmp_
     dialog = ModelDownloadDialog()
     qtbot.addWidget(dialog)
     dialog.show()
-    with qtbot.waitSignal(dialog.job_finished, timeout=30_000):
+    with qtbot.waitSignal(dialog.job_finished, timeout=120_000):
         dialog.start_pull("minicheck-roberta-large")
     text = dialog.status.text()
     assert text.startswith("⚠ The download could not reach the model hub"), text
@@ -367,7 +367,7 @@ def test_the_model_loads_in_the_background_from_launch(qtbot, window, settings, 
     monkeypatch.setattr(embeddings, "preload", slow_preload)
     assert w.preload_judge_model() is False          # the test window's judge needs no model
     settings.judges = ["builtin"]
-    with qtbot.waitSignal(w.model_preload.loaded, timeout=15_000):
+    with qtbot.waitSignal(w.model_preload.loaded, timeout=120_000):
         assert w.preload_judge_model() is True       # returns at once: the GUI thread never waits for it
         assert w.model_preload.running
         release.set()

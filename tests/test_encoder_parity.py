@@ -52,7 +52,7 @@ def test_fast_runtime_gives_the_labels_and_scores_of_sentence_transformers(monke
         with monkeypatch.context() as m:
             plain_embed = embeddings.embed
             m.setattr(embeddings, "embed",
-                      lambda texts, batch_size=64: plain_embed(texts, batch_size=batch_size, model=reference_model))
+                      lambda texts, batch_size=64, stop=None: plain_embed(texts, batch_size=batch_size, model=reference_model))
             reference = _judge(rows)
         assert len(fast) == len(reference) == len(rows)
         for row, a, b in zip(rows, fast, reference):
@@ -85,9 +85,9 @@ def test_page_vectors_kept_in_the_database_are_read_back_not_embedded_again(tmp_
     embedded: list[str] = []
     plain_embed = embeddings.embed
 
-    def counting(texts, batch_size=embeddings.BATCH_SIZE):
+    def counting(texts, batch_size=embeddings.BATCH_SIZE, stop=None):
         embedded.extend(texts)
-        return plain_embed(texts, batch_size=batch_size)
+        return plain_embed(texts, batch_size=batch_size, stop=stop)
     monkeypatch.setattr(embeddings, "embed", counting)
     later_judge = BuiltinJudge(use_embeddings=True)
     later_judge.vector_cache = VectorCache(db)

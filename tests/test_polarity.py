@@ -5,7 +5,6 @@ way the judge hands the check the sentences of its best passages.
 """
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -318,16 +317,7 @@ def test_messages_name_both_sides():
     assert '"at night"' in f.message and '"on an empty stomach"' in f.message
 
 
-def test_well_under_a_millisecond_per_sentence_pair():
-    read_instruction.cache_clear()
-    statements = [f"Avoid potassium supplements with lisinopril {i} unless your doctor advises them"
-                  for i in range(200)]
-    evidence = [f"Do not take potassium supplements {i} unless your doctor tells you to." for i in range(200)]
-    start = time.perf_counter()
-    for s, e in zip(statements, evidence):
-        compare_polarity(s, [e])
-    per_pair = (time.perf_counter() - start) / len(statements)
-    assert per_pair < 0.001, f"{per_pair * 1000:.3f} ms per pair"
+# how fast a pair is read (the 1 ms budget): bench/checks_speed.py
 
 
 # --- issue 11: time-of-day, food, day and end attributes; limits; population negations ---------

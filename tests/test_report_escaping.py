@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import lxml.html
 
@@ -69,9 +68,7 @@ def _hostile_run(tmp_path) -> tuple[Store, str]:
 def test_hostile_text_never_survives_as_markup_in_any_section(tmp_path):
     store, run_id = _hostile_run(tmp_path)
     report = build_report(store, run_id)
-    started = time.monotonic()
     html = report_html(report)
-    assert time.monotonic() - started < 10
     doc = lxml.html.document_fromstring(html)
     for el in doc.iter():
         if not isinstance(el.tag, str):

@@ -5,6 +5,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import asyncio
 import json
 import re
 import threading
@@ -17,9 +18,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel
 
 from sourcecheckup import review
+from sourcecheckup.judges.base import register
 from sourcecheckup.models import Label
 from sourcecheckup.store import Store
-from tests.support.app import AUDIT_TIMEOUT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.fake_judge import KeywordJudge
 from tests.support.synth_run import synthesize_run
 from ui.app import parse_args
 from ui.dialogs import CsvMappingDialog, about_text
@@ -68,11 +71,11 @@ def test_paste_and_audit_with_the_builtin_judge_end_to_end(qtbot, window, site, 
     w = window
     settings.judges = ["builtin"]
     w.results.input.paste_edit.setPlainText(pasted_answer(site))
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=60_000) as finished:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as finished:
         assert w.audit.start_audit()
     assert finished.args[1] == "completed", w.audit.progress_label.text()
     qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == finished.args[0]
-                    and w.results.view.data.run.status == "completed", timeout=5000)
+                    and w.results.view.data.run.status == "completed", timeout=WAIT_MS)
     click_cell(qtbot, w, 0, 0)
     assert w.results.current_cell().primary.verdict.judge_id == "builtin"
     assert w.results.current_cell().label is Label.SUPPORTED
@@ -119,22 +122,39 @@ def slow_answers(site: str, n: int = 3) -> str:
     return json.dumps(objs)
 
 
-def judged_so_far(progress: str) -> int:
-    """The pairs judged so far in the progress line ("… pairs judged 3/12 …"), 0 before any."""
-    found = re.search(r"pairs judged (\d+)/", progress)
-    return int(found.group(1)) if found else 0
+GATE = threading.Event()
+OPEN_PAIRS = 3
+
+
+class GatedJudge(KeywordJudge):
+    """``gated``: judges its first OPEN_PAIRS pairs at once, the rest once GATE is set, so a test stops a
+    run part way whatever the machine's load (a cancel ends the wait at once: it is an asyncio sleep)."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.id = "gated"
+        self.seen = 0
+
+    async def verify(self, statement, source):
+        self.seen += 1
+        while self.seen > OPEN_PAIRS and not GATE.is_set():
+            await asyncio.sleep(0.02)
+        return await super().verify(statement, source)
+
+
+register("gated", lambda arg, **options: GatedJudge())
+JUDGED_SOME = re.compile(r"pairs judged [1-9]\d*/")
 
 
 def test_cancel_mid_run_then_resume_judges_only_the_missing_pairs(qtbot, window, site, settings):
     w = window
-    settings.judges = ["keyword:0.2"]
+    GATE.clear()
+    settings.judges = ["gated"]
     settings.concurrency = 1
     w.results.input.paste_edit.setPlainText(slow_answers(site))
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as finished:
         assert w.audit.start_audit()
-        # cancel once some but not all pairs are judged (verdicts arrive a commit window at a time: 2/, 3/
-        # or 4/ first, as the machine's load has it)
-        qtbot.waitUntil(lambda: 0 < judged_so_far(w.audit.progress_label.text()) < 9, timeout=AUDIT_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: JUDGED_SOME.search(w.audit.progress_label.text()) is not None, timeout=WAIT_MS)
         w.audit.cancel_audit()
     run_id, status = finished.args
     assert status == "cancelled"
@@ -142,8 +162,9 @@ def test_cancel_mid_run_then_resume_judges_only_the_missing_pairs(qtbot, window,
         judged = len(st.judged_keys(run_id))
         assert st.get_run(run_id).status == "cancelled"
     assert 0 < judged < 12
+    GATE.set()
     w.results.runs.runs_table.clearSelection()
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as finished:
         assert w.audit.resume_run(run_id)
     assert finished.args == [run_id, "completed"]
     with Store(w.db_path) as st:
@@ -160,19 +181,19 @@ def test_review_override_changes_the_metric_and_is_persisted(qtbot, window, site
     click_cell(qtbot, w, 1, 0)                       # the unsupported statement
     assert w.results.current_cell().label is Label.NOT_SUPPORTED
     w.results.matrix_tab.reason_edit.setText("the page says lifestyle changes, not a cure")
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         assert w.review_current("supported")
     # judges only by default (as the CLI's figures), the override counted but named as not applied
     assert "50.0%" in metric_label(w) and "· judges only" in metric_label(w)
     assert "1 override (not applied)" in w.results.metrics_bar.counts.text()
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=120_000):
         w.results.metrics_bar.with_overrides.setChecked(True)
     assert "100.0%" in metric_label(w) and "· with reviews" in metric_label(w)
     assert "1 override applied" in w.results.metrics_bar.counts.text()
     cell_text = w.results.matrix_tab.matrix_model.data(w.results.matrix_tab.matrix_model.index(1, 0))
     assert "reviewed" in cell_text and "✎" in cell_text
 
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.metrics_bar.with_overrides.setChecked(False)
     assert "50.0%" in metric_label(w)
 
@@ -190,9 +211,9 @@ def test_keyboard_review_mode_labels_pairs_with_s_n_u(qtbot, window, site):
     w.review_mode_action.trigger()
     assert w.results.current_cell() is not None
     first = w.results.current_cell()
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_N)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         qtbot.keyClick(w.results.matrix_tab.matrix_table, Qt.Key.Key_U)
     with Store(w.db_path) as st:
         labels = [(r.statement_pk, r.label.value) for r in review.reviews(st, run_id)]
@@ -217,7 +238,7 @@ def test_hostile_answer_and_page_render_as_inert_plain_text(qtbot, window):
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=1, statements=2, sources=1,
                                 answer_text=lambda i, sents: HOSTILE_ANSWER, source_text=hostile_page)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     shown = w.results.answer_tab.answer_view.toPlainText()
     assert '<script>alert("answer")</script>' in shown and "<b>bold</b>" in shown and "\u202e" in shown
@@ -237,18 +258,18 @@ def test_hostile_answer_and_page_render_as_inert_plain_text(qtbot, window):
 
 def test_window_closes_during_a_run_without_hanging_and_the_run_is_resumable(qtbot, window, site, settings):
     w = window
-    settings.judges = ["keyword:0.2"]
+    GATE.clear()
+    settings.judges = ["gated"]
     settings.concurrency = 1
     w.results.input.paste_edit.setPlainText(slow_answers(site, 2))
     assert w.audit.start_audit()
     # progress counts committed verdicts, a commit window at a time: some judged, the run still going
-    qtbot.waitUntil(lambda: bool(w.results.run_id) and re.search(r"pairs judged [1-9]\d*/",
-                                                                 w.audit.progress_label.text()) is not None,
-                    timeout=AUDIT_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: bool(w.results.run_id) and JUDGED_SOME.search(w.audit.progress_label.text()) is not None,
+                    timeout=WAIT_MS)
     run_id = w.results.run_id
     w.confirm = lambda title, text: True
     w.close()
-    qtbot.waitUntil(lambda: not w.isVisible(), timeout=10_000)
+    qtbot.waitUntil(lambda: not w.isVisible(), timeout=WAIT_MS)
     assert w.audit.worker is None
     with Store(w.db_path) as st:
         assert st.get_run(run_id).status == "cancelled"
@@ -260,7 +281,7 @@ def test_suggestions_pane_accept_applies_rewrite_and_delete_to_revised_answer(qt
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=1, statements=3, sources=1)
         stmts = list(st.db.query("SELECT pk, text FROM statements WHERE run_id = ? ORDER BY ord", [run_id]))
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     assert tab.sugg_stack.currentIndex() == 0 and tab.sugg_empty.text() == NO_SUGGESTIONS
     with Store(w.db_path) as st, st.db.conn:
@@ -278,7 +299,7 @@ def test_suggestions_pane_accept_applies_rewrite_and_delete_to_revised_answer(qt
         tab.sugg_table.setCurrentIndex(tab.sugg_model.index(row, 0))
         if row == 0:
             assert "{+" in tab.sugg_diff.toPlainText()
-        with qtbot.waitSignal(tab.revised_shown, timeout=5000):   # built off the GUI thread
+        with qtbot.waitSignal(tab.revised_shown, timeout=WAIT_MS):   # built off the GUI thread
             tab.decide_current_suggestion("accepted")
     revised = tab.revised_edit.toPlainText()
     assert "The DASH diet can lower blood pressure." in revised
@@ -305,11 +326,11 @@ def test_moving_between_responses_reads_no_whole_run_on_the_gui_thread(qtbot, wi
             return _real(self, *args, **kwargs)
 
         monkeypatch.setattr(Store, name, spy)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     tab = w.results.suggestions_tab
     for summary in reversed(w.results.view.summaries):
-        with qtbot.waitSignal(tab.revised_shown, timeout=5000):
+        with qtbot.waitSignal(tab.revised_shown, timeout=WAIT_MS):
             w.results.select_response(summary.response_pk)
         assert w.results.current_response().text in tab.revised_edit.toPlainText()
     assert on_gui == []
@@ -318,14 +339,14 @@ def test_export_writes_the_engine_report_and_about_names_the_screening_judge(qtb
     w = window
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=3)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     out = w.exporter.export_run(tmp_path / "r.json")
     assert json.loads(out.read_text())["run"]["id"] == run_id
     assert "<html" in w.exporter.export_run(tmp_path / "r.html").read_text().lower()
     assert "screening judge" in about_text()
     w.refresh_runs()
-    qtbot.waitUntil(lambda: w.results.runs.runs_model.rowCount() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: w.results.runs.runs_model.rowCount() == 1, timeout=WAIT_MS)
     assert w.results.runs.runs_model.rows[0].statement_support is not None
 
 
@@ -337,18 +358,13 @@ def test_settings_become_the_run_config_and_args_parse(settings):
     assert (args.db, args.run) == ("x.db", "abc")
 
 
-def test_runs_list_of_a_large_run_opens_within_a_second(qtbot, window):
-    import time
-
+def test_a_large_run_opens_with_every_response_listed(qtbot, window):
     w = window
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=1000, statements=4, sources=3)
-    start = time.perf_counter()
-    with qtbot.waitSignal(w.results.run_shown, timeout=10_000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
-    assert w.results.responses_model.rowCount() == 1000
-    # bench/ui_responsiveness.py holds the 1 s target; here only a gross regression fails (shared CI cores)
-    assert time.perf_counter() - start < 5.0
+    assert w.results.responses_model.rowCount() == 1000   # how soon: bench/ui_responsiveness.py (1 s target)
 
 
 def test_dropping_answer_files_loads_them_as_a_batch(qtbot, window, tmp_path):
@@ -373,7 +389,7 @@ def test_hovering_a_statement_lists_the_sources_that_support_it(qtbot, window):
     w = window
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=1, statements=2, sources=2)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     start, _, first = w.results.answer_tab.answer_view.ranges[0]
     assert w.results.answer_tab.answer_view.statement_at(start + 1) is first

@@ -18,7 +18,7 @@ from sourcecheckup.store import Store
 from sourcecheckup.views.sources import source_notes
 from tests.support.bench_llm import TOPICS, responder
 from tests.support.fake_llm import FakeLLMServer
-from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 from ui.main_window import MainWindow
 from ui.models import QuestionsModel
@@ -28,7 +28,7 @@ ANSWERING = "You are a medical expert answering"
 
 
 def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
 
 
@@ -64,11 +64,11 @@ def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_m
         page.docs_edit.setText(str(docs))
         page.models_edit.setPlainText(model)
         page.judge_edit.setText("keyword:0")
-        with qtbot.waitSignal(page.step_finished, timeout=20_000) as step:
+        with qtbot.waitSignal(page.step_finished, timeout=WAIT_MS) as step:
             assert page.generate_questions()
             assert not page.generate_btn.isEnabled() and page.cancel_btn.isEnabled()
         assert step.args[1] == "questions_ready", page.progress_label.text()
-        qtbot.waitUntil(lambda: page.questions_model.rowCount() == 3, timeout=5000)
+        qtbot.waitUntil(lambda: page.questions_model.rowCount() == 3, timeout=WAIT_MS)
         assert not any(ANSWERING in r.all_text for r in llm.requests)   # stopped for review
 
         m = page.questions_model
@@ -83,10 +83,10 @@ def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_m
         assert "2 of 3 questions kept" in page.questions_label.text()
         assert m.data(m.index(dropped_row, QuestionsModel.USE)) == "✗ dropped"
 
-        with qtbot.waitSignal(page.step_finished, timeout=40_000) as step:
+        with qtbot.waitSignal(page.step_finished, timeout=WAIT_MS) as step:
             assert page.answer_and_audit()
         assert step.args[1] == "completed", page.progress_label.text()
-        qtbot.waitUntil(lambda: page.results_model.rowCount() == 1, timeout=10_000)
+        qtbot.waitUntil(lambda: page.results_model.rowCount() == 1, timeout=WAIT_MS)
         asked = [r.user_text for r in llm.requests if ANSWERING in r.all_text]
 
     assert len(asked) == 2
@@ -100,7 +100,7 @@ def test_benchmark_page_generates_questions_applies_edits_and_drops_then_shows_m
     assert "2 questions" in page.results_label.text()
     assert not m.editable                                        # answered: questions are frozen
     assert page.open_run_btn.isEnabled()
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         page.open_run_btn.click()
     assert w.pages.currentIndex() == 0 and w.results.run_id == page.run_id
     assert sorted(r.model for r in w.results.responses_model.rows) == [model, model]
@@ -117,12 +117,12 @@ def test_export_to_xlsx_and_pdf_runs_off_the_gui_thread_and_writes_real_files(qt
     with Store(w.db_path) as st:
         run_id = synthesize_run(st, responses=3)
     open_and_wait(qtbot, w, run_id)
-    with qtbot.waitSignal(w.exporter.export_finished, timeout=20_000) as done:
+    with qtbot.waitSignal(w.exporter.export_finished, timeout=WAIT_MS) as done:
         assert w.exporter.export_run_async(tmp_path / "r.xlsx")
     assert done.args == [str(tmp_path / "r.xlsx"), ""]
     book = load_workbook(tmp_path / "r.xlsx", read_only=True)
     assert len(book.sheetnames) >= 2
-    with qtbot.waitSignal(w.exporter.export_finished, timeout=60_000) as done:
+    with qtbot.waitSignal(w.exporter.export_finished, timeout=WAIT_MS) as done:
         assert w.exporter.export_run_async(tmp_path / "report.pdf", "pdf")
         assert w.exporter.export_bar.isVisible() and "PDF" in w.exporter.export_label.text()   # busy while Chromium prints
     assert done.args[1] == "", done.args[1]
@@ -150,9 +150,9 @@ def test_compare_view_lists_a_statement_whose_support_changed_and_the_changed_so
             st.db.execute("UPDATE verdicts SET label = ? WHERE run_id = ? AND statement_pk = ? AND url = ?",
                           [Label.NOT_SUPPORTED.value, run_b, spk, url])
     w.pages.setCurrentWidget(w.compare_page)
-    qtbot.waitUntil(lambda: w.compare_page.run_a.count() == 2, timeout=5000)
+    qtbot.waitUntil(lambda: w.compare_page.run_a.count() == 2, timeout=WAIT_MS)
     assert (w.compare_page.run_a.currentData(), w.compare_page.run_b.currentData()) == (run_a, run_b)
-    with qtbot.waitSignal(w.compare_page.compared, timeout=10_000):
+    with qtbot.waitSignal(w.compare_page.compared, timeout=WAIT_MS):
         w.compare_page.compare_btn.click()
     sm = w.compare_page.statements_model
     assert sm.rowCount() == 1
@@ -176,7 +176,7 @@ def test_blind_review_sample_hides_the_verdict_and_stores_labels_with_the_sample
     w.pages.setCurrentWidget(page)
     page.n_spin.setValue(4)
     assert page.blind.isChecked()
-    with qtbot.waitSignal(page.sample_shown, timeout=10_000) as shown:
+    with qtbot.waitSignal(page.sample_shown, timeout=WAIT_MS) as shown:
         assert page.draw()
     name = shown.args[0]
     assert page.pairs_model.rowCount() == 4
@@ -188,10 +188,10 @@ def test_blind_review_sample_hides_the_verdict_and_stores_labels_with_the_sample
 
     w.activateWindow()
     w.review_mode_action.trigger()
-    with qtbot.waitSignal(page.agreement_shown, timeout=10_000):
+    with qtbot.waitSignal(page.agreement_shown, timeout=WAIT_MS):
         qtbot.keyClick(page.pairs_table, Qt.Key.Key_N)
     assert page.current_pair() != first                       # moved on to the next pair
-    with qtbot.waitSignal(page.agreement_shown, timeout=10_000):
+    with qtbot.waitSignal(page.agreement_shown, timeout=WAIT_MS):
         page.label_current("supported")
     with Store(w.db_path) as st:
         stored = review.reviews(st, run_id)

@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 
 from sourcecheckup import review
 from sourcecheckup.store import Store
-from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.judge_reviews import KEYWORD, SYNTH, pairs_by_label, review_pair, reviewed_two_judge_run
 from ui.judge_compare_panel import JudgeCompareDialog
 
@@ -20,7 +20,7 @@ def test_which_judge_to_trust_lists_each_judge_recommends_one_and_shows_its_disa
     w = window
     with Store(w.db_path) as st:
         run_id, flipped = reviewed_two_judge_run(st)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     page = w.sample_page
     w.pages.setCurrentWidget(page)
@@ -29,7 +29,7 @@ def test_which_judge_to_trust_lists_each_judge_recommends_one_and_shows_its_disa
     dialog = page.findChild(JudgeCompareDialog)
     assert dialog is not None and dialog.isVisible()
     panel = dialog.panel
-    qtbot.waitUntil(lambda: panel.comparison is not None, timeout=10_000)   # computed in a pool thread
+    qtbot.waitUntil(lambda: panel.comparison is not None, timeout=WAIT_MS)   # computed in a pool thread
     scores = panel.scores_model
 
     def row(judge: str) -> list[str]:
@@ -62,6 +62,6 @@ def test_which_judge_to_trust_lists_each_judge_recommends_one_and_shows_its_disa
     panel.comparison = None
     page.judges_btn.click()
     assert page.findChildren(JudgeCompareDialog) == [dialog] and dialog.isVisible()
-    qtbot.waitUntil(lambda: panel.comparison is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.comparison is not None, timeout=WAIT_MS)
     assert "27 pairs reviewed" in panel.summary.text() and row(SYNTH)[1] == "25"
     dialog.close()

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import ui.judge_guide as judge_guide
-from tests.support.app import settings, window  # noqa: F401  (fixtures)
+from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures)
 from tests.support.fake_model_servers import closed_port, ollama, vllm
 from ui.dialogs import SettingsDialog
 from ui.judge_guide import FirstLaunchGuide
@@ -28,7 +28,7 @@ def detect_threads(monkeypatch):
 
 
 def find(qtbot, panel) -> None:
-    with qtbot.waitSignal(panel.detection_finished, timeout=10_000):
+    with qtbot.waitSignal(panel.detection_finished, timeout=WAIT_MS):
         panel.find_button.click()
 
 
@@ -72,7 +72,7 @@ def test_settings_judges_explains_the_three_ways_with_costs_needs_and_sourced_ac
     assert dialog.judge_guide.summary.isVisible()
     assert "GPT-4o agreed with physicians on 88.7%" in summary and "Bespoke-MiniCheck-7B 77.4%" in summary
     details = dialog.judge_guide.show_details()
-    qtbot.waitUntil(details.isVisible)
+    qtbot.waitUntil(details.isVisible, timeout=WAIT_MS)
     texts = [label.text() for label in dialog.judge_guide.details_dialog.findChildren(judge_guide.QLabel)]
     full = "\n".join(texts)
     for part in ("1. An API model", "2. A model server on this computer", "3. A downloaded checker"):
@@ -86,7 +86,7 @@ def test_first_launch_shows_the_guide_once_while_only_the_builtin_judge_is_set(q
     settings.judges = ["builtin"]
     guide = window.offer_judge_guide()
     assert guide is not None
-    qtbot.waitUntil(guide.isVisible)
+    qtbot.waitUntil(guide.isVisible, timeout=WAIT_MS)
     assert "3. A downloaded checker" in "\n".join(label.text() for label in guide.panel.path_labels)
     assert settings.judge_guide_seen
     guide.keep_button.click()
@@ -102,6 +102,6 @@ def test_first_launch_guide_sets_a_found_model_as_the_judge(qtbot, settings):
         guide.show()
         find(qtbot, guide.panel)
     assert guide.panel.use_button.isEnabled()
-    with qtbot.waitSignal(guide.finished, timeout=2000):
+    with qtbot.waitSignal(guide.finished, timeout=WAIT_MS):
         guide.panel.use_button.click()
     assert settings.judges == [f"checker:http://127.0.0.1:{vl.port}/v1#bespokelabs/Bespoke-MiniCheck-7B"]

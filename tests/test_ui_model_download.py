@@ -11,13 +11,12 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from sourcecheckup.judges import models_hub
-from tests.support.app import settings  # noqa: F401  (fixture)
+from tests.support.app import WAIT_MS, settings  # noqa: F401  (fixture)
 from tests.support.fake_hub import FakeHub, build_tiny_checker
 from ui.dialogs import SettingsDialog
 from ui.model_download import ModelDownloadDialog
 
 REPO = "lab/tiny-checker"
-JOB_TIMEOUT_MS = 30_000
 
 
 def entry(name: str, licence: str, commercial_use: bool | None) -> models_hub.CatalogueEntry:
@@ -69,7 +68,7 @@ def open_downloads(qtbot, settings) -> tuple[SettingsDialog, ModelDownloadDialog
     settings_dialog.judge_guide.download_button.click()
     dialog = settings_dialog.judge_guide.download_dialog
     assert dialog is not None
-    qtbot.waitUntil(dialog.isVisible)
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
     return settings_dialog, dialog
 
 
@@ -97,7 +96,7 @@ def test_download_runs_off_the_gui_thread_to_100_percent_and_use_as_judge_fills_
     assert row_texts(dialog, "tiny-checker")[1] == "not installed" and not dialog.use_button.isEnabled()
     values: list[int] = []
     dialog.progress_bar.valueChanged.connect(values.append)
-    with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
+    with qtbot.waitSignal(dialog.job_finished, timeout=WAIT_MS):
         dialog.download_button.click()
         assert dialog.licence_box is None          # an MIT model is not asked about
         assert dialog.cancel_button.isEnabled() and not dialog.download_button.isEnabled()
@@ -123,11 +122,11 @@ def test_cancel_mid_download_keeps_the_bytes_and_resume_fetches_only_the_rest(qt
     hub.hold[name] = (size // 2, release)   # the hub sends half the weights, then holds until the click has landed
     _, dialog = open_downloads(qtbot, settings)
     dialog.select("tiny-checker")
-    with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
+    with qtbot.waitSignal(dialog.job_finished, timeout=WAIT_MS):
         dialog.download_button.click()
         part = models_hub.models_dir() / ".partial" / "tiny-checker" / f"{name}.part"
         # weights are on disk while the hub holds the rest back: the download is truly mid-file
-        qtbot.waitUntil(lambda: part.is_file() and part.stat().st_size > 0, timeout=JOB_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: part.is_file() and part.stat().st_size > 0, timeout=WAIT_MS)
         dialog.cancel_button.click()
         release.set()
     assert dialog.status.text().startswith("Cancelled: the download was cancelled; pull again to resume")
@@ -138,7 +137,7 @@ def test_cancel_mid_download_keeps_the_bytes_and_resume_fetches_only_the_rest(qt
     assert row_texts(dialog, "tiny-checker")[1] == "partly downloaded"
     assert dialog.download_button.text() == "Resume download" and not dialog.use_button.isEnabled()
 
-    with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
+    with qtbot.waitSignal(dialog.job_finished, timeout=WAIT_MS):
         dialog.download_button.click()
     assert hub.file_gets(name) == ["", f"bytes={kept}-"]      # the resumed GET asks only for the rest
     assert dialog.progress_bar.value() == 100 and row_texts(dialog, "tiny-checker")[1] == "installed"
@@ -151,7 +150,7 @@ def test_a_non_commercial_licence_is_shown_and_confirmed_before_any_download(qtb
     dialog.download_button.click()
     box = dialog.licence_box
     assert box is not None
-    qtbot.waitUntil(box.isVisible)
+    qtbot.waitUntil(box.isVisible, timeout=WAIT_MS)
     assert box.text().startswith("tiny-nc is licensed CC BY-NC 4.0: it may not be used commercially")
     assert dialog.job is None and hub.requests == []      # nothing is fetched while the user reads
 
@@ -160,7 +159,7 @@ def test_a_non_commercial_licence_is_shown_and_confirmed_before_any_download(qtb
 
     dialog.download_button.click()
     accept = next(b for b in dialog.licence_box.buttons() if b.text() == "Download")
-    with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
+    with qtbot.waitSignal(dialog.job_finished, timeout=WAIT_MS):
         accept.click()
     assert [m.name for m in models_hub.installed()] == ["tiny-nc"]
     assert row_texts(dialog, "tiny-nc")[1] == "installed"
@@ -170,14 +169,14 @@ def test_import_from_a_folder_then_use_as_judge_then_remove(qtbot, settings, mod
     monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")    # nothing listens: an import needs no network
     settings_dialog, dialog = open_downloads(qtbot, settings)
-    with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
+    with qtbot.waitSignal(dialog.job_finished, timeout=WAIT_MS):
         dialog.import_from(model_dir, "offline-checker")
     assert row_texts(dialog, "offline-checker")[:2] == ["offline-checker", "installed (imported)"]
     assert dialog.selected().name == "offline-checker"
     dialog.use_button.click()
     assert settings_dialog.judges.text() == "local:offline-checker, keyword:0"
 
-    with qtbot.waitSignal(dialog.job_finished, timeout=JOB_TIMEOUT_MS):
+    with qtbot.waitSignal(dialog.job_finished, timeout=WAIT_MS):
         dialog.import_from(model_dir, "offline-checker")
     assert "already installed; remove it first" in dialog.status.text()
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
 from sourcecheckup.store import Store
 from tests.support import reference_runs as rr
-from tests.support.app import settings, window  # noqa: F401  (fixtures)
+from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures)
 from ui.main_window import MainWindow
 from ui.settings import AppSettings, accepted_reference_choices
 
@@ -20,7 +20,7 @@ from ui.settings import AppSettings, accepted_reference_choices
 def _open_seeded(qtbot, w: MainWindow) -> str:
     with Store(w.db_path) as st:
         run_id = rr.seed_reference_run(st)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
     w.results.select_response(next(s.response_pk for s in w.results.view.summaries if s.rid == "r1"))
     return run_id
@@ -203,7 +203,7 @@ def test_the_longer_settings_dialog_squeezes_no_wrapped_label(qtbot, settings): 
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
     dialog.show()
-    qtbot.waitExposed(dialog)
+    qtbot.waitExposed(dialog, timeout=WAIT_MS)
     squeezed = [label.text()[:40] for label in dialog.findChildren(QLabel)
                 if label.isVisible() and label.wordWrap() and label.text()
                 and label.height() < label.heightForWidth(label.width()) - 1]

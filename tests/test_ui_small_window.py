@@ -19,7 +19,7 @@ from sourcecheckup import review  # noqa: E402
 from sourcecheckup.ingest import load_text, name_from_first_words  # noqa: E402
 from sourcecheckup.report import write_report  # noqa: E402
 from sourcecheckup.store import MIGRATIONS, Store  # noqa: E402
-from tests.support.app import AUDIT_TIMEOUT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: E402,F401
+from tests.support.app import WAIT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: E402,F401
 from tests.support.synth_run import synthesize_run  # noqa: E402
 from ui import exporter as exporter_module  # noqa: E402
 from ui.elide import ElidedLabel  # noqa: E402
@@ -30,7 +30,7 @@ SMALL = QSize(1024, 640)
 def open_synthetic(qtbot, w: MainWindow, **kw) -> str:
     with Store(w.db_path) as st:
         rid = synthesize_run(st, **kw)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(rid)
     return rid
 
@@ -41,7 +41,7 @@ def open_synthetic(qtbot, w: MainWindow, **kw) -> str:
 def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, site):
     w = window
     w.resize(SMALL)
-    qtbot.waitUntil(lambda: w.size() == SMALL, timeout=3000)
+    qtbot.waitUntil(lambda: w.size() == SMALL, timeout=WAIT_MS)
     for page in range(w.pages.count()):   # no page forces the window to grow
         hint = w.pages.widget(page).minimumSizeHint()
         assert hint.width() <= 1000 and hint.height() <= 520, (w.pages.tabText(page), hint)
@@ -63,7 +63,7 @@ def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, 
     assert w.results.detail_tabs.height() >= 200
     # narrower: the cards reflow two to a row instead of squeezing their text
     w.results.setSizes([w.results.width() - 560, 560])
-    qtbot.waitUntil(lambda: bar.columns == 2, timeout=3000)
+    qtbot.waitUntil(lambda: bar.columns == 2, timeout=WAIT_MS)
     assert all(not label.is_elided() or label.toolTip() for label in bar.labels.values())
     # the splitters keep their minimums: neither side can be dragged shut
     w.results.setSizes([0, w.results.width()])
@@ -77,7 +77,7 @@ def test_elided_label_cuts_to_its_width_and_keeps_the_whole_text_in_its_tooltip(
     qtbot.addWidget(label)
     label.resize(120, 24)
     label.show()
-    qtbot.waitExposed(label)
+    qtbot.waitExposed(label, timeout=WAIT_MS)
     assert label.is_elided()
     assert label.shown_lines()[0].endswith("…")
     assert "3 refused (unsafe address) and 2 dead links" in label.toolTip()
@@ -133,7 +133,7 @@ def test_export_offers_the_last_folder_then_opens_the_report(qtbot, window, tmp_
     assert first.parent != Path.cwd() or first.parent == w.settings.export_dir
     assert first.parent == w.settings.export_dir             # Documents (or home) on a first export
     assert not w.exporter.open_report_btn.isVisible()
-    with qtbot.waitSignal(w.exporter.export_finished, timeout=20_000) as done:
+    with qtbot.waitSignal(w.exporter.export_finished, timeout=WAIT_MS) as done:
         w.exporter.export_dialog("html")
     assert done.args == [str(target), ""]
     assert offered == [str(first)]
@@ -176,11 +176,11 @@ def test_a_run_is_named_and_noted_in_runs_and_in_its_report(qtbot, window, site,
     w.results.input.paste_edit.setPlainText(pasted_answer(site))
     rid = audit_and_wait(qtbot, w)
     runs = w.results.runs.runs_model
-    qtbot.waitUntil(lambda: bool(runs.rows) and runs.rows[0].name == "Hypertension check", timeout=5000)
+    qtbot.waitUntil(lambda: bool(runs.rows) and runs.rows[0].name == "Hypertension check", timeout=WAIT_MS)
     # the pasted answer is named by its first words, not "pasted-1"
     assert w.results.view.data.responses[0].response.id == "hypertension-is-now-defined-as"
     w.results.runs.set_run_label(rid, "Hypertension check", "Second try <b>after</b> the fix")
-    qtbot.waitUntil(lambda: runs.rows[0].note.startswith("Second try"), timeout=5000)
+    qtbot.waitUntil(lambda: runs.rows[0].note.startswith("Second try"), timeout=WAIT_MS)
     shown = runs.index(0, 0)
     assert shown.data() == "Hypertension check"
     assert rid in shown.data(Qt.ItemDataRole.ToolTipRole)
@@ -234,9 +234,9 @@ def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_
     claim = first.statements[0]
     url = next(u for u in first.urls if claim.row.pk in {s.row.pk for s in first.statements})
     supporting = [v.url for v in w.results.view.data.verdicts[claim.row.pk] if v.verdict.label.value == "supported"]
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):     # the figures and statuses with reviews
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):     # the figures and statuses with reviews
         w.results.metrics_bar.with_overrides.setChecked(True)
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         review.add_review(w.store, rid, claim.row.pk, supporting[0], "Dr Tester", "not_supported")
         w.results.reload_run()
     assert url

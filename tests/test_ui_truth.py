@@ -17,14 +17,14 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt
 
 from sourcecheckup.store import Store
-from tests.support.app import AUDIT_TIMEOUT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 from ui.main_window import MainWindow
 from ui.results.matrix_tab import PAIR_HINT
 
 
 def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
-    with qtbot.waitSignal(w.results.run_shown, timeout=5000):
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
         w.results.open_run(run_id)
 
 
@@ -201,7 +201,7 @@ def test_resume_of_a_run_with_bad_judge_settings_uses_the_corrected_settings(qtb
                                         citations=(url,))])
         st.set_run_status(run_id, "failed", "JudgeSpecError: unknown judge 'gpt4'")
     settings.judges = ["keyword:0"]
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as finished:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as finished:
         assert w.audit.resume_run(run_id)
     assert finished.args == [run_id, "completed"]
     run = w.store.get_run(run_id)
@@ -245,10 +245,10 @@ def test_a_refused_source_names_the_settings_field_not_the_cli_flag(qtbot, windo
     w = window
     settings.allow_hosts = []
     w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS):
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS):
         assert w.audit.start_audit()
     m = w.results.sources_tab.sources_model
-    qtbot.waitUntil(lambda: m.rowCount() == 1 and m.rows[0].status is not None, timeout=5000)
+    qtbot.waitUntil(lambda: m.rowCount() == 1 and m.rows[0].status is not None, timeout=WAIT_MS)
     tip = m.data(m.index(0, 4), Qt.ItemDataRole.ToolTipRole)
     reason = m.data(m.index(0, 8))
     for text in (tip, reason):
@@ -278,9 +278,9 @@ def test_first_audit_says_the_builtin_model_is_loading(qtbot, window, settings, 
     monkeypatch.setattr(embeddings, "available", lambda: True)
     monkeypatch.setattr(embeddings, "preload", slow_preload)
     w.results.input.paste_edit.setPlainText(f"Hypertension is 130/80 mm Hg or higher [1].\n\n[1]: {site}/article/hypertension\n")
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=60_000) as finished:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as finished:
         assert w.audit.start_audit()
-        qtbot.waitUntil(lambda: w.audit.progress_label.text() == "Loading the built-in judge's model…", timeout=5000)
+        qtbot.waitUntil(lambda: w.audit.progress_label.text() == "Loading the built-in judge's model…", timeout=WAIT_MS)
         assert w.audit.progress_bar.isVisible()
         release.set()
     assert finished.args[1] == "completed"
@@ -313,7 +313,7 @@ def test_suggest_fixes_runs_from_the_app_after_showing_writer_and_cost(qtbot, wi
         assert w.results.suggestions_tab.suggest_btn.isVisible() and w.results.suggestions_tab.suggest_btn.isEnabled()
         asked: list[str] = []
         monkeypatch.setattr(w, "confirm", lambda title, text: asked.append(text) or True)
-        with qtbot.waitSignal(w.results.suggestions_tab.cleanup_finished, timeout=20_000) as finished:
+        with qtbot.waitSignal(w.results.suggestions_tab.cleanup_finished, timeout=WAIT_MS) as finished:
             assert w.results.suggestions_tab.suggest_fixes()
             assert not w.results.suggestions_tab.suggest_btn.isEnabled()       # off the GUI thread: the window goes on
         assert finished.args == [run, "completed"]
@@ -323,7 +323,7 @@ def test_suggest_fixes_runs_from_the_app_after_showing_writer_and_cost(qtbot, wi
         assert "Estimated cost: about $" in text
         # 2 writing calls and 2 verifying calls were made, then the suggestions are on screen
         assert len(srv.requests) == 4
-    qtbot.waitUntil(lambda: w.results.suggestions_tab.sugg_model.rowCount() == 2, timeout=5000)
+    qtbot.waitUntil(lambda: w.results.suggestions_tab.sugg_model.rowCount() == 2, timeout=WAIT_MS)
     assert w.results.suggestions_tab.sugg_stack.currentIndex() == 1
     assert {r.suggested for r in w.results.suggestions_tab.sugg_model.rows} == {SENTENCES[2]}
     assert "completed" in w.results.suggestions_tab.cleanup_label.text()
@@ -358,10 +358,10 @@ def test_clicking_a_statement_opens_its_verdicts_and_a_marker_its_source(qtbot, 
     url = f"{site}/article/hypertension"
     w.results.input.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1]. "
                               f"The DASH diet cures hypertension within one week [1].\n\n[1]: {url}\n")
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS):
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS):
         assert w.audit.start_audit()
     qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.status == "completed"
-                    and w.results.matrix_tab.matrix_model.rowCount() == 2, timeout=5000)
+                    and w.results.matrix_tab.matrix_model.rowCount() == 2, timeout=WAIT_MS)
     w.results.detail_tabs.setCurrentIndex(0)
     assert w.results.answer_tab.statement_card.isVisible()
 
@@ -394,7 +394,7 @@ def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allo
     w.results.input.question_edit.setText("What counts as hypertension?")
     w.results.input.paste_edit.setPlainText("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1].\n\n"
                               f"[1]: {site}/article/hypertension\n")
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as first:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as first:
         assert w.audit.start_audit()
     first_run = first.args[0]
     with Store(w.db_path) as st:
@@ -402,7 +402,7 @@ def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allo
         assert [s.source.status.value for s in data.sources.values()] == ["unsafe_url"]
 
     settings.allow_hosts = ["127.0.0.1"]            # the user allows the host in Settings
-    with qtbot.waitSignal(w.audit.audit_finished, timeout=AUDIT_TIMEOUT_MS) as again:
+    with qtbot.waitSignal(w.audit.audit_finished, timeout=WAIT_MS) as again:
         assert w.audit.refetch_run(first_run)
     new_run, status = again.args
     assert status == "completed" and new_run != first_run
@@ -413,7 +413,7 @@ def test_fetch_sources_again_reads_a_source_refused_before_once_the_host_is_allo
         assert [s.source.status.value for s in data.sources.values()] == ["ok"]
         assert data.responses[0].response.question == "What counts as hypertension?"
     qtbot.waitUntil(lambda: w.results.view is not None and w.results.view.data.run.id == new_run
-                    and w.results.view.data.run.status == "completed", timeout=5000)
+                    and w.results.view.data.run.status == "completed", timeout=WAIT_MS)
     assert "100.0%" in w.results.metrics_bar.labels["statement_support"].text()
 
 
@@ -438,10 +438,10 @@ def test_suggest_fixes_can_be_cancelled_and_keeps_what_was_written(qtbot, window
         w.results.detail_tabs.setCurrentIndex(3)
         assert not tab.cancel_btn.isVisible()
         monkeypatch.setattr(w, "confirm", lambda title, text: True)
-        with qtbot.waitSignal(tab.cleanup_finished, timeout=20_000) as finished:
+        with qtbot.waitSignal(tab.cleanup_finished, timeout=WAIT_MS) as finished:
             assert tab.suggest_fixes()
             assert tab.cancel_btn.isVisible() and tab.cancel_btn.isEnabled()
-            qtbot.waitUntil(lambda: len(srv.requests) >= 1, timeout=5000)
+            qtbot.waitUntil(lambda: len(srv.requests) >= 1, timeout=WAIT_MS)
             assert tab.cancel_suggestions()
             assert not tab.cancel_btn.isEnabled() and "Stopping" in tab.cleanup_label.text()
         assert finished.args == [run, "cancelled"]

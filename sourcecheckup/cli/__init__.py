@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from .. import __version__
 from . import benchmark, grades, judges, merge, models, references
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
-from .common import EXIT_FAIL, EXIT_USAGE, UsageError, err, require_plugins
+from .common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, err, exit_interrupted, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
 from .runs import cmd_compare, cmd_keygen, cmd_report, cmd_runs, cmd_show, cmd_verify_report
 
@@ -257,6 +257,15 @@ def _reject_unknown(parser: argparse.ArgumentParser, extras: Sequence[str]) -> N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; ``argv`` None: this process's own arguments (the console script, ``python -m``),
+    and then an interrupted command ends the process at once (exit_interrupted)."""
+    code = _run(argv)
+    if code == EXIT_INTERRUPTED and argv is None:
+        exit_interrupted()
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:
@@ -269,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`runs --json | head`): stop quietly, and keep Python's own flush
         # at exit from raising again on the closed stdout

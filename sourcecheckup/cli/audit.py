@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import EventKind, ProgressEvent
-from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
+from .common import (EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
                      construction_errors, err, judge_options, open_store, run_config)
 from ..metrics import judge_error_note
 from .runs import audit_notes, headline_report, print_headline
@@ -174,7 +174,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         run_id = asyncio.run(coro)
     except KeyboardInterrupt:
         err(f"interrupted; resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         if isinstance(exc, construction_errors()):  # e.g. a local model that fails to load
             err(str(exc))

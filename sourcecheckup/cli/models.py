@@ -50,7 +50,8 @@ def cmd_models_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     print("Recommended checkers (accuracy as published by their authors):")
     for e in entries:
-        mark = "installed" if e.name in have else ("via Ollama" if e.via == "ollama" else "pull")
+        mark = ("installed" if e.name in have else f"via Ollama: ollama pull {e.ollama_model}" if e.via == "ollama"
+                else f"get it: sourcecheckup models pull {e.name}")
         print(f"\n  {e.name}  [{mark}]")
         print(f"    {e.repo} · {e.kind} · {e.parameters} · {e.size}")
         licence = e.licence + {True: "", False: " — NON-COMMERCIAL use only",

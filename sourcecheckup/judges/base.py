@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import threading
 from typing import Any, AsyncIterator, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..evidence import SourceText
@@ -67,6 +68,23 @@ class BaseJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+class JudgeStopped(Exception):
+    """A judge's worker thread stopped at one of its checks: the task awaiting it was cancelled."""
+
+
+async def in_stoppable_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args, stop=event)`` in a worker thread. When the awaiting task is cancelled (Ctrl-C, the app's
+    Cancel) the event is set, and ``fn`` stops at its next look at it (between pairs, between embedding
+    batches) instead of finishing a batch nobody will store: an interrupted run exits at once, because
+    asyncio waits for its worker threads before the process can end."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(fn, *args, stop=stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
 
 
 # a judge spec that names no known backend or is malformed: the one spec error, raised by llm.spec too

@@ -2,7 +2,8 @@
 
 Each path says what it costs, what it needs and how accurate its authors found it, with the
 source of that figure written out (the figures are the authors' own, on their own test sets,
-not measurements of this program; ``judges compare`` measures them on your own reviews).
+not measurements of this program; ``judges compare`` measures them on your own reviews). The built-in
+judge's note gives its figures as measured here, from ``BUILTIN_FIGURES``, the one place code holds them.
 """
 from __future__ import annotations
 
@@ -52,11 +53,13 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         summary="Server on this computer (Ollama…): free, private; Bespoke-MiniCheck-7B 77.4% balanced acc."),
     JudgePath(
         title="A downloaded checker (local:)",
-        example="local:/path/to/MiniCheck-Flan-T5-Large",
+        example="local:minicheck-roberta-large, after `sourcecheckup models pull minicheck-roberta-large` "
+                "(`sourcecheckup models list` names the others; a model folder: local:/path/to/folder)",
         costs="free; a one-time download (0.4–3 GB), then it works offline; slow on a laptop's CPU: a "
               "10-answer audit (about 100 statement–source pairs of 5 KB pages) takes about "
               f"{LAPTOP_MINUTES} on 2 free cores (bench/local_judge.py); a GPU is much faster",
-        needs="disk space and a few GB of memory; runs on the CPU, much faster with a GPU",
+        needs="`sourcecheckup models pull NAME` once (or `models import DIR --name NAME` from a copy, offline), "
+              "disk space and a few GB of memory; runs on the CPU, much faster with a GPU",
         accuracy="the MiniCheck authors report MiniCheck-Flan-T5-Large on par with GPT-4 on LLM-AggreFact "
                  "at a small fraction of the cost",
         source="Tang, Laban and Durrett, \"MiniCheck: Efficient Fact-Checking of LLMs on Grounding "
@@ -64,8 +67,33 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         summary="Downloaded checker (local:): free, offline; MiniCheck on par with GPT-4, its authors report"),
 )
 
-BUILTIN_NOTE = ("The built-in judge is a screen: it works offline at once, but it can miss paraphrased "
-                "support. For final figures choose one of these.")
+
+
+@dataclass(frozen=True)
+class ScreenFigures:
+    """The built-in judge's accuracy as measured here (bench/judge_accuracy.py; README, Judges), written once."""
+
+    wice: float                  # balanced accuracy on WiCE dev: real Wikipedia sentences and the pages they cite
+    wice_cross_validated: float  # the same, 5-fold cross-validated (the completeness gate was trained on WiCE dev)
+    passed_unreviewed: float     # of WiCE's not fully supported sentences: called supported without "review first"
+    clinical_heldout: float      # balanced accuracy on clinical pairs written apart and never tuned on
+
+
+BUILTIN_FIGURES = ScreenFigures(wice=0.767, wice_cross_validated=0.761, passed_unreviewed=0.154,
+                                clinical_heldout=0.810)
+
+
+def builtin_note(f: ScreenFigures = BUILTIN_FIGURES) -> str:
+    """What the built-in judge is, in its measured figures, and what to choose instead."""
+    return ("The built-in judge is a screening judge: it works offline at once, but it errs both ways: it can call a "
+            "wrong statement supported, and it can miss paraphrased support. Measured here (bench/judge_accuracy.py): "
+            f"balanced accuracy {f.wice:.3f} on WiCE's real Wikipedia citations ({f.wice_cross_validated:.3f} "
+            f"cross-validated), where {f.passed_unreviewed:.1%} of the statements a page does not fully support "
+            "were called supported without a \"review first\" mark; "
+            f"{f.clinical_heldout:.3f} on clinical pairs it was never tuned on. For final figures choose one of these.")
+
+
+BUILTIN_NOTE = builtin_note()
 
 
 def guide_text() -> str:
@@ -79,4 +107,4 @@ def guide_text() -> str:
     return "\n".join(lines).rstrip()
 
 
-__all__ = ["BUILTIN_NOTE", "JUDGE_PATHS", "JudgePath", "guide_text"]
+__all__ = ["BUILTIN_FIGURES", "BUILTIN_NOTE", "JUDGE_PATHS", "JudgePath", "ScreenFigures", "builtin_note", "guide_text"]

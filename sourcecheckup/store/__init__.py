@@ -31,11 +31,12 @@ from .expert import ExpertTables
 from .export import ExportTables
 from .grades import GradeTables
 from .migrations import MIGRATIONS
+from .progress import EarlierProgress, ProgressTables
 from .references import ReferenceTables
 from .reviews import ReviewTables
 from .suggestions import SuggestionTables
 
-__all__ = ["MIGRATIONS", "ResponseRow", "RunData", "RunRow", "SourceRow", "StatementRow", "Store", "StoreError",
+__all__ = ["MIGRATIONS", "EarlierProgress", "ResponseRow", "RunData", "RunRow", "SourceRow", "StatementRow", "Store", "StoreError",
            "VerdictRow", "default_db_path", "dump_json", "load_json"]
 
 BUSY_TIMEOUT_S = 30.0         # how long an opener waits for another process's write (a migration)
@@ -141,7 +142,7 @@ class RunData:
 
 
 class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables,
-            EvidenceTables, ExpertTables, GradeTables):
+            EvidenceTables, ExpertTables, GradeTables, ProgressTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 
     def __init__(self, path: str | Path | None = None, *, check_same_thread: bool = True,

@@ -6,8 +6,8 @@ computes the wording features (``features``); ``BuiltinJudge`` turns that into a
 """
 from __future__ import annotations
 
-import asyncio
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -16,7 +16,7 @@ import numpy as np
 from ... import embeddings
 from ...evidence import SourceText, quote_in_source, rank_passages
 from ...models import CONTRADICTED, DECIDED_BY, REVIEW_FIRST, Label, Verdict, contradicted_rationale
-from ..base import BaseJudge, JudgeSpecError
+from ..base import BaseJudge, JudgeSpecError, JudgeStopped, in_stoppable_thread
 from .features import (
     _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
     _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, params_path,
@@ -48,6 +48,11 @@ NEGATION_VETO_COVERAGE = 0.5
 _NEGATION_VETOES = ("it says the same thing without the statement's negation",
                     "its closest sentence negates what the statement says")
 
+
+
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise JudgeStopped("the run was interrupted")
 
 
 def _subject_missing(statement: str, missing_terms: list[str]) -> bool:
@@ -370,8 +375,10 @@ class BuiltinJudge(BaseJudge):
         return MODEL_FULL if self.use_embeddings else MODEL_LEXICAL
 
     # -- the synchronous core ------------------------------------------------------------
-    def analyse_pairs(self, pairs: Sequence[tuple[str, SourceText]]) -> list[PairAnalysis | str]:
-        """A PairAnalysis per pair, or the reason it cannot be judged. Embeds in few calls."""
+    def analyse_pairs(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
+                      ) -> list[PairAnalysis | str]:
+        """A PairAnalysis per pair, or the reason it cannot be judged. Embeds in few calls. ``stop``: looked
+        at between pairs (and by the embedding model between batches); set, it raises JudgeStopped."""
         results: list[PairAnalysis | str] = []
         todo: list[int] = []
         for k, (statement, source) in enumerate(pairs):
@@ -385,14 +392,15 @@ class BuiltinJudge(BaseJudge):
         statement_vecs: dict[str, np.ndarray] = {}
         sentence_vecs: dict[int, dict[int, np.ndarray]] = {}
         if self.use_embeddings and todo:
-            statement_vecs, sentence_vecs = self._embed([pairs[k] for k in todo])
+            statement_vecs, sentence_vecs = self._embed([pairs[k] for k in todo], stop)
         for k in todo:
+            _check(stop)
             statement, source = pairs[k]
             results[k] = analyse_pair(statement, source, self.params.idf,
                                       statement_vecs.get(statement), sentence_vecs.get(id(source)), statement_vecs)
         return results
 
-    def _embed(self, pairs: Sequence[tuple[str, SourceText]]
+    def _embed(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
                ) -> tuple[dict[str, np.ndarray], dict[int, dict[int, np.ndarray]]]:
         """One model call for all statements and one for all source sentences not cached yet."""
         wanted: dict[int, tuple[SourceText, set[int]]] = {}
@@ -416,19 +424,19 @@ class BuiltinJudge(BaseJudge):
         facts = (f for s, source in pairs if len(_prepare_source(source).sentences) >= PAGE_SENTENCES
                  for f in split_facts(s))
         statements = list(dict.fromkeys([*(s for s, _ in pairs), *facts]))
-        statement_vecs = dict(zip(statements, embeddings.embed(statements)))
-        for (source, i), v in zip(slots, self._sentence_vectors(texts)):
+        statement_vecs = dict(zip(statements, embeddings.embed(statements, stop=stop)))
+        for (source, i), v in zip(slots, self._sentence_vectors(texts, stop)):
             source.cache["builtin_vectors"][i] = v
         sentence_vecs = {key: {i: source.cache["builtin_vectors"][i] for i in ids}
                          for key, (source, ids) in wanted.items()}
         return statement_vecs, sentence_vecs
 
-    def _sentence_vectors(self, texts: list[str]) -> list[np.ndarray]:
+    def _sentence_vectors(self, texts: list[str], stop: threading.Event | None = None) -> list[np.ndarray]:
         """Source sentences' vectors: from the database when it has them, else embedded (and stored)."""
         cache = self.vector_cache
         stored = cache.get(embeddings.MODEL_NAME, embeddings.DIMENSIONS, texts) if cache is not None and texts else {}
         fresh = list(dict.fromkeys(t for t in texts if t not in stored))
-        made = dict(zip(fresh, embeddings.embed(fresh)))
+        made = dict(zip(fresh, embeddings.embed(fresh, stop=stop)))
         if cache is not None and made:
             cache.put(embeddings.MODEL_NAME, made.items())
         return [stored[t] if t in stored else made[t] for t in texts]
@@ -511,11 +519,17 @@ class BuiltinJudge(BaseJudge):
             return self.threshold
         return model.threshold
 
-    def score_pairs(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:
-        """Judge many pairs at once; the embedding work is batched into few model calls."""
-        analyses = self.analyse_pairs(pairs)
+    def score_pairs(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
+                    ) -> list[Verdict]:
+        """Judge many pairs at once; the embedding work is batched into few model calls. ``stop`` (set when
+        the run no longer waits for these verdicts) raises JudgeStopped at the next pair or embedding batch."""
+        try:
+            analyses = self.analyse_pairs(pairs, stop)
+        except embeddings.EmbeddingStopped as exc:
+            raise JudgeStopped(str(exc)) from exc
         out: list[Verdict] = []
         for (statement, source), a in zip(pairs, analyses):
+            _check(stop)
             try:
                 out.append(self.verdict(statement, source, a))
             except Exception as exc:  # one odd pair must not sink the batch
@@ -526,12 +540,12 @@ class BuiltinJudge(BaseJudge):
 
     # -- the async interface -------------------------------------------------------------
     async def verify(self, statement: str, source: SourceText) -> Verdict:
-        return (await asyncio.to_thread(self.score_pairs, [(statement, source)]))[0]
+        return (await in_stoppable_thread(self.score_pairs, [(statement, source)]))[0]
 
     async def verify_many(self, pairs: Sequence[tuple[str, SourceText]]) -> list[Verdict]:
         out: list[Verdict] = []
         for start in range(0, len(pairs), BATCH_PAIRS):
-            out.extend(await asyncio.to_thread(self.score_pairs, list(pairs[start:start + BATCH_PAIRS])))
+            out.extend(await in_stoppable_thread(self.score_pairs, list(pairs[start:start + BATCH_PAIRS])))
         return out
 
 

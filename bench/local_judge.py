@@ -2,6 +2,7 @@
 
     nice -n 10 .venv/bin/python bench/local_judge.py [--quick] [--kinds roberta,deberta,t5]
                                                      [--sources 1] [--statements 5] [--threads 2]
+                                                     [--models DIR]   # keep the built models
 
 No real checker can be downloaded here, so each kind is a model of the real one's architecture and
 size built from a config with random weights (RoBERTa-large, DeBERTa-v3-large, Flan-T5-large:
@@ -9,13 +10,16 @@ tests/support/minicheck_models.py); a forward pass costs the same whatever the w
 Sources are synthetic medical pages of 5-10 KB (``--page-kb``), 5 statements a source, cut and
 read as the MiniCheck authors do (sourcecheckup/judges/local_kinds.py). Printed for each kind:
 
-- before: the plain float32 procedure, one pair at a time (the authors' Inferencer: the chunks of
-  one pair in batches of 16), each pair cutting its source again;
-- after: every chunk of a source across all its statements in one length-sorted batch, the source
-  cut once, torch threads set to ``--threads``; float32 (labels identical), and for the
-  classifiers int8 dynamic quantisation (``#quantize=int8``) timed without the float32 re-check
-  of texts near the threshold, whose share is printed and whose cost is one float32 text each;
-- ideal: only the forward passes the authors' procedure needs, pre-tokenised, batches of 16;
+- before: the plain float32 procedure as the authors run it (their Inferencer): each pair alone, its
+  source cut again, its chunks in batches of 16 padded to the longest, transformers' own forward;
+- after: every chunk of a source across all its statements, tokenised once and batched by length
+  (padding within 10%), DeBERTa's attention without its copies and Flan-T5's one decoder step
+  read from the encoder states (sourcecheckup/judges/local_fast.py), torch threads set to
+  ``--threads``; float32 (labels identical), and for the classifiers int8 dynamic quantisation
+  (``#quantize=int8``) timed without the float32 re-check of texts near the threshold, whose
+  share is printed and whose cost is one float32 text each;
+- ideal: the plain forward passes alone that the authors' procedure needs, pre-tokenised, longest
+  first in full batches of 16 (a ratio below 1 is work the plain model does that the fast one skips);
 - pairs/s, the ratio to the ideal, and the minutes a 10-answer audit takes (50 statements, 20
   sources of 5-10 KB, 5 statements a source: 100 pairs), from the wall time and, for a machine
   shared with other work, from the process's CPU time over the threads (what 2 free cores take).

@@ -24,8 +24,8 @@ class JudgePath:
 
 
 # bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads)
-LAPTOP_MINUTES = ("7 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), 13 with "
-                  "MiniCheck-DeBERTa-v3-large, 12 with MiniCheck-Flan-T5-large")
+LAPTOP_MINUTES = ("9 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), 12-15 with "
+                  "MiniCheck-DeBERTa-v3-large, 15 with MiniCheck-Flan-T5-large")
 
 JUDGE_PATHS: tuple[JudgePath, ...] = (
     JudgePath(

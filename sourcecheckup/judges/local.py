@@ -28,6 +28,7 @@ from ..evidence import quote_in_source, rank_passages, source_sentences, split_p
 from ..models import Label, Verdict
 from ..evidence import SourceText
 from . import local_kinds
+from .local_fast import speed_up_deberta
 from .base import JudgeSpecError
 
 log = logging.getLogger(__name__)
@@ -278,6 +279,8 @@ class LocalJudge:
                 raise LocalModelError("quantize=int8 is for MiniCheck classifiers only: on the seq2seq "
                                       "kind it changed labels; leave quantize out")
             model, quantized = local_kinds.quantize_int8(m.model), True
+        for each in {id(model): model, id(m.model): m.model}.values():
+            speed_up_deberta(each)     # the same attention without its copies (local_fast)
         m.eos = local_kinds.eos_of(m.tokenizer)
         m.quantized = quantized
         m.minicheck = local_kinds.MiniCheckModel(

@@ -7,9 +7,10 @@ What it copies from llama.cpp's server (tools/server: README.md and tests/unit):
 - ``response_format`` ``json_schema`` forces the reply into the schema, whatever the model is;
 - ``n_slots`` slots sharing one ``n_ctx``-token KV cache (``unified``, the default of recent builds:
   a slot may use the whole context, the requests in flight together may not) or split into
-  ``n_ctx / n_slots`` tokens a slot; a request whose prompt + ``max_tokens`` exceeds a slot gets
-  HTTP 400 ``exceed_context_size_error``, and requests in flight that together overflow the shared
-  cache get HTTP 500 "Context size has been exceeded."; more requests than slots wait in a queue;
+  ``n_ctx / n_slots`` tokens a slot; a request whose prompt fills a slot gets HTTP 400
+  ``exceed_context_size_error`` (a prompt that fits with a larger ``max_tokens`` is answered, cut
+  at the slot's end with finish_reason "length", as llama-server b11434 does), and requests in
+  flight that together overflow the shared cache get HTTP 500 "Context size has been exceeded."; more requests than slots wait in a queue;
 - ``/v1/models`` with ``meta.n_ctx``, ``/props`` with ``default_generation_settings.n_ctx`` and
   ``total_slots``, ``/tokenize``, ``/health``;
 - ``--api-key``: every endpoint but ``/health`` and ``/v1/models`` answers 401 "Invalid API Key".
@@ -162,11 +163,13 @@ class FakeLlamaServer:
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or -1)
         if self.silent_truncation is not None:
             n_prompt = min(n_prompt, self.silent_truncation)
-        budget = max_tokens if max_tokens > 0 else self.slot_ctx - n_prompt
-        if n_prompt + max(0, max_tokens) > self.slot_ctx or n_prompt >= self.slot_ctx:
+        # the real server (checked against llama-server b11434) refuses only a prompt that fills the
+        # slot; a longer max_tokens is accepted and the reply stops at the slot's end ("length")
+        budget = min(max_tokens, self.slot_ctx - n_prompt) if max_tokens > 0 else self.slot_ctx - n_prompt
+        if n_prompt >= self.slot_ctx:
             with self._lock:
                 self.context_errors += 1
-            return 400, {"error": {"code": 400, "message": f"request ({n_prompt + max(0, max_tokens)} tokens) "
+            return 400, {"error": {"code": 400, "message": f"request ({n_prompt} tokens) "
                                    f"exceeds the available context size ({self.slot_ctx} tokens), try increasing it",
                                    "type": "exceed_context_size_error", "n_prompt_tokens": n_prompt,
                                    "n_ctx": self.slot_ctx}}

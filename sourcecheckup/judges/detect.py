@@ -112,14 +112,18 @@ async def probe(client: httpx.AsyncClient, port: int) -> LocalServer | None:
     refused = NEEDS_KEY in (models, tags)
     if not isinstance(models, dict) or not isinstance(models.get("data"), list):
         if refused:   # it answered, and wants a key before it says more
-            return LocalServer(port, port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server",
-                               (), needs_key=True)
+            # llama-server keeps only /health open ({"status": "ok"}); vLLM's /health has an empty body
+            health = await _get_json(client, f"{base}/health")
+            kind = ("llama.cpp server" if isinstance(health, dict) and health.get("status") == "ok" else
+                    port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server")
+            return LocalServer(port, kind, (), needs_key=True)
         return None
     owners = {str(item.get("owned_by", "")).lower() for item in models["data"] if isinstance(item, dict)}
     kind = next((_OWNERS[o] for o in owners if o in _OWNERS), None)
     if kind is None:
         kind = port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server"
-    # llama-server lists its models to anyone and wants its key everywhere else
+    # a keyed llama-server answers 401 on /v1/models (above); an older one listed its models to anyone and wanted
+    # its key everywhere else
     needs_key = refused or (kind == "llama.cpp server" and await _get_json(client, f"{base}/props") == NEEDS_KEY)
     return LocalServer(port, kind, tuple(dict.fromkeys(listed)), needs_key=needs_key)
 

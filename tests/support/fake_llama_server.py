@@ -13,7 +13,8 @@ What it copies from llama.cpp's server (tools/server: README.md and tests/unit):
   flight that together overflow the shared cache get HTTP 500 "Context size has been exceeded."; more requests than slots wait in a queue;
 - ``/v1/models`` with ``meta.n_ctx``, ``/props`` with ``default_generation_settings.n_ctx`` and
   ``total_slots``, ``/tokenize``, ``/health``;
-- ``--api-key``: every endpoint but ``/health`` and ``/v1/models`` answers 401 "Invalid API Key".
+- ``--api-key``: every endpoint but ``/health`` answers 401 "Invalid API Key", ``/v1/models`` included (as a real
+  llama-server built from source does: its model list is not public once it has a key).
 
 Models (``model=``): ``"judge"`` (a helpful verifier: supported, quoting the source's first
 sentence), ``"checker"`` (a MiniCheck-like model: "Yes"/"No" with logprobs from word overlap
@@ -261,7 +262,7 @@ def error(code: int, message: str, kind: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "type": kind}}
 
 
-_PUBLIC = {"/health", "/v1/health", "/models", "/v1/models"}
+_PUBLIC = {"/health", "/v1/health"}
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -36,9 +36,9 @@ _model: Any = None
 # texts embedded lately (text -> vector): a page's sentences or a statement seen again cost nothing
 RECENT_TEXTS = 20_000
 _recent: "OrderedDict[str, np.ndarray]" = OrderedDict()
-# texts a model call takes at once, sorted by length: on a CPU small batches pad least and stay in the
-# caches (bench/judge_speed.py: 8 costs 10-20% less CPU a sentence than 16 or 32)
-BATCH_SIZE = 8
+# the most texts a model call takes at once; texts go longest first and a batch stops earlier where
+# padding would pass 10% of its tokens (encoder.MiniLMEncoder.batches)
+BATCH_SIZE = 16
 RUNTIMES = ("onnx", "torch", "sentence-transformers")
 
 

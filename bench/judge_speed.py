@@ -10,15 +10,17 @@
                   (bench/data, 3-7 statements a short page) and WiCE pages each judged against its own
                   claim and 3 other pages' claims (4 statements a 6 KB page)
 
-Each mode starts with nothing embedded (a new judge, new pages, the per-process LRU emptied). The CPU
+Every mode runs once per embedding runtime (``--runtimes``: ONNX Runtime, the default, then plain torch;
+``SOURCECHECKUP_EMBEDDING_RUNTIME`` picks one in a process), back to back in the one process, so the
+runtimes are compared on the same load. Each mode starts with nothing embedded (a new judge, new pages, the per-process LRU emptied). The CPU
 floor of a mode is the embedding model's own CPU time on the same texts (every distinct text the
 judge embedded) at full batch in one call; the ratio is the mode's CPU time to that floor. The machine
 may be shared: CPU figures are steadier than wall-clock ones, and runs to compare should be made
 back to back.
 
-    .venv/bin/python bench/judge_speed.py [--pages 40] [--data ../shared/data/claims]
+    .venv/bin/python bench/judge_speed.py [--pages 40] [--data ../shared/data/claims] [--runtimes onnx,torch]
 
-The last line is for scripts:
+The last line is for scripts, of the first runtime:
 ``judge speed: cold S s; pairs/s P (distinct pages) Q (shared pages); cpu ms/pair C``
 (Q: the 6 KB pages with 4 statements each; C: distinct pages).
 """
@@ -54,10 +56,11 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def cold_start(row: dict[str, Any]) -> tuple[float, str]:
+def cold_start(row: dict[str, Any], runtime: str) -> tuple[float, str]:
     start = time.time()
     out = subprocess.run([sys.executable, "-c", COLD, json.dumps(row)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "SOURCECHECKUP_EMBEDDING_RUNTIME": runtime})
     elapsed = time.time() - start
     if out.returncode != 0:
         raise SystemExit(f"cold start failed: {out.stderr[-2000:]}")
@@ -95,7 +98,7 @@ def floor_cpu(texts: Sequence[str]) -> float:
     distinct = list(dict.fromkeys(texts))
     model = embeddings._load()
     start = time.process_time()
-    if hasattr(model, "encode") and hasattr(embeddings, "BATCH_SIZE"):
+    if embeddings.runtime_of(model) != "sentence-transformers":
         embeddings.embed(distinct, model=model)            # bypasses the LRU
     else:   # the sentence-transformers runtime (before this change)
         model.encode(distinct, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
@@ -131,18 +134,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="folder with wice_dev.jsonl (default: %(default)s)")
     ap.add_argument("--pages", type=int, default=40, help="WiCE pages a mode judges (default %(default)s)")
     ap.add_argument("--clinical", type=int, default=120, help="clinical pairs a suite judges (default %(default)s)")
+    ap.add_argument("--runtimes", default="onnx,torch",
+                    help="embedding runtimes to measure, the first one's summary last (default %(default)s)")
     args = ap.parse_args(argv)
     wice_file = args.data / "wice_dev.jsonl"
     if not wice_file.is_file():
         raise SystemExit(f"{wice_file} not found: pass --data DIR with wice_dev.jsonl")
     wice = read_rows(wice_file)
-    import torch  # noqa: F401  (the model's threads are set when it loads; reported below)
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    summary: list[str] = []
+    for runtime in runtimes:
+        summary.append(run_modes(args, wice, runtime))
+    print(summary[0])
+    return 0
 
-    cold, runtime = cold_start(wice[-1])
+
+def run_modes(args: argparse.Namespace, wice: list[dict[str, Any]], wanted: str) -> str:
+    """Cold start and every mode with one embedding runtime; prints them, returns the summary line."""
+    cold, runtime = cold_start(wice[-1], wanted)
     from sourcecheckup import embeddings
     from sourcecheckup.evidence import SourceText
     from sourcecheckup.judges.builtin import BuiltinJudge
 
+    os.environ["SOURCECHECKUP_EMBEDDING_RUNTIME"] = wanted
+    embeddings._model = None        # the process's runtime, opened again as this one
     embeddings.preload()
     BuiltinJudge().score_pairs([(wice[-2]["claim"], SourceText.from_text(wice[-2]["evidence"]))])
 
@@ -168,17 +183,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             by_page.setdefault(r["evidence"], []).append((r["claim"], r["evidence"]))
         results.append(measure(f"shared pages: {path.stem} as an audit", list(by_page.values()), together))
 
-    print(f"built-in judge speed ({runtime} runtime; torch threads {torch.get_num_threads()}; "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
+    print(f"built-in judge speed ({embeddings.runtime()} runtime (cold: {runtime}); {embeddings._threads()} threads; "
+          f"batches of {embeddings.BATCH_SIZE}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
     print(f"  cold start       {cold:6.2f} s  (process start to first verdict, one 6 KB page)")
     for r in results:
         print(f"  {r['name']:<44} {r['pairs']:4d} pairs on {r['pages']:3d} pages ({r['kb_page']:.1f} KB/page): "
               f"{r['pairs_s']:6.2f} pairs/s, {r['cpu_ms']:7.1f} CPU ms/pair; {r['texts']} texts embedded; "
               f"CPU floor {r['floor']:.2f} s, ratio {r['ratio']:.2f}")
     distinct, shared = results[0], results[1]
-    print(f"judge speed: cold {cold:.2f} s; pairs/s {distinct['pairs_s']:.2f} (distinct pages) "
-          f"{shared['pairs_s']:.2f} (shared pages); cpu ms/pair {distinct['cpu_ms']:.1f}")
-    return 0
+    line = (f"judge speed: cold {cold:.2f} s; pairs/s {distinct['pairs_s']:.2f} (distinct pages) "
+            f"{shared['pairs_s']:.2f} (shared pages); cpu ms/pair {distinct['cpu_ms']:.1f}")
+    print(f"  {runtime}: {line}", flush=True)
+    return line
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ torch_build() {
   "$PY" -c 'import torch; print(torch.__version__, "(CPU build)" if torch.version.cuda is None else f"(CUDA {torch.version.cuda} build)")' 2>/dev/null
 }
 # the imports a run needs; the model package is only located (importing it loads sentence-transformers)
-IMPORTS='import importlib.util, sourcecheckup, PySide6; assert importlib.util.find_spec("all_minilm_l6_v2")'
+IMPORTS='import importlib.util, sourcecheckup, PySide6, onnxruntime, onnx; assert importlib.util.find_spec("all_minilm_l6_v2")'
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want_stamp" ] && built="$(torch_build)" \
    && "$PY" -c "$IMPORTS" >/dev/null 2>&1; then
   echo "setup: up to date ($VENV; torch $built); delete $STAMP to reinstall" >&2

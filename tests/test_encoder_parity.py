@@ -1,9 +1,11 @@
-"""The built-in judge's fast embedding runtime (sourcecheckup/encoder.py: the model's weights on plain
-torch, an LRU per process, source sentences' vectors kept in the database) gives the labels and scores
-that sentence-transformers gives, on samples of every suite; and the CLI starts without torch."""
+"""The built-in judge's fast embedding runtimes (sourcecheckup/encoder_onnx.py: the model's weights on ONNX
+Runtime; sourcecheckup/encoder.py: on plain torch; an LRU per process, source sentences' vectors kept in
+the database) give the labels and scores that sentence-transformers gives, on samples of every suite; the
+CLI starts without torch, and the ONNX runtime judges without ever importing it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,12 +45,39 @@ def _judge(rows: list[dict], judge: BuiltinJudge | None = None):
     return judge.score_pairs([(r["claim"], SourceText.from_text(r["evidence"])) for r in rows])
 
 
+def _runtime(name: str):
+    """The encoder of one runtime, opened as embeddings opens it."""
+    if name == "onnx":
+        pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install -e .)")
+        from sourcecheckup.encoder_onnx import OnnxMiniLM
+
+        return OnnxMiniLM.open(embeddings.model_path(), threads=2)
+    from sourcecheckup.encoder import MiniLMEncoder
+
+    return MiniLMEncoder.open(embeddings.model_path())
+
+
 @needs_model
-def test_fast_runtime_gives_the_labels_and_scores_of_sentence_transformers(monkeypatch):
-    assert embeddings.runtime() == "torch"
+def test_the_process_runs_the_first_runtime_that_can_run_the_model():
+    import importlib.util
+
+    expected = "onnx" if importlib.util.find_spec("onnxruntime") and os.environ.get(
+        "SOURCECHECKUP_EMBEDDING_RUNTIME", "onnx") == "onnx" else "torch"
+    assert embeddings.runtime() == expected
+
+
+@needs_model
+@pytest.mark.parametrize("runtime", ["onnx", "torch"])
+def test_fast_runtime_gives_the_labels_and_scores_of_sentence_transformers(monkeypatch, runtime):
+    fast_model = _runtime(runtime)
     reference_model = embeddings._open_sentence_transformers(embeddings.model_path())
     for name, rows in _suites().items():
-        fast = _judge(rows)
+        with monkeypatch.context() as m:
+            plain_embed = embeddings.embed
+            m.setattr(embeddings, "embed",
+                      lambda texts, batch_size=embeddings.BATCH_SIZE: plain_embed(texts, batch_size=batch_size,
+                                                                                  model=fast_model))
+            fast = _judge(rows)
         with monkeypatch.context() as m:
             plain_embed = embeddings.embed
             m.setattr(embeddings, "embed",
@@ -62,10 +91,12 @@ def test_fast_runtime_gives_the_labels_and_scores_of_sentence_transformers(monke
 
 
 @needs_model
-def test_fast_vectors_equal_sentence_transformers_vectors():
-    texts = ["Amlodipine is usually started at 5 mg once a day.", "  padded text  ", "word " * 400, "x"]
+@pytest.mark.parametrize("runtime", ["onnx", "torch"])
+def test_fast_vectors_equal_sentence_transformers_vectors(runtime):
+    texts = ["Amlodipine is usually started at 5 mg once a day.", "  padded text  ", "word " * 400, "x",
+             "a shorter one", "Two sentences of different lengths in one batch pad the shorter one."]
     reference_model = embeddings._open_sentence_transformers(embeddings.model_path())
-    fast = embeddings.embed(texts)
+    fast = embeddings.embed(texts, batch_size=4, model=_runtime(runtime))
     reference = embeddings.embed(texts, model=reference_model)
     assert np.abs(fast - reference).max() < 1e-5
     assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
@@ -103,3 +134,22 @@ def test_the_cli_starts_without_loading_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@needs_model
+def test_the_onnx_runtime_judges_without_importing_torch(tmp_path):
+    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install -e .)")
+    code = ("import sys\nfrom sourcecheckup import embeddings\nfrom sourcecheckup.evidence import SourceText\n"
+            "from sourcecheckup.judges.builtin import BuiltinJudge\n"
+            "v = BuiltinJudge(use_embeddings=True).score_pairs([('Amlodipine is started at 5 mg once a day.', "
+            "SourceText.from_text('The usual starting dose of amlodipine is 5 mg once a day.'))])[0]\n"
+            "print(embeddings.runtime(), v.label.value, sorted(m for m in ('torch', 'transformers', "
+            "'sentence_transformers') if m in sys.modules))")
+    # a fresh cache folder: the ONNX graph is written from the weights on first use, without torch too
+    env = {**os.environ, "SOURCECHECKUP_CACHE_DIR": str(tmp_path), "SOURCECHECKUP_EMBEDDING_RUNTIME": "onnx"}
+    for _ in range(2):   # the first process writes the graph, the second reads it
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                             env=env)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split()[0] == "onnx" and out.stdout.strip().endswith("[]"), out.stdout
+    assert list(tmp_path.glob("models/*/model-fp32-v*.onnx"))

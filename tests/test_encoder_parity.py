@@ -75,7 +75,7 @@ def test_fast_runtime_gives_the_labels_and_scores_of_sentence_transformers(monke
         with monkeypatch.context() as m:
             plain_embed = embeddings.embed
             m.setattr(embeddings, "embed",
-                      lambda texts, batch_size=embeddings.BATCH_SIZE: plain_embed(texts, batch_size=batch_size,
+                      lambda texts, batch_size=embeddings.BATCH_SIZE, stop=None: plain_embed(texts, batch_size=batch_size,
                                                                                   model=fast_model))
             fast = _judge(rows)
         with monkeypatch.context() as m:

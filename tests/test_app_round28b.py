@@ -135,14 +135,15 @@ def test_the_pair_text_scrolls_and_the_source_viewer_has_room(qtbot, window, siz
     assert tab.select_pair(row.statement_pk, row.url)
     labels = (tab.pair_statement, tab.pair_source, tab.pair_verdicts, tab.pair_quote)
     try:   # the layout settles in a turn or two of the event loop
-        qtbot.waitUntil(lambda: all(label_is_whole(label) for label in labels), timeout=3000)
+        qtbot.waitUntil(lambda: all(label_is_whole(label) for label in labels), timeout=10_000)
     except AssertionError:
         pass
     for label in labels:
         assert label_is_whole(label), (label.text()[:60], label.height(), label.heightForWidth(label.width()))
     # the text is taller than its pane: it scrolls rather than being cut
     assert tab.pair_scroll.widget().height() > tab.pair_scroll.viewport().height()
-    assert tab.pair_scroll.verticalScrollBar().isVisible()
+    # the scroll bar shows once the scroll area has laid out the taller text (a turn of the event loop)
+    qtbot.waitUntil(lambda: tab.pair_scroll.verticalScrollBar().isVisible(), timeout=30_000)
     lines = tab.source_viewer.viewport().height() // tab.source_viewer.fontMetrics().lineSpacing()
     assert lines >= 6, lines
 

@@ -165,6 +165,8 @@ def _grade_correlation(store: Store, run_id: str, rows: Sequence[ResponseRow],
     """EVAL's check of a similarity against people: Spearman's rho between each answer's similarity and its
     graders' majority Good/Bad grade (``sourcecheckup grade``, review mode's G / B), per method; empty when no
     answer with expert material is graded."""
+    if not rows:
+        return {}   # no answer with expert material: no grade to read
     grades = graders_grade(answer_grades(store, run_id))
     graded = [r.pk for r in rows if r.pk in grades]
     if not graded:

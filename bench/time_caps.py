@@ -1,10 +1,15 @@
-"""How soon the fetcher gives up on what it must refuse or cut (moved from the unit suite, issue 31: the unit
-tests keep the outcome, the time lives here).
+"""How soon the fetcher, model-server detection, whois, the judges, reference lookups and the HTML report give up on
+what they must refuse or cut (moved from the unit suite, issue 31: the unit tests keep the outcome, the time
+lives here).
 
-Each probe fetches from the local fixture site and prints its wall time, the ideal for it and their ratio.
-The ideal is measured in the same run: a plain fetch of a fast page (the fetcher's own floor), plus the
-wait the probe must make (a time cap, or waves of a per-host limit). Target: a ratio near 1 (the unit
-tests used to hold bounds of about 1.5-2x, which failed on a loaded machine).
+Fetch probes fetch from the local fixture site; their ideal is measured in the same run: a plain fetch of a fast
+page (the fetcher's own floor), plus the wait the probe must make (a time cap, or waves of a per-host limit).
+The other probes talk to the test suite's fakes on 127.0.0.1 (silent servers that accept and never answer, a
+slow LLM server, slow Crossref/OpenAlex); their ideal is the time cap they must wait out, plus the same floor.
+The hostile-report probe renders the escaping test's run and compares it with the same report whose strings
+are replaced by plain letters of the same length (escaping and cutting hostile text should cost little).
+Each line prints the wall time, the ideal and their ratio. Target: a ratio near 1 (the unit tests used to hold
+bounds of about 1.5-2x, which failed on a loaded machine).
 
     .venv/bin/python bench/time_caps.py
 """
@@ -62,9 +67,139 @@ async def main_async(site: str) -> None:
         finally:
             await fetcher.aclose()
         outcomes = sorted({s.status.value for s in sources})
-        ideal = wait_s + floor
-        flag = "" if outcomes == [expected] else f"  (UNEXPECTED outcome: {outcomes}, wanted {expected})"
-        print(f"{name:<44} {took:6.2f} s  ideal {ideal:5.2f} s  ratio {took / ideal:5.2f}{flag}")
+        line(name, took, wait_s + floor, outcomes == [expected], f"{outcomes}, wanted {expected}")
+
+
+def line(name: str, took: float, ideal: float, ok: bool, unexpected: str = "") -> None:
+    flag = "" if ok else f"  (UNEXPECTED outcome: {unexpected})"
+    print(f"{name:<44} {took:6.2f} s  ideal {ideal:5.2f} s  ratio {took / ideal:5.2f}{flag}")
+
+
+async def other_caps() -> None:
+    """Detection, judges and reference lookups against silent or slow fakes; each floor is the same call
+    answered at once."""
+    from sourcecheckup.judges import make_judge
+    from sourcecheckup.judges.detect import detect_servers
+    from sourcecheckup.models import Label
+    from sourcecheckup.references.model import ReferenceStatus
+    from sourcecheckup.references.resolve import ReferenceResolver
+    from tests.support.fake_llm import FakeLLMServer, slow
+    from tests.support.fake_model_servers import silent, vllm
+    from tests.support.fake_scholarly import start_scholarly
+    from tests.test_judge_openai import KEY, STATEMENT
+    from tests.test_reference_lookup import UNKNOWN_DOI, ZINMAN, settings
+
+    with silent() as a, silent() as b, silent() as c, vllm() as vl:
+        await detect_servers([vl.port], timeout_s=0.4)   # imports and first connection
+        started = time.perf_counter()
+        await detect_servers([vl.port], timeout_s=0.4)
+        floor = time.perf_counter() - started   # asking the answering server alone
+        started = time.perf_counter()
+        servers = await detect_servers([a.port, b.port, c.port, vl.port], timeout_s=0.4)
+        took = time.perf_counter() - started
+    line("detect: 3 silent servers + 1, 0.4 s cap", took, 0.4 + floor, [s.kind for s in servers] == ["vLLM"],
+         str([s.kind for s in servers]))
+
+    from sourcecheckup.evidence import SourceText
+    page = SourceText.from_text("Iron overload develops in 28.4% of male C282Y homozygotes.",
+                                url="https://example.org/haemochromatosis", title="Haemochromatosis")
+    with FakeLLMServer("openai", api_key=KEY, model_versions={"gpt-4o": "gpt-4o-2024-08-06"}) as server:
+        judge = make_judge("openai:gpt-4o", api_key=KEY, base_url=server.base_url, timeout_s=0.3, max_retries=1,
+                           backoff_s=0.01)
+        try:
+            await judge.verify(STATEMENT, page)   # imports, first connection
+            started = time.perf_counter()
+            await judge.verify(STATEMENT, page)
+            floor = time.perf_counter() - started   # a verdict the fake answers at once
+            server.script(slow(3), slow(3))
+            started = time.perf_counter()
+            v = await judge.verify(STATEMENT, page)
+            took = time.perf_counter() - started
+        finally:
+            await judge.aclose()
+    line("openai judge: 2 x 0.3 s cap (one retry)", took, 0.6 + 0.01 + floor, v.label is Label.JUDGE_ERROR,
+         v.label.value)
+
+    fake, stop = start_scholarly()
+    try:
+        async with ReferenceResolver(settings(fake)) as resolver:
+            await resolver.check(ZINMAN)
+        async with ReferenceResolver(settings(fake)) as resolver:
+            started = time.perf_counter()
+            await resolver.check(ZINMAN)
+            floor = time.perf_counter() - started   # a DOI Crossref answers at once
+        fake.slow = True
+        async with ReferenceResolver(settings(fake)) as resolver:
+            started = time.perf_counter()
+            result = await resolver.check(UNKNOWN_DOI)
+            took = time.perf_counter() - started
+    finally:
+        stop()
+    # Crossref then OpenAlex, one try each at a 0.5 s cap
+    line("reference lookup: 2 services x 0.5 s cap", took, 1.0 + floor,
+         result.status is ReferenceStatus.LOOKUP_FAILED, result.status.value)
+
+
+def whois_cap() -> None:
+    from sourcecheckup.whois import whois_countries
+    from tests.test_whois import FakeWhois
+
+    quiet = FakeWhois(lambda q: None)
+    answering = FakeWhois(lambda q: b"Registrant Country: DE\r\n")
+    try:
+        whois_countries(["warm.de"], server=answering.address, timeout_s=1.0)
+        started = time.perf_counter()
+        whois_countries(["x.de"], server=answering.address, timeout_s=1.0)
+        floor = time.perf_counter() - started   # one lookup answered at once
+        started = time.perf_counter()
+        answers = whois_countries(["a.com", "b.com", "c.com"], server=quiet.address, timeout_s=1.0, concurrency=1)
+        took = time.perf_counter() - started
+    finally:
+        quiet.close()
+        answering.close()
+    line("whois: silent server, 3 domains, 1 s cap", took, 1.0 + floor,
+         all(a.country is None for a in answers.values()) and quiet.connections == 1,
+         f"{quiet.connections} connections")
+
+
+def hostile_report() -> None:
+    import json as _json
+    import tempfile
+
+    from sourcecheckup.report import build_report, report_html
+    from tests.test_report_escaping import _hostile_run
+
+    def plain(value):   # the same report with every string replaced by as many plain letters
+        if isinstance(value, str):
+            return "a" * len(value)
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) if k not in ("label", "status", "kind") else v for k, v in value.items()}
+        return value
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store, run_id = _hostile_run(Path(tmp))
+        try:
+            report = build_report(store, run_id)
+        finally:
+            store.close()
+    benign = _json.loads(_json.dumps(plain(report)))
+    try:
+        report_html(benign)
+        ideal = min(_timed_render(report_html, benign) for _ in range(3))
+    except Exception:   # a field the renderer reads as a number or a known word: fall back to no ideal
+        ideal = float("nan")
+    took = min(_timed_render(report_html, report) for _ in range(3))
+    html = report_html(report)
+    line("HTML report of the hostile run (best of 3)", took, ideal, "<script>alert" not in html,
+         "a script survived")
+
+
+def _timed_render(render, report) -> float:
+    started = time.perf_counter()
+    render(report)
+    return time.perf_counter() - started
 
 
 def main() -> int:
@@ -73,6 +208,9 @@ def main() -> int:
         asyncio.run(main_async(site))
     finally:
         stop()
+    asyncio.run(other_caps())
+    whois_cap()
+    hostile_report()
     return 0
 
 

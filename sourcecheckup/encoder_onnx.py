@@ -24,7 +24,7 @@ import numpy as np
 from .encoder import MiniLMEncoder, UnsupportedModel
 
 # bumped whenever the graph below changes: a cached file of another version is rebuilt
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2   # 2: the last hidden states as a second output (token vectors for similarity.py)
 _OPSET = 18
 
 
@@ -34,7 +34,8 @@ def onnx_file(folder: Path) -> Path:
 
 def _build(config: dict[str, Any], weights: dict[str, np.ndarray]) -> bytes:
     """The serialised ONNX model: inputs ``input_ids`` and ``attention_mask`` (int64, batch x length),
-    output ``embeddings`` (float32, batch x hidden, unit length)."""
+    outputs ``embeddings`` (float32, batch x hidden, unit length) and ``token_states`` (float32, batch x
+    length x hidden: the last layer's output before pooling; ONNX Runtime computes only the outputs asked for)."""
     from onnx import TensorProto, helper, numpy_helper
 
     H, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
@@ -102,6 +103,7 @@ def _build(config: dict[str, Any], weights: dict[str, np.ndarray]) -> bytes:
                          node("Add", [node("Erf", [node("Div", [h, const("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))])]),
                                       const("one_f_g", np.array(1.0, dtype=np.float32))])])
         x = layer_norm(node("Add", [linear(g, p + "output.dense"), x]), p + "output.LayerNorm")
+    nodes.append(helper.make_node("Identity", [x], ["token_states"]))
     # mean pooling over real tokens, then L2 normalisation (F.normalize: eps 1e-12)
     m = node("Unsqueeze", [mask, const("axes_last", np.array([-1], dtype=np.int64))])
     axes_1 = const("axes_1", np.array([1], dtype=np.int64))
@@ -114,7 +116,8 @@ def _build(config: dict[str, Any], weights: dict[str, np.ndarray]) -> bytes:
         nodes, "all-MiniLM-L6-v2",
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "length"]),
          helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "length"])],
-        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", H])], inits)
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", H]),
+         helper.make_tensor_value_info("token_states", TensorProto.FLOAT, ["batch", "length", H])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)],
                               producer_name="sourcecheckup")
     model.ir_version = 8
@@ -141,6 +144,9 @@ def export(folder: Path, config: dict[str, Any]) -> Path:
             fh.write(data)
         os.chmod(staging, 0o644)
         os.replace(staging, target)
+        for old in folder.glob("model-fp32-v*.onnx"):   # an earlier version's graph: never read again
+            if old != target:
+                old.unlink(missing_ok=True)
     finally:
         if os.path.exists(staging):
             os.unlink(staging)
@@ -190,3 +196,8 @@ class OnnxMiniLM:
         for chunk, ids, mask in MiniLMEncoder.batches(self.tokenizer, texts, batch_size):
             out[chunk] = self.session.run(["embeddings"], {"input_ids": ids, "attention_mask": mask})[0]
         return out
+
+    def token_states(self, text: str) -> np.ndarray:
+        """The last hidden state of every token of ``text``, [CLS] and [SEP] included: (tokens, hidden)."""
+        ids = np.asarray([self.tokenizer.encode(str(text).strip()).ids], dtype=np.int64)
+        return self.session.run(["token_states"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]

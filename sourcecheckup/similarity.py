@@ -4,7 +4,8 @@ with graders' grades.
 - Late interaction (ColBERT's MaxSim; Khattab & Zaharia 2020, section 3.3; as EVAL uses it to rank model
   configurations): for each token of the reference answer, the largest cosine with any token of the answer,
   averaged over the reference's tokens. Token vectors are the last hidden states of the bundled
-  all-MiniLM-L6-v2 (its own weights, :mod:`sourcecheckup.encoder`), L2-normalised, [CLS] and [SEP] left out
+  all-MiniLM-L6-v2 (its own weights, run by the process's embedding runtime: ONNX Runtime,
+  :mod:`sourcecheckup.encoder_onnx`, else torch, :mod:`sourcecheckup.encoder`), L2-normalised, [CLS] and [SEP] left out
   (as BERTScore does; ColBERT's own [Q]/[D] marker tokens do not exist in this model).
 - Sentence cosine: the cosine of the two texts' sentence embeddings (:func:`sourcecheckup.embeddings.embed`).
 - :func:`spearman` / :func:`similarity_grade_correlation`: Spearman's rank correlation with its 95% interval
@@ -26,19 +27,28 @@ _encoder: Any = None
 
 
 def _token_encoder() -> Any:
+    """The embedding model the process already runs when it is ONNX Runtime's (no torch import, one model in
+    memory), else the torch encoder of the same weights."""
     global _encoder
     with _lock:
         if _encoder is None:
-            from .embeddings import model_path
-            from .encoder import MiniLMEncoder
+            from . import embeddings
 
-            _encoder = MiniLMEncoder.open(model_path())
+            model = embeddings._load()
+            if hasattr(model, "token_states"):
+                _encoder = model
+            else:
+                from .encoder import MiniLMEncoder
+
+                _encoder = MiniLMEncoder.open(embeddings.model_path())
     return _encoder
 
 
 def hidden_states(encoder: Any, text: str) -> np.ndarray:
     """The last hidden state of every token of ``text`` (BERT's layers as :meth:`MiniLMEncoder._forward` runs
     them, before its mean pooling): shape (tokens, hidden), [CLS] and [SEP] included."""
+    if hasattr(encoder, "token_states"):   # ONNX Runtime: the graph's second output
+        return np.asarray(encoder.token_states(text), dtype=np.float32)
     import torch
     import torch.nn.functional as F
 

@@ -182,6 +182,20 @@ def test_late_interaction_is_colbert_maxsim_over_the_bundled_models_token_vector
     assert cosine == pytest.approx(similarity.sentence_cosine(reference, answer), abs=1e-5)
 
 
+def test_token_vectors_are_the_same_on_onnx_runtime_and_torch():
+    """The benchmark and expert steps read token vectors from the process's ONNX model (no torch import); they
+    are the torch encoder's hidden states within float rounding."""
+    from sourcecheckup import embeddings, similarity
+    from sourcecheckup.encoder import MiniLMEncoder
+    from sourcecheckup.encoder_onnx import OnnxMiniLM
+
+    onnx = OnnxMiniLM.open(embeddings.model_path())
+    torch_encoder = MiniLMEncoder.open(embeddings.model_path())
+    for text in ("Metformin is contraindicated below an eGFR of 30.", "Hypertension is 130/80 mm Hg or higher. " * 5):
+        a, b = similarity.hidden_states(onnx, text), similarity.hidden_states(torch_encoder, text)
+        assert a.shape == b.shape and np.max(np.abs(a - b)) < 1e-4
+
+
 def test_spearman_agrees_with_scipy_and_the_grade_correlation_uses_answers_with_both():
     from scipy.stats import spearmanr
 

@@ -66,28 +66,30 @@ def test_the_process_runs_the_first_runtime_that_can_run_the_model():
     assert embeddings.runtime() == expected
 
 
+def _judged_with(model, rows: list[dict], monkeypatch) -> list:
+    with monkeypatch.context() as m:
+        plain_embed = embeddings.embed
+        m.setattr(embeddings, "embed",
+                  lambda texts, batch_size=embeddings.BATCH_SIZE, stop=None: plain_embed(texts, batch_size=batch_size,
+                                                                              model=model))
+        return _judge(rows)
+
+
 @needs_model
-@pytest.mark.parametrize("runtime", ["onnx", "torch"])
-def test_fast_runtime_gives_the_labels_and_scores_of_sentence_transformers(monkeypatch, runtime):
-    fast_model = _runtime(runtime)
+def test_fast_runtimes_give_the_labels_and_scores_of_sentence_transformers(monkeypatch):
+    """Both fast runtimes (ONNX, the default; torch, its fallback) against sentence-transformers' verdicts, which
+    are computed once."""
     reference_model = embeddings._open_sentence_transformers(embeddings.model_path())
+    fast_models = {runtime: _runtime(runtime) for runtime in ("onnx", "torch")}
     for name, rows in _suites().items():
-        with monkeypatch.context() as m:
-            plain_embed = embeddings.embed
-            m.setattr(embeddings, "embed",
-                      lambda texts, batch_size=embeddings.BATCH_SIZE, stop=None: plain_embed(texts, batch_size=batch_size,
-                                                                                  model=fast_model))
-            fast = _judge(rows)
-        with monkeypatch.context() as m:
-            plain_embed = embeddings.embed
-            m.setattr(embeddings, "embed",
-                      lambda texts, batch_size=64, stop=None: plain_embed(texts, batch_size=batch_size, model=reference_model))
-            reference = _judge(rows)
-        assert len(fast) == len(reference) == len(rows)
-        for row, a, b in zip(rows, fast, reference):
-            assert a.label == b.label, (name, row["id"], a.rationale, b.rationale)
-            assert abs(a.score - b.score) <= 1e-3, (name, row["id"], a.score, b.score)
-            assert a.flags == b.flags and a.quote == b.quote, (name, row["id"])
+        reference = _judged_with(reference_model, rows, monkeypatch)
+        for runtime, fast_model in fast_models.items():
+            fast = _judged_with(fast_model, rows, monkeypatch)
+            assert len(fast) == len(reference) == len(rows)
+            for row, a, b in zip(rows, fast, reference):
+                assert a.label == b.label, (runtime, name, row["id"], a.rationale, b.rationale)
+                assert abs(a.score - b.score) <= 1e-3, (runtime, name, row["id"], a.score, b.score)
+                assert a.flags == b.flags and a.quote == b.quote, (runtime, name, row["id"])
 
 
 @needs_model

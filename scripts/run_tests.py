@@ -1,10 +1,11 @@
 """`make test`: the test suite, with the frozen-app build (tests marked ``build``) beside the rest.
 
-Building the PyInstaller bundle is about nine minutes of mostly one core (module analysis, copying
-torch's libraries); the rest of the suite is about nine minutes more, much of it waiting on local
-servers and subprocesses. Run one after the other they took 18 minutes on 2 cores; side by side, in two
-pytest processes, about the longer of the two. Each process keeps its own isolation (temporary folders,
-servers on ports the OS picks), so nothing is shared between them but the CPUs.
+Building the PyInstaller bundle and checking its demo is mostly one core for several minutes (module
+analysis, copying torch's libraries, two demo runs); the rest of the suite is about 24 CPU minutes, much of
+its wall time waiting on local servers, subprocesses and Qt events. So the rest runs in ``WORKERS`` pytest-xdist
+worker processes (default: twice the cores, at least 2, at most 4; ``SOURCECHECKUP_TEST_WORKERS=1`` runs it in
+one process) while the build runs in a pytest process of its own. Each process keeps its own isolation
+(temporary folders, servers on ports the OS picks), so nothing is shared between them but the CPUs.
 
 Usage: ``python scripts/run_tests.py [PYTEST ARGS...]``. With arguments (a file, ``-k``, ``-x``...)
 it runs plain pytest with them in this process, as ``python -m pytest`` would. The exit status is
@@ -23,6 +24,23 @@ ROOT = Path(__file__).resolve().parents[1]
 NO_TESTS = 5   # pytest's exit status when a selection is empty (PyInstaller missing -> the build part is skipped)
 
 
+def workers() -> int:
+    wanted = os.environ.get("SOURCECHECKUP_TEST_WORKERS", "").strip()
+    if wanted:
+        return max(1, int(wanted))
+    return max(2, min(4, 2 * (os.cpu_count() or 1)))
+
+
+def parallel_args() -> list[str]:
+    """pytest-xdist's options for the suite, or none when it is not installed or one worker is asked for."""
+    n = workers()
+    try:
+        import xdist  # noqa: F401
+    except ImportError:
+        return []
+    return ["-n", str(n)] if n > 1 else []
+
+
 def main(argv: list[str]) -> int:
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -31,12 +49,12 @@ def main(argv: list[str]) -> int:
         return subprocess.call(pytest + argv, cwd=ROOT, env=env)
     started = time.monotonic()
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as build_log:
-        print("tests: the frozen-app build (tests/test_ui_build.py) runs beside the rest of the suite; "
-              "its output follows the suite's", flush=True)
+        print(f"tests: the frozen-app build (tests/test_ui_build.py) runs beside the rest of the suite "
+              f"({' '.join(parallel_args()) or 'one process'}); its output follows the suite's", flush=True)
         build = subprocess.Popen(pytest + ["-m", "build"], cwd=ROOT, env=env, stdout=build_log,
                                  stderr=subprocess.STDOUT)
         try:
-            rest = subprocess.call(pytest + ["-m", "not build"], cwd=ROOT, env=env)
+            rest = subprocess.call(pytest + parallel_args() + ["-m", "not build"], cwd=ROOT, env=env)
             build_code = build.wait()
         except KeyboardInterrupt:
             build.terminate()

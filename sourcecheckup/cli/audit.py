@@ -136,12 +136,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
             if part != 1:
                 loaded.skipped[:] = []
             if not loaded.responses:
-                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} answer(s)")
+                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} answer{'' if in_input == 1 else 's'}")
                 return EXIT_FAIL
         if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
             for s in loaded.skipped:
                 print(f"skipped {s.origin}: {s.problem}", file=sys.stderr)
-            err(f"nothing to audit: all {len(loaded.skipped)} record(s) of the input were skipped (reasons above)")
+            n = len(loaded.skipped)
+            err("nothing to audit: " + (f"{loaded.skipped[0].origin} was skipped (reason above)" if n == 1 else
+                                        f"all {n} records of the input were skipped (reasons above)"))
             return EXIT_FAIL
         config = run_config(args, batch=in_input > 1)   # every part of a split input is configured alike
         _check_buildable(config)

@@ -49,18 +49,23 @@ def _verdicts(db: Path) -> list[tuple[int, str]]:
 
 def test_ctrl_c_stops_a_builtin_audit_keeping_its_verdicts_and_a_resume_judges_only_the_rest(tmp_path, site):
     answers = tmp_path / "batch.jsonl"
+    # pages of sentences no other page has: each batch of pairs embeds new text, so the audit is still judging
+    # when its first verdicts are stored, however fast or busy the machine (the same pages cited again would be
+    # judged from cached vectors in a blink, and the run could end before the signal lands)
     answers.write_text("\n".join(json.dumps({
         "id": f"b{i}", "response": " ".join(f"{s} Case {i}." for s in SENTENCES),
-        "citations": [f"{site}/article/{p}?copy={i}" for p in PAGES]}) for i in range(12)))
+        "citations": [f"{site}/generated?n={i * len(PAGES) + k}&sentences=30" for k in range(len(PAGES))]})
+        for i in range(12)))
     db = tmp_path / "c.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
                              "--allow-host", "127.0.0.1", "--no-references", "--browser", "never"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + WAIT_S
-    while not _verdicts(db) and proc.poll() is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 5 * WAIT_S   # fetching 36 pages and embedding a third of them: a minute and
+    while not _verdicts(db) and proc.poll() is None and time.monotonic() < deadline:   # more on a crowded machine
         time.sleep(0.05)
     assert proc.poll() is None, "the audit ended before its first verdicts: nothing to interrupt"
+    assert _verdicts(db), f"no verdict stored within {5 * WAIT_S} s"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=WAIT_S)   # it exits (bench/interrupt.py measures how soon)
     assert proc.returncode == 130, err

@@ -156,7 +156,7 @@ def test_input_split_must_name_a_part_of_the_whole(tmp_path, site):
     p = sc("audit", str(answers), "--db", str(tmp_path / "x.db"), "--input-split", "3/2")
     assert p.returncode == 2 and "--input-split 3/2: give N/K with 1 <= N <= K" in p.stderr
     p = sc("audit", str(answers), "--db", str(tmp_path / "x.db"), "--input-split", "3/3", "--allow-host", "127.0.0.1")
-    assert p.returncode == 1 and "part 3 of 3 holds none of the input's 2 answer(s)" in p.stderr
+    assert p.returncode == 1 and "part 3 of 3 holds none of the input's 2 answers" in p.stderr
 
 
 def _runs(db: Path) -> int:

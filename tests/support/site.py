@@ -446,8 +446,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, websocket_page(int(query.get("port", ["9"])[0])))
         elif path == "/empty":
             self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")
+        elif path == "/generated":   # ?n=<seed>&sentences=<k>: k sentences no other seed's page has (real work
+            # for an embedding model: nothing of it is cached from another page)
+            n, k = int(query.get("n", ["0"])[0]), int(query.get("sentences", ["40"])[0])
+            body = " ".join(f"<p>{_generated_sentence(n, j)}</p>" for j in range(k))
+            self._send(200, f"<html><head><title>Generated page {n}</title></head><body><article>{body}"
+                            f"</article></body></html>".encode())
         elif not self._static(path):
             self._page(404, "Page not found", f"No page at {path}.")
+
+
+_DRUGS = ("metformin", "amlodipine", "lisinopril", "atorvastatin", "warfarin", "insulin", "ramipril", "apixaban")
+_EFFECTS = ("lowers blood pressure", "raises the risk of bleeding", "reduces LDL cholesterol", "needs dose changes",
+            "is stopped before surgery", "causes a dry cough", "is taken with food", "interacts with grapefruit")
+
+
+def _generated_sentence(n: int, j: int) -> str:
+    drug, effect = _DRUGS[(n + j) % len(_DRUGS)], _EFFECTS[(n * 3 + j) % len(_EFFECTS)]
+    return (f"In cohort {n}-{j}, {drug} {effect} in {10 + (n * 7 + j * 13) % 80} of "
+            f"{100 + (n * 11 + j) % 400} adults followed for {1 + j % 9} years.")
 
 
 class _SiteServer(ThreadingHTTPServer):

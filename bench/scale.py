@@ -21,8 +21,9 @@ from the pipeline's progress events; "flat" when the last quarter's peak is with
 
 ``--fetch-timeout`` is the per-source time limit (download and reading the text). A run at low CPU priority
 on a loaded machine (``echo 19 > /proc/self/autogroup``) waits minutes for the CPU, its extraction worker
-too, and pages then fail on the 60 s limit although nothing is wrong with them (2,000 answers with the
-built-in judge at load 13: 1,909 of 3,000 pages read); such a run needs a longer one.
+too, and pages then fail on the time limits although nothing is wrong with them (2,000 answers with the
+built-in judge at load 13: 1,909 of 3,000 pages read); such a run needs a longer one (and still lost 949 of
+7,500 pages at 1,800 s and load 13-25: the 10 s connect limit, or the wait, may cut them too).
 
 The last line is for scripts: ``scale: ratio R; pairs/s P; cpu ms/pair C; memory flat yes|no``.
 """

@@ -17,7 +17,13 @@ Memory is the proportional set size of this process and its worker processes (sm
 from the pipeline's progress events; "flat" when the last quarter's peak is within 10% of the first's.
 
     .venv/bin/python bench/scale.py [--answers 20000] [--hosts 64] [--judge-latency 0.001] [--judge builtin]
-        [--concurrency 64] [--statements 5] [--sources 3] [--site-latency 0.02] [--per-host 4]
+        [--concurrency 64] [--statements 5] [--sources 3] [--site-latency 0.02] [--per-host 4] [--fetch-timeout 60]
+
+``--fetch-timeout`` is the per-source time limit (download and reading the text). A run at low CPU priority
+on a loaded machine (``echo 19 > /proc/self/autogroup``) waits minutes for the CPU, its extraction worker
+too, and pages then fail on the time limits although nothing is wrong with them (2,000 answers with the
+built-in judge at load 13: 1,909 of 3,000 pages read); such a run needs a longer one (and still lost 949 of
+7,500 pages at 1,800 s and load 13-25: the 10 s connect limit, or the wait, may cut them too).
 
 The last line is for scripts: ``scale: ratio R; pairs/s P; cpu ms/pair C; memory flat yes|no``.
 """
@@ -204,7 +210,7 @@ async def run(args: argparse.Namespace) -> int:
             config = RunConfig(judges=["keyword"], judge_concurrency=args.concurrency, fetch=FetchOptions(
                 allow_hosts=tuple(hosts), total_concurrency=fetch_slots, per_host=args.per_host,
                 browser="never", archive_lookup=False, use_archive=False, respect_robots=False,
-                timeout_s=60.0, extract_workers=args.extract_workers))
+                timeout_s=args.fetch_timeout, extract_workers=args.extract_workers))
             sampler = Sampler(args.answers, exclude=server.pid)
             if args.judge == "builtin":
                 from sourcecheckup import embeddings
@@ -312,6 +318,8 @@ def main() -> int:
     ap.add_argument("--sources", type=int, default=3, help="cited pages per answer")
     ap.add_argument("--site-latency", type=float, default=0.02, help="seconds the site takes per page")
     ap.add_argument("--per-host", type=int, default=4, help="fetch slots per host")
+    ap.add_argument("--fetch-timeout", type=float, default=60.0,
+                    help="seconds a source may take, download and text (default %(default)s)")
     ap.add_argument("--fetch-concurrency", type=int, default=0, help="fetch slots in all (0: per-host x hosts)")
     ap.add_argument("--extract-workers", type=int, default=-1,
                     help="processes for extraction and parsing (-1: the audit's default, the shared pool; "

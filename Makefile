@@ -43,6 +43,11 @@ bench: setup
 	$(PY) bench/hostile.py
 	$(PY) bench/interrupt.py
 	$(PY) bench/time_caps.py
+	$(PY) bench/judge_speed.py
+	$(PY) bench/scale.py --answers 2000
+	$(PY) bench/scale.py --answers 300 --judge builtin
+	$(PY) bench/interval_coverage.py
+	$(PY) bench/verify_report.py
 
 screenshots: setup
 	xvfb-run -a -s "-screen 0 2000x1200x24" env QT_QPA_PLATFORM=xcb $(PY) scripts/screenshots.py

@@ -200,7 +200,7 @@ async def test_a_minicheck_classifier_is_told_by_the_repository_it_was_pulled_fr
     assert make_judge(f"local:{folders['deberta']}#procedure=minicheck").prompt_version == "minicheck-1"
     with pytest.raises(JudgeSpecError, match="only by the MiniCheck procedure"):
         make_judge(f"local:{folders['t5']}#procedure=nli")
-    with pytest.raises(JudgeSpecError, match="MiniCheck classifiers only"):
+    with pytest.raises(JudgeSpecError, match="MiniCheck checkers only"):
         make_judge(f"local:{folder}#procedure=nli,quantize=int8")
 
 

@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 SPEC_OPTION_NAMES = {"label": "supported_label", "supported_label": "supported_label",
                      "threshold": "threshold", "device": "device", "max_windows": "max_windows",
                      "batch_size": "batch_size", "max_length": "max_length",
-                     "procedure": "procedure", "quantize": "quantize", "threads": "threads"}
+                     "procedure": "procedure", "quantize": "quantize", "threads": "threads",
+                     "runtime": "runtime"}
 PROCEDURES = ("minicheck", "nli")
 
 # Liyan06/MiniCheck minicheck/minicheck.py, MiniCheck._score_inferencer and Inferencer.__init__

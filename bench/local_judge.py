@@ -14,15 +14,20 @@ read as the MiniCheck authors do (sourcecheckup/judges/local_kinds.py). Printed 
   source cut again, its chunks in batches of 16 padded to the longest, transformers' own forward;
 - after: every chunk of a source across all its statements, tokenised once and batched by length
   (padding within 10%), DeBERTa's attention without its copies and Flan-T5's one decoder step
-  read from the encoder states (sourcecheckup/judges/local_fast.py), torch threads set to
-  ``--threads``; float32 (labels identical), and for the classifiers int8 dynamic quantisation
-  (``#quantize=int8``) timed without the float32 re-check of texts near the threshold, whose
-  share is printed and whose cost is one float32 text each;
+  read from the encoder states (sourcecheckup/judges/local_fast.py), threads set to ``--threads``:
+  float32 on PyTorch (labels identical); DeBERTa-v3 and Flan-T5 float32 on ONNX Runtime
+  (sourcecheckup/judges/local_onnx.py, the export written once into the cache, its time printed
+  apart); int8 weights (``#quantize=int8``, what runtime=auto runs: PyTorch for RoBERTa, ONNX
+  Runtime's per-channel int8 for DeBERTa-v3 and Flan-T5) timed without the float32 re-check of
+  texts near the threshold, whose share is printed and whose cost is one float32 text each;
 - ideal: the plain forward passes alone that the authors' procedure needs, pre-tokenised, longest
   first in full batches of 16 (a ratio below 1 is work the plain model does that the fast one skips);
 - pairs/s, the ratio to the ideal, and the minutes a 10-answer audit takes (50 statements, 20
   sources of 5-10 KB, 5 statements a source: 100 pairs), from the wall time and, for a machine
-  shared with other work, from the process's CPU time over the threads (what 2 free cores take).
+  shared with other work, from the process's CPU time over the threads (what 2 free cores take);
+- a summary line per kind: before, the fastest "after" and ideal in pairs/s and minutes an audit
+  (CPU time over the threads), and whether it is at least 2x faster than before.
+Set SOURCECHECKUP_CACHE_DIR to keep the ONNX exports between runs (a few minutes per large model).
 ``--quick`` reads one 5 KB source with 2 statements (a few minutes for all three kinds on 2 cores).
 """
 from __future__ import annotations
@@ -165,6 +170,14 @@ def line(name: str, t: Timing, pairs: int, ideal: Timing) -> str:
             f"{pairs / free:6.3f} pairs/s x{t.cpu / ideal.cpu:4.2f} audit {AUDIT_PAIRS * free / pairs / 60:5.1f} min")
 
 
+async def loaded(folder: Path, threads: int, **options) -> tuple:
+    """A judge, loaded (an ONNX export is written on first use: its seconds are printed, not timed)."""
+    t0 = time.perf_counter()
+    judge = from_spec(str(folder), device="cpu", threads=threads, **options)
+    await judge.load()
+    return judge, time.perf_counter() - t0
+
+
 async def measure(kind: str, folder: Path, pages: list[str], claims: list[list[str]], threads: int,
                   size: str) -> None:
     t0 = time.perf_counter()
@@ -172,37 +185,58 @@ async def measure(kind: str, folder: Path, pages: list[str], claims: list[list[s
         build_minicheck_model(folder, kind, size=size)
         print(f"{NAMES[kind]}: built and saved in {time.perf_counter() - t0:.0f} s", flush=True)
     pairs = sum(len(c) for c in claims)
-    judge = from_spec(str(folder), device="cpu", threads=threads)
-    await judge.load()
+    judge, _ = await loaded(folder, threads, runtime="torch")
     await timed(judge, pages[:1], [claims[0][:1]], one_by_one=False)       # warm-up
     before, plain = authors_procedure(judge, pages, claims)
     after, batched = await timed(judge, pages, claims, one_by_one=False)
     ideal, texts = ideal_seconds(judge, pages, claims)
-    same = [s > 0.5 for s in plain] == [v.label.value == "supported" for v in batched]
-    drift = max(abs(a - b.score) for a, b in zip(plain, batched))
+    labels = [s > 0.5 for s in plain]
+
+    def same(verdicts) -> str:
+        equal = labels == [v.label.value == "supported" for v in verdicts]
+        return (f"labels {'unchanged' if equal else 'CHANGED'}, scores within "
+                f"{max(abs(a - b.score) for a, b in zip(plain, verdicts)):.1e}")
+
     print(f"{NAMES[kind]}: {pairs} pairs, {texts} chunk texts ({texts / pairs:.1f} a pair), max length "
           f"{judge._loaded.max_length}, {threads} threads")
     print(line("before: authors' float32, a pair at a time", before, pairs, ideal))
     print(line("ideal: plain forward passes, batches of 16", ideal, pairs, ideal))
-    print(line("after: float32, batched by length", after, pairs, ideal)
-          + f"  {before.wall / after.wall:4.2f}x (CPU {before.cpu / after.cpu:4.2f}x) faster; labels "
-            f"{'unchanged' if same else 'CHANGED'}, scores within {drift:.1e}", flush=True)
+    print(line("after: float32 PyTorch, batched by length", after, pairs, ideal)
+          + f"  {before.wall / after.wall:4.2f}x (CPU {before.cpu / after.cpu:4.2f}x) faster; {same(batched)}",
+          flush=True)
+    rows = [("float32 PyTorch", after)]
     del judge
     gc.collect()
-    if kind == "t5":
-        print("  after: int8 -- not offered for the seq2seq kind (it changed labels on the parity set)")
-        return
-    fast = from_spec(str(folder), device="cpu", threads=threads, quantize="int8")
-    await fast.load()
-    fast._loaded.minicheck = replace(fast._loaded.minicheck, exact_model=None)   # time the int8 passes alone
+    if kind in ("t5", "deberta"):
+        onnx, took = await loaded(folder, threads, runtime="onnx")
+        await timed(onnx, pages[:1], [claims[0][:1]], one_by_one=False)
+        fp32, scored = await timed(onnx, pages, claims, one_by_one=False)
+        print(line("after: float32 ONNX Runtime", fp32, pairs, ideal)
+              + f"  {before.wall / fp32.wall:4.2f}x (CPU {before.cpu / fp32.cpu:4.2f}x) faster; {same(scored)}; "
+                f"loaded in {took:.0f} s", flush=True)
+        rows.append(("float32 ONNX Runtime", fp32))
+        del onnx
+        gc.collect()
+    fast, took = await loaded(folder, threads, quantize="int8")     # runtime=auto: what `quantize=int8` runs
+    m = fast._loaded.minicheck
+    fast._loaded.minicheck = replace(m, exact_model=None)        # time the int8 passes alone
     await timed(fast, pages[:1], [claims[0][:1]], one_by_one=False)
     int8, quantized = await timed(fast, pages, claims, one_by_one=False)
     near = sum(abs(v.score - 0.5) < local_kinds.INT8_RECHECK_BAND for v in quantized)
-    print(line("after: int8, batched by length", int8, pairs, ideal)
-          + f"  {before.wall / int8.wall:4.2f}x (CPU {before.cpu / int8.cpu:4.2f}x) faster; {near}/{pairs} "
-            f"pairs near 0.5 here (random weights score near 0.5): each such chunk text costs one "
-            f"float32 text ({after.cpu / THREADS / texts:.1f} s) more",
-          flush=True)
+    where = "ONNX Runtime" if m.runtime == "onnx" else "PyTorch"
+    print(line(f"after: int8 {where}", int8, pairs, ideal)
+          + f"  {before.wall / int8.wall:4.2f}x (CPU {before.cpu / int8.cpu:4.2f}x) faster; {same(quantized)} "
+            f"before the float32 re-check of {near}/{pairs} pairs near 0.5 here (random weights score near "
+            f"0.5; each such chunk text costs one float32 text, {after.cpu / THREADS / texts:.1f} s); "
+            f"loaded in {took:.0f} s", flush=True)
+    rows.append((f"int8 {where}", int8))
+    name, best = min(rows, key=lambda r: r[1].cpu)
+    ratio = before.cpu / best.cpu
+    print(f"  = {NAMES[kind]}, CPU/{THREADS}: before {pairs * THREADS / before.cpu:.3f} pairs/s, "
+          f"{AUDIT_PAIRS * before.cpu / THREADS / pairs / 60:.1f} min an audit; after ({name}) "
+          f"{pairs * THREADS / best.cpu:.3f} pairs/s, {AUDIT_PAIRS * best.cpu / THREADS / pairs / 60:.1f} min; "
+          f"ideal {pairs * THREADS / ideal.cpu:.3f} pairs/s, {AUDIT_PAIRS * ideal.cpu / THREADS / pairs / 60:.1f} min; "
+          f"{ratio:.2f}x faster: target 2x {'met' if ratio >= 2 else 'NOT met'}", flush=True)
     del fast
     gc.collect()
 

@@ -1,8 +1,9 @@
 """The faster CPU path of the MiniCheck procedure (sourcecheckup/judges/local_fast.py) keeps the
 authors' scores and labels: DeBERTa's copy-free attention and Flan-T5's one-step decoder equal the
 models' own forward passes on padded batches, batching by length keeps padding small, and the
-fastest path offered for each kind (int8 for the classifiers, the float32 kernels for Flan-T5) gives
-every label of the parity set that the plain float32 procedure gives.
+fastest path offered for each kind (int8 weights: PyTorch's for RoBERTa, ONNX Runtime's for DeBERTa-v3 and
+Flan-T5, sourcecheckup/judges/local_onnx.py) gives every label of the parity set that the plain float32
+procedure gives.
 """
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from sourcecheckup.judges.local_fast import length_batches, speed_up_deberta, t5
 from sourcecheckup.models import Label
 from tests.support.minicheck_models import KINDS, build_minicheck_model
 from tests.test_judge_local_minicheck import judged, loaded_model, parity_set, reference_minicheck
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCECHECKUP_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "onnx-cache"))
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +80,10 @@ async def test_the_fastest_path_of_each_kind_keeps_every_label_of_the_plain_proc
     docs = parity_set()
     model, tokenizer = loaded_model(folders[kind], kind)
     expected = [reference_minicheck(model, tokenizer, kind, d, c)[0] for d, claims in docs for c in claims]
-    options = {} if kind == "t5" else {"quantize": "int8"}      # int8 is refused for the seq2seq kind
-    verdicts = await judged(from_spec(str(folders[kind]), **options), docs)
+    verdicts = await judged(from_spec(str(folders[kind]), quantize="int8"), docs)
     assert [v.label for v in verdicts] == [Label.SUPPORTED if s > 0.5 else Label.NOT_SUPPORTED for s in expected]
-    assert all(("int8 weights" in v.rationale) is (kind != "t5") for v in verdicts)   # the fast path did run
+    assert all("int8 weights" in v.rationale for v in verdicts)                         # the fast path did run
+    assert all(("ONNX Runtime" in v.rationale) is (kind != "roberta") for v in verdicts)
 
 
 async def test_a_source_shared_by_statements_is_scored_in_batches_of_similar_length(folders, monkeypatch):

@@ -23,9 +23,11 @@ class JudgePath:
     summary: str       # the path in one line, for a crowded screen
 
 
-# bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads)
+# bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads); the
+# DeBERTa/Flan-T5 int8 and ONNX Runtime figures are estimates from one batch's forward passes (docs/scaling.md)
 LAPTOP_MINUTES = ("9 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), 12-15 with "
-                  "MiniCheck-DeBERTa-v3-large, 15 with MiniCheck-Flan-T5-large")
+                  "MiniCheck-DeBERTa-v3-large (about 6-7 with #quantize=int8), about 12 with "
+                  "MiniCheck-Flan-T5-large (about 8 with #quantize=int8)")
 
 JUDGE_PATHS: tuple[JudgePath, ...] = (
     JudgePath(

@@ -28,7 +28,7 @@ from ..evidence import quote_in_source, rank_passages, source_sentences, split_p
 from ..models import Label, Verdict
 from ..evidence import SourceText
 from . import local_kinds
-from .local_fast import speed_up_deberta
+from . import local_onnx
 from .base import JudgeSpecError
 
 log = logging.getLogger(__name__)
@@ -166,7 +166,7 @@ class LocalJudge:
                  max_windows: int = DEFAULT_MAX_WINDOWS, max_length: int | None = None,
                  device: str | None = None, allow_download: bool = False,
                  config_hash: str = "", procedure: str = "nli", quantize: str = "none",
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, runtime: str = "auto") -> None:
         self.model_ref = model
         self.name = Path(model.rstrip("/\\")).name if _is_folder_spec(model) else model
         self.id = f"local:{self.name}"
@@ -183,6 +183,7 @@ class LocalJudge:
             self.prompt_version = local_kinds.MINICHECK_PROMPT_VERSION
         self.quantize = quantize
         self.threads = threads
+        self.runtime = runtime       # auto | torch | onnx (local_onnx)
         self.rechecked = 0       # texts scored again in float32 because int8 put them near the threshold
         self._loaded: _Loaded | None = None
         self._load_error: Exception | None = None
@@ -272,21 +273,19 @@ class LocalJudge:
         return self._with_minicheck(loaded) if self.procedure == "minicheck" else loaded
 
     def _with_minicheck(self, m: _Loaded) -> _Loaded:
-        """The loaded model set up for the MiniCheck procedure: its EOS token and int8 weights if asked."""
-        model, quantized = m.model, False
-        if self.quantize == "int8" and m.device == "cpu":
-            if m.kind == "seq2seq":    # int8 changed labels of the parity set (test_judge_local_minicheck)
-                raise LocalModelError("quantize=int8 is for MiniCheck classifiers only: on the seq2seq "
-                                      "kind it changed labels; leave quantize out")
-            model, quantized = local_kinds.quantize_int8(m.model), True
-        for each in {id(model): model, id(m.model): m.model}.values():
-            speed_up_deberta(each)     # the same attention without its copies (local_fast)
+        """The loaded model set up for the MiniCheck procedure: its EOS token, int8 weights and
+        ONNX Runtime if asked (local_onnx.runtime_model)."""
+        answer_ids = (m.answer_ids[1], m.answer_ids[0])
+        try:
+            model, m.quantized, runtime = local_onnx.runtime_model(m.model, m.kind, answer_ids, m.device, self.quantize,
+                                                                   self.runtime, self.threads)
+        except ValueError as exc:
+            raise LocalModelError(str(exc)) from exc
         m.eos = local_kinds.eos_of(m.tokenizer)
-        m.quantized = quantized
         m.minicheck = local_kinds.MiniCheckModel(
             tokenizer=m.tokenizer, model=model, device=m.device, kind=m.kind, max_length=m.max_length,
-            answer_ids=(m.answer_ids[1], m.answer_ids[0]), supported_index=m.supported_index,
-            exact_model=m.model if quantized else None)
+            answer_ids=answer_ids, supported_index=m.supported_index,
+            exact_model=m.model if m.quantized else None, runtime=runtime)
         return m
 
     def _load_seq2seq(self, path: str, local_only: bool, torch: Any) -> _Loaded:
@@ -613,7 +612,7 @@ def _free_cuda(m: _Loaded) -> None:
 
 
 _OPTIONS = {"threshold", "supported_label", "batch_size", "max_windows", "max_length", "device",
-            "allow_download", "procedure", "quantize", "threads"}
+            "allow_download", "procedure", "quantize", "threads", "runtime"}
 QUANTIZE = ("none", "int8")
 
 
@@ -671,7 +670,11 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     if quantize not in QUANTIZE:
         raise JudgeSpecError(f"quantize={quantize} is not one of {', '.join(QUANTIZE)}")
     if quantize == "int8" and procedure != "minicheck":
-        raise JudgeSpecError("quantize=int8 is for MiniCheck classifiers only (its labels were checked there)")
+        raise JudgeSpecError("quantize=int8 is for MiniCheck checkers only (its labels were checked there)")
+    try:
+        runtime = local_onnx.check_runtime(options.get("runtime"))
+    except ValueError as exc:
+        raise JudgeSpecError(str(exc)) from exc
     return LocalJudge(
         arg, threshold=threshold, supported_label=options.get("supported_label"),
         batch_size=int(options.get("batch_size", DEFAULT_BATCH_SIZE)),
@@ -680,6 +683,6 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
         device=options.get("device") or None, allow_download=allow_download,
         config_hash=hashlib.sha256(config).hexdigest() if config else "",
         procedure=procedure, quantize=quantize,
-        threads=int(options["threads"]) if options.get("threads") else None,
+        threads=int(options["threads"]) if options.get("threads") else None, runtime=runtime,
     )
 

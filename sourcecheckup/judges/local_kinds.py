@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 SPEC_OPTION_NAMES = {"label": "supported_label", "supported_label": "supported_label",
                      "threshold": "threshold", "device": "device", "max_windows": "max_windows",
                      "batch_size": "batch_size", "max_length": "max_length",
-                     "procedure": "procedure", "quantize": "quantize", "threads": "threads"}
+                     "procedure": "procedure", "quantize": "quantize", "threads": "threads",
+                     "runtime": "runtime"}
 PROCEDURES = ("minicheck", "nli")
 
 # Liyan06/MiniCheck minicheck/minicheck.py, MiniCheck._score_inferencer and Inferencer.__init__
@@ -184,6 +185,7 @@ class MiniCheckModel:
     answer_ids: tuple[int, int] = (0, 0)   # seq2seq: first tokens of "0" and of "1"
     supported_index: int = 1               # MiniCheck: 1 = supported (``#label=`` may name another)
     exact_model: Any = None                # the float32 model when ``model`` has int8 weights
+    runtime: str = "torch"                 # or "onnx": ``model`` is an ONNX Runtime session (local_onnx)
 
 
 def minicheck_probabilities(m: MiniCheckModel, texts: Sequence[str]) -> list[float]:
@@ -200,6 +202,11 @@ def encoded_probabilities(m: MiniCheckModel, encoded: Any) -> list[float]:
 
     from .local_fast import t5_support_logits
 
+    run = getattr(m.model, "support_logits", None)     # ONNX Runtime: the same pass, exported (local_onnx)
+    if run is not None:
+        logits = run(encoded["input_ids"], encoded["attention_mask"])
+        index = 1 if m.kind == "seq2seq" else m.supported_index
+        return [float(p) for p in logits.float().softmax(dim=-1)[:, index].tolist()]
     if m.kind == "seq2seq":
         ids, mask = encoded["input_ids"].to(m.device), encoded["attention_mask"].to(m.device)
         if getattr(m.model.config, "model_type", "") == "t5":   # the same step, fewer operations (local_fast)
@@ -305,8 +312,7 @@ def score_checked(m: MiniCheckModel, texts: Sequence[str], batch_size: int, thre
         return scores, 0
     near = [i for i, s in enumerate(scores)
             if isinstance(s, Exception) or abs(s - threshold) < INT8_RECHECK_BAND]
-    exact = MiniCheckModel(m.tokenizer, m.exact_model, m.device, m.kind, m.max_length, m.answer_ids,
-                           m.supported_index)
+    exact = replace(m, model=m.exact_model, exact_model=None, runtime="torch")
     for i, s in zip(near, score_isolated(exact, [texts[i] for i in near], batch_size, on_failure)):
         scores[i] = s
     return scores, len(near)
@@ -324,7 +330,8 @@ def minicheck_rationale(m: MiniCheckModel, score: float, chunks: int, threshold:
         how = f"{chunks} chunk{plural} of ~{MINICHECK_CHUNK_TOKENS} tokens, chunk + EOS + statement"
     return (f"{what} {score:.2f} in the best of {chunks} chunk{plural}; MiniCheck procedure: {how} as one "
             f"text truncated at {m.max_length} tokens, max P(support) {score:.2f}"
-            f"{', int8 weights' if quantized else ''}; supported above {threshold:.2f}.")
+            f"{', int8 weights' if quantized else ''}{' on ONNX Runtime' if m.runtime == 'onnx' else ''}; "
+            f"supported above {threshold:.2f}.")
 
 
 QUOTE_CANDIDATES = 4

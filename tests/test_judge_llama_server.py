@@ -286,3 +286,16 @@ async def test_one_overflow_narrows_the_judge_once_and_every_failed_pair_is_judg
     assert slots >= 2                          # one narrowing per overflow, not one per failed request
     hints = [r for r in caplog.records if "-np" in r.getMessage()]
     assert len(hints) == 1
+
+
+async def test_a_number_heavy_page_fits_a_small_slot_by_the_servers_count():
+    # `-c 8192 -np 4`: four slots of 2,048 tokens apart; the page's digits cost a token each, so the
+    # whole page "fits" by 4 characters a token but prompt and reply do not fit the slot by the server's count
+    with FakeLlamaServer(model="judge", n_ctx=8192, n_slots=4, unified=False) as server:
+        judge = make_judge(f"openai-compatible:{server.base_url}#tiny", backoff_s=0.01, full_source=True)
+        verdicts = await judge.verify_many([(f"{STATEMENT} ({i})", lab_page(10)) for i in range(3)])
+        await judge.aclose()
+        sent = server.chat_requests
+    assert server.context_errors == 0
+    assert all(v.label is Label.SUPPORTED for v in verdicts)      # not cut off at the slot's end
+    assert all(r.prompt_tokens + r.body["max_tokens"] <= 2048 for r in sent)

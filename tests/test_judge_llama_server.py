@@ -214,3 +214,88 @@ def test_a_parser_warning_prints_once_and_help_names_the_checker(tmp_path):
     help_text = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", "--help"], cwd=ROOT, text=True,
                                capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     assert "checker:URL#MODEL" in help_text and "--judge-key-env" in help_text
+
+
+# -- a shared cache as llama-server really runs it (checked against llama-server b11434) ----------
+
+LAB_TABLE = ("Table 2. Serum ferritin 1,245 ug/L (IQR 890-2,310); transferrin saturation 78.4% (95% CI "
+             "71.2-85.6); ALT 64 U/L; n=1,107; p<0.001. Dose 2.5 mg/kg/day for 14 days; 2019-03-21; 0.25 mL. ")
+
+
+def lab_page(rows: int = 12) -> SourceText:
+    """A page of lab values: llama's vocabulary spends a token on every digit (2.7 times the
+    4-characters-a-token estimate on the real server)."""
+    return SourceText.from_text("Iron overload in C282Y homozygotes.\n\n" + LAB_TABLE * rows,
+                                url="https://example.org/labs")
+
+
+def test_an_overflow_of_the_shared_cache_fails_every_request_in_flight():
+    import httpx
+    from concurrent.futures import ThreadPoolExecutor
+
+    with FakeLlamaServer(model="judge", n_ctx=4096, n_slots=4, latency_s=0.3) as server:
+        body = {"model": "m", "max_tokens": 1,
+                "messages": [{"role": "user", "content": "renal dose " * 650}]}   # 1,300 tokens: one fits
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda _: httpx.post(f"{server.base_url}/chat/completions", json=body,
+                                                         timeout=30), range(4)))
+        models = httpx.get(f"{server.base_url}/models").json()
+    assert [a.status_code for a in answers] == [500] * 4        # not only the request that did not fit
+    assert answers[0].json() == {"error": {"code": 500, "message": "Context size has been exceeded.",
+                                           "type": "server_error"}}
+    assert server.overflows == 1 and server.context_errors == 4
+    assert models["data"][0]["meta"]["n_ctx"] == 4096           # one slot's context, which here is the cache
+
+
+async def test_number_heavy_sources_share_the_cache_without_overflowing_it():
+    # the gate reserves what the server itself counts (its /tokenize), not 4 characters a token
+    with FakeLlamaServer(model="judge", n_ctx=4096, n_slots=4, latency_s=0.1) as server:
+        judge = make_judge(f"openai-compatible:{server.base_url}#tiny", backoff_s=0.01, max_output_tokens=100,
+                           full_source=True)
+        pages = [lab_page(9) for _ in range(6)]
+        verdicts = await judge.verify_many([(f"{STATEMENT} ({i})", p) for i, p in enumerate(pages)])
+        await judge.aclose()
+        sent = server.chat_requests
+    assert server.overflows == 0 and server.context_errors == 0 and server.peak_tokens <= 4096
+    assert all(v.label is Label.SUPPORTED for v in verdicts)
+    assert server.peak_in_flight >= 2                           # what fits still runs side by side
+    assert all(r.prompt_tokens + r.body["max_tokens"] <= 4096 for r in sent)
+
+
+async def test_the_output_limit_is_sized_to_the_servers_own_count_of_the_prompt():
+    with FakeLlamaServer(model="judge", n_ctx=2048, n_slots=1) as server:
+        judge = make_judge(f"openai-compatible:{server.base_url}#tiny", backoff_s=0.01, full_source=True)
+        verdict = await judge.verify(STATEMENT, lab_page(5))
+        await judge.aclose()
+        sent = server.chat_requests
+    assert verdict.label is Label.SUPPORTED
+    assert sent and all(r.prompt_tokens + r.body["max_tokens"] <= 2048 for r in sent)
+
+
+async def test_one_overflow_narrows_the_judge_once_and_every_failed_pair_is_judged_again(caplog):
+    # the server says 4 slots of 40,000 tokens; its cache holds about two of these requests
+    with FakeLlamaServer(model="judge", n_ctx=2600, n_slots=4, latency_s=0.2) as server:
+        server.props_body = lambda: {"default_generation_settings": {"n_ctx": 40000}, "total_slots": 4}  # type: ignore
+        server.models_body = lambda: {"object": "list", "data": [{"id": "tiny", "meta": {"n_ctx": 40000}}]}  # type: ignore
+        judge = make_judge(f"openai-compatible:{server.base_url}#tiny", backoff_s=0.01)
+        verdicts = await judge.verify_many([(f"{STATEMENT} ({i})", page()) for i in range(12)])
+        slots = judge.client.gate.slots
+        await judge.aclose()
+    assert server.overflows >= 1 and server.context_errors > server.overflows   # several failed at once…
+    assert all(v.label is Label.SUPPORTED for v in verdicts)                     # …and were all judged again
+    assert slots >= 2                          # one narrowing per overflow, not one per failed request
+    hints = [r for r in caplog.records if "-np" in r.getMessage()]
+    assert len(hints) == 1
+
+
+async def test_a_number_heavy_page_fits_a_small_slot_by_the_servers_count():
+    # `-c 8192 -np 4`: four slots of 2,048 tokens apart; the page's digits cost a token each, so the
+    # whole page "fits" by 4 characters a token but prompt and reply do not fit the slot by the server's count
+    with FakeLlamaServer(model="judge", n_ctx=8192, n_slots=4, unified=False) as server:
+        judge = make_judge(f"openai-compatible:{server.base_url}#tiny", backoff_s=0.01, full_source=True)
+        verdicts = await judge.verify_many([(f"{STATEMENT} ({i})", lab_page(10)) for i in range(3)])
+        await judge.aclose()
+        sent = server.chat_requests
+    assert server.context_errors == 0
+    assert all(v.label is Label.SUPPORTED for v in verdicts)      # not cut off at the slot's end
+    assert all(r.prompt_tokens + r.body["max_tokens"] <= 2048 for r in sent)

@@ -9,8 +9,18 @@ from tests.support.fake_model_servers import OLLAMA_MODELS, VLLM_MODELS, FakeMod
 async def test_llama_cpp_reports_the_slot_context_the_shared_cache_and_the_slots():
     with FakeLlamaServer(n_ctx=4096, n_slots=4, unified=False) as server:
         limits = await read_server_limits(server.base_url, "model.gguf")
-    assert (limits.context_tokens, limits.shared_tokens, limits.slots) == (1024, 4096, 4)
+    assert (limits.context_tokens, limits.slots) == (1024, 4)
     assert limits.tokenizer == "llama.cpp" and "4 slot(s)" in limits.describe()
+
+
+async def test_llama_cpp_slots_share_at_most_the_context_one_slot_reports():
+    # llama-server reports one slot's context in /props and /v1/models alike and never says whether
+    # its cache is unified: `-c 4096` (4 slots sharing 4,096) and `-c 16384 -np 4` (4 x 4,096 apart)
+    # read the same, so the slots together are held to one slot's context, which overflows neither
+    for unified, n_ctx in ((True, 4096), (False, 16384)):
+        with FakeLlamaServer(n_ctx=n_ctx, n_slots=4, unified=unified) as server:
+            limits = await read_server_limits(server.base_url, "model.gguf")
+        assert (limits.context_tokens, limits.shared_tokens, limits.slots) == (4096, 4096, 4)
 
 
 async def test_vllm_reports_max_model_len():

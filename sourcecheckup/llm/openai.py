@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletion
 from .client import NO_KEY, CallOptions, ClientSettings, LLMClient, Reply
 from .replies import Schema
 from .secrets import COMPATIBLE_KEY_HINT
-from .server_limits import ServerLimits, read_server_limits
+from .server_limits import ServerLimits, count_tokens, read_server_limits
 
 
 class OpenAIClient(LLMClient):
@@ -38,6 +38,12 @@ class OpenAIClient(LLMClient):
         if not self.compatible or not self.settings.base_url:
             return ServerLimits()
         return await read_server_limits(self.settings.base_url, self.settings.model, self._api_key)
+
+    async def _count_tokens(self, texts: list[str]) -> list[int] | None:
+        if not self.compatible or not self.settings.base_url or self.limits is None:
+            return None
+        return await count_tokens(self.settings.base_url, self.settings.model, texts, self.limits.tokenizer,
+                                  self._api_key)
 
     def params(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> dict[str, Any]:
         """The request body, without the fields the server has rejected."""

@@ -3,8 +3,12 @@
 Asked once per client, where the server says it (a server that says nothing keeps the defaults):
 
 - llama.cpp ``llama-server``: ``GET /props`` (``default_generation_settings.n_ctx``: the tokens one
-  request may use; ``total_slots``) and ``GET /v1/models`` (``data[].meta.n_ctx``: the whole cache,
-  which the slots share); ``POST /tokenize`` counts tokens with the model's own tokenizer;
+  request may use; ``total_slots``) and ``GET /v1/models`` (``data[].meta.n_ctx``: the same figure,
+  one slot's context). Neither says whether the slots share one cache (``-c N`` with ``-np`` left at
+  auto: 4 slots, each may use all N tokens, together no more than N; an overflow fails every request
+  in flight) or split it (``-c N -np K``: N/K tokens a slot), so the slots together are held to one
+  slot's context: safe for both, and only under-uses a split cache. ``POST /tokenize`` counts tokens
+  with the model's own tokenizer;
 - vLLM: ``GET /v1/models`` (``data[].max_model_len``); ``POST /tokenize`` (``count``);
 - Ollama: ``POST /api/show`` (``num_ctx`` in ``parameters``, else the model's ``*.context_length``
   capped at Ollama's default window of 4,096 tokens, which its OpenAI endpoint cannot change).
@@ -96,11 +100,9 @@ async def read_server_limits(base_url: str, model: str, api_key: str | None = No
     if isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict):
         slot_ctx = _int(props["default_generation_settings"].get("n_ctx"))
         meta = entry.get("meta") if isinstance(entry, dict) else None
-        shared = _int(meta.get("n_ctx")) if isinstance(meta, dict) else None
-        slots = _int(props.get("total_slots"))
-        if shared is None and slot_ctx and slots:
-            shared = slot_ctx * slots
-        return ServerLimits(slot_ctx, shared, slots, "llama.cpp", "llama.cpp /props")
+        reported = _int(meta.get("n_ctx")) if isinstance(meta, dict) else None
+        slot_ctx = min(c for c in (slot_ctx, reported) if c) if (slot_ctx or reported) else None
+        return ServerLimits(slot_ctx, slot_ctx, _int(props.get("total_slots")), "llama.cpp", "llama.cpp /props")
     if isinstance(entry, dict) and isinstance(entry.get("meta"), dict) and _int(entry["meta"].get("n_ctx")):
         n_ctx = _int(entry["meta"]["n_ctx"])
         return ServerLimits(n_ctx, n_ctx, None, "llama.cpp", "llama.cpp /v1/models meta.n_ctx")

@@ -5,14 +5,23 @@ What it copies from llama.cpp's server (tools/server: README.md and tests/unit):
 - ``/v1/chat/completions`` in OpenAI's wire format, with ``logprobs``/``top_logprobs`` in its
   shape (``choices[0].logprobs.content[i]`` = ``{id, token, bytes, logprob, top_logprobs}``);
 - ``response_format`` ``json_schema`` forces the reply into the schema, whatever the model is;
-- ``n_slots`` slots sharing one ``n_ctx``-token KV cache (``unified``, the default of recent builds:
-  a slot may use the whole context, the requests in flight together may not) or split into
-  ``n_ctx / n_slots`` tokens a slot; a request whose prompt fills a slot gets HTTP 400
-  ``exceed_context_size_error`` (a prompt that fits with a larger ``max_tokens`` is answered, cut
-  at the slot's end with finish_reason "length", as llama-server b11434 does), and requests in
-  flight that together overflow the shared cache get HTTP 500 "Context size has been exceeded."; more requests than slots wait in a queue;
-- ``/v1/models`` with ``meta.n_ctx``, ``/props`` with ``default_generation_settings.n_ctx`` and
-  ``total_slots``, ``/tokenize``, ``/health``;
+- ``n_slots`` slots sharing one ``n_ctx``-token KV cache (``unified``: what ``llama-server -c N``
+  starts with, ``-np`` left at auto: 4 slots, each may use the whole cache, the requests in flight
+  together may not) or split into ``n_ctx / n_slots`` tokens a slot (``-c N -np K`` given
+  explicitly); a request whose prompt fills a slot gets HTTP 400 ``exceed_context_size_error`` (a
+  prompt that fits with a larger ``max_tokens`` is answered, cut at the slot's end with
+  finish_reason "length", as llama-server b11434 does);
+- requests in flight that together overflow the shared cache: the real server (b11434, checked
+  with four concurrent 1,300-token prompts in a 4,096-token cache) fails EVERY request then in
+  flight, not only the newest, each with HTTP 500 ``{"error": {"code": 500, "message": "Context
+  size has been exceeded.", "type": "server_error"}}``, and frees their slots; so does the fake;
+  more requests than slots wait in a queue;
+- ``/props`` (``default_generation_settings.n_ctx``, ``total_slots``) and ``/v1/models``
+  (``meta.n_ctx``) both report ONE SLOT's context: the whole cache, and whether it is unified, are
+  not reported anywhere (so ``-c 4096`` reads 4,096 and 4 slots; ``-c 4096 -np 4`` reads 1,024 and
+  4 slots); ``/slots`` lists the slots with their ``n_ctx``; ``/tokenize``, ``/health``;
+- a tokenizer that counts like llama's (a token per digit, long words in pieces): number-heavy
+  text costs about 2.7 times the 4-characters-a-token estimate, as it does on the real server;
 - ``--api-key``: every endpoint but ``/health`` answers 401 "Invalid API Key", ``/v1/models`` included (as a real
   llama-server built from source does: its model list is not public once it has a key).
 
@@ -36,12 +45,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = re.compile(r"[^\W\d_]+|\d|[^\w\s]|_")
 
 
 def count_tokens(text: str) -> int:
-    """The fake's tokenizer: a token per word and per punctuation mark."""
-    return len(_TOKEN.findall(text))
+    """The fake's tokenizer, counting about as llama's SentencePiece vocabulary does: a token per digit
+    and per punctuation mark, a word a token per five letters begun (on the demo's pages 1.08 times
+    the 4-characters-a-token estimate, the real one 1.06; on a table of lab values 1.8, the real 2.7)."""
+    return sum(1 + (len(t) - 1) // 5 if t[0].isalpha() else 1 for t in _TOKEN.findall(text))
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
@@ -94,14 +105,17 @@ class FakeLlamaServer:
     seed: int = 7
     silent_truncation: int | None = None   # cut longer prompts to this many tokens without a word (as Ollama does)
     requests: list[Recorded] = field(default_factory=list)
-    context_errors: int = 0
+    context_errors: int = 0        # requests answered with a context error (400 or 500)
+    overflows: int = 0             # times the shared cache overflowed (each fails every request in flight)
     peak_in_flight: int = 0
+    peak_tokens: int = 0           # the most tokens the requests in flight held together
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._slots = threading.Semaphore(self.n_slots)
         self._used = 0
         self._in_flight = 0
+        self._running: dict[int, tuple[int, threading.Event]] = {}   # request -> (its tokens, failed)
         self._rng = random.Random(self.seed)
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -145,7 +159,7 @@ class FakeLlamaServer:
 
     def models_body(self) -> dict[str, Any]:
         entry = {"id": self.model_id, "object": "model", "created": 1731000000, "owned_by": "llamacpp",
-                 "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx_train": 32768, "n_ctx": self.n_ctx,
+                 "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx_train": 32768, "n_ctx": self.slot_ctx,
                           "n_embd": 896, "n_params": 494032768, "size": 531066880}}
         return {"models": [{"name": self.model_id, "model": self.model_id}], "object": "list", "data": [entry]}
 
@@ -176,20 +190,34 @@ class FakeLlamaServer:
                                    "n_ctx": self.slot_ctx}}
         text, finish, top = self.reply_text(body, budget, structured)
         n_out = min(budget, max(1, count_tokens(text)))
+        need = n_prompt + n_out
+        failed = threading.Event()
         with self._slots:      # the queue: a request waits for a free slot
             with self._lock:
-                if self.unified and self._used + n_prompt + n_out > self.n_ctx:
-                    self.context_errors += 1
+                if self.unified and self._used + need > self.n_ctx:
+                    # llama.cpp's decode finds no room: every request in flight fails with this one
+                    self.overflows += 1
+                    self.context_errors += 1 + len(self._running)
+                    for _, flag in self._running.values():
+                        flag.set()
+                    self._running.clear()
+                    self._used = 0
                     return 500, error(500, "Context size has been exceeded.", "server_error")
-                self._used += n_prompt + n_out
+                key = id(failed)
+                self._running[key] = (need, failed)
+                self._used += need
                 self._in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+                self.peak_tokens = max(self.peak_tokens, self._used)
             try:
-                time.sleep(self.latency_s)
+                failed.wait(self.latency_s)
             finally:
                 with self._lock:
-                    self._used -= n_prompt + n_out
+                    if self._running.pop(key, None) is not None:
+                        self._used -= need
                     self._in_flight -= 1
+        if failed.is_set():
+            return 500, error(500, "Context size has been exceeded.", "server_error")
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
                                   "message": {"role": "assistant", "content": text}}
         if body.get("logprobs"):
@@ -273,7 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         return
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
+    def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -307,6 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, fake.models_body())
         elif path == "/props":
             self._send(200, fake.props_body())
+        elif path == "/slots":
+            self._send(200, [{"id": i, "n_ctx": fake.slot_ctx, "speculative": False, "is_processing": False}
+                             for i in range(fake.n_slots)])
         else:
             self._send(404, error(404, "File Not Found", "not_found_error"))
 

@@ -63,7 +63,9 @@ def stop_seconds(answers: Path, db: Path, busy: bool) -> tuple[float, int, int]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
                              "--allow-host", "127.0.0.1", "--no-references", "--browser", "never", "--timeout", "120",
-                             "-q"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "-q"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            # a background shell job starts with SIGINT ignored, and the audit would inherit it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     ready = (lambda: _verdicts(db) > 0) if busy else (lambda: _count(db, "SELECT COUNT(*) FROM runs") > 0)
     while not ready() and proc.poll() is None and time.monotonic() < deadline:

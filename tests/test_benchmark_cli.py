@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-cli-test-77c1"
 
 
-def sc(*args: str, anthropic: FakeLLMServer | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def sc(*args: str, anthropic: FakeLLMServer | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
            "SOURCECHECKUP_BROWSER": "never", "SOURCECHECKUP_ARCHIVE": "off", "HF_HUB_OFFLINE": "1"}
     if anthropic is not None:   # the anthropic SDK reads both from the environment

@@ -37,6 +37,13 @@ SENTENCES = ("Hypertension is now defined as a blood pressure of 130/80 mm Hg or
 WAIT_S = 120   # a generous ceiling for real work on a busy machine; never what a test measures
 
 
+def _ctrl_c_heard() -> None:
+    """In the audit's process before it starts: SIGINT back to its default. A shell starts background jobs
+    with SIGINT ignored, and Python leaves an inherited "ignore" alone, so a suite run from a background job
+    (`make test &`) would give the audit a Ctrl-C it cannot hear."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _verdicts(db: Path) -> list[tuple[int, str]]:
     try:
         with sqlite3.connect(db, timeout=5) as c:
@@ -60,7 +67,8 @@ def test_ctrl_c_stops_a_builtin_audit_keeping_its_verdicts_and_a_resume_judges_o
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
                              "--allow-host", "127.0.0.1", "--no-references", "--browser", "never"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_heard)
     deadline = time.monotonic() + 5 * WAIT_S   # fetching 36 pages and embedding a third of them: a minute and
     while not _verdicts(db) and proc.poll() is None and time.monotonic() < deadline:   # more on a crowded machine
         time.sleep(0.05)

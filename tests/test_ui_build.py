@@ -37,7 +37,7 @@ def bundle(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("build")
     dist, work = tmp / "dist", tmp / "work"
     build = subprocess.run([pyinstaller, "--noconfirm", "--distpath", str(dist), "--workpath", str(work),
-                            str(ROOT / "build.spec")], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+                            str(ROOT / "build.spec")], cwd=ROOT, capture_output=True, text=True, timeout=3600)   # a ceiling: 10 min on a quiet machine, 30+ with both cores busy
     assert build.returncode == 0, build.stderr[-3000:]
     return dist / "SourceCheckup"
 

@@ -48,13 +48,14 @@ def main(argv: list[str]) -> int:
     if argv:
         return subprocess.call(pytest + argv, cwd=ROOT, env=env)
     started = time.monotonic()
+    parallel = parallel_args()
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as build_log:
         print(f"tests: the frozen-app build (tests/test_ui_build.py) runs beside the rest of the suite "
-              f"({' '.join(parallel_args()) or 'one process'}); its output follows the suite's", flush=True)
+              f"({' '.join(parallel) or 'one process'}); its output follows the suite's", flush=True)
         build = subprocess.Popen(pytest + ["-m", "build"], cwd=ROOT, env=env, stdout=build_log,
                                  stderr=subprocess.STDOUT)
         try:
-            rest = subprocess.call(pytest + parallel_args() + ["-m", "not build"], cwd=ROOT, env=env)
+            rest = subprocess.call(pytest + parallel + ["-m", "not build"], cwd=ROOT, env=env)
             build_code = build.wait()
         except KeyboardInterrupt:
             build.terminate()

@@ -35,7 +35,7 @@ def onnx_file(folder: Path) -> Path:
 def _build(config: dict[str, Any], weights: dict[str, np.ndarray]) -> bytes:
     """The serialised ONNX model: inputs ``input_ids`` and ``attention_mask`` (int64, batch x length),
     outputs ``embeddings`` (float32, batch x hidden, unit length) and ``token_states`` (float32, batch x
-    length x hidden: the last layer's output before pooling; ONNX Runtime computes only the outputs asked for)."""
+    length x hidden: the last layer's output before pooling)."""
     from onnx import TensorProto, helper, numpy_helper
 
     H, heads = int(config["hidden_size"]), int(config["num_attention_heads"])

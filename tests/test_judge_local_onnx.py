@@ -130,3 +130,22 @@ def test_the_runtime_option_is_checked_in_the_spec(folders):
     assert from_spec(str(folders["t5"])).runtime == "auto"
     with pytest.raises(JudgeSpecError, match="runtime=gpu is not one of auto, torch, onnx"):
         from_spec(str(folders["t5"]), runtime="gpu")
+
+
+def test_an_export_killed_midway_leaves_no_staging_folder_behind_the_next_one(tmp_path):
+    # a process killed mid-export leaves its staging folder; the next export removes it (its owner is dead)
+    # and keeps a folder a live process is still writing
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    left = tmp_path / f".int8-{dead}-abc123"
+    left.mkdir()
+    (left / "model.onnx").write_bytes(b"half")
+    busy = tmp_path / f".int8-{os.getppid()}-def456"
+    busy.mkdir()
+    built: list[Path] = []
+    target = local_onnx._write_variant(tmp_path, "int8", lambda p: built.append(p) or p.write_bytes(b"onnx"))
+    assert target.read_bytes() == b"onnx" and target == tmp_path / "int8" / "model.onnx"
+    assert not left.exists()
+    assert busy.exists()
+    assert built[0].parent.name.startswith(f".int8-{os.getpid()}-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([busy.name, "int8"])

@@ -23,11 +23,11 @@ class JudgePath:
     summary: str       # the path in one line, for a crowded screen
 
 
-# bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads); the
-# DeBERTa/Flan-T5 int8 and ONNX Runtime figures are estimates from one batch's forward passes (docs/scaling.md)
-LAPTOP_MINUTES = ("9 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), 12-15 with "
-                  "MiniCheck-DeBERTa-v3-large (about 6-7 with #quantize=int8), about 12 with "
-                  "MiniCheck-Flan-T5-large (about 8 with #quantize=int8)")
+# bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads); DeBERTa and
+# Flan-T5 measured end to end on a quiet machine (docs/scaling.md)
+LAPTOP_MINUTES = ("9 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), about 13 with "
+                  "MiniCheck-DeBERTa-v3-large (about 6.5 with #quantize=int8), about 12.5 with "
+                  "MiniCheck-Flan-T5-large (about 7 with #quantize=int8)")
 
 JUDGE_PATHS: tuple[JudgePath, ...] = (
     JudgePath(
@@ -46,7 +46,9 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         costs="free; nothing leaves this computer",
         needs="the server running with a model pulled (e.g. `ollama pull bespoke-minicheck`, about 5 GB); "
               "a GPU or Apple silicon makes it fast; `sourcecheckup judges detect` (in the app: Find local "
-              "servers) lists what is running",
+              "servers) lists what is running; llama.cpp's llama-server shares its context (`-c`; by default the "
+              "model's own, often 4,096 tokens) among its slots (`-np`; 4 when left to choose): when calls fail "
+              "with \"context exceeded\", start it with a larger `-c` or `-np 1`, or lower `--concurrency`",
         accuracy="depends on the model; Bespoke-MiniCheck-7B, a checker made for this task (Ollama: "
                  "bespoke-minicheck), reached 77.4% balanced accuracy on LLM-AggreFact",
         source="the Bespoke-MiniCheck-7B model card by Bespoke Labs and the LLM-AggreFact leaderboard of "

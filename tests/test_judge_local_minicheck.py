@@ -208,3 +208,39 @@ async def test_a_source_without_text_is_a_judge_error_not_a_verdict(folders):
     verdict = await make_judge(f"local:{folders['t5']}").verify("Iron overload is common.",
                                                                SourceText.from_text(" \n ", url="https://e.org"))
     assert verdict.label is Label.JUDGE_ERROR and "no text" in verdict.rationale
+
+
+async def test_a_cancelled_judgement_stops_its_thread_before_the_next_batch(folders, monkeypatch):
+    # Ctrl-C or the app's Cancel cancels the task awaiting the judge; asyncio then waits for the worker thread
+    # before the process can end, so the thread must stop at its next batch, not run the rest of them
+    import asyncio
+    import threading
+    import time
+
+    from sourcecheckup.judges import local_kinds
+
+    judge = from_spec(str(folders["roberta"]), batch_size=1)
+    await judge.load()
+    calls: list[float] = []
+    started = threading.Event()
+    original = local_kinds.encoded_probabilities
+
+    def slow(m, encoded):
+        calls.append(time.monotonic())
+        started.set()
+        time.sleep(0.3)
+        return original(m, encoded)
+
+    monkeypatch.setattr(local_kinds, "encoded_probabilities", slow)
+    pairs = [(f"Iron overload is common ({i}).", SourceText.from_text(PAGE)) for i in range(8)]
+    task = asyncio.create_task(judge.verify_many(pairs))
+    assert await asyncio.to_thread(started.wait, 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(1.0)              # the batch in progress ends; no further one starts
+    assert 1 <= len(calls) <= 2 < len(pairs)
+    # the next judgement is not stopped by the last one's request
+    monkeypatch.setattr(local_kinds, "encoded_probabilities", original)
+    verdicts = await judge.verify_many(pairs[:1])
+    assert verdicts[0].label in (Label.SUPPORTED, Label.NOT_SUPPORTED)

@@ -29,7 +29,7 @@ from ..models import Label, Verdict
 from ..evidence import SourceText
 from . import local_kinds
 from . import local_onnx
-from .base import JudgeSpecError
+from .base import JudgeSpecError, JudgeStopped, in_stoppable_thread
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +360,7 @@ class LocalJudge:
             await self.load()
         except Exception as exc:
             return [self._error(f"{exc}") for _ in pairs]
-        return await asyncio.to_thread(self._judge_pairs_sync, list(pairs))
+        return await in_stoppable_thread(self._judge_pairs_sync, list(pairs))
 
     async def aclose(self) -> None:
         loaded, self._loaded = self._loaded, None
@@ -374,7 +374,17 @@ class LocalJudge:
         return Verdict.error(self.id, message, prompt_version=self.prompt_version,
                              model_version=self.model_version)
 
-    def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]]) -> list[Verdict]:
+    def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]],
+                          stop: threading.Event | None = None) -> list[Verdict]:
+        """The verdicts of ``pairs`` (in a worker thread); once ``stop`` is set (the awaiting task was
+        cancelled) it raises JudgeStopped before its next batch."""
+        local_kinds.stop_on(stop)
+        try:
+            return self._judge_pairs_now(pairs)
+        finally:
+            local_kinds.stop_on(None)
+
+    def _judge_pairs_now(self, pairs: list[tuple[str, SourceText]]) -> list[Verdict]:
         m = self._loaded
         assert m is not None
         if m.minicheck is not None:
@@ -564,12 +574,15 @@ class LocalJudge:
             return []
         try:
             return list(self._score(windows, hypotheses, m))
+        except JudgeStopped:
+            raise
         except Exception as exc:
             log.warning("local judge: batch of %d failed (%s: %s); retrying one by one",
                         len(windows), type(exc).__name__, exc)
             _free_cuda(m)
         out: list[float | Exception] = []
         for window, hypothesis in zip(windows, hypotheses):
+            local_kinds.check_stop()
             try:
                 out.extend(self._score([window], [hypothesis], m))
             except Exception as exc:
@@ -585,6 +598,7 @@ class LocalJudge:
         scores = [0.0] * len(windows)
         with self._run_lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
+                local_kinds.check_stop()
                 chunk = order[start:start + self.batch_size]
                 encoded = m.tokenizer([windows[i].text for i in chunk], [hypotheses[i] for i in chunk],
                                       padding=True, truncation="longest_first",

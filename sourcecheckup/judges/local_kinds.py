@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -268,6 +269,24 @@ def cached_chunks(source: Any, m: MiniCheckModel) -> list[str]:
     return chunks
 
 
+_stop = threading.local()     # the stop request of the judging running in this thread (judges.base.in_stoppable_thread)
+
+
+def stop_on(event: threading.Event | None) -> None:
+    """Make ``event`` the stop request that :func:`check_stop` looks at in this thread."""
+    _stop.event = event
+
+
+def check_stop() -> None:
+    """Between two batches: raise JudgeStopped when the run no longer waits for this thread's scores (Ctrl-C,
+    the app's Cancel), so an interrupted run ends after the batch in progress, not after every batch left."""
+    event = getattr(_stop, "event", None)
+    if event is not None and event.is_set():
+        from .base import JudgeStopped
+
+        raise JudgeStopped("the run was interrupted")
+
+
 def score_isolated(m: MiniCheckModel, texts: Sequence[str], batch_size: int,
                    on_failure: Callable[[], None] = lambda: None) -> list[float | Exception]:
     """P(supported) of every text, tokenised once, in batches of similar length (little padding:
@@ -279,6 +298,7 @@ def score_isolated(m: MiniCheckModel, texts: Sequence[str], batch_size: int,
         return out
     ids = m.tokenizer(list(texts), max_length=m.max_length, truncation=True)["input_ids"]
     for batch in length_batches([len(i) for i in ids], max(1, batch_size)):
+        check_stop()
         probs: list[float | Exception]
         try:
             encoded = m.tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
@@ -289,6 +309,7 @@ def score_isolated(m: MiniCheckModel, texts: Sequence[str], batch_size: int,
             on_failure()
             probs = []
             for i in batch:
+                check_stop()
                 try:
                     probs.extend(minicheck_probabilities(m, [texts[i]]))
                 except Exception as one:

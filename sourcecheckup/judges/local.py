@@ -374,15 +374,10 @@ class LocalJudge:
         return Verdict.error(self.id, message, prompt_version=self.prompt_version,
                              model_version=self.model_version)
 
-    def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]],
-                          stop: threading.Event | None = None) -> list[Verdict]:
-        """The verdicts of ``pairs`` (in a worker thread); once ``stop`` is set (the awaiting task was
-        cancelled) it raises JudgeStopped before its next batch."""
-        local_kinds.stop_on(stop)
-        try:
+    def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]], stop: threading.Event | None = None) -> list[Verdict]:
+        """The verdicts of ``pairs`` in a worker thread; JudgeStopped before the next batch once ``stop`` is set."""
+        with local_kinds.stopping_on(stop):
             return self._judge_pairs_now(pairs)
-        finally:
-            local_kinds.stop_on(None)
 
     def _judge_pairs_now(self, pairs: list[tuple[str, SourceText]]) -> list[Verdict]:
         m = self._loaded

@@ -19,13 +19,14 @@ MiniCheck, as in Liyan06/MiniCheck (minicheck/inference.py, minicheck/minicheck.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..evidence import source_sentences
 
@@ -272,9 +273,14 @@ def cached_chunks(source: Any, m: MiniCheckModel) -> list[str]:
 _stop = threading.local()     # the stop request of the judging running in this thread (judges.base.in_stoppable_thread)
 
 
-def stop_on(event: threading.Event | None) -> None:
-    """Make ``event`` the stop request that :func:`check_stop` looks at in this thread."""
+@contextlib.contextmanager
+def stopping_on(event: threading.Event | None) -> Iterator[None]:
+    """Within the block, ``event`` is the stop request that :func:`check_stop` looks at in this thread."""
     _stop.event = event
+    try:
+        yield
+    finally:
+        _stop.event = None
 
 
 def check_stop() -> None:

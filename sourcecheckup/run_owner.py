@@ -23,6 +23,20 @@ def _start_ticks(pid: int) -> int:
         return 0
 
 
+def pid_alive(pid: int) -> bool | None:
+    """Whether process ``pid`` runs on this machine; None where that cannot be asked without side effects
+    (on Windows ``os.kill(pid, 0)`` would terminate the process)."""
+    if os.name != "posix":
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True   # alive, another user's
+    return True
+
+
 def owner_note() -> str:
     pid = os.getpid()
     return f"{OWNER_PREFIX}{pid} on {socket.gethostname()} (process start {_start_ticks(pid)})"
@@ -35,10 +49,7 @@ def owner_alive(note: str | None) -> bool | None:
     if m is None or m.group(2) != socket.gethostname():
         return None
     pid, ticks = int(m.group(1)), int(m.group(3))
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass   # alive, another user's
+    alive = pid_alive(pid)
+    if not alive:
+        return alive
     return not (ticks and _start_ticks(pid) and _start_ticks(pid) != ticks)

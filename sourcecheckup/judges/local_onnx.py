@@ -33,6 +33,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..run_owner import pid_alive
+
 log = logging.getLogger(__name__)
 
 GRAPH_VERSION = 1
@@ -108,24 +110,11 @@ def _wrapper(model: Any, answer_ids: Sequence[int]) -> Any:
 STALE_STAGING_S = 24 * 3600     # a staging folder whose owner cannot be told alive is removed after this
 
 
-def _alive(pid: int) -> bool | None:
-    """Whether process ``pid`` runs (None where this system cannot say without side effects)."""
-    if os.name != "posix":
-        return None          # os.kill(pid, 0) would terminate the process on Windows
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_stale_staging(root: Path, variant: str) -> None:
     """Remove the staging folders of exports whose process died (killed mid-export): ``.<variant>-<pid>-*``."""
     for folder in root.glob(f".{variant}-*"):
         pid_text = folder.name[len(variant) + 2:].split("-", 1)[0]
-        alive = _alive(int(pid_text)) if pid_text.isdigit() else None
+        alive = pid_alive(int(pid_text)) if pid_text.isdigit() else None
         try:
             old = time.time() - folder.stat().st_mtime > STALE_STAGING_S
         except OSError:

@@ -65,3 +65,40 @@ def test_the_bundles_demo_reads_every_page_and_gives_the_source_trees_verdicts(b
     from sourcecheckup.judges.builtin import MODEL_FULL
 
     assert MODEL_FULL in out.err       # the full judge ran ("builtin-4/all-MiniLM-L6-v2"), not its lexical fallback
+
+
+def test_the_bundle_runs_each_local_checker_kind_as_the_source_tree_does(bundle: Path, tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    # local: needs torch, transformers and (Flan-T5, by default) ONNX Runtime with torch.onnx's export inside
+    # the bundle; build.spec lists fewer torch modules than pyinstaller-hooks-contrib would, so each checker
+    # kind is run by the bundle's command line and compared with the source tree's verdicts
+    import asyncio
+    import json
+
+    from sourcecheckup.evidence import SourceText
+    from sourcecheckup.judges.local import from_spec
+    from tests.support.minicheck_models import KINDS, build_minicheck_model
+
+    page = (ROOT / "tests" / "fixtures" / "local_judge" / "hemochromatosis.txt").read_text()
+    statements = ["Iron overload is common.", "Hereditary haemochromatosis is treated by removing blood."]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"id": f"p{i}", "statement": s, "source": page}) + "\n"
+                             for i, s in enumerate(statements)))
+    cli = bundle / ("sourcecheckup-cli.exe" if os.name == "nt" else "sourcecheckup-cli")
+    monkeypatch.setenv("SOURCECHECKUP_CACHE_DIR", str(tmp_path / "cache-source"))
+    runs, expected = {}, {}
+    for kind in KINDS:      # the three bundle processes run at once; the source tree's verdicts meanwhile
+        folder = build_minicheck_model(tmp_path / kind, kind)
+        env = dict(os.environ, SOURCECHECKUP_CACHE_DIR=str(tmp_path / "cache-bundle" / kind),
+                   PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", HF_HUB_OFFLINE="1")
+        with (tmp_path / f"{kind}.out").open("w") as out, (tmp_path / f"{kind}.err").open("w") as err:
+            runs[kind] = subprocess.Popen([str(cli), "verify-pairs", str(pairs), "--db", str(tmp_path / f"{kind}.db"),
+                                           "-q", "--judge", f"local:{folder}"], env=env, stdout=out, stderr=err)
+        judge = from_spec(str(folder))
+        expected[kind] = asyncio.run(judge.verify_many([(s, SourceText.from_text(page)) for s in statements]))
+    for kind, run in runs.items():
+        run.wait(timeout=600)
+        assert run.returncode == 0, (kind, (tmp_path / f"{kind}.err").read_text()[-3000:])
+        there = [json.loads(line) for line in (tmp_path / f"{kind}.out").read_text().splitlines() if line.strip()]
+        assert [(v["label"], round(v["score"], 3), v["rationale"]) for v in there] == \
+            [(v.label.value, round(v.score, 3), v.rationale) for v in expected[kind]], kind

@@ -149,3 +149,42 @@ def test_an_export_killed_midway_leaves_no_staging_folder_behind_the_next_one(tm
     assert busy.exists()
     assert built[0].parent.name.startswith(f".int8-{os.getpid()}-")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([busy.name, "int8"])
+
+
+def test_flan_t5s_encoder_attention_is_one_fused_node_a_block_with_the_same_logits(folders, cache, tmp_path):
+    # onnx_attention.py puts com.microsoft.MultiHeadAttention in place of each encoder self-attention that
+    # torch.onnx.export writes as a dozen nodes; the logits must be those of the graph as traced
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    from sourcecheckup.judges.onnx_attention import fuse_t5_encoder_attention
+
+    model, tokenizer = loaded_model(folders["t5"], "t5")
+    answer_ids = [tokenizer("0").input_ids[0], tokenizer("1").input_ids[0]]
+    stale = cache / "minicheck-onnx" / f"{local_onnx.fingerprint(model, answer_ids)}-v1" / "fp32"
+    stale.mkdir(parents=True)
+    (stale / "model.onnx").write_bytes(b"an export by the previous graph version")
+    checker = local_onnx.open_checker(model, answer_ids, "fp32", threads=1)
+    assert not stale.parent.exists()                      # the earlier version's export of this model is gone
+    graph = onnx.load(str(checker.path), load_external_data=False).graph
+    fused = [n for n in graph.node if n.op_type == "MultiHeadAttention"]
+    assert len(fused) == model.config.num_layers and all("/encoder/" in n.name for n in fused)
+    assert not [n for n in graph.node if n.op_type == "Softmax" and "/encoder/" in n.name]
+
+    traced = tmp_path / "plain" / "model.onnx"
+    traced.parent.mkdir()
+    import sourcecheckup.judges.onnx_attention as attention
+
+    original = attention.fuse_t5_encoder_attention
+    try:
+        attention.fuse_t5_encoder_attention = lambda proto, heads: 0      # the graph as torch.onnx traced it
+        local_onnx.export_fp32(model, answer_ids, traced)
+    finally:
+        attention.fuse_t5_encoder_attention = original
+    assert fuse_t5_encoder_attention(onnx.load(str(traced)), model.config.num_heads) == model.config.num_layers
+    texts = [f"predict: {PAGE[:400 * (i + 1)]}{tokenizer.eos_token}Iron overload is common." for i in range(3)]
+    batch = tokenizer(texts, padding=True, return_tensors="np")    # padded rows: the mask reaches the bias
+    feed = {"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": batch["attention_mask"].astype(np.int64)}
+    plain = ort.InferenceSession(str(traced), providers=["CPUExecutionProvider"]).run(["logits"], feed)[0]
+    assert np.allclose(checker.session.run(["logits"], feed)[0], plain, atol=1e-5, rtol=0)

@@ -23,11 +23,11 @@ class JudgePath:
     summary: str       # the path in one line, for a crowded screen
 
 
-# bench/local_judge.py --quick, MiniCheck-sized models on 2 threads (CPU time over the threads); DeBERTa and
-# Flan-T5 measured end to end on a quiet machine (docs/scaling.md)
-LAPTOP_MINUTES = ("9 minutes with MiniCheck-RoBERTa-large (4 with local:NAME#quantize=int8), about 13 with "
-                  "MiniCheck-DeBERTa-v3-large (about 6.5 with #quantize=int8), about 12.5 with "
-                  "MiniCheck-Flan-T5-large (about 7 with #quantize=int8)")
+# bench/local_judge.py, MiniCheck-sized models on 2 threads, 5 statements a 7.5 KB page, a quiet machine (CPU time
+# over the threads; docs/scaling.md)
+LAPTOP_MINUTES = ("10 minutes with MiniCheck-RoBERTa-large (about 4.5 with local:NAME#quantize=int8), about 21 with "
+                  "MiniCheck-DeBERTa-v3-large (about 8 with #quantize=int8), 20 to 23 with "
+                  "MiniCheck-Flan-T5-large (about 9.5 with #quantize=int8)")
 
 JUDGE_PATHS: tuple[JudgePath, ...] = (
     JudgePath(
@@ -60,7 +60,7 @@ JUDGE_PATHS: tuple[JudgePath, ...] = (
         example="local:minicheck-roberta-large, after `sourcecheckup models pull minicheck-roberta-large` "
                 "(`sourcecheckup models list` names the others; a model folder: local:/path/to/folder)",
         costs="free; a one-time download (0.4–3 GB), then it works offline; slow on a laptop's CPU: a "
-              "10-answer audit (about 100 statement–source pairs of 5 KB pages) takes about "
+              "10-answer audit (about 100 statement–source pairs, 5 statements a 7.5 KB page) takes about "
               f"{LAPTOP_MINUTES} on 2 free cores (bench/local_judge.py); a GPU is much faster",
         needs="`sourcecheckup models pull NAME` once (or `models import DIR --name NAME` from a copy, offline), "
               "disk space and a few GB of memory; runs on the CPU, much faster with a GPU",

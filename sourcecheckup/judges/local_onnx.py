@@ -12,8 +12,9 @@ int8 only here, and only in its encoder's feed-forward input matrices (``INT8_SC
 What is written (once, into the user cache, ``<cache>/minicheck-onnx/<fingerprint>-v<N>/``):
 - ``fp32/model.onnx``: the model's own forward as transformers computes it, with local_fast's
   DeBERTa attention and Flan-T5 one-step decoder (``torch.onnx.export`` traces them: the scores
-  equal the PyTorch model's within float32 rounding), output the classifier's logits or the logits
-  of the two answer tokens ("0", "1");
+  equal the PyTorch model's within float32 rounding), Flan-T5's encoder attention blocks each as
+  one fused MultiHeadAttention node (onnx_attention.py: the same sums), output the classifier's
+  logits or the logits of the two answer tokens ("0", "1");
 - ``int8/model.onnx``: the same graph with every matrix product by a weight in int8, per-channel
   (``onnxruntime.quantization.quantize_dynamic``; activations are quantised per batch at run time).
 The fingerprint hashes the config and every weight, so another model of the same shape never
@@ -37,7 +38,7 @@ from ..run_owner import pid_alive
 
 log = logging.getLogger(__name__)
 
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2     # 2: Flan-T5's encoder attention fused (onnx_attention.py); an older version's folder is removed
 OPSET = 17
 RUNTIMES = ("auto", "torch", "onnx")
 # model types whose export was checked against the PyTorch model (tests/test_judge_local_onnx.py)
@@ -162,6 +163,11 @@ def export_fp32(model: Any, answer_ids: Sequence[int], path: Path) -> None:
                                         "attention_mask": {0: "batch", 1: "length"}, "logits": {0: "batch"}})
     # one weights file beside the graph whatever the model's size (a protobuf holds at most 2 GB)
     proto = onnx.load(str(traced))
+    if model.config.model_type == "t5":
+        from .onnx_attention import fuse_t5_encoder_attention
+
+        fused = fuse_t5_encoder_attention(proto, model.config.num_heads)
+        log.info("local judge: %d of %d encoder attention blocks fused", fused, model.config.num_layers)
     onnx.save_model(proto, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
                     location="model.onnx.data", size_threshold=1024)
     for leftover in path.parent.iterdir():
@@ -226,7 +232,10 @@ def open_checker(model: Any, answer_ids: Sequence[int], variant: str, threads: i
     if model.config.model_type not in MODEL_TYPES:
         raise OnnxUnavailable(f"{model.config.model_type} models are not exported to ONNX here")
     t0 = time.perf_counter()
-    root = cache_root() / f"{fingerprint(model, answer_ids)}-v{GRAPH_VERSION}"
+    key = fingerprint(model, answer_ids)
+    root = cache_root() / f"{key}-v{GRAPH_VERSION}"
+    for older in range(1, GRAPH_VERSION):     # the same model's export by an earlier version (gigabytes)
+        shutil.rmtree(cache_root() / f"{key}-v{older}", ignore_errors=True)
     try:
         path = _write_variant(root, "fp32", lambda p: export_fp32(model, answer_ids, p))
         if variant == "int8":

@@ -188,3 +188,20 @@ def test_flan_t5s_encoder_attention_is_one_fused_node_a_block_with_the_same_logi
     feed = {"input_ids": batch["input_ids"].astype(np.int64), "attention_mask": batch["attention_mask"].astype(np.int64)}
     plain = ort.InferenceSession(str(traced), providers=["CPUExecutionProvider"]).run(["logits"], feed)[0]
     assert np.allclose(checker.session.run(["logits"], feed)[0], plain, atol=1e-5, rtol=0)
+
+
+def test_quantising_prints_no_advice_meant_for_calibrated_quantisation(folders, tmp_path, caplog):
+    # onnxruntime.quantization logs "Please consider to run pre-processing before quantization" on the root
+    # logger, which a user of `local:NAME#quantize=int8` saw on stderr at the first export
+    import logging
+
+    model, tokenizer = loaded_model(folders["t5"], "t5")
+    fp32 = local_onnx.open_checker(model, [3, 209], "fp32", threads=1).path
+    target = tmp_path / "int8" / "model.onnx"
+    target.parent.mkdir()
+    with caplog.at_level(logging.INFO):
+        local_onnx.quantize_int8(fp32, target, "encoder-wi")
+    assert target.is_file()
+    assert not [r for r in caplog.records if "pre-processing" in r.getMessage()]
+    logging.getLogger().warning("Please consider to run pre-processing before quantization")   # the filter is gone
+    assert [r for r in caplog.records if "pre-processing" in r.getMessage()]

@@ -176,12 +176,9 @@ def test_flan_t5s_encoder_attention_is_one_fused_node_a_block_with_the_same_logi
     traced.parent.mkdir()
     import sourcecheckup.judges.onnx_attention as attention
 
-    original = attention.fuse_t5_encoder_attention
-    try:
-        attention.fuse_t5_encoder_attention = lambda proto, heads: 0      # the graph as torch.onnx traced it
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(attention, "fuse_t5_encoder_attention", lambda proto, heads: 0)   # the graph as traced
         local_onnx.export_fp32(model, answer_ids, traced)
-    finally:
-        attention.fuse_t5_encoder_attention = original
     assert fuse_t5_encoder_attention(onnx.load(str(traced)), model.config.num_heads) == model.config.num_layers
     texts = [f"predict: {PAGE[:400 * (i + 1)]}{tokenizer.eos_token}Iron overload is common." for i in range(3)]
     batch = tokenizer(texts, padding=True, return_tensors="np")    # padded rows: the mask reaches the bias

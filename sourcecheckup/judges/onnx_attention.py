@@ -35,27 +35,18 @@ def _constant(graph: Any, name: str, producers: dict[str, Any]) -> Any:
     return None
 
 
-def _source(name: str, producers: dict[str, Any]) -> str:
-    """The tensor that ``name`` is a reshaped, transposed or scaled view of."""
+def _view_of(graph: Any, name: str, producers: dict[str, Any]) -> tuple[str, float | None]:
+    """(the tensor that ``name`` is a reshaped, transposed or scaled view of, the product of the scalar
+    constants it was multiplied by on the way; None: a product by something other than a scalar constant)."""
+    scale: float | None = 1.0
     node = producers.get(name)
     while node is not None and node.op_type in PASS_THROUGH:
+        if node.op_type == "Mul" and scale is not None:
+            value = _constant(graph, node.input[1], producers)
+            scale = None if value is None or value.size != 1 else scale * float(value.reshape(()))
         name = node.input[0]
         node = producers.get(name)
-    return name
-
-
-def _scale(graph: Any, name: str, producers: dict[str, Any]) -> float | None:
-    """The product of the scalar constants ``name`` was multiplied by on its way from its source (None: not
-    a plain chain of reshapes, transposes and scalar products)."""
-    scale, node = 1.0, producers.get(name)
-    while node is not None and node.op_type in PASS_THROUGH:
-        if node.op_type == "Mul":
-            value = _constant(graph, node.input[1], producers)
-            if value is None or value.size != 1:
-                return None
-            scale *= float(value.reshape(()))
-        node = producers.get(node.input[0])
-    return scale
+    return name, scale
 
 
 def fuse_t5_encoder_attention(model: Any, num_heads: int) -> int:
@@ -84,11 +75,10 @@ def fuse_t5_encoder_attention(model: Any, num_heads: int) -> int:
                 or after[0].op_type != "MatMul" or after[0].input[0] != softmax.output[0]:
             continue
         context = after[0]
-        scale_q, scale_k = _scale(graph, scores.input[0], producers), _scale(graph, scores.input[1], producers)
-        if (_source(scores.input[0], producers) != q.output[0] or _source(scores.input[1], producers) != k.output[0]
-                or _source(context.input[1], producers) != v.output[0] or _source(o.input[0], producers)
-                != context.output[0] or scale_q is None or scale_k is None
-                or _scale(graph, context.input[1], producers) != 1.0 or _scale(graph, o.input[0], producers) != 1.0):
+        (q_in, scale_q), (k_in, scale_k), (v_in, scale_v), (o_in, scale_o) = (
+            _view_of(graph, name, producers) for name in (scores.input[0], scores.input[1], context.input[1], o.input[0]))
+        if (q_in, k_in, v_in, o_in) != (q.output[0], k.output[0], v.output[0], context.output[0]) \
+                or scale_q is None or scale_k is None or scale_v != 1.0 or scale_o != 1.0:
             continue
         out = f"{block}/MultiHeadAttention_output_0"
         fused.append(helper.make_node(
@@ -98,12 +88,17 @@ def fuse_t5_encoder_attention(model: Any, num_heads: int) -> int:
         o.input[0] = out
     if not fused:
         return 0
-    graph.node.extend(fused)
-    known = {i.name for i in graph.input} | {i.name for i in graph.initializer}
-    ordered = _topological(list(graph.node), known)
+    # each fused node just before the projection that reads it (its inputs all come earlier), then what nothing
+    # reads any more goes
+    before = {node.output[0]: node for node in fused}
+    ordered = []
+    for node in graph.node:
+        if node.input and node.input[0] in before:
+            ordered.append(before[node.input[0]])
+        ordered.append(node)
     needed = {o.name for o in graph.output}
     kept = []
-    for node in reversed(ordered):          # what nothing reads any more goes
+    for node in reversed(ordered):
         if any(out in needed for out in node.output):
             kept.append(node)
             needed.update(i for i in node.input if i)
@@ -113,19 +108,3 @@ def fuse_t5_encoder_attention(model: Any, num_heads: int) -> int:
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return len(fused)
 
-
-def _topological(nodes: list[Any], known: set[str]) -> list[Any]:
-    available = set(known) | {""}
-    ordered: list[Any] = []
-    while nodes:
-        waiting = []
-        for node in nodes:
-            if all(i in available for i in node.input):
-                ordered.append(node)
-                available.update(node.output)
-            else:
-                waiting.append(node)
-        if len(waiting) == len(nodes):
-            raise ValueError(f"the graph cannot be ordered at {waiting[0].name}")
-        nodes = waiting
-    return ordered

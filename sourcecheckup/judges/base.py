@@ -168,6 +168,8 @@ def validate_judge_spec(spec: str, env: Any = None) -> str | None:
                 "e.g. builtin, openai:gpt-4o, anthropic:claude-sonnet-4-5, "
                 f"{COMPATIBLE_EXAMPLE}, local:/path/to/model")
     if kind == "builtin":
+        if arg == "reader" or arg.startswith("reader:"):   # builtin:reader[:threshold], the learned reader
+            arg = arg[len("reader"):].lstrip(":").strip()
         if arg:
             try:
                 value = float(arg)

@@ -79,6 +79,7 @@ BUILTIN_DECIDERS = {
     "outright": "the source sentence states it outright (every key term, the same negation)",
     "completeness": "the completeness gate (is every part of the statement on the page?)",
     "score": "the trained score",
+    "reader": "the learned reader (builtin:reader)",
 }
 
 

@@ -19,7 +19,8 @@ alone and says so in ``model_version`` ("builtin-4/lexical").
 The package by concept: ``features`` (words, stems, wording features, the trained logistic model
 and its parameters), ``facts`` (the statement's facts looked for on a page, the completeness features),
 ``screen`` (the exact checks that decide before the score: CheckOutcome,
-Checks, run_checks), ``judge`` (analyse_pair, the rationale, BuiltinJudge, from_spec).
+Checks, run_checks), ``judge`` (analyse_pair, the rationale, BuiltinJudge, from_spec), ``reader`` (the
+learned cross-encoder of ``builtin:reader``, run on ONNX Runtime; scripts/train_reader.py trains it).
 """
 from __future__ import annotations
 
@@ -30,14 +31,15 @@ from .features import _Idf  # noqa: F401  (scripts/train_builtin.py builds provi
 from .judge import (
     BATCH_PAIRS, BM25_CANDIDATES, CHECK_PASSAGES, CHECK_SENTENCES, CORROBORATED_SIMILARITY, JUDGE_ID,
     MAX_EMBEDDED_SENTENCES, MAX_QUOTE_CHARS, MODEL_FULL, MODEL_LEXICAL, NEGATION_VETO_COVERAGE,
-    PROMPT_VERSION, REVIEW_BAND, BuiltinJudge, PairAnalysis, analyse_pair, from_spec, rationale)
+    PROMPT_VERSION, READER_VERSION, REVIEW_BAND, VETOES, BuiltinJudge, PairAnalysis, analyse_pair, from_spec,
+    rationale, reader_rationale)
 from .screen import STRICT_UNITS, CheckOutcome, Checks, check_sentences, run_checks
 
 __all__ = [
     "BATCH_PAIRS", "BM25_CANDIDATES", "CHECK_PASSAGES", "CHECK_SENTENCES", "CORROBORATED_SIMILARITY",
     "EMBEDDING_FEATURES", "JUDGE_ID", "LEXICAL_FEATURES", "MAX_EMBEDDED_SENTENCES", "MAX_QUOTE_CHARS",
-    "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "REVIEW_BAND", "STRICT_UNITS",
+    "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "READER_VERSION", "REVIEW_BAND", "STRICT_UNITS", "VETOES",
     "BuiltinJudge", "BuiltinParams", "CheckOutcome", "Checks", "LogisticModel", "PairAnalysis", "Quantity",
     "analyse_pair", "check_sentences", "content_stems", "contrast_flips", "from_spec", "load_params",
-    "number_check", "params_path", "quantities", "rationale", "run_checks", "stem", "words",
+    "number_check", "params_path", "quantities", "rationale", "reader_rationale", "run_checks", "stem", "words",
 ]

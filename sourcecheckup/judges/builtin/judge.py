@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -22,6 +22,7 @@ from .features import (
     _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, params_path,
     quantities, stem, words)
 from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
+from . import reader
 from .support_gates import OFF_SUBJECT
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 from .support_gates import corroborating, negation_sides, page_units, stated_outright, unfit_to_support
@@ -33,6 +34,12 @@ JUDGE_ID = "builtin"
 PROMPT_VERSION = "builtin-4"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
+# ``builtin:reader``: the learned reader decides and the exact checks veto (reader.py, docs/reader.md); not the
+# default while it measures below the screen on the suites
+READER_VERSION = "builtin-5"
+# the exact checks and gates that rule support out whatever the reader says (docs/reader.md: each one's
+# effect on the suites)
+VETOES = frozenset({"quantity", "instruction", "overclaim", "attribution", "negation", "closest_text"})
 
 # sources longer than this many sentences are embedded only around their BM25 best passages
 MAX_EMBEDDED_SENTENCES = 400
@@ -91,13 +98,16 @@ class PairAnalysis:
     checks: Checks | None = None    # the exact checks of quantities, instructions and absolute claims
     facts: FactsFinding | None = None  # whether every fact is on the page (whole pages only)
     outright: bool = False          # the closest sentence says the statement, every key term, same negation
+    windows: list[str] = field(default_factory=list)   # what the reader reads (reader mode only)
+    reader: float | None = None     # the reader's P(supported) for the window (reader mode only)
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
                  statement_vector: np.ndarray | None = None,
                  sentence_vectors: dict[int, np.ndarray] | None = None,
-                 fact_vectors: dict[str, np.ndarray] | None = None) -> PairAnalysis:
-    """Features for one pair. With vectors, embedding similarity helps choose the passage."""
+                 fact_vectors: dict[str, np.ndarray] | None = None, read: bool = False) -> PairAnalysis:
+    """Features for one pair. With vectors, embedding similarity helps choose the passage. ``read``: also the
+    reader's window (the sentences closest to the statement, in the page's order, as it was trained)."""
     prep = _prepare_source(source)
     ranked = rank_passages(statement, source, k=len(source.passages))
     bm25 = {i: s for i, s in ranked}
@@ -219,8 +229,13 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
         facts.features["off_subject"] = float(veto == OFF_SUBJECT)
         if veto == OFF_SUBJECT:
             veto = ""
+    windows: list[str] = []
+    if read:
+        closeness = ([sent_cos.get(i, -1.0) for i in range(len(prep.sentences))] if use_vectors
+                     else [_coverage(st_stems, _stem_set(t), idf)[1] for t in prep.sentences])
+        windows = reader.evidence_windows(prep.sentences, closeness) or [passage]
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
-                        missing_key, similarity, veto, checks, facts=facts, outright=outright)
+                        missing_key, similarity, veto, checks, facts=facts, outright=outright, windows=windows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -288,6 +303,48 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     return head + "; the match is too weak to count as support."
 
 
+def reader_rationale(a: PairAnalysis, supported: bool, decisive: Any = None, veto: str = "",
+                     p: float = 0.0, review: bool = False) -> str:
+    """One plain sentence that never contradicts the label.
+
+    A failed exact check decides the label and is the whole rationale ("contradicted: statement
+    2,400 mg/24 h; source 1,200 mg/24 h without a prescription"). Otherwise the reader's probability,
+    the checks that passed and, for an unsupported verdict, what the closest text lacks.
+    """
+    if decisive is not None:
+        if decisive.status == "contradicted":
+            return contradicted_rationale(decisive.message.rstrip(".") + ".")
+        return "not supported: " + decisive.message.rstrip(".") + "."
+    if veto:
+        return f"not supported: {veto} (the reader gave {p:.2f}); review first."
+    passed = _passed_checks(a)
+    unsure = [o for o in a.checks.unsure] if a.checks else []
+    figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
+    if supported:
+        head = f"The reader finds the statement in the source (support probability {p:.2f})"
+        tail = f"; {passed}" if passed else ""
+        if figures:
+            # a plain figure (a count, an age, a duration) the source words another way: left to a person
+            return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
+        if review:
+            return head + tail + "; review first: the probability is close to the threshold."
+        return head + tail + "; no inconsistency found."
+    problems: list[str] = []
+    if figures:
+        problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")
+    if a.flips:
+        s, e = a.flips[0]
+        problems.append(f"the statement says '{s}' where the source says '{e}'")
+    if a.missing_terms:
+        terms = ", ".join(f"'{t}'" for t in a.missing_terms[:3])
+        problems.append(f"key term{'s' if len(a.missing_terms) > 1 else ''} {terms} "
+                        f"{'are' if len(a.missing_terms) > 1 else 'is'} missing from its closest text")
+    head = f"not supported: the reader does not find the whole statement in the source (support probability {p:.2f})"
+    if review:
+        problems.append("review first: the probability is close to the threshold")
+    return head + ("; " + "; ".join(problems[:2]) if problems else "") + "."
+
+
 # what a rationale of each label must never say (a test and bench/judge_accuracy.py read every verdict with it)
 _REFUSING = ("not supported", "contradicted", "the page does not hold every part")
 _ACCEPTING = ("no inconsistency found",)
@@ -341,12 +398,28 @@ class BuiltinJudge(BaseJudge):
     vector_cache: Any = None
 
     def __init__(self, threshold: float | None = None, use_embeddings: bool | None = None,
-                 params: BuiltinParams | None = None) -> None:
+                 params: BuiltinParams | None = None, use_reader: bool = False,
+                 vetoes: frozenset[str] | None = None) -> None:
         self.params = params or load_params()
         if use_embeddings is None:
             use_embeddings = embeddings.available()
         self.use_embeddings = use_embeddings
         self._threshold = threshold
+        self.use_reader = use_reader
+        self.vetoes = VETOES if vetoes is None else frozenset(vetoes)
+        self._reader: reader.Reader | None = None
+        if use_reader:
+            self.prompt_version = READER_VERSION
+
+    @property
+    def reader(self) -> reader.Reader:
+        if self._reader is None:
+            self._reader = reader.shared_reader()
+        return self._reader
+
+    @property
+    def review_band(self) -> float:
+        return self.reader.card.review_band if self.use_reader else REVIEW_BAND
 
     def provenance(self) -> dict[str, Any]:
         """The trained parameters' and (when used) the embedding model's SHA-256, stored with a run."""
@@ -356,6 +429,8 @@ class BuiltinJudge(BaseJudge):
                                "parameters": file_record(params_path()), "embedding_model": None}
         if self.use_embeddings:
             rec["embedding_model"] = embeddings.model_record()
+        if self.use_reader:
+            rec.update(reader=self.reader.record(), review_band=self.review_band, vetoes=sorted(self.vetoes))
         return rec
 
     @property
@@ -364,7 +439,9 @@ class BuiltinJudge(BaseJudge):
 
     @property
     def threshold(self) -> float:
-        return self._threshold if self._threshold is not None else self.model.threshold
+        if self._threshold is not None:
+            return self._threshold
+        return self.reader.card.threshold if self.use_reader else self.model.threshold
 
     @property
     def facts_model(self) -> LogisticModel | None:
@@ -372,6 +449,10 @@ class BuiltinJudge(BaseJudge):
 
     @property
     def model_version(self) -> str:
+        if self.use_reader:
+            rec = self.reader.record()
+            window = embeddings.MODEL_NAME if self.use_embeddings else "lexical"
+            return f"{READER_VERSION}/{rec['name']}@{rec['sha256'][:12]}/{window}"
         return MODEL_FULL if self.use_embeddings else MODEL_LEXICAL
 
     # -- the synchronous core ------------------------------------------------------------
@@ -396,8 +477,12 @@ class BuiltinJudge(BaseJudge):
         for k in todo:
             _check(stop)
             statement, source = pairs[k]
-            results[k] = analyse_pair(statement, source, self.params.idf,
-                                      statement_vecs.get(statement), sentence_vecs.get(id(source)), statement_vecs)
+            results[k] = analyse_pair(statement, source, self.params.idf, statement_vecs.get(statement),
+                                      sentence_vecs.get(id(source)), statement_vecs, read=self.use_reader)
+        if self.use_reader:
+            read = [(k, a) for k, a in enumerate(results) if isinstance(a, PairAnalysis)]
+            for (_, a), (p, _) in zip(read, self.reader.best_of([(pairs[k][0], a.windows) for k, a in read], stop)):
+                a.reader = p
         return results
 
     def _embed(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
@@ -445,6 +530,8 @@ class BuiltinJudge(BaseJudge):
         if isinstance(analysis, str):
             return Verdict.error(self.id, analysis, prompt_version=self.prompt_version,
                                  model_version=self.model_version)
+        if self.use_reader:
+            return self._reader_verdict(source, analysis)
         a = analysis
         score = self.model.probability(a.features)
         decisive = a.checks.decisive if a.checks else None
@@ -503,6 +590,53 @@ class BuiltinJudge(BaseJudge):
             flags=tuple(flags),
         )
 
+    def _reader_verdict(self, source: SourceText, a: PairAnalysis) -> Verdict:
+        """The reader decides; a failed exact check (or a gate in ``vetoes``) rules support out."""
+        p = float(a.reader if a.reader is not None else 0.0)
+        threshold, band = self.threshold, self.review_band
+        decisive = a.checks.decisive if a.checks else None
+        if decisive is not None and decisive.kind not in self.vetoes:
+            decisive = None
+        veto = a.veto if a.veto and self._gate_of(a.veto) in self.vetoes else ""
+        flags: list[str] = []
+        quote = a.quote
+        if decisive is not None:
+            # an exact check decides: the reader never overrides a contradicted or missing figure
+            decider, supported = decisive.kind, False
+            score = min(p, threshold) * 0.5
+            quote = decisive.sentence or a.quote
+            if decisive.status == "contradicted":
+                flags.append(CONTRADICTED)
+        elif veto:
+            decider, supported = self._gate_of(veto), False
+            score = min(p, threshold) * 0.5
+            flags.append(REVIEW_FIRST)
+        else:
+            decider, score = "reader", p
+            supported = p >= threshold
+            if abs(p - threshold) < band or (supported and a.checks is not None and a.checks.unsure):
+                flags.append(REVIEW_FIRST)
+            matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
+            if supported and matched:
+                quote = matched[0]   # the sentence where the statement's figures or instruction were found
+        quote = _quote_text(quote)
+        flags.append(DECIDED_BY + decider)
+        return Verdict(
+            label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
+            score=round(score, 4),
+            rationale=reader_rationale(a, supported, decisive, veto, p, REVIEW_FIRST in flags),
+            quote=quote,
+            quote_found=quote_in_source(quote, source.text),
+            judge_id=self.id,
+            prompt_version=self.prompt_version,
+            model_version=self.model_version,
+            flags=tuple(flags),
+        )
+
+    @staticmethod
+    def _gate_of(veto: str) -> str:
+        return "negation" if veto in _NEGATION_VETOES else "closest_text"
+
     def _facts_gate(self, a: PairAnalysis, score: float) -> float | None:
         """The probability that the page holds every fact of the statement (None: no page, or no model)."""
         if a.facts is None:
@@ -550,13 +684,19 @@ class BuiltinJudge(BaseJudge):
 
 
 def from_spec(arg: str, **options: Any) -> BuiltinJudge:
-    """``builtin`` or ``builtin:0.6`` (a decision threshold on the support probability).
+    """``builtin`` or ``builtin:0.6`` (a decision threshold on the support probability); ``builtin:reader`` or
+    ``builtin:reader:0.5``: the learned reader decides (see reader.py).
 
-    Options: ``threshold`` (float), ``use_embeddings`` (bool; default: when the model is installed).
+    Options: ``threshold`` (float), ``use_embeddings`` (bool; default: when the model is installed),
+    ``vetoes`` (reader mode: the exact checks that may rule support out; default ``VETOES``).
     """
     threshold = options.pop("threshold", None)
     use_embeddings = options.pop("use_embeddings", None)
+    vetoes = options.pop("vetoes", None)
     arg = (arg or "").strip()
+    use_reader = arg == "reader" or arg.startswith("reader:")
+    if use_reader:
+        arg = arg[len("reader"):].lstrip(":").strip()
     if arg:
         try:
             threshold = float(arg)
@@ -565,5 +705,7 @@ def from_spec(arg: str, **options: Any) -> BuiltinJudge:
                 f"builtin judge: '{arg}' is not a threshold; use e.g. 'builtin' or 'builtin:0.6'") from None
     if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
         raise JudgeSpecError(f"builtin judge: threshold {threshold} must lie between 0 and 1")
+    if use_reader and not reader.available():
+        raise JudgeSpecError("builtin judge: the reader's model is not installed (resources/reader)")
     return BuiltinJudge(threshold=None if threshold is None else float(threshold),
-                        use_embeddings=use_embeddings)
+                        use_embeddings=use_embeddings, use_reader=use_reader, vetoes=vetoes)

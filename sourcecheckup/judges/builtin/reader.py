@@ -1,0 +1,190 @@
+"""The learned reader: a small cross-encoder that reads (statement, evidence) and gives P(supported).
+
+It is all-MiniLM-L6-v2 fine-tuned here as a cross-encoder (scripts/train_reader.py, on the claim
+files of ../shared/data/claims only), exported to ONNX and quantised to int8; it runs on ONNX
+Runtime with the ``tokenizers`` library, without torch. The files ship in
+``resources/reader/``: ``reader-int8.onnx``, ``tokenizer.json`` and ``card.json`` (what it was
+trained on, its threshold and review band, chosen by cross-validation).
+
+What it reads is one evidence window per pair: the source sentences closest to the statement,
+in the page's order, up to a word budget (:func:`evidence_window`). Training builds its windows
+with the same function, so the reader sees at run time what it learned on.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...resources import resources_dir
+
+# the reader's input: statement + window, at most this many tokens (the window is cut first)
+MAX_TOKENS = 256
+# words of source text in one window (about 200 tokens after WordPiece)
+WINDOW_WORDS = 150
+# the longest single sentence kept whole in a window; longer ones are cut to this many words
+SENTENCE_WORDS = 80
+BATCH = 16
+
+
+def reader_dir() -> Path:
+    return resources_dir() / "reader"
+
+
+def evidence_window(sentences: Sequence[str], scores: Sequence[float], budget: int = WINDOW_WORDS,
+                    must: Sequence[int] = ()) -> str:
+    """The sentences with the highest scores (those in ``must`` first), up to ``budget`` words, joined
+    in the source's order: what the reader reads of a long source."""
+    order = list(dict.fromkeys([*must, *sorted(range(len(sentences)), key=lambda i: (-scores[i], i))]))
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        n = len(sentences[i].split())
+        if not n:
+            continue
+        if used and used + min(n, SENTENCE_WORDS) > budget:
+            if i in must:
+                continue
+            break
+        chosen.append(i)
+        used += min(n, SENTENCE_WORDS)
+    parts = []
+    for i in sorted(chosen):
+        w = sentences[i].split()
+        parts.append(" ".join(w[:SENTENCE_WORDS]))
+    return " ".join(parts)
+
+
+def evidence_windows(sentences: Sequence[str], scores: Sequence[float], singles: int = 3) -> list[str]:
+    """What the reader reads of a source: the whole window of :func:`evidence_window`, and each of the
+    ``singles`` closest sentences alone. The reader learned mostly on short evidence and a sentence that says
+    the statement can be drowned out in a long window; a statement is read as supported by the best of them."""
+    out = [evidence_window(sentences, scores)]
+    best = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:singles]
+    out += [" ".join(sentences[i].split()[:SENTENCE_WORDS]) for i in best]
+    return [w for w in dict.fromkeys(out) if w]
+
+
+@dataclass(frozen=True)
+class ReaderCard:
+    """What ``card.json`` says of the shipped model."""
+
+    name: str
+    threshold: float
+    review_band: float
+    data: dict[str, Any]
+
+    @classmethod
+    def load(cls, folder: Path) -> "ReaderCard":
+        raw = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+        return cls(name=raw["name"], threshold=float(raw["threshold"]), review_band=float(raw["review_band"]),
+                   data=raw)
+
+
+class ReaderUnavailable(RuntimeError):
+    """The reader's files or ONNX Runtime are missing."""
+
+
+class Reader:
+    """The int8 cross-encoder on ONNX Runtime; one per process (:func:`shared_reader`)."""
+
+    def __init__(self, folder: Path | None = None, threads: int = 1) -> None:
+        folder = folder or reader_dir()
+        model = folder / "reader-int8.onnx"
+        if not model.is_file():
+            raise ReaderUnavailable(f"the reader's model is missing ({model})")
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ReaderUnavailable(f"the reader needs onnxruntime and tokenizers: {exc}") from exc
+        self.folder = folder
+        self.card = ReaderCard.load(folder)
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="only_second")
+        self.tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+
+    def record(self) -> dict[str, Any]:
+        """Name and SHA-256 of the model file (a run's provenance, a verdict's model version)."""
+        model = self.folder / "reader-int8.onnx"
+        return {"name": self.card.name, "file": model.name, "sha256": sha256_file(model),
+                "threshold": self.card.threshold}
+
+    def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Any]:
+        return self.tokenizer.encode_batch([(s, e or ".") for s, e in pairs])
+
+    def best_of(self, items: Sequence[tuple[str, Sequence[str]]], stop: threading.Event | None = None
+                ) -> list[tuple[float, str]]:
+        """For each (statement, windows): the highest P(supported) over its windows and that window."""
+        flat = [(statement, w) for statement, windows in items for w in (windows or [""])]
+        probs = self.probabilities(flat, stop)
+        out, k = [], 0
+        for _, windows in items:
+            n = max(1, len(windows))
+            j = int(np.argmax(probs[k:k + n]))
+            out.append((float(probs[k + j]), flat[k + j][1]))
+            k += n
+        return out
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]], stop: threading.Event | None = None) -> np.ndarray:
+        """P(supported) for each (statement, window) pair; batches of similar length."""
+        out = np.zeros(len(pairs), dtype=np.float32)
+        if not pairs:
+            return out
+        encodings = self.encode(pairs)
+        order = sorted(range(len(pairs)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), BATCH):
+            if stop is not None and stop.is_set():
+                from ..base import JudgeStopped
+
+                raise JudgeStopped("the run was interrupted")
+            chunk = order[start:start + BATCH]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            types = np.zeros_like(ids)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(chunk):
+                e = encodings[i]
+                n = len(e.ids)
+                ids[row, :n], types[row, :n], mask[row, :n] = e.ids, e.type_ids, 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            logits = self.session.run(["logits"], {k: v for k, v in feed.items() if k in self._inputs})[0]
+            out[chunk] = 1.0 / (1.0 + np.exp(-logits.reshape(-1)))
+        return out
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_shared: Reader | None = None
+_lock = threading.Lock()
+
+
+def shared_reader() -> Reader:
+    """The process's reader, loaded once (raises ReaderUnavailable)."""
+    global _shared
+    with _lock:
+        if _shared is None:
+            _shared = Reader()
+        return _shared
+
+
+def available() -> bool:
+    return (reader_dir() / "reader-int8.onnx").is_file()

@@ -6,7 +6,7 @@ The reviewers' majority is :func:`sourcecheckup.review.consensus` (ties give no 
 compared with the majority of the *other* reviewers only (leave-one-out), never with a majority that holds
 their own vote. Reviewers and judges are also compared with the judges' consensus label, the one the
 headline figures use (the run's ``--consensus`` rule).
-Agreement, a proportion, has the Clopper–Pearson exact interval (:func:`sourcecheckup.intervals.clopper_pearson`:
+Agreement, a proportion, has the Clopper–Pearson exact interval (:func:`sourcecheckup.metrics.intervals.clopper_pearson`:
 at least 95% coverage at every n, where Wilson's dips near 0 and 100% on few pairs). Kappa is estimated only
 on at least :data:`MIN_KAPPA_PAIRS` compared pairs ("too few pairs to estimate" below: on three pairs a
 bootstrap of kappa is a handful of values and its interval means nothing); its interval is the hull of a seeded
@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .intervals import clopper_pearson
+from .metrics.intervals import clopper_pearson
 from .metrics import BOOTSTRAP_RESAMPLES
 from .models import Label
 from .review import Review, ReviewLabel, consensus, reviews

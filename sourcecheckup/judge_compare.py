@@ -15,7 +15,7 @@ from typing import Any
 
 from .agreement import (AGREEMENT_CI_METHOD, LABELS, MIN_KAPPA_PAIRS, Pair, _judge_labels, _reviewer_labels,
                         cohen_kappa)
-from .intervals import clopper_pearson
+from .metrics.intervals import clopper_pearson
 from .metrics import percent
 from .models import Label
 from .review import reviews

@@ -9,7 +9,7 @@ with graders' grades.
   (as BERTScore does; ColBERT's own [Q]/[D] marker tokens do not exist in this model).
 - Sentence cosine: the cosine of the two texts' sentence embeddings (:func:`sourcecheckup.embeddings.embed`).
 - :func:`spearman` / :func:`similarity_grade_correlation`: Spearman's rank correlation with its 95% interval
-  (Fisher z, Bonett–Wright standard error; :func:`sourcecheckup.intervals.spearman_interval`).
+  (Fisher z, Bonett–Wright standard error; :func:`sourcecheckup.metrics.intervals.spearman_interval`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .intervals import spearman_interval
+from .metrics.intervals import spearman_interval
 
 TOKEN_MODEL = "all-MiniLM-L6-v2 (token vectors)"
 _lock = threading.Lock()

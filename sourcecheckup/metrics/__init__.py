@@ -25,9 +25,9 @@ from enum import Enum
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .intervals import Z95, clopper_pearson, korn_graubard, wilson_interval  # noqa: F401  (wilson_interval, Z95: re-exported)
-from .models import FetchStatus, Label, StatementStatus
-from .references.model import is_reference_key
-from .store import RunData, StatementRow, VerdictRow
+from ..models import FetchStatus, Label, StatementStatus
+from ..references.model import is_reference_key
+from ..store import RunData, StatementRow, VerdictRow
 
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -101,7 +101,7 @@ def proportion(outcomes: Sequence[bool], seed: int = 0, resamples: int = BOOTSTR
 def clustered_proportion(clusters: Sequence[Sequence[bool]], seed: int = 0,
                          resamples: int = BOOTSTRAP_RESAMPLES) -> Metric:
     """A proportion over units grouped by response (statements of one answer are not independent), with the
-    Korn–Graubard 95% interval (:mod:`sourcecheckup.intervals`); ``seed``, ``resamples`` are kept for callers."""
+    Korn–Graubard 95% interval (:mod:`sourcecheckup.metrics.intervals`); ``seed``, ``resamples`` are kept for callers."""
     groups = [c for c in clusters if len(c)]
     return clustered_counts([sum(1 for o in c if o) for c in groups], [len(c) for c in groups], seed, resamples)
 

@@ -323,7 +323,7 @@ def test_a_reviewed_questions_file_changes_the_stored_expert_statements(tmp_path
 def test_graded_answers_give_the_similaritys_rank_correlation_with_the_grades_in_the_report(tmp_path, capsys):
     """EVAL's validation: once answers are graded Good/Bad, the report gives Spearman's rho between each
     answer's similarity and its grade, computed from the stored grades (verify-report rebuilds it)."""
-    from sourcecheckup.answer_grades import add_answer_grade
+    from sourcecheckup.review.answer_grades import add_answer_grade
     from sourcecheckup.similarity import similarity_grade_correlation
 
     code, (js,) = audit(tmp_path, capsys)

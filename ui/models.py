@@ -15,7 +15,7 @@ from sourcecheckup.references.metrics import is_retracted
 from sourcecheckup.models import Label
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
 from sourcecheckup.bench_workflow import Question
-from sourcecheckup.review_sample import SamplePair
+from sourcecheckup.review.sample import SamplePair
 from sourcecheckup.views.bench import BenchModelRow
 from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, reference_detail

@@ -17,7 +17,7 @@ from typing import Any
 from ..llm.pricing import estimate_cost
 from ..llm.spec import model_name, short_name
 from ..metrics import Metric, MetricSet, assess_run, metrics_by, percent, proportion
-from ..answer_grades import AnswerGrade, answer_grades, graders_grade
+from ..review.answer_grades import AnswerGrade, answer_grades, graders_grade
 from ..store import Store
 from .records import AccuracyLabel, AnswerStatus
 from .runner import answer_support

@@ -3,7 +3,7 @@
 The score of an answer, by ``--select``:
 
 - ``support``: the share of its decided claims that a cited source supports (the audit's verdicts);
-- ``grader``: a trained grader's P(good) (:mod:`sourcecheckup.grader`, EVAL's reward model, small);
+- ``grader``: a trained grader's P(good) (:mod:`sourcecheckup.review.grader`, EVAL's reward model, small);
 - ``both``: the mean of the two; an answer with no decided claim counts its grader score alone.
 
 An answer with no score (not audited, no decided claim under ``support``) ranks below every scored one;
@@ -31,7 +31,7 @@ def grader_scores(store: Store, run_id: str, answers: Sequence[Answer], question
                   grader_file: str) -> tuple[str, dict[str, float]]:
     """The grader's id and its P(good) per answer id (``Answer.rid``) of the answers in the audit run;
     stored in ``answer_scores``."""
-    from ..grader import load_grader
+    from ..review.grader import load_grader
 
     grader = load_grader(grader_file)
     in_run = {r.response.id: r.pk for r in store.responses(run_id)}

@@ -86,7 +86,7 @@ def _grader_file(args: argparse.Namespace) -> str | None:
     path = getattr(args, "grader", None)
     if not path:
         return None
-    from ..grader import GraderError, load_grader
+    from ..review.grader import GraderError, load_grader
 
     try:
         load_grader(path)

@@ -13,7 +13,7 @@ from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, constructi
 
 
 def cmd_review_sample(args: argparse.Namespace) -> int:
-    from ..review_sample import SampleError, draw_sample, strata_counts, write_sample_csv
+    from ..review.sample import SampleError, draw_sample, strata_counts, write_sample_csv
 
     store = open_store(args, reading=True)
     run_id = pick_run(store, args.run)
@@ -37,7 +37,7 @@ def cmd_review_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_review_import(args: argparse.Namespace) -> int:
-    from ..review_sample import SampleError, import_reviews_csv
+    from ..review.sample import SampleError, import_reviews_csv
 
     path = Path(args.file)
     if not path.is_file():

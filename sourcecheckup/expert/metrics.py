@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..answer_grades import answer_grades, graders_grade
+from ..review.answer_grades import answer_grades, graders_grade
 from ..metrics.intervals import mean_interval
 from ..metrics import clustered_counts, proportion_of
 from ..models import Label

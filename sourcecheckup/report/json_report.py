@@ -1,7 +1,7 @@
 """The report as a dict: the stable JSON interface other tools read (keys are only ever added).
 
 Every figure is computed from the stored rows by :mod:`sourcecheckup.metrics` (and
-:mod:`.analytics`, :mod:`sourcecheckup.agreement`); nothing here keeps numbers of its own.
+:mod:`.analytics`, :mod:`sourcecheckup.review.agreement`); nothing here keeps numbers of its own.
 """
 from __future__ import annotations
 
@@ -99,9 +99,9 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     ``overrides`` (a mapping (statement_pk, url) -> Label) applies those instead of the stored reviews.
     ``whois``: ask whois (``whois_server``, default whois.iana.org:43) for each cited domain's registrant
     country; off by default, when country comes from the top-level domain alone and nothing is sent."""
-    from ..agreement import agreement_report
+    from ..review.agreement import agreement_report
     from .analytics import analyse_sources
-    from ..review import overrides as review_overrides
+    from ..review.labels import overrides as review_overrides
 
     data = data or store.load_run(run_id)
     run = data.run

@@ -60,7 +60,7 @@ class StreamedReport:
     def __init__(self, store: Store, run_id: str, *, overrides: Any = None, with_reviews: bool | None = None,
                  group_by: Sequence[str] | None = None, whois: bool = False, whois_server: str | None = None,
                  page_size: int = PAGE_RESPONSES) -> None:
-        from ..review import overrides as review_overrides
+        from ..review.labels import overrides as review_overrides
 
         self.store = store
         self.run = store.get_run(run_id)
@@ -186,7 +186,7 @@ class StreamedReport:
               by_group: Mapping[str, Mapping[str, MetricsTally]], cites: Mapping[Citation, int],
               references: ReferencesSection, by_model_reviewed: Mapping[str, MetricsTally]) -> dict[str, Any]:
         """The report's keys in build_report's order, computed from the tallies."""
-        from ..agreement import agreement_report
+        from ..review.agreement import agreement_report
         from ..judge_report import run_usage
 
         store, run, reviewed = self.store, self.run, self.reviewed

@@ -179,7 +179,7 @@ def _count_sources(resp: Mapping[str, Any], seen: dict[str, list[Any]], source_i
 
 def _review_rows(store: Store, run_id: str, ids: Mapping[int, str], texts: Mapping[str, str],
                  judged: Mapping[tuple[str, str], list[str]]) -> list[list[Any]]:
-    from ..review import reviews
+    from ..review.labels import reviews
 
     rows = []
     for r in reviews(store, run_id, latest_only=False):

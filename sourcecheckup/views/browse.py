@@ -24,7 +24,7 @@ METRICS_CHUNK = 1000     # responses read and assessed at a time for the run's m
 
 
 def run_overrides(store: Store, run_id: str) -> Overrides:
-    from ..review import overrides as review_overrides
+    from ..review.labels import overrides as review_overrides
 
     return review_overrides(store, run_id)
 
@@ -43,7 +43,7 @@ def slice_view(store: Store, run_id: str, response_pks: Sequence[int], *, with_o
                states: dict[tuple[int, str], str] | None = None) -> RunView:
     """A RunView of a few responses of a run (the selected one, a page of the table): its matrix,
     sources and answer read exactly as in a whole-run view."""
-    from ..review import review_states
+    from ..review.labels import review_states
 
     run = run or store.get_run(run_id)
     found = run_overrides(store, run.id) if overrides is None else overrides
@@ -145,7 +145,7 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
     status and problems, read and assessed ``chunk`` responses at a time (memory stays bounded)."""
     run = store.get_run(run_id)
     found = run_overrides(store, run.id)
-    from ..review import review_states
+    from ..review.labels import review_states
 
     states = review_states(store, run.id)
     pks = store.browse_response_pks(run.id)

@@ -94,7 +94,7 @@ class RunView:
 
 def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> RunView:
     """Load, assess and measure a run (with or without reviewer overrides) in one call."""
-    from ..review import overrides as review_overrides, review_states
+    from ..review.labels import overrides as review_overrides, review_states
 
     data = store.load_run(run_id)
     found = review_overrides(store, data.run.id)

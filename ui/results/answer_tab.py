@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
-from sourcecheckup.answer_grades import answer_grades, grade_summary
+from sourcecheckup.review.answer_grades import answer_grades, grade_summary
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
 from sourcecheckup.views.matrix import MatrixCell, how_decided, verdict_word

@@ -17,7 +17,8 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QLineEdit, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from sourcecheckup import answer_grades, review
+from sourcecheckup import review
+from sourcecheckup.review import answer_grades
 from sourcecheckup.judge_report import run_usage
 from sourcecheckup.judges.versions import from_usage
 from sourcecheckup.models import Response

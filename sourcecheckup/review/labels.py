@@ -10,9 +10,9 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
-from .metrics import Overrides
-from .models import Label
-from .store import Store
+from ..metrics import Overrides
+from ..models import Label
+from ..store import Store
 
 
 class ReviewLabel(str, Enum):

@@ -2,7 +2,7 @@
 
 For each judge of a run, against the reviewers' majority on the pairs they reviewed (review mode
 or a review sample): agreement with an exact (Clopper–Pearson) 95% interval, Cohen's kappa (on at
-least :data:`sourcecheckup.agreement.MIN_KAPPA_PAIRS` pairs, as every agreement table), balanced accuracy
+least :data:`sourcecheckup.review.agreement.MIN_KAPPA_PAIRS` pairs, as every agreement table), balanced accuracy
 (the mean of the recall of 'supported' and of 'not supported'), and the pairs where the judge
 and the reviewers differ. One judge is recommended: the highest balanced accuracy among those
 with at least :data:`MIN_PAIRS` compared pairs. A judge error is not a label: the pair is left
@@ -15,11 +15,11 @@ from typing import Any
 
 from .agreement import (AGREEMENT_CI_METHOD, LABELS, MIN_KAPPA_PAIRS, Pair, _judge_labels, _reviewer_labels,
                         cohen_kappa)
-from .metrics.intervals import clopper_pearson
-from .metrics import percent
-from .models import Label
-from .review import reviews
-from .store import Store
+from ..metrics.intervals import clopper_pearson
+from ..metrics import percent
+from ..models import Label
+from .labels import reviews
+from ..store import Store
 
 MIN_PAIRS = 20          # fewer compared pairs than this and no judge is recommended
 S, N = Label.SUPPORTED.value, Label.NOT_SUPPORTED.value

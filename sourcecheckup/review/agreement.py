@@ -21,11 +21,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .metrics.intervals import clopper_pearson
-from .metrics import BOOTSTRAP_RESAMPLES
-from .models import Label
-from .review import Review, ReviewLabel, consensus, reviews
-from .store import RunData, Store
+from ..metrics.intervals import clopper_pearson
+from ..metrics import BOOTSTRAP_RESAMPLES
+from ..models import Label
+from .labels import Review, ReviewLabel, consensus, reviews
+from ..store import RunData, Store
 
 LABELS = (Label.SUPPORTED.value, Label.NOT_SUPPORTED.value)
 MAJORITY = "reviewers' majority"
@@ -198,7 +198,7 @@ def _majority_without(by_pair: Mapping[Pair, Mapping[str, str]], reviewer: str) 
 def judges_consensus(data: RunData) -> dict[Pair, str]:
     """Each pair's combined label under the run's consensus rule (the headline's), where it decides (read
     from the verdicts alone, as :func:`sourcecheckup.metrics.assess_statement` combines them)."""
-    from .metrics import Consensus, pair_label
+    from ..metrics import Consensus, pair_label
 
     rule = Consensus(data.run.config.get("consensus", "first"))
     judges = list(data.run.judges)

@@ -24,8 +24,8 @@ import numpy as np
 
 from .agreement import compare_raters
 from .answer_grades import GRADES, AnswerGrade, answer_grades, graders_grade
-from .models import utcnow
-from .store import Store
+from ..models import utcnow
+from ..store import Store
 
 FORMAT = "sourcecheckup-grader"
 FORMAT_VERSION = 1
@@ -110,7 +110,7 @@ def load_grader(path: str | Path) -> Grader:
         raise GraderError(f"{path} is not a grader file (written by `sourcecheckup grader train`)")
     if d.get("version") != FORMAT_VERSION or d.get("features") != FEATURES:
         raise GraderError(f"{path} was written by another version of the grader ({d.get('features')}); train it again")
-    from .embeddings import MODEL_NAME
+    from ..embeddings import MODEL_NAME
 
     if d.get("embedding") != MODEL_NAME:
         raise GraderError(f"{path} needs the embedding model {d.get('embedding')}, this install has {MODEL_NAME}")
@@ -131,7 +131,7 @@ def load_grader(path: str | Path) -> Grader:
 
 def features(questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
     """[a, q*a, |q-a|] of the unit MiniLM embeddings of each question and answer."""
-    from .embeddings import embed
+    from ..embeddings import embed
 
     if len(questions) != len(answers):
         raise ValueError("one question per answer")
@@ -264,7 +264,7 @@ def check_enough(examples: Sequence[Example], ties: int = 0) -> None:
 def train_grader(store: Store, run_ids: Sequence[str], *, seed: int = 0, c: float = C) -> Grader:
     """Train a grader on the graded answers of ``run_ids`` (refused under :data:`MIN_GRADES`), with its
     cross-validated agreement with the graders recorded in it."""
-    from .embeddings import MODEL_NAME
+    from ..embeddings import MODEL_NAME
 
     examples, ties = training_examples(store, run_ids)
     check_enough(examples, ties)

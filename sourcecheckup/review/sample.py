@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from .report.csvsafe import SafeWriter
-from .evidence import SourceText
-from .metrics import assess_run
+from ..report.csvsafe import SafeWriter
+from ..evidence import SourceText
+from ..metrics import assess_run
 from .answer_grades import AnswerGrade, parse_grade
-from .review import ReviewLabel, add_review
-from .store import Store
+from .labels import ReviewLabel, add_review
+from ..store import Store
 
 STRATA = ("label", "model", "none")
 EXCERPT_CHARS = 1200
@@ -153,7 +153,7 @@ def sample_pairs(store: Store, run_id: str, name: str) -> list[SamplePair]:
         excerpt = quotes.get((row["statement_pk"], row["url"]), "")
         if not excerpt and src is not None and src.source.text:
             st = texts.get(row["url"]) or texts.setdefault(row["url"], SourceText.from_source(src.source))
-            from .evidence import rank_passages
+            from ..evidence import rank_passages
 
             best = rank_passages(row["statement"], st, k=1)
             excerpt = st.passages[best[0][0]] if best else src.source.text

@@ -25,7 +25,7 @@ from ..review.answer_grades import answer_grades, graders_grade
 from ..metrics.intervals import mean_interval
 from ..metrics import clustered_counts, proportion_of
 from ..models import Label
-from ..similarity import similarity_grade_correlation
+from .similarity import similarity_grade_correlation
 from ..store import ResponseRow, Store
 from .model import SIMILARITY_METHODS, ExpertKind, ExpertVerdict
 

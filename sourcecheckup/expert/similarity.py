@@ -5,7 +5,7 @@ with graders' grades.
   configurations): for each token of the reference answer, the largest cosine with any token of the answer,
   averaged over the reference's tokens. Token vectors are the last hidden states of the bundled
   all-MiniLM-L6-v2 (its own weights, run by the process's embedding runtime: ONNX Runtime,
-  :mod:`sourcecheckup.encoder_onnx`, else torch, :mod:`sourcecheckup.encoder`), L2-normalised, [CLS] and [SEP] left out
+  :mod:`sourcecheckup.embeddings.encoder_onnx`, else torch, :mod:`sourcecheckup.embeddings.encoder`), L2-normalised, [CLS] and [SEP] left out
   (as BERTScore does; ColBERT's own [Q]/[D] marker tokens do not exist in this model).
 - Sentence cosine: the cosine of the two texts' sentence embeddings (:func:`sourcecheckup.embeddings.embed`).
 - :func:`spearman` / :func:`similarity_grade_correlation`: Spearman's rank correlation with its 95% interval
@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .metrics.intervals import spearman_interval
+from ..metrics.intervals import spearman_interval
 
 TOKEN_MODEL = "all-MiniLM-L6-v2 (token vectors)"
 _lock = threading.Lock()
@@ -32,13 +32,13 @@ def _token_encoder() -> Any:
     global _encoder
     with _lock:
         if _encoder is None:
-            from . import embeddings
+            from .. import embeddings
 
             model = embeddings._load()
             if hasattr(model, "token_states"):
                 _encoder = model
             else:
-                from .encoder import MiniLMEncoder
+                from ..embeddings.encoder import MiniLMEncoder
 
                 _encoder = MiniLMEncoder.open(embeddings.model_path())
     return _encoder
@@ -99,7 +99,7 @@ def late_interaction(reference: str, answer: str, encoder: Any = None) -> float 
 
 def sentence_cosine(reference: str, answer: str) -> float:
     """The cosine of the two texts' sentence embeddings (unit vectors: their dot product)."""
-    from .embeddings import embed
+    from ..embeddings import embed
 
     vectors = embed([reference, answer])
     return float(np.dot(vectors[0], vectors[1]))

@@ -123,7 +123,7 @@ def unreadable_sources(report: dict[str, Any]) -> int:
 
 def print_usage(store: Any, run_id: str, out: Any = None) -> None:
     """Tokens and estimated cost per judge, when any judge used tokens."""
-    from ..judge_report import run_usage
+    from ..report.judges import run_usage
 
     for judge_id, u in run_usage(store, run_id).items():
         if not (u["tokens_in"] or u["tokens_out"]):

@@ -160,7 +160,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     if whois:
         from functools import partial
 
-        from ..whois import DEFAULT_SERVER, split_server, whois_countries
+        from .whois import DEFAULT_SERVER, split_server, whois_countries
 
         server = whois_server or DEFAULT_SERVER
         split_server(server)  # ValueError for a malformed server, before any lookup
@@ -168,7 +168,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["analytics"] = analyse_sources(data, assessed, seed=seed + 100, country_lookup=country_lookup,
                                           whois_server=server)
     report["unsupported"] = _unsupported(store, data, assessed, responses_by_pk)
-    from ..judge_report import disagreements, run_usage
+    from .judges import disagreements, run_usage
     report["disagreements"] = disagreements(data, assessed)
     report["usage"] = run_usage(store, run.id)
     review = agreement_report(store, data, seed=seed + 200)

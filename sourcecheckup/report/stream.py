@@ -131,7 +131,7 @@ class StreamedReport:
                     on_disagreement: Callable[[dict[str, Any]], None] | None = None,
                     on_page: Callable[[Page], None] | None = None,
                     columns: Sequence[str] | None = None) -> tuple[Any, ...]:
-        from ..judge_report import disagreements
+        from .judges import disagreements
 
         store, run = self.store, self.run
         if columns is None:
@@ -187,7 +187,7 @@ class StreamedReport:
               references: ReferencesSection, by_model_reviewed: Mapping[str, MetricsTally]) -> dict[str, Any]:
         """The report's keys in build_report's order, computed from the tallies."""
         from ..review.agreement import agreement_report
-        from ..judge_report import run_usage
+        from .judges import run_usage
 
         store, run, reviewed = self.store, self.run, self.reviewed
         report: dict[str, Any] = {
@@ -228,7 +228,7 @@ class StreamedReport:
         if self.whois:
             from functools import partial
 
-            from ..whois import DEFAULT_SERVER, split_server, whois_countries
+            from .whois import DEFAULT_SERVER, split_server, whois_countries
 
             server = self.whois_server or DEFAULT_SERVER
             split_server(server)

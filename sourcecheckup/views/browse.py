@@ -99,7 +99,7 @@ class RunTotals:
     status: bytes = b""                                   # per response: index into STATUS_KEYS
     problem: array = field(default_factory=lambda: array("q"))       # per response: index into problem_texts
     problem_texts: list[str] = field(default_factory=list)           # distinct problems texts ("" = none)
-    usage: dict[str, dict] = field(default_factory=dict)             # judge_report.run_usage
+    usage: dict[str, dict] = field(default_factory=dict)             # report.judges.run_usage
 
     def matching(self, accepts: Callable[[str, str], bool], among: Sequence[int] | None = None) -> list[int]:
         """The responses (of ``among``, in its order; else of the run, in input order) whose status and
@@ -181,7 +181,7 @@ def proportion_set(sets: Sequence[MetricSet], counts: dict[str, Any] | None = No
 def run_totals_at(db_path: str, run_id: str, with_overrides: bool = True) -> RunTotals:
     """:func:`run_totals` over a database file: what the app runs in a worker process, so that assessing
     100,000 answers never holds the app's interpreter lock."""
-    from ..judge_report import run_usage
+    from ..report.judges import run_usage
 
     with Store(db_path) as store:
         totals = run_totals(store, run_id, with_overrides=with_overrides)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QHBoxLayout, QSplitter, QTabWid
 
 from sourcecheckup import review
 from sourcecheckup.review import answer_grades
-from sourcecheckup.judge_report import run_usage
+from sourcecheckup.report.judges import run_usage
 from sourcecheckup.judges.versions import from_usage
 from sourcecheckup.models import Response
 from sourcecheckup.store import Store

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .llm.spec import model_name
-from .metrics import Consensus, ResponseAssessment, assess_run
-from .models import Label
-from .store import RunData, Store, load_json
+from ..llm.spec import model_name
+from ..metrics import Consensus, ResponseAssessment, assess_run
+from ..models import Label
+from ..store import RunData, Store, load_json
 
 
 def disagreements(data: RunData, assessed: Sequence[ResponseAssessment] | None = None) -> list[dict[str, Any]]:
@@ -45,7 +45,7 @@ def run_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     tokens among its pairs). Cleanup writers appear as ``"<spec> (cleanup)"``. ``cost_usd`` is
     None when a model is missing from the price table, 0.0 for a judge that used no tokens.
     """
-    from .llm.pricing import estimate_cost
+    from ..llm.pricing import estimate_cost
 
     run = store.get_run(run_id)
     # judge -> model -> [calls, tokens_in, tokens_out]

@@ -18,13 +18,14 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .evidence import tokens
-from .llm import make_client, split_options
-from .llm.client import CallOptions, LLMClient
-from .llm.replies import ReplyError, Schema, TaskError, ask_json, new_boundary
-from .models import Response, Statement, StatementCategory
-from .parse import BuiltinParser, ParserSpecError
-from .prompts import load_prompt
+from ..evidence import tokens
+from ..llm import make_client, split_options
+from ..llm.client import CallOptions, LLMClient
+from ..llm.replies import ReplyError, Schema, TaskError, ask_json, new_boundary
+from ..models import Response, Statement, StatementCategory
+from ..prompts import load_prompt
+from .base import ParserSpecError
+from .builtin import BuiltinParser
 
 log = logging.getLogger("sourcecheckup.parse")
 

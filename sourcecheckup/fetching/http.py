@@ -18,9 +18,8 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import httpx
 
 from ..models import FetchStatus, Source, sha256_bytes, utcnow
-from ..retry_after import parse_retry_after
 from ..urls import DOI_HOSTS
-from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, status_phrase
+from .base import BodyTooLarge, FetchOptions, http_status_outcome, parse_retry_after, read_bounded, status_phrase
 from .documents import DocumentReader
 from .extract import unsupported_reason
 from .pools import HostPools

@@ -66,7 +66,9 @@ def import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
                     prefix = ".".join(anchor + ([node.module] if node.module else []))
                 else:
                     prefix = node.module or ""
-                targets = [prefix] + [f"{prefix}.{a.name}" for a in node.names]
+                # ``from pkg import sub`` depends on the submodule, as ``from pkg.sub import x`` does; a
+                # name that is no module (a function, a class, ``*``) is the module it comes from
+                targets = [f"{prefix}.{a.name}" for a in node.names]
             for t in targets:
                 # the deepest known module the import names (a package's __init__ counts too)
                 while t and t not in mods:

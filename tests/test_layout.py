@@ -29,3 +29,23 @@ def test_the_layout_check_would_catch_a_cycle_and_sql():
     assert check["cycles"]({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert check["SQL"].match("SELECT * FROM runs WHERE id = ?")
     assert not check["SQL"].match("Select the run you want to open from the list.")
+
+
+def test_importing_a_submodule_from_its_package_depends_on_the_submodule_not_the_package(tmp_path):
+    """``from . import kinds`` in pkg/judge.py, with pkg/__init__.py re-exporting judge: judge depends on
+    pkg.kinds only, so that is no cycle; a name that is no module still points at the package."""
+    import runpy
+
+    check = runpy.run_path(str(ENGINE.parent / "scripts" / "check_layout.py"))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .judge import Judge\n")
+    (pkg / "kinds.py").write_text("KIND = 1\n")
+    (pkg / "judge.py").write_text("from . import kinds\n\nclass Judge: ...\n")
+    (pkg / "late.py").write_text("from . import Judge\n")
+    mods = {"pkg": pkg / "__init__.py", "pkg.kinds": pkg / "kinds.py", "pkg.judge": pkg / "judge.py",
+            "pkg.late": pkg / "late.py"}
+    graph = check["import_graph"](mods)
+    assert graph["pkg.judge"] == {"pkg.kinds"}
+    assert graph["pkg.late"] == {"pkg"}
+    assert check["cycles"](graph) == []

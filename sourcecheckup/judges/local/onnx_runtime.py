@@ -5,12 +5,12 @@ default (``runtime=auto``), where that was measured faster with the same labels
 (bench/local_judge.py, tests/test_judge_local_onnx.py): Flan-T5 in float32 and with int8 weights,
 DeBERTa-v3 with int8 weights (``quantize=int8``). ``runtime=torch`` keeps PyTorch. The int8
 weights are per-channel (each output column of a weight matrix its own scale) and texts whose int8
-score lies near the threshold are scored again in float32 (local_kinds.score_checked); PyTorch's
+score lies near the threshold are scored again in float32 (kinds.score_checked); PyTorch's
 per-tensor int8 flipped Flan-T5 labels of the parity set from 0 to 1, which is why Flan-T5 gets
 int8 only here, and only in its encoder's feed-forward input matrices (``INT8_SCOPE``).
 
 What is written (once, into the user cache, ``<cache>/minicheck-onnx/<fingerprint>-v<N>/``):
-- ``fp32/model.onnx``: the model's own forward as transformers computes it, with local_fast's
+- ``fp32/model.onnx``: the model's own forward as transformers computes it, with fast.py's
   DeBERTa attention and Flan-T5 one-step decoder (``torch.onnx.export`` traces them: the scores
   equal the PyTorch model's within float32 rounding), Flan-T5's encoder attention blocks each as
   one fused MultiHeadAttention node (onnx_attention.py: the same sums), output the classifier's
@@ -34,7 +34,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..run_owner import pid_alive
+from ...run_owner import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ RUNTIMES = ("auto", "torch", "onnx")
 # model types whose export was checked against the PyTorch model (tests/test_judge_local_onnx.py)
 MODEL_TYPES = ("deberta-v2", "t5")
 # runtime=auto: which model types run on ONNX Runtime, in float32 and with int8 weights (bench/local_judge.py:
-# DeBERTa's float32 graph is no faster than local_fast's PyTorch kernels, Flan-T5's is; RoBERTa stays on PyTorch)
+# DeBERTa's float32 graph is no faster than fast.py's PyTorch kernels, Flan-T5's is; RoBERTa stays on PyTorch)
 AUTO = {"t5": ("none", "int8"), "deberta-v2": ("int8",)}
 
 
@@ -67,7 +67,7 @@ def wanted(runtime: str, model_type: str, quantize: str, device: str) -> bool:
 
 
 def cache_root() -> Path:
-    from ..embeddings import cache_dir
+    from ...embeddings import cache_dir
 
     return cache_dir() / "minicheck-onnx"
 
@@ -88,7 +88,7 @@ def _wrapper(model: Any, answer_ids: Sequence[int]) -> Any:
     """The module that torch.onnx traces: (input_ids, attention_mask) -> logits."""
     import torch
 
-    from .local_fast import speed_up_deberta, t5_support_logits
+    from .fast import speed_up_deberta, t5_support_logits
 
     class Classifier(torch.nn.Module):
         def __init__(self) -> None:
@@ -216,7 +216,7 @@ def _not_preprocessing_advice(record: logging.LogRecord) -> bool:
 
 
 class OrtChecker:
-    """An ONNX Runtime session that stands in for the PyTorch model in local_kinds.encoded_probabilities."""
+    """An ONNX Runtime session that stands in for the PyTorch model in kinds.encoded_probabilities."""
 
     def __init__(self, session: Any, variant: str, path: Path) -> None:
         self.session = session
@@ -269,10 +269,10 @@ def runtime_model(model: Any, kind: str, answer_ids: Sequence[int], device: str,
                   threads: int | None) -> tuple[Any, bool, str]:
     """What scores the MiniCheck texts: (the model or its ONNX Runtime session, int8 or not, runtime name).
 
-    ``model`` (the float32 PyTorch model) gets local_fast's DeBERTa attention either way: it
+    ``model`` (the float32 PyTorch model) gets fast.py's DeBERTa attention either way: it
     re-checks int8 scores near the threshold and is the fallback."""
-    from . import local_kinds
-    from .local_fast import speed_up_deberta
+    from . import kinds
+    from .fast import speed_up_deberta
 
     speed_up_deberta(model)
     int8 = quantize == "int8" and device == "cpu"
@@ -289,6 +289,6 @@ def runtime_model(model: Any, kind: str, answer_ids: Sequence[int], device: str,
         raise ValueError("quantize=int8 for a seq2seq checker needs ONNX Runtime (its per-channel int8 kept "
                          "the parity set's labels; PyTorch's per-tensor int8 changed them): install onnxruntime "
                          "and onnx, or leave quantize out")
-    quantized = local_kinds.quantize_int8(model)
+    quantized = kinds.quantize_int8(model)
     speed_up_deberta(quantized)
     return quantized, True, "torch"

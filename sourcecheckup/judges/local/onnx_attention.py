@@ -10,7 +10,7 @@ products. ``com.microsoft.MultiHeadAttention`` computes softmax(q k^T x scale + 
 head in one kernel, and this module puts one in place of each such pattern, reading q, k and v
 from the same projections and the bias from the same tensor. Measured on a Flan-T5-large-sized
 graph, 2 texts of 1,300 tokens, 2 threads: with the decoder's products as plain MatMuls
-(local_fast.t5_support_logits), CPU time 18.5 -> 17.2 s with int8 feed-forward weights, logits
+(fast.t5_support_logits), CPU time 18.5 -> 17.2 s with int8 feed-forward weights, logits
 equal to the last printed digit; the parity tests (tests/test_judge_local_onnx.py) hold the
 scores to the authors' procedure within 1e-4.
 

@@ -1,4 +1,4 @@
-"""Faster CPU forward passes for the MiniCheck procedure, with the same arithmetic (local_kinds).
+"""Faster CPU forward passes for the MiniCheck procedure, with the same arithmetic (``kinds``).
 
 Nothing here changes what the model computes, only how (scores equal the plain model's within
 float32 rounding, checked by the parity tests):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..evidence import source_sentences
+from ...evidence import source_sentences
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class MiniCheckModel:
     answer_ids: tuple[int, int] = (0, 0)   # seq2seq: first tokens of "0" and of "1"
     supported_index: int = 1               # MiniCheck: 1 = supported (``#label=`` may name another)
     exact_model: Any = None                # the float32 model when ``model`` has int8 weights
-    runtime: str = "torch"                 # or "onnx": ``model`` is an ONNX Runtime session (local_onnx)
+    runtime: str = "torch"                 # or "onnx": ``model`` is an ONNX Runtime session (onnx_runtime)
 
 
 def minicheck_probabilities(m: MiniCheckModel, texts: Sequence[str]) -> list[float]:
@@ -202,16 +202,16 @@ def encoded_probabilities(m: MiniCheckModel, encoded: Any) -> list[float]:
     """P(supported) of each text of a padded batch (input_ids, attention_mask)."""
     import torch
 
-    from .local_fast import t5_support_logits
+    from .fast import t5_support_logits
 
-    run = getattr(m.model, "support_logits", None)     # ONNX Runtime: the same pass, exported (local_onnx)
+    run = getattr(m.model, "support_logits", None)     # ONNX Runtime: the same pass, exported (onnx_runtime)
     if run is not None:
         logits = run(encoded["input_ids"], encoded["attention_mask"])
         index = 1 if m.kind == "seq2seq" else m.supported_index
         return [float(p) for p in logits.float().softmax(dim=-1)[:, index].tolist()]
     if m.kind == "seq2seq":
         ids, mask = encoded["input_ids"].to(m.device), encoded["attention_mask"].to(m.device)
-        if getattr(m.model.config, "model_type", "") == "t5":   # the same step, fewer operations (local_fast)
+        if getattr(m.model.config, "model_type", "") == "t5":   # the same step, fewer operations (fast.py)
             logits = t5_support_logits(m.model, ids, mask, m.answer_ids)
         else:
             decoder_input_ids = torch.zeros((ids.size(0), 1), dtype=torch.long, device=m.device)
@@ -288,7 +288,7 @@ def check_stop() -> None:
     the app's Cancel), so an interrupted run ends after the batch in progress, not after every batch left."""
     event = getattr(_stop, "event", None)
     if event is not None and event.is_set():
-        from .base import JudgeStopped
+        from ..base import JudgeStopped
 
         raise JudgeStopped("the run was interrupted")
 
@@ -296,8 +296,8 @@ def check_stop() -> None:
 def score_isolated(m: MiniCheckModel, texts: Sequence[str], batch_size: int,
                    on_failure: Callable[[], None] = lambda: None) -> list[float | Exception]:
     """P(supported) of every text, tokenised once, in batches of similar length (little padding:
-    local_fast.length_batches); a failing batch is retried text by text so one bad pair stays alone."""
-    from .local_fast import length_batches
+    fast.length_batches); a failing batch is retried text by text so one bad pair stays alone."""
+    from .fast import length_batches
 
     out: list[float | Exception] = [0.0] * len(texts)
     if not texts:
@@ -366,7 +366,7 @@ QUOTE_CANDIDATES = 4
 
 def quote_candidates(statement: str, chunk: str, k: int = QUOTE_CANDIDATES) -> list[str]:
     """The ``k`` sentences of a chunk that BM25 ranks highest for the statement, best first."""
-    from ..evidence import SourceText, rank_passages
+    from ...evidence import SourceText, rank_passages
 
     sentences = source_sentences(chunk) or [chunk]
     ranked = rank_passages(statement, SourceText(url="", text=chunk, passages=sentences), k=k)
@@ -377,7 +377,7 @@ def pulled_from(folder: str) -> str:
     """The hub repository a pulled or imported model came from (its manifest), or ''."""
     if not os.path.isdir(os.path.expanduser(folder)):
         return ""
-    from .models_hub import MANIFEST
+    from ..models_hub import MANIFEST
 
     try:
         data = json.loads((Path(os.path.expanduser(folder)) / MANIFEST).read_text(encoding="utf-8"))

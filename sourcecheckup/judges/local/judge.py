@@ -1,12 +1,12 @@
 """``local:MODEL_ID_OR_DIR``: a transformers classifier or seq2seq checker as the judge.
 
-Two procedures (local_kinds says how a model is told apart):
+Two procedures (``kinds`` tells them apart):
 - NLI (3-label NLI models and any other classifier): each window of the source is the premise,
   the statement is the hypothesis, and the score is the softmax probability of the model's
   entailment / supported label. A long source is pre-ranked with BM25 and only its best
   ``max_windows`` passages are scored; the best window decides.
 - MiniCheck (MiniCheck-RoBERTa/DeBERTa/Flan-T5): every chunk of the source, as the authors cut
-  and feed it (local_kinds); the best chunk decides, supported above 0.5. All statements of a
+  and feed it (``kinds``); the best chunk decides, supported above 0.5. All statements of a
   source are scored in one length-sorted batch over its chunks, cut once per source.
 Nothing is downloaded unless ``allow_download`` is set, so hospital machines stay offline:
 users fetch the model on a machine with internet and pass the folder.
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..evidence import quote_in_source, rank_passages, source_sentences, split_passages
-from ..models import Label, Verdict
-from ..evidence import SourceText
-from . import local_kinds
-from . import local_onnx
-from .base import JudgeSpecError, JudgeStopped, in_stoppable_thread
+from ...evidence import quote_in_source, rank_passages, source_sentences, split_passages
+from ...models import Label, Verdict
+from ...evidence import SourceText
+from . import kinds
+from . import onnx_runtime
+from ..base import JudgeSpecError, JudgeStopped, in_stoppable_thread
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +106,9 @@ class _Loaded:
     supported_index: int
     supported_name: str
     max_length: int
-    kind: str = "classifier"     # or "seq2seq" (local_kinds)
+    kind: str = "classifier"     # or "seq2seq" (kinds)
     answer_ids: tuple[int, int] = (0, 0)   # seq2seq: the token ids of "1" (supported) and "0"
-    minicheck: local_kinds.MiniCheckModel | None = None   # the MiniCheck procedure's model
+    minicheck: kinds.MiniCheckModel | None = None   # the MiniCheck procedure's model
     eos: str = ""
     quantized: bool = False
 
@@ -180,10 +180,10 @@ class LocalJudge:
         self.config_hash = config_hash
         self.procedure = procedure
         if procedure == "minicheck":
-            self.prompt_version = local_kinds.MINICHECK_PROMPT_VERSION
+            self.prompt_version = kinds.MINICHECK_PROMPT_VERSION
         self.quantize = quantize
         self.threads = threads
-        self.runtime = runtime       # auto | torch | onnx (local_onnx)
+        self.runtime = runtime       # auto | torch | onnx (onnx_runtime)
         self.rechecked = 0       # texts scored again in float32 because int8 put them near the threshold
         self._loaded: _Loaded | None = None
         self._load_error: Exception | None = None
@@ -239,7 +239,7 @@ class LocalJudge:
             raise LocalModelError(
                 f"could not load local model '{self.model_ref}' ({exc}). Download it on a machine "
                 "with internet access and pass the folder: --judge local:/path/to/model") from exc
-        if local_kinds.config_kind(config.to_dict()) == "seq2seq":
+        if kinds.config_kind(config.to_dict()) == "seq2seq":
             return self._load_seq2seq(path, local_only, torch)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_only)
@@ -267,22 +267,22 @@ class LocalJudge:
             self.config_hash = hashlib.sha256(model.config.to_json_string().encode()).hexdigest()
         max_length = self._max_length(tokenizer, model.config)
         if self.procedure == "minicheck":
-            max_length = self.max_length or local_kinds.minicheck_max_length(model.config.model_type, max_length)
+            max_length = self.max_length or kinds.minicheck_max_length(model.config.model_type, max_length)
         loaded = _Loaded(tokenizer=tokenizer, model=model, device=device, supported_index=index,
                          supported_name=str(model.config.id2label[index]), max_length=max_length)
         return self._with_minicheck(loaded) if self.procedure == "minicheck" else loaded
 
     def _with_minicheck(self, m: _Loaded) -> _Loaded:
         """The loaded model set up for the MiniCheck procedure: its EOS token, int8 weights and
-        ONNX Runtime if asked (local_onnx.runtime_model)."""
+        ONNX Runtime if asked (onnx_runtime.runtime_model)."""
         answer_ids = (m.answer_ids[1], m.answer_ids[0])
         try:
-            model, m.quantized, runtime = local_onnx.runtime_model(m.model, m.kind, answer_ids, m.device, self.quantize,
-                                                                   self.runtime, self.threads)
+            model, m.quantized, runtime = onnx_runtime.runtime_model(m.model, m.kind, answer_ids, m.device,
+                                                                     self.quantize, self.runtime, self.threads)
         except ValueError as exc:
             raise LocalModelError(str(exc)) from exc
-        m.eos = local_kinds.eos_of(m.tokenizer)
-        m.minicheck = local_kinds.MiniCheckModel(
+        m.eos = kinds.eos_of(m.tokenizer)
+        m.minicheck = kinds.MiniCheckModel(
             tokenizer=m.tokenizer, model=model, device=m.device, kind=m.kind, max_length=m.max_length,
             answer_ids=answer_ids, supported_index=m.supported_index,
             exact_model=m.model if m.quantized else None, runtime=runtime)
@@ -290,14 +290,14 @@ class LocalJudge:
 
     def _load_seq2seq(self, path: str, local_only: bool, torch: Any) -> _Loaded:
         try:
-            tokenizer, model, yes_id, no_id = local_kinds.load_seq2seq(path, local_only)
+            tokenizer, model, yes_id, no_id = kinds.load_seq2seq(path, local_only)
         except (OSError, ValueError) as exc:
             raise LocalModelError(f"could not load local model '{self.model_ref}' as a seq2seq checker: {exc}") from exc
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         model.to(device).eval()
         if not self.config_hash:
             self.config_hash = hashlib.sha256(model.config.to_json_string().encode()).hexdigest()
-        max_length = self.max_length or local_kinds.minicheck_max_length(model.config.model_type, 2048)
+        max_length = self.max_length or kinds.minicheck_max_length(model.config.model_type, 2048)
         return self._with_minicheck(_Loaded(
             tokenizer=tokenizer, model=model, device=device, supported_index=1, supported_name="1",
             max_length=max_length, kind="seq2seq", answer_ids=(yes_id, no_id)))
@@ -376,7 +376,7 @@ class LocalJudge:
 
     def _judge_pairs_sync(self, pairs: list[tuple[str, SourceText]], stop: threading.Event | None = None) -> list[Verdict]:
         """The verdicts of ``pairs`` in a worker thread; JudgeStopped before the next batch once ``stop`` is set."""
-        with local_kinds.stopping_on(stop):
+        with kinds.stopping_on(stop):
             return self._judge_pairs_now(pairs)
 
     def _judge_pairs_now(self, pairs: list[tuple[str, SourceText]]) -> list[Verdict]:
@@ -465,13 +465,13 @@ class LocalJudge:
     def _judge_minicheck(self, pairs: list[tuple[str, SourceText]], m: _Loaded) -> list[Verdict]:
         assert m.minicheck is not None
         verdicts: list[Verdict | None] = [None] * len(pairs)
-        prefix = local_kinds.MINICHECK_SEQ2SEQ_PREFIX if m.kind == "seq2seq" else ""
+        prefix = kinds.MINICHECK_SEQ2SEQ_PREFIX if m.kind == "seq2seq" else ""
         items: list[tuple[int, int]] = []        # (pair, chunk) of each text
         texts: list[str] = []
         chunks_of: dict[int, list[str]] = {}
         for n, (statement, source) in enumerate(pairs):
             try:
-                chunks = local_kinds.cached_chunks(source, m.minicheck)   # cut once per source
+                chunks = kinds.cached_chunks(source, m.minicheck)   # cut once per source
             except Exception as exc:
                 verdicts[n] = self._error(f"could not cut the source into chunks: {type(exc).__name__}: {exc}")
                 continue
@@ -481,7 +481,7 @@ class LocalJudge:
             chunks_of[n] = chunks
             for i, chunk in enumerate(chunks):
                 items.append((n, i))
-                texts.append(local_kinds.minicheck_text(chunk, statement, m.eos, prefix))
+                texts.append(kinds.minicheck_text(chunk, statement, m.eos, prefix))
         scores = self._minicheck_scores(texts, m)
         per_pair: dict[int, list[float | Exception]] = {}
         best_of: dict[int, tuple[float, str]] = {}
@@ -504,9 +504,9 @@ class LocalJudge:
                           prefix: str) -> dict[int, str]:
         """The quote of each supported pair: of the best chunk's sentences that BM25 ranks highest
         for the statement, the one the model scores highest (read the same way as a chunk)."""
-        candidates = {n: local_kinds.quote_candidates(pairs[n][0], chunk) for n, chunk in best_chunks.items()}
+        candidates = {n: kinds.quote_candidates(pairs[n][0], chunk) for n, chunk in best_chunks.items()}
         items = [(n, s) for n, found in candidates.items() if len(found) > 1 for s in found]
-        scores = self._minicheck_scores([local_kinds.minicheck_text(s, pairs[n][0], m.eos, prefix)
+        scores = self._minicheck_scores([kinds.minicheck_text(s, pairs[n][0], m.eos, prefix)
                                          for n, s in items], m)
         best: dict[int, tuple[str, float]] = {n: (found[0], -1.0) for n, found in candidates.items() if found}
         for (n, sentence), score in zip(items, scores):
@@ -519,8 +519,8 @@ class LocalJudge:
 
         assert m.minicheck is not None
         with self._run_lock, torch.inference_mode():
-            scores, rechecked = local_kinds.score_checked(m.minicheck, texts, self.batch_size, self.threshold,
-                                                          on_failure=lambda: _free_cuda(m))
+            scores, rechecked = kinds.score_checked(m.minicheck, texts, self.batch_size, self.threshold,
+                                                    on_failure=lambda: _free_cuda(m))
         self.rechecked += rechecked
         return scores
 
@@ -529,8 +529,8 @@ class LocalJudge:
         _, source = pair
         assert m.minicheck is not None
         supported = score > self.threshold    # MiniCheck._score_inferencer: supported when prob > 0.5
-        rationale = local_kinds.minicheck_rationale(m.minicheck, score, chunks, self.threshold,
-                                                    m.supported_name, m.quantized)
+        rationale = kinds.minicheck_rationale(m.minicheck, score, chunks, self.threshold,
+                                              m.supported_name, m.quantized)
         quote = quote if supported else ""
         return self._labelled(supported, score, rationale, quote, source)
 
@@ -550,13 +550,13 @@ class LocalJudge:
         hypothesis_len = len(m.tokenizer(statement, add_special_tokens=False)["input_ids"])
         budget = m.max_length - hypothesis_len - m.tokenizer.num_special_tokens_to_add(pair=True)
         budget = max(budget, m.max_length // 2)   # a very long statement gets truncated instead
-        pieces = {i: local_kinds.token_pieces(p, budget, m.tokenizer) for i, p in enumerate(passages)} \
+        pieces = {i: kinds.token_pieces(p, budget, m.tokenizer) for i, p in enumerate(passages)} \
             if len(passages) <= self.max_windows else {}
         if pieces and sum(len(p) for p in pieces.values()) <= self.max_windows:
             return [Window(n, text) for i in range(len(passages)) for text in pieces[i]], len(passages), False
         windows: list[Window] = []
         for i, _ in rank_passages(statement, source, k=self.max_windows):
-            texts = pieces.get(i) or local_kinds.token_pieces(passages[i], budget, m.tokenizer)
+            texts = pieces.get(i) or kinds.token_pieces(passages[i], budget, m.tokenizer)
             windows.extend(Window(n, text) for text in texts)
         return windows[: self.max_windows], len(passages), True
 
@@ -577,7 +577,7 @@ class LocalJudge:
             _free_cuda(m)
         out: list[float | Exception] = []
         for window, hypothesis in zip(windows, hypotheses):
-            local_kinds.check_stop()
+            kinds.check_stop()
             try:
                 out.extend(self._score([window], [hypothesis], m))
             except Exception as exc:
@@ -593,7 +593,7 @@ class LocalJudge:
         scores = [0.0] * len(windows)
         with self._run_lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
-                local_kinds.check_stop()
+                kinds.check_stop()
                 chunk = order[start:start + self.batch_size]
                 encoded = m.tokenizer([windows[i].text for i in chunk], [hypotheses[i] for i in chunk],
                                       padding=True, truncation="longest_first",
@@ -627,7 +627,7 @@ QUANTIZE = ("none", "int8")
 
 def _check_labels(arg: str, config: bytes, supported_label: str | int | None) -> None:
     """Fail at once, not on the first verdict, when no label can be taken as "supported"."""
-    if not config or local_kinds.config_kind_of_bytes(config) == "seq2seq":
+    if not config or kinds.config_kind_of_bytes(config) == "seq2seq":
         return
     try:
         id2label = json.loads(config).get("id2label")
@@ -650,13 +650,13 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     if not arg:
         raise JudgeSpecError("the local judge needs a model folder or id: --judge local:/path/to/model")
     try:
-        arg, spec_options = local_kinds.split_spec_options(arg)
+        arg, spec_options = kinds.split_spec_options(arg)
     except ValueError as exc:
         raise JudgeSpecError(str(exc)) from exc
     options = {**options, **spec_options}
     spec_name = arg
     if not _is_folder_spec(arg):
-        from .models_hub import installed_path
+        from ..models_hub import installed_path
 
         pulled = installed_path(arg)
         if pulled is not None:
@@ -671,8 +671,8 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     if not 0.0 < threshold < 1.0:
         raise JudgeSpecError(f"threshold must be between 0 and 1, not {threshold}")
     try:
-        procedure = local_kinds.procedure_for(local_kinds.config_of_bytes(config),
-                                              [spec_name, arg, local_kinds.pulled_from(arg)], options.get("procedure"))
+        procedure = kinds.procedure_for(kinds.config_of_bytes(config),
+                                        [spec_name, arg, kinds.pulled_from(arg)], options.get("procedure"))
     except ValueError as exc:
         raise JudgeSpecError(str(exc)) from exc
     quantize = str(options.get("quantize") or "none").strip().lower()
@@ -681,7 +681,7 @@ def from_spec(arg: str, **options: Any) -> LocalJudge:
     if quantize == "int8" and procedure != "minicheck":
         raise JudgeSpecError("quantize=int8 is for MiniCheck checkers only (its labels were checked there)")
     try:
-        runtime = local_onnx.check_runtime(options.get("runtime"))
+        runtime = onnx_runtime.check_runtime(options.get("runtime"))
     except ValueError as exc:
         raise JudgeSpecError(str(exc)) from exc
     return LocalJudge(

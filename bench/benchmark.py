@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
+from sourcecheckup.benchmark import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
                                           benchmark_results, format_results, read_bench_input)
 from sourcecheckup.fetching import FetchOptions  # noqa: E402
 from sourcecheckup.llm import make_client  # noqa: E402

@@ -302,8 +302,8 @@ def test_a_local_nli_model_judges_the_expert_statements_through_the_judge_interf
 
 
 def test_a_reviewed_questions_file_changes_the_stored_expert_statements(tmp_path):
-    from sourcecheckup.bench_workflow import BenchStore
-    from sourcecheckup.bench_workflow.records import Question, read_questions, write_questions
+    from sourcecheckup.benchmark import BenchStore
+    from sourcecheckup.benchmark.records import Question, read_questions, write_questions
 
     with Store(tmp_path / "b.db") as st:
         bench = BenchStore(st)

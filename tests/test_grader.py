@@ -231,7 +231,7 @@ def test_review_mode_g_and_b_grade_the_answer_and_the_answer_tab_shows_it(qtbot,
 # ----------------------------------------------------------------------------- best-of-K by the grader
 
 async def test_best_of_k_selected_by_the_grader_keeps_the_answer_graders_call_good(tmp_path, site, capsys):
-    from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStore, WithWithout,
+    from sourcecheckup.benchmark import (Benchmark, BenchSettings, BenchStore, WithWithout,
                                               benchmark_results, format_results, read_bench_input)
     from sourcecheckup.fetching import FetchOptions
     from sourcecheckup.llm import make_client

@@ -14,9 +14,9 @@ from sourcecheckup.metrics import percent
 from sourcecheckup.references.metrics import is_retracted
 from sourcecheckup.models import Label
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
-from sourcecheckup.bench_workflow import Question
+from sourcecheckup.benchmark import Question
 from sourcecheckup.review.sample import SamplePair
-from sourcecheckup.views.bench import BenchModelRow
+from sourcecheckup.views.benchmark import BenchModelRow
 from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, reference_detail
 from sourcecheckup.views.results import ResponseSummary

@@ -18,7 +18,7 @@ from typing import Sequence
 from PySide6.QtCore import QObject, QThread, Signal
 
 from sourcecheckup import embeddings
-from sourcecheckup.bench_workflow import BenchEvent, BenchInput, Benchmark, BenchSettings
+from sourcecheckup.benchmark import BenchEvent, BenchInput, Benchmark, BenchSettings
 from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
 from sourcecheckup.pipeline import Audit, RunConfig

@@ -63,7 +63,7 @@ def _model_specs(specs: list[str]) -> list[str]:
 
 
 def _settings(args: argparse.Namespace, models: list[str], *, question_model: str | None):
-    from ..bench_workflow import BenchSettings
+    from ..benchmark import BenchSettings
 
     try:
         return BenchSettings(
@@ -111,7 +111,7 @@ def _reselect(bench: Any, row: Any, stored: Any, args: argparse.Namespace) -> No
 
 
 def _read_input(path: str):
-    from ..bench_workflow import DocumentsError, read_bench_input
+    from ..benchmark import DocumentsError, read_bench_input
 
     try:
         return read_bench_input(path)
@@ -138,7 +138,7 @@ def _run(coro_factory: Any, store: Any, bench: Any) -> int | None:
 # ----------------------------------------------------------------------------- commands
 
 def cmd_questions(args: argparse.Namespace) -> int:
-    from ..bench_workflow import Benchmark, BenchStore, write_questions
+    from ..benchmark import Benchmark, BenchStore, write_questions
 
     _model_specs([args.model])
     bench_input = _read_input(args.docs)
@@ -161,8 +161,8 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from ..bench_workflow import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
-    from ..bench_workflow.runner import BenchSettings
+    from ..benchmark import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
+    from ..benchmark.runner import BenchSettings
     from ..llm import make_client
 
     specs = _model_specs(_split_list(args.model))
@@ -207,7 +207,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from ..bench_workflow import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
+    from ..benchmark import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
                                  format_results, read_questions)
     from ..store import StoreError
 

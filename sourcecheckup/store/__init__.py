@@ -23,7 +23,7 @@ import sqlite_utils
 from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
 from ..models import (ExpertReference, FetchStatus, Label, Response, SkippedRecord, Source, Statement,
                       StatementCategory, Verdict, utcnow)
-from .bench import BenchTables
+from .benchmark import BenchTables
 from .browse import BrowseTables
 from .columns import dump_json, load_json
 from .evidence import EvidenceTables

@@ -1,5 +1,5 @@
 """The benchmark's tables (migration 4): benchmarks, bench_documents, bench_questions, bench_answers,
-bench_accuracy. Rows go in and come out as stored; :mod:`sourcecheckup.bench_workflow.storage` makes records."""
+bench_accuracy. Rows go in and come out as stored; :mod:`sourcecheckup.benchmark.storage` makes records."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
@@ -10,7 +10,7 @@ from ..models import utcnow
 from .columns import dump_json
 
 if TYPE_CHECKING:
-    from ..bench_workflow.records import AccuracyGrade, Answer, Question
+    from ..benchmark.records import AccuracyGrade, Answer, Question
 
 # the columns a question's edit may change
 QUESTION_EDITS = ("question", "reference_answer", "edited", "must_have", "nice_to_have")

@@ -1,4 +1,4 @@
-"""The benchmark's records over the SourceCheckup database (the SQL is in :mod:`sourcecheckup.store.bench`).
+"""The benchmark's records over the SourceCheckup database (the SQL is in :mod:`sourcecheckup.store.benchmark`).
 
 Every generated question, answer and grade is committed when it is made, so a benchmark
 interrupted at any step resumes with only what is missing.

@@ -28,8 +28,8 @@ class BenchModelRow:
 
 
 def bench_model_rows(results: object) -> list[BenchModelRow]:
-    """:class:`~sourcecheckup.bench_workflow.BenchResults` shaped as table rows (plain text)."""
-    from ..bench_workflow.records import AnswerStatus
+    """:class:`~sourcecheckup.benchmark.BenchResults` shaped as table rows (plain text)."""
+    from ..benchmark.records import AnswerStatus
     from ..llm.spec import short_name
 
     out = []

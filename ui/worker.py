@@ -19,9 +19,10 @@ from PySide6.QtCore import QObject, QThread, Signal
 
 from sourcecheckup import embeddings
 from sourcecheckup.benchmark import BenchEvent, BenchInput, Benchmark, BenchSettings
+from sourcecheckup.config import RunConfig
 from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
-from sourcecheckup.pipeline import Audit, RunConfig
+from sourcecheckup.pipeline import Audit
 from sourcecheckup.store import Store
 from sourcecheckup.views.matrix import uses_screening_judge
 from sourcecheckup.views.text import count_noun

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
+from ..config import RunConfig
 from ..events import ProgressEvent
 from ..fetching import FetchOptions, Fetcher, make_fetcher
 from ..ingest import IngestError, parse_answer_record
@@ -23,7 +24,7 @@ from ..llm import make_client
 from ..llm.client import CallOptions, LLMCallError, LLMClient
 from ..metrics import assess_run
 from ..models import Response, SkippedRecord
-from ..pipeline import Audit, RunConfig
+from ..pipeline import Audit
 from ..store import Store
 from .documents import BenchInput, load_document
 from .records import Answer, AnswerStatus, Document, Question, answer_record

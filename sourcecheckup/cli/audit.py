@@ -98,7 +98,8 @@ async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, in
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from ..pipeline import Audit, RunConfig
+    from ..config import RunConfig
+    from ..pipeline import Audit
     from ..report import write_report
 
     if not args.inputs and not args.resume:

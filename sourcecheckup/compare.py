@@ -12,8 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metrics import (BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent,
-                      wilson_interval)
+from .metrics import BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent, wilson_interval
 from .references.model import is_reference_key
 from .store import RunData, Store
 

@@ -19,9 +19,9 @@ from .config import RunConfig  # defined beside build_run_config; still importab
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import SourceText, quote_in_source
 from .expert.step import expert_step
+from .fetching import Fetcher, FetchOptions, fetch_settings_fingerprint, make_fetcher
 from .ingest.records import UNUSABLE_KEY
 from .injection import flag_injection
-from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, open_judges
 from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser

@@ -16,22 +16,49 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
-                               QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea,
-                               QSpinBox, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from sourcecheckup.benchmark import (VARIANTS, BenchEvent, BenchSettings, BenchStage, BenchStore,
-                                          DocumentsError, Question, QuestionFileError, benchmark_results,
-                                          read_bench_input)
+from sourcecheckup.benchmark import (
+    VARIANTS,
+    BenchEvent,
+    BenchSettings,
+    BenchStage,
+    BenchStore,
+    DocumentsError,
+    Question,
+    QuestionFileError,
+    benchmark_results,
+    read_bench_input,
+)
 from sourcecheckup.llm.spec import is_model_spec
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views.benchmark import bench_model_rows, bench_summary
 
+from .db_session import DbSession
+from .elide import placeholder_with_tooltip
 from .models import BenchResultsModel, QuestionsModel
 from .settings import AppSettings
-from .elide import placeholder_with_tooltip
 from .widgets import plain_label
-from .db_session import DbSession
 from .worker import BenchmarkThread
 
 QUESTIONS_READY = "questions_ready"

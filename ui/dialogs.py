@@ -6,15 +6,30 @@ from pathlib import Path
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QFrame,
-                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QScrollArea, QSpinBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup import __version__
-from sourcecheckup.llm import secrets as keys
 from sourcecheckup.fetching.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.judges import validate_judge_spec
+from sourcecheckup.llm import secrets as keys
 from sourcecheckup.views.text import table_columns
 
 from .judge_guide import JudgeGuidePanel, with_first_judge

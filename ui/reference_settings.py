@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from PySide6.QtWidgets import (QDoubleSpinBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QWidget)
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
 
 from sourcecheckup.config import LOOKUP_LIMITS
-
 from sourcecheckup.views.references import retraction_file_summary
 
 from .settings import AppSettings

@@ -12,16 +12,34 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup import review
 from sourcecheckup.review import answer_grades
 from sourcecheckup.review.agreement import agreement_report
 from sourcecheckup.review.sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
 from sourcecheckup.store import Store, StoreError
+from sourcecheckup.views.review import (
+    SampleReview,
+    agreement_rows,
+    agreement_summary,
+    load_sample_review,
+    sample_labels,
+)
 from sourcecheckup.views.text import count_noun
-from sourcecheckup.views.review import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
 
 from .judge_compare_panel import JudgeCompareDialog
 from .models import AgreementModel, SamplePairsModel

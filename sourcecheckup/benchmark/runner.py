@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..config import RunConfig
 from ..events import ProgressEvent
-from ..fetching import FetchOptions, Fetcher, make_fetcher
+from ..fetching import Fetcher, FetchOptions, make_fetcher
 from ..ingest import IngestError, parse_answer_record
 from ..judges.base import Judge
 from ..llm import make_client
@@ -28,9 +28,16 @@ from ..pipeline import Audit
 from ..store import Store
 from .documents import BenchInput, load_document
 from .records import Answer, AnswerStatus, Document, Question, answer_record
-from .steps import (Prompts, ReplyError, answer_question, check_variants, generate_questions,
-                    grade_accuracy, make_variant)
 from .selection import check_select, combined_score, grader_scores, pick_best
+from .steps import (
+    Prompts,
+    ReplyError,
+    answer_question,
+    check_variants,
+    generate_questions,
+    grade_accuracy,
+    make_variant,
+)
 from .storage import BenchStore
 
 STAGES_BEFORE_ANSWERS = "questions"

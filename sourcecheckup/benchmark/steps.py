@@ -17,8 +17,7 @@ from ..llm.client import CallOptions, LLMCallError, LLMClient, Reply
 from ..llm.replies import ReplyError, Schema, extract_json_object, new_boundary
 from ..prompts import Prompt, load_prompt
 from ..urls import dedupe, find_urls, normalise_url
-from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question,
-                      QuestionSource)
+from .records import AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question, QuestionSource
 
 QUESTIONER, PERTURBER, ANSWERER, ACCURACY = "questioner-v1", "perturber-v1", "answerer-v1", "accuracy-v1"
 DEMOGRAPHIC_VERSION = "demographic-prefix-v1"

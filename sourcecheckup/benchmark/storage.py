@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 
 from ..models import Source, utcnow
 from ..store import Store, StoreError, dump_json, load_json
-from .records import (AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question)
+from .records import AccuracyGrade, AccuracyLabel, Answer, AnswerStatus, Document, Question
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,21 @@ from pathlib import Path
 from typing import Any
 
 from ..events import EventKind, ProgressEvent
-from .common import (EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
-                     construction_errors, err, judge_options, open_store, run_config)
 from ..metrics import judge_error_note
+from .common import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ProgressPrinter,
+    UsageError,
+    check_judges,
+    construction_errors,
+    err,
+    judge_options,
+    open_store,
+    run_config,
+)
 from .runs import audit_notes, headline_report, print_headline
 
 
@@ -215,9 +227,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:
-    from ..evidence import SourceText
+    from ..evidence import SourceText, quote_in_source
     from ..judges.base import make_judge
-    from ..evidence import quote_in_source
     from ..models import Label
 
     check_judges([args.judge])

@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, check_judges, err, fetch_options,
-                     open_store)
+from .common import EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, check_judges, err, fetch_options, open_store
 
 
 def _split_list(values: list[str] | None) -> list[str]:
@@ -161,7 +160,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from ..benchmark import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
+    from ..benchmark import AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers
     from ..benchmark.runner import BenchSettings
     from ..llm import make_client
 
@@ -207,8 +206,15 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from ..benchmark import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
-                                 format_results, read_questions)
+    from ..benchmark import (
+        Benchmark,
+        BenchSettings,
+        BenchStore,
+        QuestionFileError,
+        benchmark_results,
+        format_results,
+        read_questions,
+    )
     from ..store import StoreError
 
     if not args.docs and not args.resume:

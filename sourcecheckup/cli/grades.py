@@ -86,8 +86,8 @@ def cmd_grader_train(args: argparse.Namespace) -> int:
 
 
 def cmd_grader_score(args: argparse.Namespace) -> int:
-    from ..review.grader import GraderError, agreement_with_graders, load_grader, score_run
     from ..review.answer_grades import format_comparison
+    from ..review.grader import GraderError, agreement_with_graders, load_grader, score_run
 
     try:
         grader = load_grader(args.grader)

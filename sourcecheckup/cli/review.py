@@ -8,8 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, construction_errors, err, open_store,
-                     pick_run)
+from .common import EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, construction_errors, err, open_store, pick_run
 
 
 def cmd_review_sample(args: argparse.Namespace) -> int:

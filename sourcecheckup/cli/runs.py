@@ -279,8 +279,8 @@ def report_format(output: str, given: str | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..report.pdf import PdfError
     from ..report import report_formats, write_report
+    from ..report.pdf import PdfError
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
     store = open_store(args, reading=True)

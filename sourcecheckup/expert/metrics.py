@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..review.answer_grades import answer_grades, graders_grade
-from ..metrics.intervals import mean_interval
 from ..metrics import clustered_counts, proportion_of
+from ..metrics.intervals import mean_interval
 from ..models import Label
-from .similarity import similarity_grade_correlation
+from ..review.answer_grades import answer_grades, graders_grade
 from ..store import ResponseRow, Store
 from .model import SIMILARITY_METHODS, ExpertKind, ExpertVerdict
+from .similarity import similarity_grade_correlation
 
 NO_CONTRADICTION_READING = "no_contradiction_reading"
 MEASURES = ("comprehensiveness_must_have", "comprehensiveness_all", "hallucination")

@@ -92,8 +92,8 @@ async def score_similarities(store: Store, run_id: str, log: Callable[[str, str]
     """Each answer's similarity to its reference answer (late interaction and sentence cosine), for the answers
     with a reference answer and no stored similarity yet; returns how many answers were scored. The model not
     loading is logged and leaves the figures absent, never zero."""
-    from .similarity import TOKEN_MODEL, answer_similarities
     from .model import LATE_INTERACTION, SENTENCE_COSINE
+    from .similarity import TOKEN_MODEL, answer_similarities
 
     have = store.similarities(run_id)
     rows = [r for r in store.responses_with_expert(run_id) if r.response.expert

@@ -24,8 +24,15 @@ from .documents import DocumentReader
 from .extract import unsupported_reason
 from .pools import HostPools
 from .robots import RobotsRules
-from .safety import (AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, disguised_address,
-                     pinned_transport)
+from .safety import (
+    AddressPins,
+    HostNotFoundError,
+    Resolver,
+    UnsafeUrlError,
+    check_url,
+    disguised_address,
+    pinned_transport,
+)
 
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 REDIRECT_CODES = (301, 302, 303, 307, 308)

@@ -13,6 +13,7 @@ from .citations import citation_entries
 from .expert import EXPERT_KEYS, expert_reference
 from .records import IngestError, IngestResult, InputText, bad_byte
 
+
 @dataclass(frozen=True)
 class CsvMapping:
     """Which columns of a CSV/TSV hold what. Unmapped columns go to Response.extra."""

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .intervals import Z95, clopper_pearson, korn_graubard, wilson_interval  # noqa: F401  (wilson_interval, Z95: re-exported)
 from ..models import FetchStatus, Label, StatementStatus
 from ..references.model import is_reference_key
 from ..store import RunData, StatementRow, VerdictRow
+from .intervals import Z95, clopper_pearson, korn_graubard, wilson_interval  # noqa: F401  (wilson_interval, Z95: re-exported)
 
 BOOTSTRAP_RESAMPLES = 1000
 

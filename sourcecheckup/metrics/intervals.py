@@ -40,7 +40,7 @@ def clopper_pearson(k: float, n: float, alpha: float = ALPHA) -> tuple[float, fl
     (non-integer) counts, as the Korn–Graubard interval passes them. Never zero width for n > 0."""
     if n <= 0:
         raise ValueError("a Clopper-Pearson interval needs n > 0")
-    from scipy.special import betaincinv   # imported when first needed: it takes a second to load
+    from scipy.special import betaincinv  # imported when first needed: it takes a second to load
 
     k = min(max(k, 0.0), n)
     lo = 0.0 if k <= 0 else float(betaincinv(k, n - k + 1, alpha / 2))

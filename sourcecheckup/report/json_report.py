@@ -10,11 +10,22 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
-from ..provenance import software_environment
-from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
-                       exclusion_notes, judge_error_note, metrics_by, partial_run_note)
-from ..metrics import JUDGES_ONLY, WITH_REVIEWS  # noqa: F401  (the figures' two bases; xlsx reads them here)
+from ..metrics import (  # noqa: F401  (the figures' two bases; xlsx reads them here)
+    CI_METHODS,
+    JUDGES_ONLY,
+    WITH_REVIEWS,
+    Consensus,
+    ResponseAssessment,
+    StatementAssessment,
+    assess_run,
+    compute_metrics,
+    exclusion_notes,
+    judge_error_note,
+    metrics_by,
+    partial_run_note,
+)
 from ..models import Verdict, utcnow, verdict_readings
+from ..provenance import software_environment
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
 from ..store import RunData, RunRow, Store
@@ -100,8 +111,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     ``whois``: ask whois (``whois_server``, default whois.iana.org:43) for each cited domain's registrant
     country; off by default, when country comes from the top-level domain alone and nothing is sent."""
     from ..review.agreement import agreement_report
-    from .analytics import analyse_sources
     from ..review.labels import overrides as review_overrides
+    from .analytics import analyse_sources
 
     data = data or store.load_run(run_id)
     run = data.run

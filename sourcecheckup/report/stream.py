@@ -16,18 +16,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ..metrics import (CI_METHODS, MetricsTally, ResponseAssessment, assess_run, judge_error_note,
-                       partial_run_note)
+from ..metrics import CI_METHODS, MetricsTally, ResponseAssessment, assess_run, judge_error_note, partial_run_note
 from ..models import utcnow
+from ..references.metrics import retracted_only_statements
+from ..references.model import ReferenceCheck
 from ..store import RunData, Store
 from ..store.export import PAGE_RESPONSES
 from ..urls import domain_of
 from .analytics import Citation, analyse_citations, citation_status
-from ..references.metrics import retracted_only_statements
-from ..references.model import ReferenceCheck
 from .integrity import ListHasher, seal
-from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, group_dict,
-                          grouping_columns, headline_notes, integrity_section, report_options, run_section)
+from .json_report import (
+    _extra_key,
+    _response_dict,
+    _suggestions,
+    _unsupported,
+    audit_trail,
+    group_dict,
+    grouping_columns,
+    headline_notes,
+    integrity_section,
+    report_options,
+    run_section,
+)
 from .references import ReferencesSection
 
 LARGE_RUN_RESPONSES = 2000     # above this the HTML and PDF reports leave the support matrix to CSV/XLSX

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..metrics import METRIC_NAMES
-from .json_report import JUDGES_ONLY, WITH_REVIEWS, method_notes
 from ..store import Store
+from .json_report import JUDGES_ONLY, WITH_REVIEWS, method_notes
 
 EXCEL_CELL_LIMIT = 32_767
 EXCEL_MAX_ROWS = 1_048_576     # rows in one Excel sheet; a longer table goes on to "verdicts (2)" and so on

@@ -10,8 +10,7 @@ reviewers' majority, with a recommendation).
 """
 from __future__ import annotations
 
-from .labels import (NO_MAJORITY, UNSURE, Review, ReviewLabel, add_review, consensus, overrides, review_states,
-                     reviews)
+from .labels import NO_MAJORITY, UNSURE, Review, ReviewLabel, add_review, consensus, overrides, review_states, reviews
 
 __all__ = ["NO_MAJORITY", "UNSURE", "Review", "ReviewLabel", "add_review", "consensus", "overrides",
            "review_states", "reviews"]

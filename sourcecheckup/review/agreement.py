@@ -21,11 +21,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..metrics.intervals import clopper_pearson
 from ..metrics import BOOTSTRAP_RESAMPLES
+from ..metrics.intervals import clopper_pearson
 from ..models import Label
-from .labels import Review, ReviewLabel, consensus, reviews
 from ..store import RunData, Store
+from .labels import Review, ReviewLabel, consensus, reviews
 
 LABELS = (Label.SUPPORTED.value, Label.NOT_SUPPORTED.value)
 MAJORITY = "reviewers' majority"

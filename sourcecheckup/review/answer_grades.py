@@ -14,8 +14,8 @@ from enum import Enum
 from itertools import combinations
 from typing import Any, Iterable, Mapping, Sequence
 
-from .agreement import MIN_KAPPA_PAIRS, compare_raters, kappa_words
 from ..store import Store, StoreError
+from .agreement import MIN_KAPPA_PAIRS, compare_raters, kappa_words
 
 GRADES = ("good", "bad")
 OTHERS_MAJORITY = "other graders' majority"     # leave-one-out: the grader's own vote is not in it

@@ -22,10 +22,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .agreement import compare_raters
-from .answer_grades import GRADES, AnswerGrade, answer_grades, graders_grade
 from ..models import utcnow
 from ..store import Store
+from .agreement import compare_raters
+from .answer_grades import GRADES, AnswerGrade, answer_grades, graders_grade
 
 FORMAT = "sourcecheckup-grader"
 FORMAT_VERSION = 1

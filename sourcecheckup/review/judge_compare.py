@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agreement import (AGREEMENT_CI_METHOD, LABELS, MIN_KAPPA_PAIRS, Pair, _judge_labels, _reviewer_labels,
-                        cohen_kappa)
-from ..metrics.intervals import clopper_pearson
 from ..metrics import percent
+from ..metrics.intervals import clopper_pearson
 from ..models import Label
-from .labels import reviews
 from ..store import Store
+from .agreement import AGREEMENT_CI_METHOD, LABELS, MIN_KAPPA_PAIRS, Pair, _judge_labels, _reviewer_labels, cohen_kappa
+from .labels import reviews
 
 MIN_PAIRS = 20          # fewer compared pairs than this and no judge is recommended
 S, N = Label.SUPPORTED.value, Label.NOT_SUPPORTED.value

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from ..report.csvsafe import SafeWriter
 from ..evidence import SourceText
 from ..metrics import assess_run
+from ..report.csvsafe import SafeWriter
+from ..store import Store
 from .answer_grades import AnswerGrade, parse_grade
 from .labels import ReviewLabel, add_review
-from ..store import Store
 
 STRATA = ("label", "model", "none")
 EXCERPT_CHARS = 1200

@@ -20,9 +20,19 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
+from ..models import (
+    ExpertReference,
+    FetchStatus,
+    Label,
+    Response,
+    SkippedRecord,
+    Source,
+    Statement,
+    StatementCategory,
+    Verdict,
+    utcnow,
+)
 from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
-from ..models import (ExpertReference, FetchStatus, Label, Response, SkippedRecord, Source, Statement,
-                      StatementCategory, Verdict, utcnow)
 from .benchmark import BenchTables
 from .browse import BrowseTables
 from .columns import dump_json, load_json

@@ -10,11 +10,11 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-
-import numpy as np
 from typing import Any, Callable, Sequence
 
-from ..metrics import compute_metrics, assess_run, Metric, MetricSet, Overrides, proportion
+import numpy as np
+
+from ..metrics import Metric, MetricSet, Overrides, assess_run, compute_metrics, proportion
 from ..store import RunData, RunRow, Store
 from .results import ResponseSummary, RunView, response_summaries
 from .review import review_progress

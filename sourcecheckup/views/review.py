@@ -110,8 +110,7 @@ class SampleReview:
 
 
 def load_sample_review(store: Store, run_id: str, name: str) -> SampleReview:
-    from ..evidence import rank_passages
-    from ..evidence import SourceText
+    from ..evidence import SourceText, rank_passages
     from ..review.sample import sample_pairs
 
     pairs = sample_pairs(store, run_id, name)

@@ -9,8 +9,19 @@ authors' chunking and scoring), ``fast`` (the faster CPU forward passes of the s
 from __future__ import annotations
 
 from .judge import (
-    DEFAULT_BATCH_SIZE, DEFAULT_MAX_WINDOWS, DEFAULT_THRESHOLD, FALLBACK_MAX_LENGTH, PROMPT_VERSION, QUANTIZE,
-    SUPPORTED_LABEL_NAMES, LocalJudge, LocalModelError, Window, from_spec, supported_label_index)
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MAX_WINDOWS,
+    DEFAULT_THRESHOLD,
+    FALLBACK_MAX_LENGTH,
+    PROMPT_VERSION,
+    QUANTIZE,
+    SUPPORTED_LABEL_NAMES,
+    LocalJudge,
+    LocalModelError,
+    Window,
+    from_spec,
+    supported_label_index,
+)
 
 __all__ = [
     "DEFAULT_BATCH_SIZE", "DEFAULT_MAX_WINDOWS", "DEFAULT_THRESHOLD", "FALLBACK_MAX_LENGTH", "PROMPT_VERSION",

@@ -24,12 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ...evidence import quote_in_source, rank_passages, source_sentences, split_passages
+from ...evidence import SourceText, quote_in_source, rank_passages, source_sentences, split_passages
 from ...models import Label, Verdict
-from ...evidence import SourceText
-from . import kinds
-from . import onnx_runtime
 from ..base import JudgeSpecError, JudgeStopped, in_stoppable_thread
+from . import kinds, onnx_runtime
 
 log = logging.getLogger(__name__)
 

@@ -133,9 +133,9 @@ def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | N
         if "@" not in email or any(c.isspace() for c in email):
             raise ConfigError("contact_email", f"'{email}' is not an e-mail address")
         kw["contact_email"] = email
-    for option, field, value in (("lookup_timeout_s", "timeout_s", lookup_timeout_s),
-                                 ("match_threshold", "match_threshold", match_threshold),
-                                 ("lookup_requests_per_second", "requests_per_second", lookup_requests_per_second)):
+    for option, setting, value in (("lookup_timeout_s", "timeout_s", lookup_timeout_s),
+                                   ("match_threshold", "match_threshold", match_threshold),
+                                   ("lookup_requests_per_second", "requests_per_second", lookup_requests_per_second)):
         if value is None:
             continue
         low, high, what = LOOKUP_LIMITS[option]
@@ -145,7 +145,7 @@ def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | N
             number = float("nan")
         if not low <= number <= high:   # also refuses NaN
             raise ConfigError(option, f"{what} must be between {low:g} and {high:g}, not '{value}'")
-        kw[field] = number
+        kw[setting] = number
     kw["enabled"] = references_allowed(environ) and bool(references)
     return LookupSettings(**kw)
 

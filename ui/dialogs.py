@@ -174,7 +174,7 @@ class SettingsDialog(QDialog):
         layout.addLayout(keys_form)
         self.key_edits: dict[str, QLineEdit] = {}
         self.key_status: dict[str, QLabel] = {}
-        for provider, var in keys.ENV_VARS.items():
+        for provider in keys.ENV_VARS:
             edit = QLineEdit()
             edit.setEchoMode(QLineEdit.EchoMode.Password)
             edit.setPlaceholderText("paste a key to store it")

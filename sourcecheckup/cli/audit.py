@@ -255,7 +255,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
             records.append((rid, None, None, f"{path.name}:{n}: missing 'source' (or 'evidence') text"))
         else:
             records.append((rid, statement, source, None))
-    for rid, _, _, problem in records:
+    for _rid, _, _, problem in records:
         if problem:
             print(f"warning: {problem}", file=sys.stderr)
     try:

@@ -165,7 +165,8 @@ class MiniLMEncoder:
             p = f"encoder.layer.{n}."
 
             def lin(name: str, t: Any) -> Any:
-                return F.linear(t, w[p + name + ".weight"], w[p + name + ".bias"])
+                # called only within this layer's iteration, so the loop's p is the right one
+                return F.linear(t, w[p + name + ".weight"], w[p + name + ".bias"])  # noqa: B023
 
             q = lin("attention.self.query", x).view(B, L, heads, d).transpose(1, 2)
             k = lin("attention.self.key", x).view(B, L, heads, d).transpose(1, 2)

@@ -65,7 +65,8 @@ def hidden_states(encoder: Any, text: str) -> np.ndarray:
             p = f"encoder.layer.{n}."
 
             def lin(name: str, t: Any) -> Any:
-                return F.linear(t, w[p + name + ".weight"], w[p + name + ".bias"])
+                # called only within this layer's iteration, so the loop's p is the right one
+                return F.linear(t, w[p + name + ".weight"], w[p + name + ".bias"])  # noqa: B023
 
             q, k, v = (lin(f"attention.self.{m}", x).view(1, L, heads, d).transpose(1, 2)
                        for m in ("query", "key", "value"))

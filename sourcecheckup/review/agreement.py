@@ -232,24 +232,31 @@ def agreement_report(store: Store, data: RunData, *, seed: int = 0) -> dict[str,
     s = seed
     for judge, jl in judges.items():
         for reviewer, rl in sorted(by_reviewer.items()):
-            comparisons.append(_compare(jl, rl, judge, reviewer, "judge-reviewer", s)); s += 1
+            comparisons.append(_compare(jl, rl, judge, reviewer, "judge-reviewer", s))
+            s += 1
         if by_reviewer:
-            comparisons.append(_compare(jl, majority, judge, MAJORITY, "judge-majority", s)); s += 1
+            comparisons.append(_compare(jl, majority, judge, MAJORITY, "judge-majority", s))
+            s += 1
     for reviewer, rl in sorted(by_reviewer.items()):
         others = _majority_without(by_pair, reviewer)
-        comparisons.append(_compare(rl, others, reviewer, OTHERS_MAJORITY, "reviewer-majority", s)); s += 1
+        comparisons.append(_compare(rl, others, reviewer, OTHERS_MAJORITY, "reviewer-majority", s))
+        s += 1
     # the label the headline figures use: the judges' consensus under the run's rule
     rule = str(data.run.config.get("consensus", "first"))
     combined = judges_consensus(data)
     if by_reviewer and combined:
         name = consensus_name(rule)
         for reviewer, rl in sorted(by_reviewer.items()):
-            comparisons.append(_compare(combined, rl, name, reviewer, "consensus-reviewer", s)); s += 1
-        comparisons.append(_compare(combined, majority, name, MAJORITY, "consensus-majority", s)); s += 1
+            comparisons.append(_compare(combined, rl, name, reviewer, "consensus-reviewer", s))
+            s += 1
+        comparisons.append(_compare(combined, majority, name, MAJORITY, "consensus-majority", s))
+        s += 1
     for (ra, la), (rb, lb) in combinations(sorted(by_reviewer.items()), 2):
-        comparisons.append(_compare(la, lb, ra, rb, "reviewer-reviewer", s)); s += 1
+        comparisons.append(_compare(la, lb, ra, rb, "reviewer-reviewer", s))
+        s += 1
     for (ja, la), (jb, lb) in combinations(list(judges.items()), 2):
-        comparisons.append(_compare(la, lb, ja, jb, "judge-judge", s)); s += 1
+        comparisons.append(_compare(la, lb, ja, jb, "judge-judge", s))
+        s += 1
 
     texts = {row.pk: (resp.response.id, row.statement.text)
              for resp in data.responses for row in data.statements.get(resp.pk, [])}

@@ -144,7 +144,8 @@ def grade_agreement(store: Store, run_ids: Sequence[str], *, seed: int = 0) -> d
     comparisons = []
     s = seed
     for (ra, la), (rb, lb) in combinations(sorted(by_reviewer.items()), 2):
-        comparisons.append(compare_grades(la, lb, ra, rb, "grader-grader", s)); s += 1
+        comparisons.append(compare_grades(la, lb, ra, rb, "grader-grader", s))
+        s += 1
     if len(by_reviewer) > 1:
         for reviewer, mine in sorted(by_reviewer.items()):
             others: dict[tuple[str, int], str] = {}
@@ -152,7 +153,8 @@ def grade_agreement(store: Store, run_ids: Sequence[str], *, seed: int = 0) -> d
                 got = majority(AnswerGrade(g) for r, g in by_answer[key].items() if r != reviewer)
                 if got is not None:
                     others[key] = got.value
-            comparisons.append(compare_grades(mine, others, reviewer, OTHERS_MAJORITY, "grader-majority", s)); s += 1
+            comparisons.append(compare_grades(mine, others, reviewer, OTHERS_MAJORITY, "grader-majority", s))
+            s += 1
     return {"runs": list(run_ids), "graders": sorted(by_reviewer), "answers_graded": len(by_answer),
             "with_majority": len(consensus), "without_majority": len(by_answer) - len(consensus),
             "majority": {g: counts.get(g, 0) for g in GRADES}, "comparisons": comparisons}

@@ -60,7 +60,7 @@ def reviews(store: Store, run_id: str, *, latest_only: bool = True) -> list[Revi
 
 def consensus(labels: list[ReviewLabel]) -> Label | None:
     """Majority of decided labels; a tie or only 'unsure' gives no consensus."""
-    counts = Counter(l for l in labels if l is not ReviewLabel.UNSURE)
+    counts = Counter(label for label in labels if label is not ReviewLabel.UNSURE)
     if not counts:
         return None
     (top, n), *rest = counts.most_common()

@@ -1,5 +1,6 @@
 """Settings → Reference checks: on/off, the Crossref / PubMed / OpenAlex endpoints, the contact e-mail, the
-lookups' timeout, rate and title-match threshold, and the Retraction Watch file (with its date and rows). Saved through AppSettings like every other setting."""
+lookups' timeout, rate and title-match threshold, and the Retraction Watch file (with its date and rows).
+Saved through AppSettings like every other setting."""
 from __future__ import annotations
 
 from urllib.parse import urlsplit

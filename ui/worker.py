@@ -1,8 +1,8 @@
 """Engine work off the GUI thread.
 
 AuditThread runs one audit (new or resumed), BenchmarkThread one benchmark step, each in a
-QThread with its own asyncio loop and its own Store connection; progress events come back through a queued signal, at most every
-PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
+QThread with its own asyncio loop and its own Store connection; progress events come back through a queued
+signal, at most every PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
 Cancel sets the run's asyncio.Event from the GUI thread through loop.call_soon_threadsafe;
 the engine stops between pairs and records the run as cancelled, so it can be resumed.
 (Reads of the open database run in ui.db_session.DbSession.)

@@ -126,7 +126,8 @@ QUESTION_KEYS = ("id", "question", "reference_answer", "must_have", "nice_to_hav
 
 def question_to_json(q: Question) -> dict[str, Any]:
     return {"id": q.qid, "question": q.question, "reference_answer": q.reference_answer,
-            "must_have": list(q.must_have), "nice_to_have": list(q.nice_to_have), "question_source": q.question_source, "variant": q.variant, "parent_id": q.parent_qid,
+            "must_have": list(q.must_have), "nice_to_have": list(q.nice_to_have),
+            "question_source": q.question_source, "variant": q.variant, "parent_id": q.parent_qid,
             "document_url": q.document_url, "generator": q.generator, "prompt_version": q.prompt_version,
             "flags": list(q.flags), "drop": q.dropped}
 

@@ -149,7 +149,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             if part != 1:
                 loaded.skipped[:] = []
             if not loaded.responses:
-                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} answer{'' if in_input == 1 else 's'}")
+                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} "
+                    f"answer{'' if in_input == 1 else 's'}")
                 return EXIT_FAIL
         if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
             for s in loaded.skipped:

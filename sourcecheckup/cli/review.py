@@ -49,8 +49,9 @@ def cmd_review_import(args: argparse.Namespace) -> int:
     for e in result.errors:
         print(f"skipped: {e}", file=sys.stderr)
     grades = f" and {result.grades} answer grade(s)" if result.grades else ""
-    print(f"imported {result.imported} review(s){grades} by {args.reviewer.strip()}; {result.unlabelled} row(s) without a "
-          f"label; {len(result.errors)} row(s) skipped" + (f" (sample {', '.join(result.samples)})" if result.samples else ""))
+    print(f"imported {result.imported} review(s){grades} by {args.reviewer.strip()}; {result.unlabelled} row(s) "
+          f"without a label; {len(result.errors)} row(s) skipped"
+          + (f" (sample {', '.join(result.samples)})" if result.samples else ""))
     return EXIT_FAIL if result.errors and not (result.imported or result.grades) else EXIT_OK
 
 

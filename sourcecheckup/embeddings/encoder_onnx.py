@@ -100,7 +100,8 @@ def _build(config: dict[str, Any], weights: dict[str, np.ndarray]) -> bytes:
         h = linear(x, p + "intermediate.dense")
         # exact GELU: 0.5 * h * (1 + erf(h / sqrt 2))
         g = node("Mul", [node("Mul", [h, const("half", np.array(0.5, dtype=np.float32))]),
-                         node("Add", [node("Erf", [node("Div", [h, const("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))])]),
+                         node("Add", [node("Erf", [node("Div", [h, const("sqrt2", np.array(np.sqrt(2.0),
+                                                                                           dtype=np.float32))])]),
                                       const("one_f_g", np.array(1.0, dtype=np.float32))])])
         x = layer_norm(node("Add", [linear(g, p + "output.dense"), x]), p + "output.LayerNorm")
     nodes.append(helper.make_node("Identity", [x], ["token_states"]))
@@ -110,7 +111,8 @@ def _build(config: dict[str, Any], weights: dict[str, np.ndarray]) -> bytes:
     total = node("ReduceSum", [node("Mul", [x, m]), axes_1], keepdims=0)
     tokens = node("Max", [node("ReduceSum", [m, axes_1], keepdims=0), const("min_count", np.array(1e-9, dtype=np.float32))])
     pooled = node("Div", [total, tokens])
-    norm = node("Max", [node("ReduceL2", [pooled, axes_1], keepdims=1), const("min_norm", np.array(1e-12, dtype=np.float32))])
+    norm = node("Max", [node("ReduceL2", [pooled, axes_1], keepdims=1),
+                        const("min_norm", np.array(1e-12, dtype=np.float32))])
     nodes.append(helper.make_node("Div", [pooled, norm], ["embeddings"]))
     graph = helper.make_graph(
         nodes, "all-MiniLM-L6-v2",

@@ -5,8 +5,9 @@ with graders' grades.
   configurations): for each token of the reference answer, the largest cosine with any token of the answer,
   averaged over the reference's tokens. Token vectors are the last hidden states of the bundled
   all-MiniLM-L6-v2 (its own weights, run by the process's embedding runtime: ONNX Runtime,
-  :mod:`sourcecheckup.embeddings.encoder_onnx`, else torch, :mod:`sourcecheckup.embeddings.encoder`), L2-normalised, [CLS] and [SEP] left out
-  (as BERTScore does; ColBERT's own [Q]/[D] marker tokens do not exist in this model).
+  :mod:`sourcecheckup.embeddings.encoder_onnx`, else torch, :mod:`sourcecheckup.embeddings.encoder`),
+  L2-normalised, [CLS] and [SEP] left out (as BERTScore does; ColBERT's own [Q]/[D] marker tokens do not
+  exist in this model).
 - Sentence cosine: the cosine of the two texts' sentence embeddings (:func:`sourcecheckup.embeddings.embed`).
 - :func:`spearman` / :func:`similarity_grade_correlation`: Spearman's rank correlation with its 95% interval
   (Fisher z, Bonett–Wright standard error; :func:`sourcecheckup.metrics.intervals.spearman_interval`).

@@ -1,6 +1,7 @@
 """The study's metrics, computed from stored rows, with 95% intervals honest at small n.
 
-- source URL validity = fetched cited URLs with readable text (full text, an abstract or a paywall teaser) / fetched cited URLs
+- source URL validity = fetched cited URLs with readable text (full text, an abstract or a paywall teaser)
+  / fetched cited URLs
 - full-text validity = fetched cited URLs read in full (status ok) / fetched cited URLs
 - statement-level support = claims supported by >= 1 source / decided claims
 - response-level support = responses all of whose claims are supported / decided responses

@@ -8,9 +8,9 @@
   proportions): Clopper–Pearson on the effective sample size n_eff = n / deff · (z / t_{m-1})², where the
   design effect deff is the cluster-robust (CR1) variance of k/n over the binomial one, at least 1, and the
   t quantile carries the uncertainty of estimating it from few responses: Satterthwaite's degrees of freedom
-  for that variance (:func:`degrees_of_freedom`), at most m - 1 for m responses. When every statement agrees (k = 0 or k = n) the design effect cannot be estimated and is taken as
-  1, as Korn and Graubard do (the t factor still widens the interval for few responses); a single response
-  counts as one observation (n_eff = 1).
+  for that variance (:func:`degrees_of_freedom`), at most m - 1 for m responses. When every statement agrees
+  (k = 0 or k = n) the design effect cannot be estimated and is taken as 1, as Korn and Graubard do (the t
+  factor still widens the interval for few responses); a single response counts as one observation (n_eff = 1).
 - A mean (an answer's similarity to the expert's answer, per model): Student's t interval (:func:`mean_interval`).
 - A Spearman rank correlation (similarity against graders' grades): Fisher's z with the Bonett–Wright standard
   error (:func:`spearman_interval`).
@@ -77,7 +77,8 @@ def degrees_of_freedom(ks: Sequence[float], ns: Sequence[float]) -> float:
     return min(float(m - 1), max(1.0, 3 * s2 * s2 / s4))
 
 
-def korn_graubard(ks: Sequence[float], ns: Sequence[float], alpha: float = ALPHA) -> tuple[float, float, float, float | None]:
+def korn_graubard(ks: Sequence[float], ns: Sequence[float],
+                  alpha: float = ALPHA) -> tuple[float, float, float, float | None]:
     """The Korn–Graubard 95% interval of sum(k)/sum(n) over responses (clusters) with ks[i] of ns[i] statements
     supported: (low, high, effective sample size, design effect or None when it could not be estimated)."""
     from scipy.special import stdtrit

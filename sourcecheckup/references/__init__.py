@@ -17,5 +17,5 @@ from .model import (
     reference_key,
 )
 
-__all__ = ["REFERENCE_KEY_PREFIX", "is_reference_key", "reference_key", "FieldComparison", "LookupSettings", "Notice", "NoticeKind", "Record", "Reference",
-           "ReferenceCheck", "ReferenceStatus"]
+__all__ = ["REFERENCE_KEY_PREFIX", "is_reference_key", "reference_key", "FieldComparison", "LookupSettings", "Notice",
+           "NoticeKind", "Record", "Reference", "ReferenceCheck", "ReferenceStatus"]

@@ -168,7 +168,8 @@ def _judge_labels(data: RunData) -> dict[str, dict[Pair, str]]:
     return out
 
 
-def _reviewer_labels(rows: Sequence[Review]) -> tuple[dict[str, dict[Pair, str]], dict[Pair, str], dict[Pair, dict[str, str]]]:
+def _reviewer_labels(rows: Sequence[Review]
+                     ) -> tuple[dict[str, dict[Pair, str]], dict[Pair, str], dict[Pair, dict[str, str]]]:
     by_reviewer: dict[str, dict[Pair, str]] = {}
     by_pair: dict[Pair, dict[str, str]] = {}
     for r in rows:

@@ -26,8 +26,9 @@ demo: setup
 gui: setup
 	$(SC) gui --db $(DEMO_DB)
 
-# the suite, with the frozen-app build beside it in a second pytest process (scripts/run_tests.py)
+# the linter, then the suite, with the frozen-app build beside it in a second pytest process (scripts/run_tests.py)
 test: setup
+	$(VENV)/bin/ruff check sourcecheckup ui
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/run_tests.py
 
 bench: setup

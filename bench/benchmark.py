@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
+from sourcecheckup.benchmark import (Benchmark, BenchSettings, BenchStage, BenchStore,  # noqa: E402
                                           benchmark_results, format_results, read_bench_input)
 from sourcecheckup.fetching import FetchOptions  # noqa: E402
 from sourcecheckup.llm import make_client  # noqa: E402
@@ -97,8 +97,8 @@ def rejection(n_questions: int, k: int) -> None:
     """Rejection sampling measured: first draw against the draw picked by support, grader and both."""
     import dataclasses
 
-    from sourcecheckup.answer_grades import add_answer_grade
-    from sourcecheckup.grader import train_grader
+    from sourcecheckup.review.answer_grades import add_answer_grade
+    from sourcecheckup.review.grader import train_grader
     from sourcecheckup.models import Response
     from tests.support.bench_llm import REFUSAL
     from tests.support.site import start_site

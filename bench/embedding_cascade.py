@@ -45,7 +45,7 @@ def int8_model(folder: Path, fp32: Any, out: Path, threads: int) -> Any:
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from sourcecheckup.encoder_onnx import OnnxMiniLM, onnx_file
+    from sourcecheckup.embeddings.encoder_onnx import OnnxMiniLM, onnx_file
 
     quantize_dynamic(str(onnx_file(folder)), str(out), per_channel=True, weight_type=QuantType.QInt8)
     options = ort.SessionOptions()
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from sourcecheckup import embeddings
-    from sourcecheckup.encoder_onnx import OnnxMiniLM
+    from sourcecheckup.embeddings.encoder_onnx import OnnxMiniLM
     from sourcecheckup.evidence import SourceText, rank_passages
     from sourcecheckup.judges.builtin.facts import PAGE_SENTENCES, split_facts
     from sourcecheckup.judges.builtin.screen import _prepare_source

@@ -8,15 +8,15 @@ No real checker can be downloaded here, so each kind is a model of the real one'
 size built from a config with random weights (RoBERTa-large, DeBERTa-v3-large, Flan-T5-large:
 tests/support/minicheck_models.py); a forward pass costs the same whatever the weights' values.
 Sources are synthetic medical pages of 5-10 KB (``--page-kb``), 5 statements a source, cut and
-read as the MiniCheck authors do (sourcecheckup/judges/local_kinds.py). Printed for each kind:
+read as the MiniCheck authors do (sourcecheckup/judges/local/kinds.py). Printed for each kind:
 
 - before: the plain float32 procedure as the authors run it (their Inferencer): each pair alone, its
   source cut again, its chunks in batches of 16 padded to the longest, transformers' own forward;
 - after: every chunk of a source across all its statements, tokenised once and batched by length
   (padding within 10%), DeBERTa's attention without its copies and Flan-T5's one decoder step
-  read from the encoder states (sourcecheckup/judges/local_fast.py), threads set to ``--threads``:
+  read from the encoder states (sourcecheckup/judges/local/fast.py), threads set to ``--threads``:
   float32 on PyTorch (labels identical); DeBERTa-v3 and Flan-T5 float32 on ONNX Runtime
-  (sourcecheckup/judges/local_onnx.py, the export written once into the cache, its time printed
+  (sourcecheckup/judges/local/onnx_runtime.py, the export written once into the cache, its time printed
   apart); int8 weights (``#quantize=int8``, what runtime=auto runs: PyTorch for RoBERTa, ONNX
   Runtime's per-channel int8 for DeBERTa-v3 and Flan-T5) timed without the float32 re-check of
   texts near the threshold, whose share is printed and whose cost is one float32 text each;
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.evidence import SourceText  # noqa: E402
-from sourcecheckup.judges import local_kinds  # noqa: E402
+from sourcecheckup.judges.local import kinds as local_kinds  # noqa: E402
 from sourcecheckup.judges.local import from_spec  # noqa: E402
 from tests.support.minicheck_models import build_minicheck_model  # noqa: E402
 from tests.support.tiny_model import BASE_WORDS  # noqa: E402
@@ -75,7 +75,7 @@ def statements(rng: random.Random, n: int) -> list[str]:
 
 @contextmanager
 def plain_kernels(model):
-    """The model's own attention (transformers'), not local_fast's, while the authors' procedure runs."""
+    """The model's own attention (transformers'), not judges/local/fast.py's, while the authors' procedure runs."""
     patched = [(mod, mod.__dict__["forward"]) for mod in model.modules() if "_plain_forward" in mod.__dict__]
     for mod, _ in patched:
         mod.forward = mod._plain_forward

@@ -141,7 +141,7 @@ async def other_caps() -> None:
 
 
 def whois_cap() -> None:
-    from sourcecheckup.whois import whois_countries
+    from sourcecheckup.report.whois import whois_countries
     from tests.test_whois import FakeWhois
 
     quiet = FakeWhois(lambda q: None)

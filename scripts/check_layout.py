@@ -6,6 +6,9 @@
    count too; only those under ``if TYPE_CHECKING:`` do not).
 2. No module over ``--max-lines`` lines (default 700).
 3. No SQL outside ``sourcecheckup/store/`` (a string that starts like a SQL statement).
+4. No loose module directly in ``sourcecheckup/`` that is not on the short list ``TOP_LEVEL`` below, where
+   each has its one role (docs/architecture.md, "The top level", lists the same modules and roles). A new
+   module goes into the package of its concept; one that truly belongs to none is added to both lists.
 Prints each violation and exits 1 when there is one; prints a one-line summary either way.
 """
 from __future__ import annotations
@@ -22,6 +25,28 @@ SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WIT
                  r"[\s\S]*\b(FROM|INTO|SET|TABLE|INDEX|VIEW|TRIGGER|\w+\s*=|EXCLUSIVE|IMMEDIATE|TRANSACTION|\()",
                  )
 SQL_HOME = ("sourcecheckup", "store")
+# the loose modules of sourcecheckup/, each with its one role (as docs/architecture.md lists them)
+TOP_LEVEL = {
+    "__init__": "the package and its version",
+    "__main__": "`python -m sourcecheckup` runs the command line",
+    "cleanup": "SourceCleanup: verified rewrites of unsupported statements",
+    "compare": "two runs side by side, with intervals on the differences",
+    "config": "RunConfig and build_run_config, the one place choices become a checked run configuration",
+    "demo": "the demo's sample answers, source pack and offline configuration, for every front end",
+    "events": "the progress events the engine emits",
+    "evidence": "a source cut into passages, BM25 ranking and the one quote matcher",
+    "injection": "text in a source that addresses the judge, flagged on the verdicts that read it",
+    "models": "the records that cross module boundaries (responses, statements, sources, verdicts)",
+    "pipeline": "the audit: Audit (ingest to verdicts, resume, cancel), reaudit, finalise_verdict",
+    "plugins": "loading plugins (entry points and $SOURCECHECKUP_PLUGINS)",
+    "prompts": "versioned prompt files: load, check, fill",
+    "provenance": "what a run was made with: input hashes, software, judges, retraction data",
+    "resources": "where resources/ lives, in the source tree and in an installed copy",
+    "run_owner": "which process runs a run, so an interrupted run reads as interrupted",
+    "urls": "cited URLs found in text and brought to one canonical form",
+    "warmup": "what a process's first audit pays once, paid ahead by the app",
+    "workers": "worker processes for a run's CPU work (reading documents, splitting answers)",
+}
 
 
 def modules() -> dict[str, Path]:
@@ -66,7 +91,9 @@ def import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
                     prefix = ".".join(anchor + ([node.module] if node.module else []))
                 else:
                     prefix = node.module or ""
-                targets = [prefix] + [f"{prefix}.{a.name}" for a in node.names]
+                # ``from pkg import sub`` depends on the submodule, as ``from pkg.sub import x`` does; a
+                # name that is no module (a function, a class, ``*``) is the module it comes from
+                targets = [f"{prefix}.{a.name}" for a in node.names]
             for t in targets:
                 # the deepest known module the import names (a package's __init__ counts too)
                 while t and t not in mods:
@@ -126,6 +153,14 @@ def sql_outside_store(mods: dict[str, Path]) -> list[str]:
     return found
 
 
+def loose_modules(package: Path, allowed: dict[str, str] | None = None) -> list[str]:
+    """The modules directly in ``package`` that are not on the list (``TOP_LEVEL`` by default)."""
+    allowed = TOP_LEVEL if allowed is None else allowed
+    return [f"{path.relative_to(package.parent)}: a loose top-level module not on the list (TOP_LEVEL in "
+            "scripts/check_layout.py, docs/architecture.md): move it into the package of its concept"
+            for path in sorted(package.glob("*.py")) if path.stem not in allowed]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--max-lines", type=int, default=700, metavar="N", help="longest module allowed (default 700)")
@@ -140,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         if n > args.max_lines:
             problems.append(f"{path.relative_to(ROOT)}: {n} lines (more than {args.max_lines})")
     problems += [f"SQL outside sourcecheckup/store/: {s}" for s in sql_outside_store(mods)]
+    problems += loose_modules(ROOT / "sourcecheckup")
     if not args.quiet:
         for p in problems:
             print(p)

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
-from .evidence import quote_in_source
 from .events import EventKind, ProgressEvent
-from .evidence import SourceText
+from .evidence import SourceText, quote_in_source
 from .judges.api import JudgeSettings, evidence_text, source_block, source_flags
 from .judges.base import Judge, open_judges
 from .llm import make_client, split_options
@@ -29,7 +28,8 @@ from .llm.spec import is_model_spec, model_name
 from .metrics import Consensus, assess_run, pair_label
 from .models import Label, Statement, StatementStatus, Verdict
 from .parse.markers import MARKER_RE as _GENERIC_MARKER_RE
-from .parse.markup import LINK_RE as _LINK_RE, URL_RE as _URL_RE
+from .parse.markup import LINK_RE as _LINK_RE
+from .parse.markup import URL_RE as _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
 from .store import Store, load_json

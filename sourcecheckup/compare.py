@@ -12,8 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metrics import (BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent,
-                      wilson_interval)
+from .metrics import BOOTSTRAP_RESAMPLES, ResponseAssessment, assess_run, compute_metrics, percent, wilson_interval
 from .references.model import is_reference_key
 from .store import RunData, Store
 
@@ -136,7 +135,7 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
     ``warnings`` says when the comparison means little: the same run twice, or runs that share no
     statements. Each changed statement carries its ``move`` (:data:`MOVES`); ``support_changed`` counts
     only the statements both runs decided, differently."""
-    from .review import overrides as review_overrides
+    from .review.labels import overrides as review_overrides
 
     store_b = store_b or store_a
     data_a, data_b = store_a.load_run(run_a), store_b.load_run(run_b)

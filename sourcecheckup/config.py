@@ -1,5 +1,5 @@
 """One builder of a run's configuration: the CLI's options and the app's Settings become the same
-validated :class:`~sourcecheckup.pipeline.RunConfig` through :func:`build_run_config`.
+validated :class:`RunConfig` through :func:`build_run_config`.
 
 The defaults are the CLI's: the headless browser when a page needs it (``auto``), dead links looked
 up in a web archive, robots.txt respected for batch runs. ``$SOURCECHECKUP_BROWSER`` sets the browser
@@ -8,12 +8,13 @@ Reference checks (Crossref, PubMed, OpenAlex) are on; ``SOURCECHECKUP_REFERENCES
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .fetching import FetchOptions
-from .pipeline import RunConfig
 from .references.model import LookupSettings
 
 BROWSER_MODES = ("auto", "always", "never")
@@ -26,6 +27,51 @@ DEFAULT_JUDGES = ("builtin",)
 DEFAULT_PARSER = "builtin"
 DEFAULT_CONSENSUS = "first"
 DEFAULT_JUDGE_CONCURRENCY = 8
+
+
+@dataclass
+class RunConfig:
+    """Everything that decides a run's results; stored with the run so it can be resumed."""
+
+    judges: list[str] = field(default_factory=lambda: ["builtin"])
+    parser: str = "builtin"
+    consensus: str = "first"
+    judge_concurrency: int = 8
+    judge_options: dict[str, Any] = field(default_factory=dict)
+    fetch: FetchOptions = field(default_factory=FetchOptions)
+    refetch: bool = False
+    seed: int = 0
+    # reference checks (Crossref, PubMed, OpenAlex): off unless a front end turns them on (build_run_config)
+    references: LookupSettings = field(default_factory=lambda: LookupSettings(enabled=False))
+    retraction_data: str | None = None   # the Retraction Watch CSV the run reads, when there is one
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["fetch"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in d["fetch"].items()}
+        d["fetch"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in d["fetch"].items()}
+        # options may hold secrets (api keys): never store them
+        d["judge_options"] = {k: v for k, v in d["judge_options"].items() if "key" not in k.lower()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RunConfig":
+        fetch_fields = {f.name: f for f in dataclasses.fields(FetchOptions)}
+        fd: dict[str, Any] = {}
+        for k, v in dict(d.get("fetch") or {}).items():
+            if k not in fetch_fields:
+                continue
+            if isinstance(v, list):
+                v = tuple(v)
+            if k == "sources_dir" and v:
+                v = Path(v)
+            fd[k] = v
+        known = {f.name for f in dataclasses.fields(cls)} - {"fetch"}
+        rest = {k: v for k, v in d.items() if k in known}
+        if "references" in rest:   # a run stored before reference checks keeps them off
+            refs = rest.pop("references")
+            if isinstance(refs, Mapping):
+                rest["references"] = LookupSettings.from_dict({"enabled": False, **refs})
+        return cls(fetch=FetchOptions(**fd), **rest)
 
 
 class ConfigError(ValueError):
@@ -87,9 +133,9 @@ def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | N
         if "@" not in email or any(c.isspace() for c in email):
             raise ConfigError("contact_email", f"'{email}' is not an e-mail address")
         kw["contact_email"] = email
-    for option, field, value in (("lookup_timeout_s", "timeout_s", lookup_timeout_s),
-                                 ("match_threshold", "match_threshold", match_threshold),
-                                 ("lookup_requests_per_second", "requests_per_second", lookup_requests_per_second)):
+    for option, setting, value in (("lookup_timeout_s", "timeout_s", lookup_timeout_s),
+                                   ("match_threshold", "match_threshold", match_threshold),
+                                   ("lookup_requests_per_second", "requests_per_second", lookup_requests_per_second)):
         if value is None:
             continue
         low, high, what = LOOKUP_LIMITS[option]
@@ -99,7 +145,7 @@ def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | N
             number = float("nan")
         if not low <= number <= high:   # also refuses NaN
             raise ConfigError(option, f"{what} must be between {low:g} and {high:g}, not '{value}'")
-        kw[field] = number
+        kw[setting] = number
     kw["enabled"] = references_allowed(environ) and bool(references)
     return LookupSettings(**kw)
 

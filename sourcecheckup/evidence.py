@@ -6,9 +6,9 @@ overlapping sentence windows; ranking is BM25 (rank-bm25) over lowercase word to
 from __future__ import annotations
 
 import functools
-from array import array
 import re
 import unicodedata
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 

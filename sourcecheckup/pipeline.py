@@ -11,21 +11,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__
+from .config import RunConfig  # defined beside build_run_config; still importable from here
 from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import SourceText, quote_in_source
 from .expert.step import expert_step
+from .fetching import Fetcher, FetchOptions, fetch_settings_fingerprint, make_fetcher
 from .ingest.records import UNUSABLE_KEY
 from .injection import flag_injection
-from .fetching import FetchOptions, Fetcher, fetch_settings_fingerprint, make_fetcher
 from .judges.base import Judge, open_judges
 from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
-from .references.model import LookupSettings, is_reference_key
+from .references.model import is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
 from .store.vectors import VectorCache
@@ -59,51 +59,6 @@ def cached_source_reusable(source: Source, fingerprint: str) -> bool:
         return True
     meta = source.meta if isinstance(source.meta, Mapping) else {}
     return meta.get(FETCH_SETTINGS_META) == fingerprint
-
-
-@dataclass
-class RunConfig:
-    """Everything that decides a run's results; stored with the run so it can be resumed."""
-
-    judges: list[str] = field(default_factory=lambda: ["builtin"])
-    parser: str = "builtin"
-    consensus: str = "first"
-    judge_concurrency: int = 8
-    judge_options: dict[str, Any] = field(default_factory=dict)
-    fetch: FetchOptions = field(default_factory=FetchOptions)
-    refetch: bool = False
-    seed: int = 0
-    # reference checks (Crossref, PubMed, OpenAlex): off unless a front end turns them on (build_run_config)
-    references: LookupSettings = field(default_factory=lambda: LookupSettings(enabled=False))
-    retraction_data: str | None = None   # the Retraction Watch CSV the run reads, when there is one
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["fetch"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in d["fetch"].items()}
-        d["fetch"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in d["fetch"].items()}
-        # options may hold secrets (api keys): never store them
-        d["judge_options"] = {k: v for k, v in d["judge_options"].items() if "key" not in k.lower()}
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "RunConfig":
-        fetch_fields = {f.name: f for f in dataclasses.fields(FetchOptions)}
-        fd: dict[str, Any] = {}
-        for k, v in dict(d.get("fetch") or {}).items():
-            if k not in fetch_fields:
-                continue
-            if isinstance(v, list):
-                v = tuple(v)
-            if k == "sources_dir" and v:
-                v = Path(v)
-            fd[k] = v
-        known = {f.name for f in dataclasses.fields(cls)} - {"fetch"}
-        rest = {k: v for k, v in d.items() if k in known}
-        if "references" in rest:   # a run stored before reference checks keeps them off
-            refs = rest.pop("references")
-            if isinstance(refs, Mapping):
-                rest["references"] = LookupSettings.from_dict({"enabled": False, **refs})
-        return cls(fetch=FetchOptions(**fd), **rest)
 
 
 class RunCancelled(Exception):

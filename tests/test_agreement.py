@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sourcecheckup.agreement import MAJORITY, agreement_report, cohen_kappa, compare_raters, percent_agreement
+from sourcecheckup.review.agreement import MAJORITY, agreement_report, cohen_kappa, compare_raters, percent_agreement
 from sourcecheckup.report import build_report, report_html
 from sourcecheckup.review import add_review
 from sourcecheckup.store import Store
@@ -63,7 +63,7 @@ def test_agreement_report_compares_judges_reviewers_and_majority(tmp_path):
 
 
 def test_agreement_on_a_few_pairs_that_all_agree_has_an_honest_interval():
-    from sourcecheckup.agreement import compare_raters
+    from sourcecheckup.review.agreement import compare_raters
 
     r = compare_raters(["supported"] * 4, ["supported"] * 4, "judge", "Dr A", "judge-reviewer")
     lo, hi = r.agreement.ci95

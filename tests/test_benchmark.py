@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.bench_workflow import (AccuracyLabel, AnswerStatus, Benchmark, BenchSettings, BenchStage,
+from sourcecheckup.benchmark import (AccuracyLabel, AnswerStatus, Benchmark, BenchSettings, BenchStage,
                                           BenchStore, Prompts, answer_question, benchmark_results,
                                           read_bench_input, read_questions, write_questions)
-from sourcecheckup.bench_workflow.records import Question
+from sourcecheckup.benchmark.records import Question
 from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.llm import make_client
 from sourcecheckup.llm.client import CallOptions

@@ -1,5 +1,5 @@
-"""The built-in judge's fast embedding runtimes (sourcecheckup/encoder_onnx.py: the model's weights on ONNX
-Runtime; sourcecheckup/encoder.py: on plain torch; an LRU per process, source sentences' vectors kept in
+"""The built-in judge's fast embedding runtimes (sourcecheckup/embeddings/encoder_onnx.py: the model's weights on ONNX
+Runtime; sourcecheckup/embeddings/encoder.py: on plain torch; an LRU per process, source sentences' vectors kept in
 the database) give the labels and scores that sentence-transformers gives, on samples of every suite; the
 CLI starts without torch, and the ONNX runtime judges without ever importing it."""
 from __future__ import annotations
@@ -49,10 +49,10 @@ def _runtime(name: str):
     """The encoder of one runtime, opened as embeddings opens it."""
     if name == "onnx":
         pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install -e .)")
-        from sourcecheckup.encoder_onnx import OnnxMiniLM
+        from sourcecheckup.embeddings.encoder_onnx import OnnxMiniLM
 
         return OnnxMiniLM.open(embeddings.model_path(), threads=2)
-    from sourcecheckup.encoder import MiniLMEncoder
+    from sourcecheckup.embeddings.encoder import MiniLMEncoder
 
     return MiniLMEncoder.open(embeddings.model_path())
 

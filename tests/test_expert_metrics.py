@@ -158,7 +158,7 @@ def test_a_resumed_run_does_not_judge_its_expert_statements_again(tmp_path):
 # ------------------------------------------------------------------------------------------ EVAL
 
 def test_late_interaction_is_colbert_maxsim_over_the_bundled_models_token_vectors():
-    from sourcecheckup import similarity
+    from sourcecheckup.expert import similarity
 
     encoder = similarity._token_encoder()
     reference, answer = "Metformin is contraindicated below an eGFR of 30.", "Avoid metformin when eGFR is under 30."
@@ -185,9 +185,10 @@ def test_late_interaction_is_colbert_maxsim_over_the_bundled_models_token_vector
 def test_token_vectors_are_the_same_on_onnx_runtime_and_torch():
     """The benchmark and expert steps read token vectors from the process's ONNX model (no torch import); they
     are the torch encoder's hidden states within float rounding."""
-    from sourcecheckup import embeddings, similarity
-    from sourcecheckup.encoder import MiniLMEncoder
-    from sourcecheckup.encoder_onnx import OnnxMiniLM
+    from sourcecheckup import embeddings
+    from sourcecheckup.expert import similarity
+    from sourcecheckup.embeddings.encoder import MiniLMEncoder
+    from sourcecheckup.embeddings.encoder_onnx import OnnxMiniLM
 
     onnx = OnnxMiniLM.open(embeddings.model_path())
     torch_encoder = MiniLMEncoder.open(embeddings.model_path())
@@ -199,7 +200,7 @@ def test_token_vectors_are_the_same_on_onnx_runtime_and_torch():
 def test_spearman_agrees_with_scipy_and_the_grade_correlation_uses_answers_with_both():
     from scipy.stats import spearmanr
 
-    from sourcecheckup.similarity import similarity_grade_correlation, spearman
+    from sourcecheckup.expert.similarity import similarity_grade_correlation, spearman
 
     data = json.loads((FIXTURES / "grades.json").read_text())
     out = similarity_grade_correlation(data["similarities"], data["grades"])
@@ -301,8 +302,8 @@ def test_a_local_nli_model_judges_the_expert_statements_through_the_judge_interf
 
 
 def test_a_reviewed_questions_file_changes_the_stored_expert_statements(tmp_path):
-    from sourcecheckup.bench_workflow import BenchStore
-    from sourcecheckup.bench_workflow.records import Question, read_questions, write_questions
+    from sourcecheckup.benchmark import BenchStore
+    from sourcecheckup.benchmark.records import Question, read_questions, write_questions
 
     with Store(tmp_path / "b.db") as st:
         bench = BenchStore(st)
@@ -323,8 +324,8 @@ def test_a_reviewed_questions_file_changes_the_stored_expert_statements(tmp_path
 def test_graded_answers_give_the_similaritys_rank_correlation_with_the_grades_in_the_report(tmp_path, capsys):
     """EVAL's validation: once answers are graded Good/Bad, the report gives Spearman's rho between each
     answer's similarity and its grade, computed from the stored grades (verify-report rebuilds it)."""
-    from sourcecheckup.answer_grades import add_answer_grade
-    from sourcecheckup.similarity import similarity_grade_correlation
+    from sourcecheckup.review.answer_grades import add_answer_grade
+    from sourcecheckup.expert.similarity import similarity_grade_correlation
 
     code, (js,) = audit(tmp_path, capsys)
     assert code == 0

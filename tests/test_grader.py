@@ -13,13 +13,13 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest.importorskip("pytestqt")
 
-from sourcecheckup.answer_grades import (AnswerGrade, GradeError, add_answer_grade, answer_grades,
+from sourcecheckup.review.answer_grades import (AnswerGrade, GradeError, add_answer_grade, answer_grades,
                                          grade_agreement, graders_grade)
 from sourcecheckup.cli import main
-from sourcecheckup.grader import MIN_GRADES, GraderError, load_grader, train_grader
+from sourcecheckup.review.grader import MIN_GRADES, GraderError, load_grader, train_grader
 from sourcecheckup.models import Response
 from sourcecheckup.review import reviews
-from sourcecheckup.review_sample import draw_sample, import_reviews_csv, write_sample_csv
+from sourcecheckup.review.sample import draw_sample, import_reviews_csv, write_sample_csv
 from sourcecheckup.store import Store
 from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
@@ -231,7 +231,7 @@ def test_review_mode_g_and_b_grade_the_answer_and_the_answer_tab_shows_it(qtbot,
 # ----------------------------------------------------------------------------- best-of-K by the grader
 
 async def test_best_of_k_selected_by_the_grader_keeps_the_answer_graders_call_good(tmp_path, site, capsys):
-    from sourcecheckup.bench_workflow import (Benchmark, BenchSettings, BenchStore, WithWithout,
+    from sourcecheckup.benchmark import (Benchmark, BenchSettings, BenchStore, WithWithout,
                                               benchmark_results, format_results, read_bench_input)
     from sourcecheckup.fetching import FetchOptions
     from sourcecheckup.llm import make_client
@@ -303,7 +303,7 @@ def test_the_logistic_regression_is_sklearns_balanced_l2_objective():
     sklearn_linear = pytest.importorskip("sklearn.linear_model")
     import numpy as np
 
-    from sourcecheckup.grader import fit_logistic
+    from sourcecheckup.review.grader import fit_logistic
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(60, 8))

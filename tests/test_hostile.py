@@ -53,7 +53,7 @@ def test_csv_and_xlsx_reports_keep_every_formula_as_text(tmp_path):
 
 
 def test_review_sheet_csv_keeps_formulas_as_text(tmp_path):
-    from sourcecheckup.review_sample import draw_sample, write_sample_csv
+    from sourcecheckup.review.sample import draw_sample, write_sample_csv
 
     store, run_id = _formula_run(tmp_path)
     pairs = draw_sample(store, run_id, 6, seed=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.judge_compare import MIN_PAIRS, compare_judges, format_comparison
+from sourcecheckup.review.judge_compare import MIN_PAIRS, compare_judges, format_comparison
 from sourcecheckup.store import Store
 from tests.support.judge_reviews import (KEYWORD, N, S, SYNTH, pairs_by_label, review_pair, reviewed_two_judge_run,
                                         two_judge_run)
@@ -117,7 +117,7 @@ def test_db_may_be_named_before_or_after_the_action(tmp_path):
 
 
 def test_terminal_view_prints_a_hostile_statement_as_inert_text():
-    from sourcecheckup.judge_compare import Disagreement, JudgeComparison, JudgeScore
+    from sourcecheckup.review.judge_compare import Disagreement, JudgeComparison, JudgeScore
 
     d = Disagreement(1, "https://example.org/x\x1b]8;;evil\x07", "r1\r", "Safe \x1b[2J\x1b[31mred\nline", "",
                      S, N, {"ana": N})

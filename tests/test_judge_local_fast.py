@@ -1,8 +1,8 @@
-"""The faster CPU path of the MiniCheck procedure (sourcecheckup/judges/local_fast.py) keeps the
+"""The faster CPU path of the MiniCheck procedure (sourcecheckup/judges/local/fast.py) keeps the
 authors' scores and labels: DeBERTa's copy-free attention and Flan-T5's one-step decoder equal the
 models' own forward passes on padded batches, batching by length keeps padding small, and the
 fastest path offered for each kind (int8 weights: PyTorch's for RoBERTa, ONNX Runtime's for DeBERTa-v3 and
-Flan-T5, sourcecheckup/judges/local_onnx.py) gives every label of the parity set that the plain float32
+Flan-T5, sourcecheckup/judges/local/onnx_runtime.py) gives every label of the parity set that the plain float32
 procedure gives.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from sourcecheckup.evidence import SourceText
-from sourcecheckup.judges import local_kinds
+from sourcecheckup.judges.local import kinds as local_kinds
 from sourcecheckup.judges.local import from_spec
-from sourcecheckup.judges.local_fast import length_batches, speed_up_deberta, t5_support_logits
+from sourcecheckup.judges.local.fast import length_batches, speed_up_deberta, t5_support_logits
 from sourcecheckup.models import Label
 from tests.support.minicheck_models import KINDS, build_minicheck_model
 from tests.test_judge_local_minicheck import judged, loaded_model, parity_set, reference_minicheck

@@ -16,7 +16,7 @@ from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges import make_judge
 from sourcecheckup.judges.base import JudgeSpecError
 from sourcecheckup.judges.local import LocalJudge, LocalModelError
-from sourcecheckup.judges.local_kinds import (MINICHECK_CHUNK_WORDS, minicheck_chunks, minicheck_text,
+from sourcecheckup.judges.local.kinds import (MINICHECK_CHUNK_WORDS, minicheck_chunks, minicheck_text,
                                               split_spec_options, word_count)
 from sourcecheckup.models import Label
 from tests.support.tiny_model import build_oracle_model, build_seq2seq_checker

@@ -217,7 +217,7 @@ async def test_a_cancelled_judgement_stops_its_thread_before_the_next_batch(fold
     import threading
     import time
 
-    from sourcecheckup.judges import local_kinds
+    from sourcecheckup.judges.local import kinds as local_kinds
 
     judge = from_spec(str(folders["roberta"]), batch_size=1)
     await judge.load()

@@ -1,4 +1,4 @@
-"""MiniCheck checkers on ONNX Runtime (sourcecheckup/judges/local_onnx.py) keep the authors' procedure:
+"""MiniCheck checkers on ONNX Runtime (sourcecheckup/judges/local/onnx_runtime.py) keep the authors' procedure:
 the float32 graph scores the parity set within 1e-4 of the second implementation of the authors'
 procedure (tests/test_judge_local_minicheck.py), its per-channel int8 variant gives every label the
 plain float32 procedure gives (DeBERTa-v3 and Flan-T5), the graph is written once into the user
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.evidence import SourceText
-from sourcecheckup.judges import local_onnx
+from sourcecheckup.judges.local import onnx_runtime as local_onnx
 from sourcecheckup.judges.base import JudgeSpecError
 from sourcecheckup.judges.local import from_spec
 from sourcecheckup.models import Label
@@ -79,7 +79,7 @@ async def test_onnx_runtime_int8_keeps_every_label_of_the_parity_set(folders, ex
 
 def test_the_export_is_written_once_and_a_fresh_process_reads_it(folders, cache):
     code = ("import asyncio, sys\n"
-            "from sourcecheckup.judges import local_onnx\n"
+            "from sourcecheckup.judges.local import onnx_runtime as local_onnx\n"
             "from sourcecheckup.judges.local import from_spec\n"
             "from sourcecheckup.evidence import SourceText\n"
             "def refuse(*a, **k): raise AssertionError('exported again')\n"
@@ -158,7 +158,7 @@ def test_flan_t5s_encoder_attention_is_one_fused_node_a_block_with_the_same_logi
     import onnx
     import onnxruntime as ort
 
-    from sourcecheckup.judges.onnx_attention import fuse_t5_encoder_attention
+    from sourcecheckup.judges.local.onnx_attention import fuse_t5_encoder_attention
 
     model, tokenizer = loaded_model(folders["t5"], "t5")
     answer_ids = [tokenizer("0").input_ids[0], tokenizer("1").input_ids[0]]
@@ -174,7 +174,7 @@ def test_flan_t5s_encoder_attention_is_one_fused_node_a_block_with_the_same_logi
 
     traced = tmp_path / "plain" / "model.onnx"
     traced.parent.mkdir()
-    import sourcecheckup.judges.onnx_attention as attention
+    import sourcecheckup.judges.local.onnx_attention as attention
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(attention, "fuse_t5_encoder_attention", lambda proto, heads: 0)   # the graph as traced

@@ -74,7 +74,7 @@ def test_the_full_builtin_judge_is_named_without_a_warning(tmp_path, capsys):
 
 def test_the_metrics_bar_names_the_judge_version_and_warns_on_the_lexical_fallback(qtbot, tmp_path, capsys,
                                                                                     monkeypatch):
-    from sourcecheckup.judge_report import run_usage
+    from sourcecheckup.report.judges import run_usage
     from sourcecheckup.store import Store
     from ui.widgets import MetricsBar
     from sourcecheckup.views.results import load_run_view

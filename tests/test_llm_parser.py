@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sourcecheckup.llm_parser import LLMParser, ParsedStatement, align
+from sourcecheckup.parse.llm import LLMParser, ParsedStatement, align
 from sourcecheckup.models import FetchStatus, Response, Source, StatementCategory
 from sourcecheckup.parse import BuiltinParser, make_parser
 from sourcecheckup.pipeline import Audit, RunConfig

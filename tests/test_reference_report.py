@@ -13,7 +13,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from sourcecheckup.intervals import clopper_pearson
+from sourcecheckup.metrics.intervals import clopper_pearson
 from sourcecheckup.models import Label, Verdict
 from sourcecheckup.references.model import ReferenceStatus
 from sourcecheckup.report import build_report, report_csv, report_html, verify_report

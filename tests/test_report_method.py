@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sourcecheckup.agreement import OTHERS_MAJORITY, agreement_report, compare_raters
+from sourcecheckup.review.agreement import OTHERS_MAJORITY, agreement_report, compare_raters
 from sourcecheckup.cli import main
 from sourcecheckup.events import EventKind
 from sourcecheckup.evidence import SourceText

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sourcecheckup.review import reviews
-from sourcecheckup.review_sample import SampleError, draw_sample, import_reviews_csv, write_sample_csv
+from sourcecheckup.review.sample import SampleError, draw_sample, import_reviews_csv, write_sample_csv
 from sourcecheckup.store import Store
 from tests.support.synth_run import synthesize_run
 

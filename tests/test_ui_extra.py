@@ -36,7 +36,7 @@ def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
 
 
 def test_benchmark_page_shows_answering_and_auditing_together_while_both_go_on(window):
-    from sourcecheckup.bench_workflow import BenchEvent, BenchStage
+    from sourcecheckup.benchmark import BenchEvent, BenchStage
     from sourcecheckup.events import EventKind, ProgressEvent
 
     page = window.benchmark_page

@@ -13,7 +13,7 @@ import pytest
 from sourcecheckup.cli import main
 from sourcecheckup.report import build_report, report_html
 from sourcecheckup.store import Store
-from sourcecheckup.whois import parse_country, parse_referral, registrable_domain, whois_countries
+from sourcecheckup.report.whois import parse_country, parse_referral, registrable_domain, whois_countries
 from tests.support.synth_run import synthesize_run
 
 Reply = Callable[[str], "bytes | None"]   # None: accept, read the question, never answer

@@ -9,9 +9,9 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QProgressBar
 
+from sourcecheckup.config import RunConfig
 from sourcecheckup.events import ProgressEvent
 from sourcecheckup.judges import validate_judge_spec
-from sourcecheckup.pipeline import RunConfig
 
 from .elide import ElidedLabel
 from .worker import AuditThread

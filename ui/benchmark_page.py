@@ -5,7 +5,7 @@
 3. the questions table: edit a question or its reference answer, untick "Use" to drop it
    (BenchStore.edit_question / set_dropped);
 4. "Answer and audit" resumes the benchmark (answers, accuracy, audit, best-of-K) with a progress view;
-5. the per-model results (bench_workflow.benchmark_results) and a button to open the audit run.
+5. the per-model results (benchmark.benchmark_results) and a button to open the audit run.
 
 Every action is an engine call; the page keeps no numbers of its own.
 """
@@ -16,22 +16,49 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
-                               QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea,
-                               QSpinBox, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from sourcecheckup.bench_workflow import (VARIANTS, BenchEvent, BenchSettings, BenchStage, BenchStore,
-                                          DocumentsError, Question, QuestionFileError, benchmark_results,
-                                          read_bench_input)
+from sourcecheckup.benchmark import (
+    VARIANTS,
+    BenchEvent,
+    BenchSettings,
+    BenchStage,
+    BenchStore,
+    DocumentsError,
+    Question,
+    QuestionFileError,
+    benchmark_results,
+    read_bench_input,
+)
 from sourcecheckup.llm.spec import is_model_spec
 from sourcecheckup.store import Store, StoreError
-from sourcecheckup.views.bench import bench_model_rows, bench_summary
+from sourcecheckup.views.benchmark import bench_model_rows, bench_summary
 
+from .db_session import DbSession
+from .elide import placeholder_with_tooltip
 from .models import BenchResultsModel, QuestionsModel
 from .settings import AppSettings
-from .elide import placeholder_with_tooltip
 from .widgets import plain_label
-from .db_session import DbSession
 from .worker import BenchmarkThread
 
 QUESTIONS_READY = "questions_ready"

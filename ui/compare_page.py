@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup.compare import compare_runs
 from sourcecheckup.store import Store

@@ -6,15 +6,30 @@ from pathlib import Path
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QFrame,
-                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QScrollArea, QSpinBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup import __version__
-from sourcecheckup.llm import secrets as keys
 from sourcecheckup.fetching.browser import browser_status
 from sourcecheckup.ingest import CsvMapping
 from sourcecheckup.judges import validate_judge_spec
+from sourcecheckup.llm import secrets as keys
 from sourcecheckup.views.text import table_columns
 
 from .judge_guide import JudgeGuidePanel, with_first_judge
@@ -159,7 +174,7 @@ class SettingsDialog(QDialog):
         layout.addLayout(keys_form)
         self.key_edits: dict[str, QLineEdit] = {}
         self.key_status: dict[str, QLabel] = {}
-        for provider, var in keys.ENV_VARS.items():
+        for provider in keys.ENV_VARS:
             edit = QLineEdit()
             edit.setEchoMode(QLineEdit.EchoMode.Password)
             edit.setPlaceholderText("paste a key to store it")

@@ -11,9 +11,9 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QTableView, QVBoxLayout, QWidget
 
-from sourcecheckup.agreement import kappa_words
-from sourcecheckup.judge_compare import Disagreement, JudgeComparison, JudgeScore, agreement_text, compare_judges
 from sourcecheckup.metrics import percent
+from sourcecheckup.review.agreement import kappa_words
+from sourcecheckup.review.judge_compare import Disagreement, JudgeComparison, JudgeScore, agreement_text, compare_judges
 from sourcecheckup.views.text import count_noun
 
 from .models import _RowModel

@@ -11,8 +11,19 @@ from typing import Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QLabel, QListWidget,
-                               QListWidgetItem, QPushButton, QScrollArea, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup.judges import validate_judge_spec
 from sourcecheckup.judges.detect import LocalServer, find_local_servers

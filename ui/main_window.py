@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import (QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence,
-                           QResizeEvent, QShortcut)
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+    QResizeEvent,
+    QShortcut,
+)
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QTabWidget
 
 from sourcecheckup.store import Store, StoreError
@@ -264,7 +272,8 @@ class MainWindow(QMainWindow):
 
     def refresh_runs(self) -> None:
         """List the database's runs (off the GUI thread) for the Runs tab and the Compare page."""
-        self.db.read("runs", lambda st: run_summaries(st, large_metrics=False), self._on_runs_listed, lambda msg: self._status(f"could not list runs: {msg}"))
+        self.db.read("runs", lambda st: run_summaries(st, large_metrics=False), self._on_runs_listed,
+                     lambda msg: self._status(f"could not list runs: {msg}"))
 
     def _on_runs_listed(self, runs: list) -> None:
         self.results.runs.runs_model.set_rows(runs)

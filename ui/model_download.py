@@ -13,8 +13,19 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QThread, Signal
-from PySide6.QtWidgets import (QAbstractButton, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout,
-                               QInputDialog, QMessageBox, QProgressBar, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup.judges import models_hub
 from sourcecheckup.judges.models_hub import CatalogueEntry, InstalledModel, PullProgress

@@ -10,13 +10,13 @@ from typing import Any, Callable, Generic, Sequence, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QFont
 
-from sourcecheckup.metrics import percent
-from sourcecheckup.references.metrics import is_retracted
-from sourcecheckup.models import Label
+from sourcecheckup.benchmark import Question
 from sourcecheckup.cleanup import SuggestionKind, SuggestionRow
-from sourcecheckup.bench_workflow import Question
-from sourcecheckup.review_sample import SamplePair
-from sourcecheckup.views.bench import BenchModelRow
+from sourcecheckup.metrics import percent
+from sourcecheckup.models import Label
+from sourcecheckup.references.metrics import is_retracted
+from sourcecheckup.review.sample import SamplePair
+from sourcecheckup.views.benchmark import BenchModelRow
 from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, reference_detail
 from sourcecheckup.views.results import ResponseSummary
@@ -25,8 +25,16 @@ from sourcecheckup.views.runs import ChangedSource, ChangedStatement, MetricDiff
 from sourcecheckup.views.sources import SourceSummary
 from sourcecheckup.views.text import reason_for_app
 
-from .theme import (CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK, label_tint,
-                    safe_tooltip, tint)
+from .theme import (
+    CONTRADICTED_MARK,
+    LABEL_MARK,
+    REVIEW_FIRST_MARK,
+    REVIEW_MARK,
+    STATUS_MARK,
+    label_tint,
+    safe_tooltip,
+    tint,
+)
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex

@@ -1,14 +1,23 @@
 """Settings → Reference checks: on/off, the Crossref / PubMed / OpenAlex endpoints, the contact e-mail, the
-lookups' timeout, rate and title-match threshold, and the Retraction Watch file (with its date and rows). Saved through AppSettings like every other setting."""
+lookups' timeout, rate and title-match threshold, and the Retraction Watch file (with its date and rows).
+Saved through AppSettings like every other setting."""
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from PySide6.QtWidgets import (QDoubleSpinBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QWidget)
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
 
 from sourcecheckup.config import LOOKUP_LIMITS
-
 from sourcecheckup.views.references import retraction_file_summary
 
 from .settings import AppSettings

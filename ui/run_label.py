@@ -1,8 +1,7 @@
 """Naming a run and writing a note on it (Store.set_run_label); both show in Runs and in reports."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 from sourcecheckup.store import RunRow
 

@@ -1,6 +1,6 @@
 """The Review sample page: the study's validation for any run.
 
-Draw a seeded, stratified sample of judged pairs (review_sample.draw_sample), label each pair
+Draw a seeded, stratified sample of judged pairs (review.sample.draw_sample), label each pair
 (review.add_review with sample= the sample's name), blind by default: the judge's verdict is
 hidden and the source is shown scrolled to the passage that best matches the statement (BM25),
 never to the judge's quote. The window's keyboard review mode drives this page too
@@ -12,15 +12,34 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from sourcecheckup import answer_grades, review
-from sourcecheckup.agreement import agreement_report
-from sourcecheckup.review_sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
+from sourcecheckup import review
+from sourcecheckup.review import answer_grades
+from sourcecheckup.review.agreement import agreement_report
+from sourcecheckup.review.sample import STRATA, SampleError, SamplePair, draw_sample, list_samples
 from sourcecheckup.store import Store, StoreError
+from sourcecheckup.views.review import (
+    SampleReview,
+    agreement_rows,
+    agreement_summary,
+    load_sample_review,
+    sample_labels,
+)
 from sourcecheckup.views.text import count_noun
-from sourcecheckup.views.review import SampleReview, agreement_rows, agreement_summary, load_sample_review, sample_labels
 
 from .judge_compare_panel import JudgeCompareDialog
 from .models import AgreementModel, SamplePairsModel

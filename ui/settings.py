@@ -12,9 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 
 from sourcecheckup import config
-from sourcecheckup.config import BROWSER_MODES
+from sourcecheckup.config import BROWSER_MODES, RunConfig
 from sourcecheckup.fetching import FetchOptions
-from sourcecheckup.pipeline import RunConfig
 from sourcecheckup.references.model import LookupSettings
 from sourcecheckup.store import default_db_path
 

@@ -6,17 +6,46 @@ import re
 from typing import Collection, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QFont, QGuiApplication, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument,
-                           QTextFormat)
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFrame, QGridLayout, QHBoxLayout, QLabel,
-                               QPlainTextDocumentLayout, QPlainTextEdit, QScrollArea, QTableView, QTextEdit, QToolTip,
-                               QVBoxLayout, QWidget)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextDocumentLayout,
+    QPlainTextEdit,
+    QScrollArea,
+    QTableView,
+    QTextEdit,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
-from sourcecheckup.metrics import (Metric, MetricSet, StatementAssessment, exclusion_notes, figure_basis,
-                                   judge_error_note, overrides_words,
-                                  partial_run_note, percent)
-from sourcecheckup.models import StatementStatus
 from sourcecheckup.evidence import locate_quote
+from sourcecheckup.metrics import (
+    Metric,
+    MetricSet,
+    StatementAssessment,
+    exclusion_notes,
+    figure_basis,
+    judge_error_note,
+    overrides_words,
+    partial_run_note,
+    percent,
+)
+from sourcecheckup.models import StatementStatus
 from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
 from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS
 from sourcecheckup.views.text import statement_spans

@@ -1,8 +1,8 @@
 """Engine work off the GUI thread.
 
 AuditThread runs one audit (new or resumed), BenchmarkThread one benchmark step, each in a
-QThread with its own asyncio loop and its own Store connection; progress events come back through a queued signal, at most every
-PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
+QThread with its own asyncio loop and its own Store connection; progress events come back through a queued
+signal, at most every PROGRESS_INTERVAL_S (plus every start/finish/warning), so a fast judge cannot flood the GUI.
 Cancel sets the run's asyncio.Event from the GUI thread through loop.call_soon_threadsafe;
 the engine stops between pairs and records the run as cancelled, so it can be resumed.
 (Reads of the open database run in ui.db_session.DbSession.)
@@ -18,10 +18,11 @@ from typing import Sequence
 from PySide6.QtCore import QObject, QThread, Signal
 
 from sourcecheckup import embeddings
-from sourcecheckup.bench_workflow import BenchEvent, BenchInput, Benchmark, BenchSettings
+from sourcecheckup.benchmark import BenchEvent, BenchInput, Benchmark, BenchSettings
+from sourcecheckup.config import RunConfig
 from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.models import Response, SkippedRecord
-from sourcecheckup.pipeline import Audit, RunConfig
+from sourcecheckup.pipeline import Audit
 from sourcecheckup.store import Store
 from sourcecheckup.views.matrix import uses_screening_judge
 from sourcecheckup.views.text import count_noun

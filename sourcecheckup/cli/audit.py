@@ -9,9 +9,21 @@ from pathlib import Path
 from typing import Any
 
 from ..events import EventKind, ProgressEvent
-from .common import (EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ProgressPrinter, UsageError, check_judges,
-                     construction_errors, err, judge_options, open_store, run_config)
 from ..metrics import judge_error_note
+from .common import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ProgressPrinter,
+    UsageError,
+    check_judges,
+    construction_errors,
+    err,
+    judge_options,
+    open_store,
+    run_config,
+)
 from .runs import audit_notes, headline_report, print_headline
 
 
@@ -98,7 +110,8 @@ async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, in
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from ..pipeline import Audit, RunConfig
+    from ..config import RunConfig
+    from ..pipeline import Audit
     from ..report import write_report
 
     if not args.inputs and not args.resume:
@@ -136,7 +149,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
             if part != 1:
                 loaded.skipped[:] = []
             if not loaded.responses:
-                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} answer{'' if in_input == 1 else 's'}")
+                err(f"nothing to audit: part {part} of {of} holds none of the input's {in_input} "
+                    f"answer{'' if in_input == 1 else 's'}")
                 return EXIT_FAIL
         if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
             for s in loaded.skipped:
@@ -214,9 +228,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:
-    from ..evidence import SourceText
+    from ..evidence import SourceText, quote_in_source
     from ..judges.base import make_judge
-    from ..evidence import quote_in_source
     from ..models import Label
 
     check_judges([args.judge])
@@ -243,7 +256,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
             records.append((rid, None, None, f"{path.name}:{n}: missing 'source' (or 'evidence') text"))
         else:
             records.append((rid, statement, source, None))
-    for rid, _, _, problem in records:
+    for _rid, _, _, problem in records:
         if problem:
             print(f"warning: {problem}", file=sys.stderr)
     try:

@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, check_judges, err, fetch_options,
-                     open_store)
+from .common import EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, check_judges, err, fetch_options, open_store
 
 
 def _split_list(values: list[str] | None) -> list[str]:
@@ -63,7 +62,7 @@ def _model_specs(specs: list[str]) -> list[str]:
 
 
 def _settings(args: argparse.Namespace, models: list[str], *, question_model: str | None):
-    from ..bench_workflow import BenchSettings
+    from ..benchmark import BenchSettings
 
     try:
         return BenchSettings(
@@ -86,7 +85,7 @@ def _grader_file(args: argparse.Namespace) -> str | None:
     path = getattr(args, "grader", None)
     if not path:
         return None
-    from ..grader import GraderError, load_grader
+    from ..review.grader import GraderError, load_grader
 
     try:
         load_grader(path)
@@ -111,7 +110,7 @@ def _reselect(bench: Any, row: Any, stored: Any, args: argparse.Namespace) -> No
 
 
 def _read_input(path: str):
-    from ..bench_workflow import DocumentsError, read_bench_input
+    from ..benchmark import DocumentsError, read_bench_input
 
     try:
         return read_bench_input(path)
@@ -138,7 +137,7 @@ def _run(coro_factory: Any, store: Any, bench: Any) -> int | None:
 # ----------------------------------------------------------------------------- commands
 
 def cmd_questions(args: argparse.Namespace) -> int:
-    from ..bench_workflow import Benchmark, BenchStore, write_questions
+    from ..benchmark import Benchmark, BenchStore, write_questions
 
     _model_specs([args.model])
     bench_input = _read_input(args.docs)
@@ -161,8 +160,8 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from ..bench_workflow import (AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers)
-    from ..bench_workflow.runner import BenchSettings
+    from ..benchmark import AnswerStatus, QuestionFileError, answer_all, read_questions, write_answers
+    from ..benchmark.runner import BenchSettings
     from ..llm import make_client
 
     specs = _model_specs(_split_list(args.model))
@@ -207,8 +206,15 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from ..bench_workflow import (Benchmark, BenchSettings, BenchStore, QuestionFileError, benchmark_results,
-                                 format_results, read_questions)
+    from ..benchmark import (
+        Benchmark,
+        BenchSettings,
+        BenchStore,
+        QuestionFileError,
+        benchmark_results,
+        format_results,
+        read_questions,
+    )
     from ..store import StoreError
 
     if not args.docs and not args.resume:

@@ -15,7 +15,7 @@ from .common import EXIT_OK, UsageError, open_store, pick_run
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ..answer_grades import GradeError, add_answer_grade
+    from ..review.answer_grades import GradeError, add_answer_grade
 
     store = open_store(args)
     run_id = pick_run(store, args.run)
@@ -31,7 +31,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_grades(args: argparse.Namespace) -> int:
-    from ..answer_grades import answer_grades, format_comparison, grade_agreement
+    from ..review.answer_grades import answer_grades, format_comparison, grade_agreement
 
     store = open_store(args, reading=True)
     run_ids = [pick_run(store, r) for r in args.runs] or [pick_run(store, None)]
@@ -54,7 +54,7 @@ def cmd_grades(args: argparse.Namespace) -> int:
 
 
 def _cv_lines(cv: dict[str, Any]) -> list[str]:
-    from ..answer_grades import format_comparison
+    from ..review.answer_grades import format_comparison
 
     line = format_comparison({"rater_a": "grader (cross-validated)", "rater_b": "graders' majority", "n": cv["n"],
                               "agreement": cv["accuracy"], "kappa": cv["kappa"]})
@@ -68,7 +68,7 @@ def _cv_lines(cv: dict[str, Any]) -> list[str]:
 
 
 def cmd_grader_train(args: argparse.Namespace) -> int:
-    from ..grader import GraderError, train_grader
+    from ..review.grader import GraderError, train_grader
 
     store = open_store(args, reading=True)
     run_ids = [pick_run(store, r) for r in args.runs]
@@ -86,8 +86,8 @@ def cmd_grader_train(args: argparse.Namespace) -> int:
 
 
 def cmd_grader_score(args: argparse.Namespace) -> int:
-    from ..grader import GraderError, agreement_with_graders, load_grader, score_run
-    from ..answer_grades import format_comparison
+    from ..review.answer_grades import format_comparison
+    from ..review.grader import GraderError, agreement_with_graders, load_grader, score_run
 
     try:
         grader = load_grader(args.grader)

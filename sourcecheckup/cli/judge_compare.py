@@ -9,7 +9,7 @@ from .common import EXIT_OK, UsageError, open_store, pick_run
 
 
 def cmd_judges_compare(args: argparse.Namespace) -> int:
-    from ..judge_compare import compare_judges, format_comparison
+    from ..review.judge_compare import compare_judges, format_comparison
     from ..store import StoreError
 
     if args.min_pairs < 1:
@@ -29,7 +29,7 @@ def cmd_judges_compare(args: argparse.Namespace) -> int:
 
 def add_compare_command(judges_sub: Any, common: argparse.ArgumentParser) -> None:
     """``judges compare`` under the ``judges`` command group (which takes ``--db`` too)."""
-    from ..judge_compare import MIN_PAIRS
+    from ..review.judge_compare import MIN_PAIRS
 
     p = judges_sub.add_parser(
         "compare",

@@ -6,10 +6,9 @@ import argparse
 import json
 from typing import Any
 
-from ..llm.secrets import COMPATIBLE_KEY_HINT
-from ..judges.detect import DEFAULT_TIMEOUT_S, HOST, PORTS_ENV, LocalServer, find_local_servers, port_name, \
-    ports_to_ask
+from ..judges.detect import DEFAULT_TIMEOUT_S, HOST, PORTS_ENV, LocalServer, find_local_servers, port_name, ports_to_ask
 from ..judges.guide import guide_text
+from ..llm.secrets import COMPATIBLE_KEY_HINT
 from .common import EXIT_OK, UsageError
 
 

@@ -8,12 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from .common import (EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, construction_errors, err, open_store,
-                     pick_run)
+from .common import EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, construction_errors, err, open_store, pick_run
 
 
 def cmd_review_sample(args: argparse.Namespace) -> int:
-    from ..review_sample import SampleError, draw_sample, strata_counts, write_sample_csv
+    from ..review.sample import SampleError, draw_sample, strata_counts, write_sample_csv
 
     store = open_store(args, reading=True)
     run_id = pick_run(store, args.run)
@@ -37,7 +36,7 @@ def cmd_review_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_review_import(args: argparse.Namespace) -> int:
-    from ..review_sample import SampleError, import_reviews_csv
+    from ..review.sample import SampleError, import_reviews_csv
 
     path = Path(args.file)
     if not path.is_file():
@@ -50,8 +49,9 @@ def cmd_review_import(args: argparse.Namespace) -> int:
     for e in result.errors:
         print(f"skipped: {e}", file=sys.stderr)
     grades = f" and {result.grades} answer grade(s)" if result.grades else ""
-    print(f"imported {result.imported} review(s){grades} by {args.reviewer.strip()}; {result.unlabelled} row(s) without a "
-          f"label; {len(result.errors)} row(s) skipped" + (f" (sample {', '.join(result.samples)})" if result.samples else ""))
+    print(f"imported {result.imported} review(s){grades} by {args.reviewer.strip()}; {result.unlabelled} row(s) "
+          f"without a label; {len(result.errors)} row(s) skipped"
+          + (f" (sample {', '.join(result.samples)})" if result.samples else ""))
     return EXIT_FAIL if result.errors and not (result.imported or result.grades) else EXIT_OK
 
 

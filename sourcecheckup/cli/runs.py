@@ -123,7 +123,7 @@ def unreadable_sources(report: dict[str, Any]) -> int:
 
 def print_usage(store: Any, run_id: str, out: Any = None) -> None:
     """Tokens and estimated cost per judge, when any judge used tokens."""
-    from ..judge_report import run_usage
+    from ..report.judges import run_usage
 
     for judge_id, u in run_usage(store, run_id).items():
         if not (u["tokens_in"] or u["tokens_out"]):
@@ -279,8 +279,8 @@ def report_format(output: str, given: str | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..report.pdf import PdfError
     from ..report import report_formats, write_report
+    from ..report.pdf import PdfError
 
     fmt = report_format(args.output, args.format)   # bad usage is reported before any database is opened
     store = open_store(args, reading=True)

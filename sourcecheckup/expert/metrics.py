@@ -11,7 +11,7 @@ Hallucination is not available (None) from a judge that gives no contradiction r
 model scored for entailment only; its rows carry ``no_contradiction_reading``).
 
 Per answer: the share with its Clopper–Pearson interval; per model and overall: statements clustered by answer,
-Korn–Graubard interval (:mod:`sourcecheckup.intervals`). The headline figures are the run's first judge's (the
+Korn–Graubard interval (:mod:`sourcecheckup.metrics.intervals`). The headline figures are the run's first judge's (the
 judge order of the run); every judge's verdict on every statement is listed.
 EVAL (similarity to the expert answer): per model, the mean late-interaction and sentence-cosine similarity
 with a t interval; the models ranked by each.
@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..answer_grades import answer_grades, graders_grade
-from ..intervals import mean_interval
 from ..metrics import clustered_counts, proportion_of
+from ..metrics.intervals import mean_interval
 from ..models import Label
-from ..similarity import similarity_grade_correlation
+from ..review.answer_grades import answer_grades, graders_grade
 from ..store import ResponseRow, Store
 from .model import SIMILARITY_METHODS, ExpertKind, ExpertVerdict
+from .similarity import similarity_grade_correlation
 
 NO_CONTRADICTION_READING = "no_contradiction_reading"
 MEASURES = ("comprehensiveness_must_have", "comprehensiveness_all", "hallucination")

@@ -2,10 +2,11 @@
 the run's judges, and every answer with a reference answer gets its similarity to it.
 
 OLAPH (Jeong et al. 2024, "OLAPH: Improving Factuality in Biomedical Long-form Question Answering",
-arXiv:2405.12701, its automatic factuality evaluation) scores an answer by asking an NLI model whether the answer (premise) entails each must-have / nice-to-have
-statement (hypothesis); here the run's own judges play the NLI model through the one judge interface: the
-answer text is the source, each expert statement the claim. Statements already judged (a resume) are not judged
-again; a judge that fails gives a ``judge_error`` row, never "not entailed".
+arXiv:2405.12701, its automatic factuality evaluation) scores an answer by asking an NLI model whether the
+answer (premise) entails each must-have / nice-to-have statement (hypothesis); here the run's own judges play
+the NLI model through the one judge interface: the answer text is the source, each expert statement the claim.
+Statements already judged (a resume) are not judged again; a judge that fails gives a ``judge_error`` row,
+never "not entailed".
 """
 from __future__ import annotations
 
@@ -92,8 +93,8 @@ async def score_similarities(store: Store, run_id: str, log: Callable[[str, str]
     """Each answer's similarity to its reference answer (late interaction and sentence cosine), for the answers
     with a reference answer and no stored similarity yet; returns how many answers were scored. The model not
     loading is logged and leaves the figures absent, never zero."""
-    from ..similarity import TOKEN_MODEL, answer_similarities
     from .model import LATE_INTERACTION, SENTENCE_COSINE
+    from .similarity import TOKEN_MODEL, answer_similarities
 
     have = store.similarities(run_id)
     rows = [r for r in store.responses_with_expert(run_id) if r.response.expert

@@ -8,12 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import zlib
 from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
-
-import zlib
 
 from ..models import FetchStatus, Source
 from .base import BodyTooLarge, Fetcher, FetchOptions, read_bounded

@@ -1,13 +1,16 @@
-"""What every fetcher shares: the options, the Fetcher protocol, HTTP outcomes and bounded body reading.
+"""What every fetcher shares: the options, the Fetcher protocol, HTTP outcomes, the Retry-After header
+(as the fetcher, the LLM client and the reference lookups read it) and bounded body reading.
 
 Nothing here imports a fetcher: the implementations build on this module and the factory
 (sourcecheckup.fetching.make_fetcher) sits above them all.
 """
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import http
 import json
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +113,24 @@ def http_status_outcome(code: int, phrase: str = "") -> tuple[FetchStatus, str]:
     if code == 429:
         return FetchStatus.BLOCKED, f"{reason}: the site rate-limited us"
     return FetchStatus.HTTP_ERROR, reason
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After value: delta-seconds or an HTTP date; None if absent or garbled."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class BoundedDecoder:

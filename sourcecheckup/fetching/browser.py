@@ -12,8 +12,8 @@ import re
 import shutil
 import sys
 import time
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..models import FetchStatus, Source, utcnow

@@ -186,8 +186,8 @@ def warm_up() -> None:
     with _warm_lock:
         if _warmed:
             return
-        import trafilatura  # noqa: F401
         import pypdf  # noqa: F401
+        import trafilatura  # noqa: F401
 
         try:
             from tld.utils import get_tld_names

@@ -18,15 +18,21 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import httpx
 
 from ..models import FetchStatus, Source, sha256_bytes, utcnow
-from ..retry_after import parse_retry_after
 from ..urls import DOI_HOSTS
-from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, status_phrase
+from .base import BodyTooLarge, FetchOptions, http_status_outcome, parse_retry_after, read_bounded, status_phrase
 from .documents import DocumentReader
 from .extract import unsupported_reason
 from .pools import HostPools
 from .robots import RobotsRules
-from .safety import (AddressPins, HostNotFoundError, Resolver, UnsafeUrlError, check_url, disguised_address,
-                     pinned_transport)
+from .safety import (
+    AddressPins,
+    HostNotFoundError,
+    Resolver,
+    UnsafeUrlError,
+    check_url,
+    disguised_address,
+    pinned_transport,
+)
 
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 REDIRECT_CODES = (301, 302, 303, 307, 308)

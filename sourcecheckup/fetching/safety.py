@@ -80,7 +80,7 @@ def split_checked(url: str) -> tuple[str, str]:
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").lower()
-        parts.port  # raises ValueError for a malformed port
+        parts.port  # noqa: B018  (raises ValueError for a malformed port)
     except ValueError as exc:
         raise UnsafeUrlError(f"not a valid URL ({exc})") from None
     scheme = parts.scheme.lower()

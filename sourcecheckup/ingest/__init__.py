@@ -19,9 +19,9 @@ from pathlib import Path
 from ..models import SkippedRecord
 from .files import SUPPORTED_EXTENSIONS, load_file
 from .folder import load_folder
-from .pages import load_html
 from .jsonl import load_json, load_jsonl, parse_answer_record
 from .markdown import load_markdown, parse_markdown
+from .pages import load_html
 from .records import IngestError, IngestResult, InputText, unique_ids
 from .table import CsvMapping
 

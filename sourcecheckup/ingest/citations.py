@@ -180,7 +180,8 @@ def citation_entries(value: Any, where: str) -> list[str]:
             try:
                 value = json.loads(stripped)
             except json.JSONDecodeError as e:
-                raise IngestError(f"{where} look like a JSON list but are not valid JSON ({e.msg} at column {e.colno})") from None
+                raise IngestError(f"{where} look like a JSON list but are not valid JSON "
+                                  f"({e.msg} at column {e.colno})") from None
         else:
             # URLs may contain commas: a comma separates only before a space or another URL;
             # a line that is one written reference ("Smith J, Jones K. Title. JAMA. 2019;321:11") stays whole

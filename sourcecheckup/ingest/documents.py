@@ -42,7 +42,7 @@ class _Docx:
     """One .docx: its paragraphs as Markdown, footnotes and endnotes as footnote definitions."""
 
     def __init__(self, data: bytes) -> None:
-        import docx   # python-docx
+        import docx  # python-docx
 
         self.doc = docx.Document(io.BytesIO(data))
         self.notes: dict[str, str] = {}          # "^3" / "^e2" -> the note as one line

@@ -6,9 +6,9 @@ from pathlib import Path
 from ..models import SkippedRecord
 from .chat_exports import load_chat_export, sniff_export
 from .documents import load_document
-from .pages import load_html
 from .jsonl import load_json, load_jsonl
 from .markdown import load_markdown
+from .pages import load_html
 from .records import IngestResult, InputText
 from .table import DELIMITERS, CsvMapping, decode_table, load_table, sniff_delimiter
 

@@ -575,7 +575,7 @@ def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, ParsedP
                 answers.append(HtmlAnswer(text, asked or None))
                 for p in parts:
                     inside.update(p.iter())
-            for el, (href, text, url, how) in list(page.links.items()):
+            for el, (_href, _text, _url, how) in list(page.links.items()):
                 if not how and el not in inside:
                     page.note(el, None, "left out: outside the answers (the page's navigation, sidebar or questions)")
             return HtmlPage(answers, title, rule.product), page

@@ -14,7 +14,7 @@ def account_for_links(page: ParsedPage, citations: Iterable[str]) -> list[LinkFa
     """Every link of the page, kept (its URL is one of the answers' citations) or left out with why."""
     cited = set(citations)
     fates: list[LinkFate] = []
-    for el, (href, text, url, how) in page.links.items():
+    for _el, (href, text, url, how) in page.links.items():
         if not how:
             how = "left out: not part of the answer text"
         if url is None and how.startswith("marker [") and "footnote" in how:

@@ -13,6 +13,7 @@ from .citations import citation_entries
 from .expert import EXPERT_KEYS, expert_reference
 from .records import IngestError, IngestResult, InputText, bad_byte
 
+
 @dataclass(frozen=True)
 class CsvMapping:
     """Which columns of a CSV/TSV hold what. Unmapped columns go to Response.extra."""
@@ -84,7 +85,8 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
 
         def cell(key: str) -> str | None:
             i = cols[key]
-            return row[i].strip() if i is not None and i < len(row) and row[i].strip() else None
+            # called only for this row, within its iteration
+            return row[i].strip() if i is not None and i < len(row) and row[i].strip() else None  # noqa: B023
 
         if problem := next((bad_byte(c) for c in row if bad_byte(c)), None):
             result.skipped.append(SkippedRecord(origin, problem.replace("this record", "this row")))

@@ -55,7 +55,7 @@ def summary(judges: Mapping[str, Mapping[str, Iterable[str]]]) -> dict[str, str]
 
 
 def from_usage(usage: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
-    """:func:`summary` from a run's usage (``judge_report.run_usage``: each judge's ``model_versions``)."""
+    """:func:`summary` from a run's usage (``report.judges.run_usage``: each judge's ``model_versions``)."""
     judges = {jid: {"model_versions": list(u.get("model_versions") or ())}  # type: ignore[call-overload]
               for jid, u in usage.items() if not jid.endswith("(cleanup)")}
     return summary(judges)

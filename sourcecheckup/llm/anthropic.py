@@ -33,7 +33,7 @@ class AnthropicClient(LLMClient):
         super().__init__(settings, api_key, spec)
         self.client = anthropic.AsyncAnthropic(api_key=api_key, base_url=settings.base_url,
                                                max_retries=0, timeout=settings.timeout_s)
-        self.client.messages   # the SDK imports this on first use: now, not mid-run
+        self.client.messages   # noqa: B018  (the SDK imports this on first use: now, not mid-run)
 
     @staticmethod
     def tool_name(schema: Schema) -> str:

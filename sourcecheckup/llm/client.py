@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..evidence import approx_tokens
-from ..retry_after import parse_retry_after
+from ..fetching.base import parse_retry_after
 from .gate import ContextGate
 from .pricing import Usage, UsageReport
 from .secrets import protect_secret, redact

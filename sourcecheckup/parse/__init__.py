@@ -33,9 +33,9 @@ def _builtin(argument: str = "", **options: Any) -> Parser:
 # kind -> factory(argument, **options) or (module, attribute) imported on first use.
 _REGISTRY: dict[str, Callable[..., Parser] | tuple[str, str]] = {
     "builtin": _builtin,
-    "openai": ("sourcecheckup.llm_parser", "from_openai_spec"),
-    "anthropic": ("sourcecheckup.llm_parser", "from_anthropic_spec"),
-    "openai-compatible": ("sourcecheckup.llm_parser", "from_compatible_spec"),
+    "openai": ("sourcecheckup.parse.llm", "from_openai_spec"),
+    "anthropic": ("sourcecheckup.parse.llm", "from_anthropic_spec"),
+    "openai-compatible": ("sourcecheckup.parse.llm", "from_compatible_spec"),
 }
 
 

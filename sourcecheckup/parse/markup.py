@@ -102,7 +102,7 @@ def url_key(url: str) -> str:
     url = _trim_url(url)
     try:
         parts = urlsplit(url if "://" in url else "http://" + url)
-        parts.hostname
+        parts.hostname  # noqa: B018  (raises ValueError for a malformed host)
     except ValueError:                      # not a URL after all ("http://[1]"): compare as text
         return url.lower()
     host = (parts.hostname or "").lower()

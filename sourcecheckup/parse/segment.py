@@ -170,7 +170,7 @@ def _units(text: str) -> list[_Unit]:
             last_line = line
             continue
         if current is not None and current.kind == "para":
-            if _ends_line(last_line) == ":" and not _ends_line(line) in _TERMINAL:
+            if _ends_line(last_line) == ":" and _ends_line(line) not in _TERMINAL:
                 implicit_list = True
             if implicit_list or _hard_break(last_line, line):
                 close()

@@ -20,7 +20,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from .. import __version__
-from ..retry_after import parse_retry_after
+from ..fetching.base import parse_retry_after
 from .model import LookupSettings, Notice, NoticeKind, Record, Reference
 
 SERVICES = ("crossref", "pubmed", "openalex")

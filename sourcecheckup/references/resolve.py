@@ -19,8 +19,16 @@ from typing import Awaitable, Callable
 
 from ..models import utcnow
 from .lookup import LookupCache, LookupFailed, MetadataClient
-from .model import (FieldComparison, LookupSettings, Notice, NoticeKind, Record, Reference, ReferenceCheck,
-                    ReferenceStatus)
+from .model import (
+    FieldComparison,
+    LookupSettings,
+    Notice,
+    NoticeKind,
+    Record,
+    Reference,
+    ReferenceCheck,
+    ReferenceStatus,
+)
 from .retractions import RetractionIndex
 
 AMBIGUITY_MARGIN = 0.05        # candidates this close to the best, above the threshold, are a tie

@@ -17,8 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..models import FetchStatus, Response, Source, utcnow
 from ..urls import DOI_HOSTS
-from .model import (REFERENCE_KEY_PREFIX, LookupSettings, Reference, ReferenceCheck, ReferenceStatus,
-                    is_reference_key)
+from .model import REFERENCE_KEY_PREFIX, LookupSettings, Reference, ReferenceCheck, ReferenceStatus, is_reference_key
 
 CHECK_CONCURRENCY = 4            # metadata services are asked politely: a few references at a time
 _PUBMED_PATH = re.compile(r"^/(?:pubmed/)?(\d{1,9})/?$")

@@ -22,7 +22,7 @@ from ..store import RunData
 from ..urls import domain_of
 
 if TYPE_CHECKING:
-    from ..whois import WhoisAnswer
+    from .whois import WhoisAnswer
 
 TOP_DOMAINS = 10
 DOMAIN_TYPES = ("gov", "org", "edu", "com", "other")

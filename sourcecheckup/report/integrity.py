@@ -25,7 +25,7 @@ import base64
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..store import Store
 from ..store.evidence import EVIDENCE_TABLES

@@ -1,7 +1,7 @@
 """The report as a dict: the stable JSON interface other tools read (keys are only ever added).
 
 Every figure is computed from the stored rows by :mod:`sourcecheckup.metrics` (and
-:mod:`.analytics`, :mod:`sourcecheckup.agreement`); nothing here keeps numbers of its own.
+:mod:`.analytics`, :mod:`sourcecheckup.review.agreement`); nothing here keeps numbers of its own.
 """
 from __future__ import annotations
 
@@ -10,11 +10,22 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
-from ..provenance import software_environment
-from ..metrics import (CI_METHODS, Consensus, ResponseAssessment, StatementAssessment, assess_run, compute_metrics,
-                       exclusion_notes, judge_error_note, metrics_by, partial_run_note)
-from ..metrics import JUDGES_ONLY, WITH_REVIEWS  # noqa: F401  (the figures' two bases; xlsx reads them here)
+from ..metrics import (  # noqa: F401  (the figures' two bases; xlsx reads them here)
+    CI_METHODS,
+    JUDGES_ONLY,
+    WITH_REVIEWS,
+    Consensus,
+    ResponseAssessment,
+    StatementAssessment,
+    assess_run,
+    compute_metrics,
+    exclusion_notes,
+    judge_error_note,
+    metrics_by,
+    partial_run_note,
+)
 from ..models import Verdict, utcnow, verdict_readings
+from ..provenance import software_environment
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
 from ..store import RunData, RunRow, Store
@@ -99,9 +110,9 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     ``overrides`` (a mapping (statement_pk, url) -> Label) applies those instead of the stored reviews.
     ``whois``: ask whois (``whois_server``, default whois.iana.org:43) for each cited domain's registrant
     country; off by default, when country comes from the top-level domain alone and nothing is sent."""
-    from ..agreement import agreement_report
+    from ..review.agreement import agreement_report
+    from ..review.labels import overrides as review_overrides
     from .analytics import analyse_sources
-    from ..review import overrides as review_overrides
 
     data = data or store.load_run(run_id)
     run = data.run
@@ -160,7 +171,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     if whois:
         from functools import partial
 
-        from ..whois import DEFAULT_SERVER, split_server, whois_countries
+        from .whois import DEFAULT_SERVER, split_server, whois_countries
 
         server = whois_server or DEFAULT_SERVER
         split_server(server)  # ValueError for a malformed server, before any lookup
@@ -168,7 +179,7 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["analytics"] = analyse_sources(data, assessed, seed=seed + 100, country_lookup=country_lookup,
                                           whois_server=server)
     report["unsupported"] = _unsupported(store, data, assessed, responses_by_pk)
-    from ..judge_report import disagreements, run_usage
+    from .judges import disagreements, run_usage
     report["disagreements"] = disagreements(data, assessed)
     report["usage"] = run_usage(store, run.id)
     review = agreement_report(store, data, seed=seed + 200)

@@ -9,10 +9,18 @@ import re
 from typing import Any, Mapping, Sequence
 
 from ..metrics import ResponseAssessment
-from ..references.metrics import (REFERENCE_METRIC_DEFINITIONS, REFERENCE_METRIC_NAMES, REFERENCE_UNIT_NOTE,
-                                  ReferenceMetricSet, ReferenceTally, is_retracted, reference_metrics_by_model,
-                                  reference_tallies_by_model, retracted_only_statements)
 from ..models import Source
+from ..references.metrics import (
+    REFERENCE_METRIC_DEFINITIONS,
+    REFERENCE_METRIC_NAMES,
+    REFERENCE_UNIT_NOTE,
+    ReferenceMetricSet,
+    ReferenceTally,
+    is_retracted,
+    reference_metrics_by_model,
+    reference_tallies_by_model,
+    retracted_only_statements,
+)
 from ..references.model import Record, ReferenceCheck, ReferenceStatus
 
 MAX_CANDIDATES = 5        # candidates listed per problem (the check in the database keeps them all)

@@ -16,18 +16,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
-from ..metrics import (CI_METHODS, MetricsTally, ResponseAssessment, assess_run, judge_error_note,
-                       partial_run_note)
+from ..metrics import CI_METHODS, MetricsTally, ResponseAssessment, assess_run, judge_error_note, partial_run_note
 from ..models import utcnow
+from ..references.metrics import retracted_only_statements
+from ..references.model import ReferenceCheck
 from ..store import RunData, Store
 from ..store.export import PAGE_RESPONSES
 from ..urls import domain_of
 from .analytics import Citation, analyse_citations, citation_status
-from ..references.metrics import retracted_only_statements
-from ..references.model import ReferenceCheck
 from .integrity import ListHasher, seal
-from .json_report import (_extra_key, _response_dict, _suggestions, _unsupported, audit_trail, group_dict,
-                          grouping_columns, headline_notes, integrity_section, report_options, run_section)
+from .json_report import (
+    _extra_key,
+    _response_dict,
+    _suggestions,
+    _unsupported,
+    audit_trail,
+    group_dict,
+    grouping_columns,
+    headline_notes,
+    integrity_section,
+    report_options,
+    run_section,
+)
 from .references import ReferencesSection
 
 LARGE_RUN_RESPONSES = 2000     # above this the HTML and PDF reports leave the support matrix to CSV/XLSX
@@ -60,7 +70,7 @@ class StreamedReport:
     def __init__(self, store: Store, run_id: str, *, overrides: Any = None, with_reviews: bool | None = None,
                  group_by: Sequence[str] | None = None, whois: bool = False, whois_server: str | None = None,
                  page_size: int = PAGE_RESPONSES) -> None:
-        from ..review import overrides as review_overrides
+        from ..review.labels import overrides as review_overrides
 
         self.store = store
         self.run = store.get_run(run_id)
@@ -131,7 +141,7 @@ class StreamedReport:
                     on_disagreement: Callable[[dict[str, Any]], None] | None = None,
                     on_page: Callable[[Page], None] | None = None,
                     columns: Sequence[str] | None = None) -> tuple[Any, ...]:
-        from ..judge_report import disagreements
+        from .judges import disagreements
 
         store, run = self.store, self.run
         if columns is None:
@@ -186,8 +196,8 @@ class StreamedReport:
               by_group: Mapping[str, Mapping[str, MetricsTally]], cites: Mapping[Citation, int],
               references: ReferencesSection, by_model_reviewed: Mapping[str, MetricsTally]) -> dict[str, Any]:
         """The report's keys in build_report's order, computed from the tallies."""
-        from ..agreement import agreement_report
-        from ..judge_report import run_usage
+        from ..review.agreement import agreement_report
+        from .judges import run_usage
 
         store, run, reviewed = self.store, self.run, self.reviewed
         report: dict[str, Any] = {
@@ -228,7 +238,7 @@ class StreamedReport:
         if self.whois:
             from functools import partial
 
-            from ..whois import DEFAULT_SERVER, split_server, whois_countries
+            from .whois import DEFAULT_SERVER, split_server, whois_countries
 
             server = self.whois_server or DEFAULT_SERVER
             split_server(server)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..metrics import METRIC_NAMES
-from .json_report import JUDGES_ONLY, WITH_REVIEWS, method_notes
 from ..store import Store
+from .json_report import JUDGES_ONLY, WITH_REVIEWS, method_notes
 
 EXCEL_CELL_LIMIT = 32_767
 EXCEL_MAX_ROWS = 1_048_576     # rows in one Excel sheet; a longer table goes on to "verdicts (2)" and so on
@@ -179,7 +179,7 @@ def _count_sources(resp: Mapping[str, Any], seen: dict[str, list[Any]], source_i
 
 def _review_rows(store: Store, run_id: str, ids: Mapping[int, str], texts: Mapping[str, str],
                  judged: Mapping[tuple[str, str], list[str]]) -> list[list[Any]]:
-    from ..review import reviews
+    from ..review.labels import reviews
 
     rows = []
     for r in reviews(store, run_id, latest_only=False):

@@ -4,8 +4,9 @@ statements, sources, verdicts, reviews, suggestions and benchmarks.
 One file, WAL mode, a schema version table and ordered migrations (:mod:`.migrations`) from the
 first release on. Judged work is committed in short windows (:meth:`Store.commit_judged`: a
 pipeline's verdicts and the responses they finish, in one transaction), so a crash or a kill loses
-at most the last uncommitted window, which a resume judges again; nothing committed is lost. :class:`Store` is the one way in; its methods for the review,
-suggestion and benchmark tables live in :mod:`.reviews`, :mod:`.suggestions` and :mod:`.bench`.
+at most the last uncommitted window, which a resume judges again; nothing committed is lost. :class:`Store` is
+the one way in; its methods for the review, suggestion and benchmark tables live in :mod:`.reviews`,
+:mod:`.suggestions` and :mod:`.benchmark`.
 """
 from __future__ import annotations
 
@@ -20,10 +21,20 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
+from ..models import (
+    ExpertReference,
+    FetchStatus,
+    Label,
+    Response,
+    SkippedRecord,
+    Source,
+    Statement,
+    StatementCategory,
+    Verdict,
+    utcnow,
+)
 from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
-from ..models import (ExpertReference, FetchStatus, Label, Response, SkippedRecord, Source, Statement,
-                      StatementCategory, Verdict, utcnow)
-from .bench import BenchTables
+from .benchmark import BenchTables
 from .browse import BrowseTables
 from .columns import dump_json, load_json
 from .evidence import EvidenceTables
@@ -36,8 +47,8 @@ from .references import ReferenceTables
 from .reviews import ReviewTables
 from .suggestions import SuggestionTables
 
-__all__ = ["MIGRATIONS", "EarlierProgress", "ResponseRow", "RunData", "RunRow", "SourceRow", "StatementRow", "Store", "StoreError",
-           "VerdictRow", "default_db_path", "dump_json", "load_json"]
+__all__ = ["MIGRATIONS", "EarlierProgress", "ResponseRow", "RunData", "RunRow", "SourceRow", "StatementRow", "Store",
+           "StoreError", "VerdictRow", "default_db_path", "dump_json", "load_json"]
 
 BUSY_TIMEOUT_S = 30.0         # how long an opener waits for another process's write (a migration)
 RAW_CAP_BYTES = 5_000_000      # raw bytes kept per source (compressed); beyond it only the hash

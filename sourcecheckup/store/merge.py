@@ -278,8 +278,8 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
     config = dict(inputs[0].config)
     config.pop("input_split", None)
     config["merged_from"] = {
-        "inputs": [{"file": str(i.path), "path": str(i.path.resolve()), "run_id": i.run_id, "sha256": i.sha256, "status": i.run["status"],
-                    "judges": i.judges,
+        "inputs": [{"file": str(i.path), "path": str(i.path.resolve()), "run_id": i.run_id, "sha256": i.sha256,
+                    "status": i.run["status"], "judges": i.judges,
                     **({"input_split": i.config["input_split"]} if "input_split" in i.config else {})}
                    for i in inputs],
         "order": order, "forced": bool(force and (differences or remerge_of)), "differences": differences,

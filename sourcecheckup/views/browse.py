@@ -10,11 +10,11 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-
-import numpy as np
 from typing import Any, Callable, Sequence
 
-from ..metrics import compute_metrics, assess_run, Metric, MetricSet, Overrides, proportion
+import numpy as np
+
+from ..metrics import Metric, MetricSet, Overrides, assess_run, compute_metrics, proportion
 from ..store import RunData, RunRow, Store
 from .results import ResponseSummary, RunView, response_summaries
 from .review import review_progress
@@ -24,7 +24,7 @@ METRICS_CHUNK = 1000     # responses read and assessed at a time for the run's m
 
 
 def run_overrides(store: Store, run_id: str) -> Overrides:
-    from ..review import overrides as review_overrides
+    from ..review.labels import overrides as review_overrides
 
     return review_overrides(store, run_id)
 
@@ -43,7 +43,7 @@ def slice_view(store: Store, run_id: str, response_pks: Sequence[int], *, with_o
                states: dict[tuple[int, str], str] | None = None) -> RunView:
     """A RunView of a few responses of a run (the selected one, a page of the table): its matrix,
     sources and answer read exactly as in a whole-run view."""
-    from ..review import review_states
+    from ..review.labels import review_states
 
     run = run or store.get_run(run_id)
     found = run_overrides(store, run.id) if overrides is None else overrides
@@ -99,7 +99,7 @@ class RunTotals:
     status: bytes = b""                                   # per response: index into STATUS_KEYS
     problem: array = field(default_factory=lambda: array("q"))       # per response: index into problem_texts
     problem_texts: list[str] = field(default_factory=list)           # distinct problems texts ("" = none)
-    usage: dict[str, dict] = field(default_factory=dict)             # judge_report.run_usage
+    usage: dict[str, dict] = field(default_factory=dict)             # report.judges.run_usage
 
     def matching(self, accepts: Callable[[str, str], bool], among: Sequence[int] | None = None) -> list[int]:
         """The responses (of ``among``, in its order; else of the run, in input order) whose status and
@@ -145,7 +145,7 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
     status and problems, read and assessed ``chunk`` responses at a time (memory stays bounded)."""
     run = store.get_run(run_id)
     found = run_overrides(store, run.id)
-    from ..review import review_states
+    from ..review.labels import review_states
 
     states = review_states(store, run.id)
     pks = store.browse_response_pks(run.id)
@@ -181,7 +181,7 @@ def proportion_set(sets: Sequence[MetricSet], counts: dict[str, Any] | None = No
 def run_totals_at(db_path: str, run_id: str, with_overrides: bool = True) -> RunTotals:
     """:func:`run_totals` over a database file: what the app runs in a worker process, so that assessing
     100,000 answers never holds the app's interpreter lock."""
-    from ..judge_report import run_usage
+    from ..report.judges import run_usage
 
     with Store(db_path) as store:
         totals = run_totals(store, run_id, with_overrides=with_overrides)

@@ -33,7 +33,8 @@ def _mean(s: Mapping[str, Any]) -> str:
     if s["mean"] is None:
         return "–"
     lo, hi = s["ci95"]
-    return f"{s['mean']:.3f}" + (f" (95% CI {lo:.3f}–{hi:.3f})" if lo is not None else "") + f", {s['n']} answer{'' if s['n'] == 1 else 's'}"
+    interval = f" (95% CI {lo:.3f}–{hi:.3f})" if lo is not None else ""
+    return f"{s['mean']:.3f}{interval}, {s['n']} answer{'' if s['n'] == 1 else 's'}"
 
 
 def reading(v: Mapping[str, Any]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..metrics import Consensus, pair_label, StatementAssessment
+from ..metrics import Consensus, StatementAssessment, pair_label
 from ..models import Label, Verdict, decided_by
 from ..references.model import ReferenceCheck
 from ..store import VerdictRow

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..metrics import assess_run, compute_metrics, MetricSet, Overrides, ResponseAssessment
+from ..metrics import MetricSet, Overrides, ResponseAssessment, assess_run, compute_metrics
 from ..models import FetchStatus, StatementStatus
 from ..references.metrics import is_retracted, retracted_only_statements
 from ..references.model import ReferenceCheck, ReferenceStatus
@@ -94,7 +94,8 @@ class RunView:
 
 def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> RunView:
     """Load, assess and measure a run (with or without reviewer overrides) in one call."""
-    from ..review import overrides as review_overrides, review_states
+    from ..review.labels import overrides as review_overrides
+    from ..review.labels import review_states
 
     data = store.load_run(run_id)
     found = review_overrides(store, data.run.id)

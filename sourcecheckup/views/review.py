@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..agreement import kappa_words
-from ..review import UNSURE
+from ..review.agreement import kappa_words
+from ..review.labels import UNSURE
 from ..store import Store
 from .matrix import REVIEW_FIRST
 from .results import RunView
@@ -64,7 +64,7 @@ class AgreementRow:
 
 
 def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
-    """The comparisons of :func:`sourcecheckup.agreement.agreement_report` as plain-text rows."""
+    """The comparisons of :func:`sourcecheckup.review.agreement.agreement_report` as plain-text rows."""
     out = []
     for c in report.get("comparisons", []):  # type: ignore[union-attr]
         ag, ka = c["agreement"], c["kappa"]
@@ -88,7 +88,7 @@ def agreement_summary(report: Mapping[str, object]) -> str:
 
 def sample_labels(store: Store, run_id: str, sample: str, reviewer: str) -> dict[tuple[int, str], str]:
     """(statement_pk, url) -> the reviewer's latest label given within the named review sample."""
-    from ..review import reviews
+    from ..review.labels import reviews
 
     out: dict[tuple[int, str], str] = {}
     for r in reviews(store, run_id, latest_only=False):
@@ -104,15 +104,14 @@ class SampleReview:
 
     run_id: str
     name: str
-    pairs: list  # list[review_sample.SamplePair]
+    pairs: list  # list[review.sample.SamplePair]
     texts: dict[str, str]
     passages: dict[int, str]      # pair_id -> best passage
 
 
 def load_sample_review(store: Store, run_id: str, name: str) -> SampleReview:
-    from ..evidence import rank_passages
-    from ..evidence import SourceText
-    from ..review_sample import sample_pairs
+    from ..evidence import SourceText, rank_passages
+    from ..review.sample import sample_pairs
 
     pairs = sample_pairs(store, run_id, name)
     data = store.load_run(run_id)

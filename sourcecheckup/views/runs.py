@@ -9,7 +9,7 @@ from ..metrics import METRIC_NAMES, headline
 from ..models import FetchStatus, StatementStatus
 from ..store import Store
 from .browse import FULL_LOAD_MAX, run_totals
-from .text import day_of, pct_ci, STATUS_WORDS
+from .text import STATUS_WORDS, day_of, pct_ci
 
 # ----------------------------------------------------------------------------- runs list
 

@@ -7,9 +7,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
-from sourcecheckup.answer_grades import answer_grades, grade_summary
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
+from sourcecheckup.review.answer_grades import answer_grades, grade_summary
 from sourcecheckup.views.matrix import MatrixCell, how_decided, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS, reference_badge
 from sourcecheckup.views.results import answer_notices

@@ -6,8 +6,16 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QScrollArea, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup.expert.metrics import expert_section
 from sourcecheckup.views.expert import ExpertStatementRow, answer_lines, model_lines, statement_rows

@@ -5,8 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_path, load_text
 from sourcecheckup.views.text import count_noun
@@ -144,8 +143,8 @@ class InputPanel(QWidget):
         if not n and not k:
             self.batch_label.setText(NO_BATCH)
             return
-        text = (f"Batch: {count_noun(n, 'answer')} from {self.pending_label} (each with the question and model its file gives; "
-                "the fields above apply to a pasted answer only)")
+        text = (f"Batch: {count_noun(n, 'answer')} from {self.pending_label} (each with the question and model its "
+                "file gives; the fields above apply to a pasted answer only)")
         if k:
             text += f"; {k} skipped: " + "; ".join(f"{s.origin}: {s.problem}" for s in self.pending.skipped[:3])
         read_as = [n for n in self.pending.notes if ": read as " in n]   # what a chat export or document held

@@ -5,13 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLineEdit, QPushButton,
-                               QScrollArea, QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sourcecheckup import review
 from sourcecheckup.models import Label
-from sourcecheckup.views.matrix import (SCREENING_JUDGE_SHORT, MatrixCell, SupportMatrix, how_decided,
-                                        uses_screening_judge, verdict_word)
+from sourcecheckup.views.matrix import (
+    SCREENING_JUDGE_SHORT,
+    MatrixCell,
+    SupportMatrix,
+    how_decided,
+    uses_screening_judge,
+    verdict_word,
+)
 from sourcecheckup.views.references import reference_badge
 from sourcecheckup.views.results import RunView
 from sourcecheckup.views.text import reason_for_app

@@ -15,15 +15,24 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QLabel, QLineEdit, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from sourcecheckup import answer_grades, review
-from sourcecheckup.judge_report import run_usage
+from sourcecheckup import review
 from sourcecheckup.judges.versions import from_usage
 from sourcecheckup.models import Response
+from sourcecheckup.report.judges import run_usage
+from sourcecheckup.review import answer_grades
 from sourcecheckup.store import Store
-from sourcecheckup.views.browse import (FULL_LOAD_MAX, STATUS_KEYS, BrowseStart, RunTotals, browse_start, run_totals_at,
-                                        page_summaries, slice_view)
+from sourcecheckup.views.browse import (
+    FULL_LOAD_MAX,
+    STATUS_KEYS,
+    BrowseStart,
+    RunTotals,
+    browse_start,
+    page_summaries,
+    run_totals_at,
+    slice_view,
+)
 from sourcecheckup.views.matrix import MatrixCell, support_matrix
 from sourcecheckup.views.results import ResponseSummary, RunView, load_run_view
 from sourcecheckup.views.review import PairRef, review_pairs, review_progress
@@ -35,8 +44,8 @@ from ..facets import FacetBar, problem_kinds_of
 from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
-from .input_panel import InputPanel
 from .expert_tab import ExpertTab
+from .input_panel import InputPanel
 from .matrix_tab import MatrixTab
 from .paged_responses import PAGE, PagedResponsesModel
 from .runs_panel import RUNS_SHARE, RunsPanel

@@ -232,9 +232,11 @@ def build_data(data: Path, work: Path, seed: int) -> None:
         group = f"{r['file']}|{group_of(r)}"
         kind = k % 4
         if kind == 0 and (changed := change_number(r["claim"], r["evidence"], rng)):
-            add(changed, r["evidence"], 0, "gen:number", group); made["number"] += 1
+            add(changed, r["evidence"], 0, "gen:number", group)
+            made["number"] += 1
         elif kind == 1 and (neg := negate(r["claim"])):
-            add(neg, r["evidence"], 0, "gen:negation", group); made["negation"] += 1
+            add(neg, r["evidence"], 0, "gen:negation", group)
+            made["negation"] += 1
         elif kind == 2:
             other = supported_short[(k * 7 + 3) % len(supported_short)]
             if other["evidence"] != r["evidence"]:
@@ -244,9 +246,11 @@ def build_data(data: Path, work: Path, seed: int) -> None:
             sents = [s for s in re.split(r"(?<=[.!?])\s+", r["evidence"]) if 6 <= len(s.split()) <= 40]
             if sents:
                 s = rng.choice(sents)
-                add(s, r["evidence"], 1, "gen:copied", group); made["copied"] += 1
+                add(s, r["evidence"], 1, "gen:copied", group)
+                made["copied"] += 1
                 if (neg := negate(s)):
-                    add(neg, r["evidence"], 0, "gen:copied-negated", group); made["copied-negated"] += 1
+                    add(neg, r["evidence"], 0, "gen:copied-negated", group)
+                    made["copied-negated"] += 1
     print(f"generated: {dict(made)}", file=sys.stderr)
 
     # WiCE's partly supported claims over their pages: as written (0) and without the unsupported part (1)
@@ -471,12 +475,16 @@ def export(work: Path, target: Path | None = None) -> None:
     from transformers import AutoModelForSequenceClassification
 
     trained = work / "model" if (work / "model").is_dir() else work / "stage1"   # stage 2's, else stage 1's
-    model = AutoModelForSequenceClassification.from_pretrained(str(trained)).eval()
+    # eager attention, traced with a padded row: the graph then masks padding as torch does (the default SDPA
+    # path, traced without padding, gave a padded batch other probabilities than each pair alone)
+    model = AutoModelForSequenceClassification.from_pretrained(str(trained), attn_implementation="eager").eval()
     x = torch.randint(5, 100, (2, 24))
+    mask = torch.ones_like(x)
+    mask[1, 15:] = 0
     fp32 = work / "reader-fp32.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (x, torch.ones_like(x), torch.zeros_like(x)), str(fp32),
+        torch.onnx.export(model, (x, mask, torch.zeros_like(x)), str(fp32),
                           input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
                           dynamic_axes={"input_ids": {0: "batch", 1: "length"},
                                         "attention_mask": {0: "batch", 1: "length"},

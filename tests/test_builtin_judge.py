@@ -64,8 +64,8 @@ def test_supported_medical_statement_is_supported_with_a_verbatim_quote(judge: B
     assert 0.0 <= v.score <= 1.0 and v.score >= judge.threshold
     assert "28.4%" in v.quote
     assert v.quote_found is True and quote_in_source(v.quote, HFE_SOURCE)
-    assert v.judge_id == "builtin" and v.prompt_version == "builtin-4"
-    assert v.model_version == "builtin-4/all-MiniLM-L6-v2"
+    assert v.judge_id == "builtin" and v.prompt_version == "builtin-4.1"
+    assert v.model_version == "builtin-4.1/all-MiniLM-L6-v2"
     assert v.rationale.startswith("Best passage shares") and v.rationale.endswith(".")
 
 
@@ -163,7 +163,7 @@ def test_lexical_mode_works_without_the_embedding_model(lexical_judge: BuiltinJu
         ("Iron-overload disease develops in 28.4% of male C282Y homozygotes.", source),
         ("Iron-overload disease develops in 45.7% of male C282Y homozygotes.", source),
     ])
-    assert right.model_version == "builtin-4/lexical"
+    assert right.model_version == "builtin-4.1/lexical"
     assert right.label is Label.SUPPORTED and wrong.label is Label.NOT_SUPPORTED
     assert right.quote_found is True
 

@@ -1,6 +1,6 @@
 """The judge version that ran is named everywhere, and a lexical-only built-in judge is a warning.
 
-The built-in judge without its embedding model (builtin-4/lexical) gives different labels; nothing may
+The built-in judge without its embedding model (builtin-4.1/lexical) gives different labels; nothing may
 show its figures as ordinary ones: the CLI warns before and after the run, every report (JSON, HTML,
 CSV, XLSX) and the app's metrics bar name the version and carry the warning.
 """

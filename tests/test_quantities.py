@@ -644,6 +644,9 @@ NOT_A_CONTRADICTION_CASES = {
     "across a time qualifier": (
         "Before 2017, hypertension was defined as 140/90 mm Hg or higher.",
         "The 2017 guideline defines hypertension as a reading of 130/80 mm Hg or higher."),
+    "a need or a usual amount under a maximum": (
+        "Adults should not take more than 100 micrograms of vitamin D a day.",
+        "Children from the age of 1 year and adults need 10 micrograms of vitamin D a day."),
 }
 
 

@@ -57,7 +57,7 @@ def test_a_batch_gives_each_pair_the_probability_it_gets_alone() -> None:
 
 def test_the_window_keeps_the_closest_sentences_in_the_page_order() -> None:
     sentences = ["Opening hours.", "Take two tablets.", "Parking is free.", "Never more than eight a day."]
-    window = reader.evidence_window(sentences, [0.1, 0.9, 0.0, 0.8], budget=8)
+    window = reader.evidence_window(sentences, [0.1, 0.9, 0.0, 0.8], budget=9)
     assert window == "Take two tablets. Never more than eight a day."
     assert reader.evidence_window(sentences, [0.1, 0.9, 0.0, 0.8], budget=4, must=[2]) == "Parking is free."
     long = ["word " * 200]
@@ -65,7 +65,7 @@ def test_the_window_keeps_the_closest_sentences_in_the_page_order() -> None:
 
 
 def test_verdicts_and_provenance_name_the_reader_and_its_digest() -> None:
-    judge = BuiltinJudge()
+    judge = BuiltinJudge(use_reader=True)
     record = judge.reader.record()
     v, = judge.score_pairs([("Always leave at least 4 hours between doses of paracetamol.",
                              SourceText.from_text(PARACETAMOL))])
@@ -77,7 +77,7 @@ def test_verdicts_and_provenance_name_the_reader_and_its_digest() -> None:
 
 
 def test_review_first_marks_the_reader_probabilities_near_the_threshold() -> None:
-    judge = BuiltinJudge()
+    judge = BuiltinJudge(use_reader=True)
     page = SourceText.from_text(PARACETAMOL + " Paracetamol is a common painkiller used to treat aches and pain. "
                                 "It can also be used to reduce a high temperature.")
     statements = ["Paracetamol treats aches and pain.", "Paracetamol lowers a high temperature.",
@@ -94,10 +94,10 @@ def test_review_first_marks_the_reader_probabilities_near_the_threshold() -> Non
 def test_an_exact_check_vetoes_the_reader_on_a_contradicted_dose() -> None:
     page = SourceText.from_text(PARACETAMOL)
     statement = "Adults can safely take up to 8 g of paracetamol in 24 hours."
-    vetoed, = BuiltinJudge().score_pairs([(statement, page)])
+    vetoed, = BuiltinJudge(use_reader=True).score_pairs([(statement, page)])
     assert vetoed.label is Label.NOT_SUPPORTED and "contradicted" in vetoed.flags
     assert DECIDED_BY + "quantity" in vetoed.flags and "8 g" in vetoed.rationale
-    free, = BuiltinJudge(vetoes=frozenset()).score_pairs([(statement, page)])
+    free, = BuiltinJudge(use_reader=True, vetoes=frozenset()).score_pairs([(statement, page)])
     assert decided_by(free.flags) == "reader"
 
 

@@ -1,5 +1,6 @@
 """The built-in judge on plain health pages, as a clinician would read them (issue 40's six examples and
-their opposites), through ``sourcecheckup verify-pairs`` with each page's whole text."""
+their opposites), through ``sourcecheckup verify-pairs`` with each page's whole text: the default judge
+and ``builtin:reader``."""
 from __future__ import annotations
 
 import json
@@ -16,15 +17,15 @@ EXAMPLES = [json.loads(line) for line in (PAGES / "examples.jsonl").read_text(en
             if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+@pytest.fixture(scope="module", params=["builtin", "builtin:reader"])
+def verdicts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     folder = tmp_path_factory.mktemp("reader_examples")
     pairs, out = folder / "pairs.jsonl", folder / "verdicts.jsonl"
     with pairs.open("w", encoding="utf-8") as fh:
         for e in EXAMPLES:
             page = (PAGES / e["page"]).read_text(encoding="utf-8")
             fh.write(json.dumps({"id": e["id"], "statement": e["claim"], "source": page}) + "\n")
-    assert main(["verify-pairs", str(pairs), "--judge", "builtin", "-o", str(out), "-q"]) == 0
+    assert main(["verify-pairs", str(pairs), "--judge", request.param, "-o", str(out), "-q"]) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     return {r["id"]: r for r in rows}
 

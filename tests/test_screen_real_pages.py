@@ -183,3 +183,22 @@ def test_a_negated_statement_is_never_described_as_the_unnegated_side(judge):
                             "part of a clinical trial.", sample("nice-ng136-hypertension.html"))])[0]
     assert v.label is Label.NOT_SUPPORTED
     assert "negated but the statement is not" not in v.rationale, v.rationale
+
+
+@pytest.mark.parametrize("statement, sentence, found", [
+    ("Using a reliever inhaler 3 or more times a week means your asthma is well controlled.",
+     "If you need it 3 or more times a week, your asthma is not well controlled.", "'not well controlled'"),
+    ("Pregnant women can have the nasal spray flu vaccine.",
+     "Pregnant women should not have the nasal spray vaccine.", "'not have the nasal spray'"),
+    ("The drug is not well tolerated in older people.", "The drug is well tolerated in older people.",
+     "the statement says 'not well tolerated"),
+    # the same negation on both sides, or none, or "not only": nothing to flag
+    ("The flu vaccine cannot give you flu.", "The flu vaccine cannot give you flu.", ""),
+    ("Aspirin did not reduce cardiovascular disease.", "Aspirin did not reduce the risk of cardiovascular disease.", ""),
+    ("Exercise helps mood and sleep.", "Exercise helps not only mood and sleep but also memory.", ""),
+])
+def test_a_negation_before_the_statements_own_words_on_one_side_is_named(statement, sentence, found):
+    from sourcecheckup.judges.builtin.support_gates import negated_phrase
+
+    got = negated_phrase(statement, sentence)
+    assert (found in got) if found else got == "", got

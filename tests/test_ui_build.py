@@ -64,7 +64,7 @@ def test_the_bundles_demo_reads_every_page_and_gives_the_source_trees_verdicts(b
     assert code == 0, out.out + out.err[-6000:]
     from sourcecheckup.judges.builtin import MODEL_FULL
 
-    assert MODEL_FULL in out.err       # the full judge ran ("builtin-4/all-MiniLM-L6-v2"), not its lexical fallback
+    assert MODEL_FULL in out.err       # the full judge ran ("builtin-4.1/all-MiniLM-L6-v2"), not its lexical fallback
 
 
 def test_the_bundle_runs_each_local_checker_kind_as_the_source_tree_does(bundle: Path, tmp_path: Path,

@@ -3,10 +3,8 @@
 `read_instruction` reads one sentence: whether it tells the reader to do something (+1), not to
 (-1) or neither (0), what is done (content-word stems), the words that set the polarity, and the
 attributes that qualify it (time of day, food, route, manner, "unless your doctor ...").
-`compare_polarity` sets a statement against evidence sentences and says whether the sentence
-about the same action agrees with it or contradicts it. Descriptive sentences ("Lisinopril lowers
-blood pressure", "X does not increase the risk of Y") are not instructions and give no finding.
-Pure functions, stdlib only, no model.
+`compare_polarity` says whether the evidence sentence about the same action agrees or contradicts.
+Descriptive sentences ("Lisinopril lowers blood pressure") are not instructions: no finding. Stdlib only.
 """
 from __future__ import annotations
 
@@ -527,7 +525,16 @@ def clauses(sentence: str) -> list[str]:
     return parts or [sentence]
 
 
-def _candidate(st: Instruction, ev: Instruction, sentence: str):
+def _stop_is_verb(instr: Instruction, text: str) -> bool:
+    """"stop" is the verb: in the cue ("should stop") or just after it ("Do not stop taking", "not be stopped")."""
+    at = text.lower().find(instr.cue.lower()) if instr.cue else -1
+    after = [w for w in re.findall(r"[a-z]+", text.lower()[at + len(instr.cue):])[:3]
+             if w not in ("be", "been", "being", "ever", "suddenly")]
+    return any(stem(w) == "stop" for w in re.findall(r"[a-z]+", instr.cue.lower())) or \
+        (at >= 0 and bool(after) and stem(after[0]) == "stop")
+
+
+def _candidate(st: Instruction, ev: Instruction, sentence: str, st_text: str, ev_text: str):
     """(rank, finding) for one evidence clause read against the statement, or None if off-topic."""
     if ev.limit and not st.limit:
         return None                              # a source's limit bounds an amount (the quantity check's), not the action
@@ -548,9 +555,13 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
             ev_pol = -ev_pol
             ev_main = (ev_main - main_only) | alt
             ev_all = ev_main | core(ev.condition)
-    # "stop X" is "do not take X": compare like with like when only one side says stop
-    if ("stop" in s_set) != ("stop" in ev_all):
-        if "stop" in s_set:
+    # "stop X" is "do not take X" where stop is the verb ("... as tea can stop your body absorbing it" is not):
+    # compare like with like when only one side says stop
+    s_stops, ev_stops = "stop" in s_set and _stop_is_verb(st, st_text), "stop" in ev_all and _stop_is_verb(ev, ev_text)
+    s_set = s_set if s_stops else s_set - {"stop"}
+    ev_main, ev_all = (ev_main, ev_all) if ev_stops else (ev_main - {"stop"}, ev_all - {"stop"})
+    if s_stops != ev_stops:
+        if s_stops:
             s_pol, s_set = -s_pol, s_set - {"stop"}
         else:
             ev_pol, ev_main, ev_all = -ev_pol, ev_main - {"stop"}, ev_all - {"stop"}
@@ -582,7 +593,8 @@ def _candidate(st: Instruction, ev: Instruction, sentence: str):
                      and ("if:doctor" in st.attributes) != ("if:doctor" in ev.attributes)):
         same = True                               # "only if your doctor says" == "not unless your doctor says"
     q = _quote(sentence)
-    rank = (score, len(shared))
+    # ties go to the clause that shares the statement's own verb too ("cannot give you flu" over "is recommended")
+    rank = (score, len(shared), len(st.action & ev.action))
     if ev_scoped:
         if not same and st.unqualified:
             return rank, CheckFinding(
@@ -662,14 +674,11 @@ def _preference(st: Instruction, ev: Instruction, sentence: str):
 
 
 def compare_polarity(statement: str, evidence_sentences: Sequence[str]) -> CheckFinding | None:
-    """Whether the evidence sentence about the statement's action says the same "do" or "do not".
-
-    None when the statement is not an instruction or safety claim, or no evidence clause is about
-    the same action. "contradicted" when the closest clause has the opposite polarity, conflicting
-    attributes (morning / night, with food / empty stomach), attaches a condition to a statement
-    that says "freely", or, for "A rather than B", says A is not for this use or B is what to use.
-    A "contradicted" from any clause outranks an equally close "agrees".
-    """
+    """Whether the evidence sentence about the statement's action says the same "do" or "do not". None when the
+    statement is not an instruction or safety claim, or no evidence clause is about the same action.
+    "contradicted" when the closest clause has the opposite polarity, conflicting attributes (morning / night,
+    with food / empty stomach), attaches a condition to a statement that says "freely", or, for "A rather
+    than B", says A is not for this use or B is what to use; it outranks an equally close "agrees"."""
     st = read_instruction(statement)
     if st.polarity == 0:
         return None
@@ -679,7 +688,7 @@ def compare_polarity(statement: str, evidence_sentences: Sequence[str]) -> Check
             ev = read_instruction(clause)
             if ev.polarity == 0:
                 continue
-            found = _preference(st, ev, sentence) if st.alternative else _candidate(st, ev, sentence)
+            found = _preference(st, ev, sentence) if st.alternative else _candidate(st, ev, sentence, statement, clause)
             if found is None:
                 continue
             rank, finding = found

@@ -88,6 +88,9 @@ NOT_A_CONTRADICTION = (
      "'200 mg to 400 mg' against 'one or two 200mg tablets'"),
     ("across a time qualifier", lambda c, s: ("past" in c.qualifiers) != ("past" in s.qualifiers),
      "'before 2017, 140/90' against '130/80 since 2017'"),
+    ("a need or a usual amount under a maximum", lambda c, s: c.bound in _UPPER and s.bound in _POINT
+     and bool(c.per) and c.unit not in _STATISTICS and not s.qualifiers & {"maximum"} and s.high < c.low,
+     "'not more than 100 micrograms a day' against 'adults need 10 micrograms a day'"),
 )
 # source figures that match only a claim that shares their qualifier: (qualifier, example)
 MATCH_ONLY_WITHIN = (("past", "'hypertension is defined as 140/90' against 'previously 140/90, now 130/80'"),)

@@ -69,8 +69,8 @@ _VERB_GAP = re.compile(r"(?:\s+of(?:\s+[a-z][\w'-]*){1,2}?)?(?:\s+(?:can|should|
 _PER_BEFORE = re.compile(r"\b(?P<p>daily|24-hour|24 hour|weekly|per day|a day's|day's)\b"
                          r"(?:[^.;,]{0,35}|\s+(?:[a-z-]+\s+){0,2}?(?:dose|doses|dosage|amount|intake|"
                          r"limit|total)\b[^.;,]{0,60})$")
-_INTERVAL_AFTER = re.compile(r"\s+(?:apart|between\s+(?:doses|each dose|tablets|treatments|"
-                             r"injections|them))\b")
+_INTERVAL_AFTER = re.compile(r"\s+(?:apart|between\s+(?:[a-z-]+\s+)?(?:doses|each dose|tablets|treatments|"
+                             r"injections|them))\b")   # "between doses", "between paracetamol doses"
 
 _BOUND_BEFORE = [
     ("le", re.compile(r"(?:do not|don't|never|not|must not|mustn't|should not|shouldn't|cannot|"

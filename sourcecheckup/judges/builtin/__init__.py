@@ -14,7 +14,7 @@ statement is split into the facts it asserts, each is looked for on the page, an
 on WiCE's real citations (scripts/train_facts.py) decides whether the page holds all of them; a page
 that backs only part of a statement does not support it, and the rationale names the missing part.
 Without the embedding model it still works on the lexical features
-alone and says so in ``model_version`` ("builtin-4/lexical").
+alone and says so in ``model_version`` ("builtin-4.1/lexical").
 
 The package by concept: ``features`` (words, stems, wording features, the trained logistic model
 and its parameters), ``facts`` (the statement's facts looked for on a page, the completeness features),
@@ -32,7 +32,7 @@ from .judge import (
     BATCH_PAIRS, BM25_CANDIDATES, CHECK_PASSAGES, CHECK_SENTENCES, CORROBORATED_SIMILARITY, JUDGE_ID,
     MAX_EMBEDDED_SENTENCES, MAX_QUOTE_CHARS, MODEL_FULL, MODEL_LEXICAL, NEGATION_VETO_COVERAGE,
     PROMPT_VERSION, READER_VERSION, REVIEW_BAND, VETOES, BuiltinJudge, PairAnalysis, analyse_pair, from_spec,
-    rationale, reader_rationale)
+    rationale)
 from .screen import STRICT_UNITS, CheckOutcome, Checks, check_sentences, run_checks
 
 __all__ = [
@@ -41,5 +41,5 @@ __all__ = [
     "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "READER_VERSION", "REVIEW_BAND", "STRICT_UNITS", "VETOES",
     "BuiltinJudge", "BuiltinParams", "CheckOutcome", "Checks", "LogisticModel", "PairAnalysis", "Quantity",
     "analyse_pair", "check_sentences", "content_stems", "contrast_flips", "from_spec", "load_params",
-    "number_check", "params_path", "quantities", "rationale", "reader_rationale", "run_checks", "stem", "words",
+    "number_check", "params_path", "quantities", "rationale", "run_checks", "stem", "words",
 ]

@@ -25,13 +25,16 @@ from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
 from . import reader
 from .support_gates import OFF_SUBJECT
 from .screen import Checks, _prepare_source, check_sentences, run_checks
-from .support_gates import corroborating, negation_sides, page_units, stated_outright, unfit_to_support
+from .support_gates import (
+    corroborating, negated_phrase, negation_sides, page_units, stated_outright, unfit_to_support)
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
 # claims decide the label, the trained score only ranks what they cannot decide; 4: on a whole page every
-# fact of the statement must be found (facts.py)
-PROMPT_VERSION = "builtin-4"
+# fact of the statement must be found (facts.py); 4.1: the exact checks of the clinician examples in
+# tests/fixtures/health_pages ("stop" read only as an instruction's verb, the clause with the statement's own
+# verb first, a need is no contradiction of a maximum, a negation before the statement's own words vetoes)
+PROMPT_VERSION = "builtin-4.1"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
 # ``builtin:reader``: the learned reader decides and the exact checks veto (reader.py, docs/reader.md); not the
@@ -54,6 +57,12 @@ BATCH_PAIRS = 64
 NEGATION_VETO_COVERAGE = 0.5
 _NEGATION_VETOES = ("it says the same thing without the statement's negation",
                     "its closest sentence negates what the statement says")
+# how negated_phrase's findings begin ("its closest sentence says 'not well controlled' where ...")
+_NEGATED_PHRASE = ("its closest sentence says '", "the statement says '")
+
+
+def _is_negation(veto: str) -> bool:
+    return veto in _NEGATION_VETOES or veto.startswith(_NEGATED_PHRASE)
 
 
 
@@ -218,6 +227,9 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     if not veto:
         veto = unfit_to_support(statement, quote, source.title, similarity, cov_idf, idf,
                                 corroborating([o.kind for o in checks.passed]), page_units(prep.sentences))
+    if not veto:
+        # the statement's own words with a negation before them on one side only ("not well controlled")
+        veto = negated_phrase(statement, quote)
     outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     facts = None
     if len(prep.sentences) >= PAGE_SENTENCES:
@@ -303,48 +315,6 @@ def rationale(a: PairAnalysis, supported: bool) -> str:
     return head + "; the match is too weak to count as support."
 
 
-def reader_rationale(a: PairAnalysis, supported: bool, decisive: Any = None, veto: str = "",
-                     p: float = 0.0, review: bool = False) -> str:
-    """One plain sentence that never contradicts the label.
-
-    A failed exact check decides the label and is the whole rationale ("contradicted: statement
-    2,400 mg/24 h; source 1,200 mg/24 h without a prescription"). Otherwise the reader's probability,
-    the checks that passed and, for an unsupported verdict, what the closest text lacks.
-    """
-    if decisive is not None:
-        if decisive.status == "contradicted":
-            return contradicted_rationale(decisive.message.rstrip(".") + ".")
-        return "not supported: " + decisive.message.rstrip(".") + "."
-    if veto:
-        return f"not supported: {veto} (the reader gave {p:.2f}); review first."
-    passed = _passed_checks(a)
-    unsure = [o for o in a.checks.unsure] if a.checks else []
-    figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
-    if supported:
-        head = f"The reader finds the statement in the source (support probability {p:.2f})"
-        tail = f"; {passed}" if passed else ""
-        if figures:
-            # a plain figure (a count, an age, a duration) the source words another way: left to a person
-            return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
-        if review:
-            return head + tail + "; review first: the probability is close to the threshold."
-        return head + tail + "; no inconsistency found."
-    problems: list[str] = []
-    if figures:
-        problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")
-    if a.flips:
-        s, e = a.flips[0]
-        problems.append(f"the statement says '{s}' where the source says '{e}'")
-    if a.missing_terms:
-        terms = ", ".join(f"'{t}'" for t in a.missing_terms[:3])
-        problems.append(f"key term{'s' if len(a.missing_terms) > 1 else ''} {terms} "
-                        f"{'are' if len(a.missing_terms) > 1 else 'is'} missing from its closest text")
-    head = f"not supported: the reader does not find the whole statement in the source (support probability {p:.2f})"
-    if review:
-        problems.append("review first: the probability is close to the threshold")
-    return head + ("; " + "; ".join(problems[:2]) if problems else "") + "."
-
-
 # what a rationale of each label must never say (a test and bench/judge_accuracy.py read every verdict with it)
 _REFUSING = ("not supported", "contradicted", "the page does not hold every part")
 _ACCEPTING = ("no inconsistency found",)
@@ -380,7 +350,7 @@ def _decider(a: PairAnalysis, page_gate: bool, score_supports: bool) -> str:
     the negation check or the closest-text gate (a veto), the statement said outright where the score alone
     would not support, the completeness gate on a whole page, else the trained score."""
     if a.veto:
-        return "negation" if a.veto in _NEGATION_VETOES else "closest_text"
+        return "negation" if _is_negation(a.veto) else "closest_text"
     if a.outright and not score_supports:
         return "outright"
     return "completeness" if page_gate else "score"
@@ -624,7 +594,9 @@ class BuiltinJudge(BaseJudge):
         return Verdict(
             label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
             score=round(score, 4),
-            rationale=reader_rationale(a, supported, decisive, veto, p, REVIEW_FIRST in flags),
+            rationale=reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
+                                       passed=_passed_checks(a), unsure=a.checks.unsure if a.checks else (),
+                                       flips=a.flips, missing_terms=a.missing_terms),
             quote=quote,
             quote_found=quote_in_source(quote, source.text),
             judge_id=self.id,
@@ -635,7 +607,7 @@ class BuiltinJudge(BaseJudge):
 
     @staticmethod
     def _gate_of(veto: str) -> str:
-        return "negation" if veto in _NEGATION_VETOES else "closest_text"
+        return "negation" if _is_negation(veto) else "closest_text"
 
     def _facts_gate(self, a: PairAnalysis, score: float) -> float | None:
         """The probability that the page holds every fact of the statement (None: no page, or no model)."""

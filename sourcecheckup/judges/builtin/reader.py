@@ -165,6 +165,49 @@ class Reader:
         return out
 
 
+def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, veto: str = "", passed: str = "",
+              unsure: Sequence[Any] = (), flips: Sequence[tuple[str, str]] = (),
+              missing_terms: Sequence[str] = ()) -> str:
+    """One plain sentence for a ``builtin:reader`` verdict that never contradicts its label.
+
+    A failed exact check decides the label and is the whole rationale ("contradicted: statement 2,400 mg/24 h;
+    source 1,200 mg/24 h ..."). Otherwise the reader's probability, the checks that passed and, for an
+    unsupported verdict, what the closest text lacks.
+    """
+    from ...models import contradicted_rationale
+
+    if decisive is not None:
+        if decisive.status == "contradicted":
+            return contradicted_rationale(decisive.message.rstrip(".") + ".")
+        return "not supported: " + decisive.message.rstrip(".") + "."
+    if veto:
+        return f"not supported: {veto} (the reader gave {p:.2f}); review first."
+    figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
+    if supported:
+        head = f"The reader finds the statement in the source (support probability {p:.2f})"
+        tail = f"; {passed}" if passed else ""
+        if figures:
+            # a plain figure (a count, an age, a duration) the source words another way: left to a person
+            return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
+        if review:
+            return head + tail + "; review first: the probability is close to the threshold."
+        return head + tail + "; no inconsistency found."
+    problems: list[str] = []
+    if figures:
+        problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")
+    if flips:
+        said, found = flips[0]
+        problems.append(f"the statement says '{said}' where the source says '{found}'")
+    if missing_terms:
+        terms = ", ".join(f"'{t}'" for t in missing_terms[:3])
+        problems.append(f"key term{'s' if len(missing_terms) > 1 else ''} {terms} "
+                        f"{'are' if len(missing_terms) > 1 else 'is'} missing from its closest text")
+    if review:
+        problems.append("review first: the probability is close to the threshold")
+    head = f"not supported: the reader does not find the whole statement in the source (support probability {p:.2f})"
+    return head + ("; " + "; ".join(problems[:2]) if problems else "") + "."
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:

@@ -127,3 +127,42 @@ def page_units(sentences: Sequence[str]) -> int:
 
 def corroborating(kinds: Sequence[str]) -> bool:
     return any(k in ("quantity", "instruction", "overclaim") for k in kinds)
+
+
+_NEGATORS = frozenset({"not", "no", "never", "cannot", "n't", "nor", "without"})
+_PHRASE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|n't")
+# "not only X but also Y" says X; a run of these words alone is too common to read a negation off
+_NOT_A_NEGATION = ("only", "just", "least", "more", "less", "fewer", "later", "earlier", "longer", "than", "over")
+_LIGHT_RUN = frozenset({"the", "a", "an", "of", "to", "in", "on", "and", "or", "is", "are", "be", "it", "this",
+                        "that", "with", "for", "as", "at", "by", "you", "your", "can", "may", "will", "should"})
+
+
+def negated_phrase(statement: str, sentence: str) -> str:
+    """The statement's own words found in the sentence with a negation just before them on one side only
+    ("your asthma is well controlled" against "your asthma is not well controlled"): in words for the
+    rationale, or "". Words that run on for at least two, one of them not a light word, count."""
+    s = _PHRASE.findall(statement.lower().replace("n't", " n't"))
+    e = _PHRASE.findall(sentence.lower().replace("n't", " n't"))
+    for i in range(len(e)):
+        for j in range(len(s)):
+            n = 0
+            while i + n < len(e) and j + n < len(s) and e[i + n] == s[j + n]:
+                n += 1
+            if n < 2 or not set(e[i:i + n]) - _LIGHT_RUN or set(e[i:i + n]) & _NEGATORS:
+                continue
+            before_e = e[i - 1] if i else ""
+            before_s = s[j - 1] if j else ""
+            if (before_e in _NEGATORS) == (before_s in _NEGATORS) or e[i] in _NOT_A_NEGATION:
+                continue
+            if any(w[0].isdigit() for w in e[i:i + n]):
+                continue                      # "no more than 6 mg": a bound, the quantity check's to read
+            # the other side must negate nothing before the words ("not completely risk free", "no medicine
+            # has been shown to be effective"): only a plain flip is read
+            plain = s[:j] if before_e in _NEGATORS else e[:i]
+            if set(plain) & _NEGATORS:
+                continue
+            phrase = " ".join(e[i:i + n])
+            if before_e in _NEGATORS:
+                return f"its closest sentence says '{before_e} {phrase}' where the statement says '{phrase}'"
+            return f"the statement says '{before_s} {phrase}' where its closest sentence says '{phrase}'"
+    return ""

@@ -76,7 +76,23 @@ ALENDRONIC_PAGE = [
 LEVO_PREGNANCY = ["Do not stop taking levothyroxine if you become pregnant."]
 
 
+FLU_PAGE = [
+    "The flu vaccine is recommended for adults aged 65 and over, people with certain long-term health conditions, "
+    "and pregnant women.",
+    "Pregnant women should have the injected flu vaccine at any stage of pregnancy.",
+    "The nasal spray vaccine is not given in pregnancy.",
+    "Do not take iron tablets with tea or coffee, milk, or antacids, as these can stop your body absorbing the iron.",
+]
+
 CASES = [
+    # a clause about another thing (the injected vaccine) does not outvote the one that names the statement's
+    ("smoke: nasal spray not in pregnancy",
+     "Pregnant women can have the nasal spray flu vaccine at any stage of pregnancy.", FLU_PAGE, "contradicted"),
+    ("smoke: injected vaccine at any stage",
+     "Pregnant women can have the injected flu vaccine at any stage of pregnancy.", FLU_PAGE, "agrees"),
+    # "stop" later in the clause is not its verb
+    ("iron not with tea", "Do not take iron tablets with tea or coffee.", FLU_PAGE, "agrees"),
+    ("iron with tea", "Take iron tablets with tea or coffee.", FLU_PAGE, "contradicted"),
     # --- the issue's cases ---------------------------------------------------------------
     ("issue: avoid == do not take", "Avoid calcium or iron within 4 hours of levothyroxine", LEVO_PAGE, "agrees"),
     ("issue: can take freely vs do not unless doctor",

@@ -657,6 +657,18 @@ def test_a_figure_not_stated_for_the_same_thing_never_contradicts(why):
     assert found and not any(f.status == "contradicted" for f in found), [f.message for f in found]
 
 
+def test_an_adverb_is_no_subject_a_clause_about_the_pages_drug_must_name():
+    """"Always leave at least 4 hours between doses" is about the page's drug, named two sentences earlier."""
+    page = ["Paracetamol is a common painkiller used to treat aches and pain.",
+            "It can also be used to reduce a high temperature.",
+            "The usual dose for adults is one or two 500mg tablets up to 4 times in 24 hours.",
+            "Always leave at least 4 hours between doses."]
+    found = compare_quantities("Leave at least 4 hours between paracetamol doses.", page)
+    assert [f.status for f in found] == ["matched"], [f.message for f in found]
+    found = compare_quantities("Leave at least 1 hour between paracetamol doses.", page)
+    assert [f.status for f in found] == ["contradicted"], [f.message for f in found]
+
+
 def test_a_figure_stated_elsewhere_on_the_page_matches_where_arithmetic_would_have_contradicted():
     page = ("The usual dose of paracetamol for adults is one or two 500mg tablets up to 4 times in 24 hours. "
             "Always leave at least 4 hours between doses.")

@@ -674,26 +674,26 @@ def _preference(st: Instruction, ev: Instruction, sentence: str):
 
 
 def compare_polarity(statement: str, evidence_sentences: Sequence[str]) -> CheckFinding | None:
-    """Whether the evidence sentence about the statement's action says the same "do" or "do not". None when the
-    statement is not an instruction or safety claim, or no evidence clause is about the same action.
-    "contradicted" when the closest clause has the opposite polarity, conflicting attributes (morning / night,
-    with food / empty stomach), attaches a condition to a statement that says "freely", or, for "A rather
-    than B", says A is not for this use or B is what to use; it outranks an equally close "agrees"."""
+    """Whether the clause about the statement's action says the same "do" or "do not" (None: no instruction, or
+    no clause about it). "contradicted": opposite polarity, conflicting attributes (morning / night), a condition
+    on a "freely", or for "A rather than B" A not for this use; it outranks an equally close "agrees"."""
     st = read_instruction(statement)
     if st.polarity == 0:
         return None
-    best = None
+    wanted, found = core(st.action | st.condition), []
     for sentence in evidence_sentences:
         for clause in clauses(sentence):
             ev = read_instruction(clause)
-            if ev.polarity == 0:
-                continue
-            found = _preference(st, ev, sentence) if st.alternative else _candidate(st, ev, sentence, statement, clause)
-            if found is None:
-                continue
-            rank, finding = found
-            key = (finding.status == "contradicted" if st.alternative else False, rank,
-                   finding.status == "contradicted")
-            if best is None or key > best[0]:
-                best = (key, finding)
+            one = None if ev.polarity == 0 else _preference(st, ev, sentence) if st.alternative \
+                else _candidate(st, ev, sentence, statement, clause)
+            if one is not None:       # (key, finding, the statement's words the clause names)
+                key = (one[1].status == "contradicted" if st.alternative else False, one[0],
+                       one[1].status == "contradicted")
+                found.append((key, one[1], wanted & core(ev.action | ev.condition)))
+    best = max(found, key=lambda c: c[0], default=None)
+    # an agreeing clause that lacks statement words a contradicting clause names is about another thing
+    # ("should have the injected flu vaccine" against "the nasal spray vaccine is not given in pregnancy")
+    against = [c for c in found if best and best[1].status == "agrees" and c[1].status == "contradicted"
+               and c[2] - best[2]]
+    best = max(against, key=lambda c: c[0]) if against else best
     return best[1] if best else None

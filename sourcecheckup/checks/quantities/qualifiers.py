@@ -127,7 +127,7 @@ _NOT_SUBJECT = frozenset((
     "her not no never without per each every up least less fewer much many very only just around "
     "within approximately nearly almost roughly above below greater higher lower maximum minimum max "
     "take takes taken taking took use used using uses give given gives giving dose doses dosage "
-    "amount amounts total recommended usual usually typical typically standard normal normally "
+    "amount amounts total recommended usual usually always often sometimes generally typical typically standard normal normally "
     "start started starting initial initially adult adults child children kid kids infant "
     "infants baby babies older elderly men women male female prescription prescribed "
     "counter morning night bedtime evening once twice thrice times time daily day days week "

@@ -33,7 +33,8 @@ JUDGE_ID = "builtin"
 # claims decide the label, the trained score only ranks what they cannot decide; 4: on a whole page every
 # fact of the statement must be found (facts.py); 4.1: the exact checks of the clinician examples in
 # tests/fixtures/health_pages ("stop" read only as an instruction's verb, the clause with the statement's own
-# verb first, a need is no contradiction of a maximum, a negation before the statement's own words vetoes)
+# verb first, a need is no contradiction of a maximum, a negation before the statement's own words vetoes; and
+# ../shared/data/smoke's: "always" names no subject, a clause about another thing does not outvote a "not")
 PROMPT_VERSION = "builtin-4.1"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"

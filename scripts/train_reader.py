@@ -299,6 +299,22 @@ def tokenizer() -> Any:
     return tok
 
 
+def padded(enc: list[Any], idx: list[int]) -> tuple[Any, Any, Any]:
+    """Token ids, attention mask and token types of the encodings ``idx``, padded to the longest."""
+    import torch
+
+    width = max(len(enc[i].ids) for i in idx)
+    ids = torch.zeros((len(idx), width), dtype=torch.long)
+    types = torch.zeros_like(ids)
+    mask = torch.zeros_like(ids)
+    for row, i in enumerate(idx):
+        n = len(enc[i].ids)
+        ids[row, :n] = torch.tensor(enc[i].ids)
+        types[row, :n] = torch.tensor(enc[i].type_ids)
+        mask[row, :n] = 1
+    return ids, mask, types
+
+
 def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: float, batch_size: int) -> Any:
     """Fine-tune ``model`` on ``rows`` (claim, evidence, label): AdamW, linear warm-up and decay, BCE."""
     import torch
@@ -319,15 +335,7 @@ def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: fl
         plan.extend(batches(enc, labels, batch_size, rng))
     t0, running = time.time(), 0.0
     for step, idx in enumerate(plan[:total], 1):
-        width = max(len(enc[i].ids) for i in idx)
-        ids = torch.zeros((len(idx), width), dtype=torch.long)
-        types = torch.zeros_like(ids)
-        mask = torch.zeros_like(ids)
-        for row, i in enumerate(idx):
-            n = len(enc[i].ids)
-            ids[row, :n] = torch.tensor(enc[i].ids)
-            types[row, :n] = torch.tensor(enc[i].type_ids)
-            mask[row, :n] = 1
+        ids, mask, types = padded(enc, idx)
         y = torch.tensor([float(labels[i]) for i in idx])
         logits = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits.squeeze(-1)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
@@ -355,15 +363,7 @@ def predict(model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
     with torch.no_grad():
         for start in range(0, len(order), 32):
             idx = order[start:start + 32]
-            width = max(len(enc[i].ids) for i in idx)
-            ids = torch.zeros((len(idx), width), dtype=torch.long)
-            types = torch.zeros_like(ids)
-            mask = torch.zeros_like(ids)
-            for row, i in enumerate(idx):
-                n = len(enc[i].ids)
-                ids[row, :n] = torch.tensor(enc[i].ids)
-                types[row, :n] = torch.tensor(enc[i].type_ids)
-                mask[row, :n] = 1
+            ids, mask, types = padded(enc, idx)
             logits = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits.squeeze(-1)
             out[idx] = torch.sigmoid(logits).numpy()
     return out

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..provenance import sha256_file
 from ..resources import resources_dir
 
 MODELS_ENV = "SOURCECHECKUP_MODELS"
@@ -201,7 +202,7 @@ def import_folder(source: Path, name: str) -> InstalledModel:
     staging = root / ".partial" / f"{name}.import"
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(source, staging, ignore=shutil.ignore_patterns(".cache", MANIFEST))
-    files = [{"path": str(p.relative_to(staging)), "size": p.stat().st_size, "sha256": _sha256(p)}
+    files = [{"path": str(p.relative_to(staging)), "size": p.stat().st_size, "sha256": sha256_file(p)}
              for p in sorted(staging.rglob("*")) if p.is_file()]
     entry = catalogue_entry(name)
     _write_manifest(staging, {"name": name, "source": "folder", "imported_from": str(source.resolve()),
@@ -399,7 +400,7 @@ def _verify(path: Path, remote: _RemoteFile) -> str:
     if size != remote.size:
         return f"{size} bytes, expected {remote.size}"
     if remote.sha256:
-        got = _sha256(path)
+        got = sha256_file(path)
         if got != remote.sha256:
             return f"sha256 {got[:12]}…, expected {remote.sha256[:12]}…"
     elif remote.blob_id:
@@ -410,14 +411,6 @@ def _verify(path: Path, remote: _RemoteFile) -> str:
         if digest.hexdigest() != remote.blob_id:
             return f"git blob id {digest.hexdigest()[:12]}…, expected {remote.blob_id[:12]}…"
     return ""
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _check_disk(root: Path, needed: int) -> None:

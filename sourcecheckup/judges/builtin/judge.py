@@ -544,21 +544,26 @@ class BuiltinJudge(BaseJudge):
                 decider = "subject"
             if uncertain or a.veto or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
-            matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
-            if supported and matched:
-                quote = matched[0]   # the sentence where the statement's figures or instruction were found
+        return self._finish(a, source, supported, score, quote, flags, decider, rationale(a, supported))
+
+    def _finish(self, a: PairAnalysis, source: SourceText, supported: bool, score: float, quote: str,
+                flags: list[str], decider: str, text: str) -> Verdict:
+        """The Verdict of either procedure: a supported verdict quotes the sentence where its figures or
+        instruction were found, else the closest sentence."""
+        matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
+        if supported and matched:
+            quote = matched[0]
         quote = _quote_text(quote)
-        flags.append(DECIDED_BY + decider)
         return Verdict(
             label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
             score=round(score, 4),
-            rationale=rationale(a, supported),
+            rationale=text,
             quote=quote,
             quote_found=quote_in_source(quote, source.text),
             judge_id=self.id,
             prompt_version=self.prompt_version,
             model_version=self.model_version,
-            flags=tuple(flags),
+            flags=(*flags, DECIDED_BY + decider),
         )
 
     def _reader_verdict(self, source: SourceText, a: PairAnalysis) -> Verdict:
@@ -587,24 +592,10 @@ class BuiltinJudge(BaseJudge):
             supported = p >= threshold
             if abs(p - threshold) < band or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
-            matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
-            if supported and matched:
-                quote = matched[0]   # the sentence where the statement's figures or instruction were found
-        quote = _quote_text(quote)
-        flags.append(DECIDED_BY + decider)
-        return Verdict(
-            label=Label.SUPPORTED if supported else Label.NOT_SUPPORTED,
-            score=round(score, 4),
-            rationale=reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
-                                       passed=_passed_checks(a), unsure=a.checks.unsure if a.checks else (),
-                                       flips=a.flips, missing_terms=a.missing_terms),
-            quote=quote,
-            quote_found=quote_in_source(quote, source.text),
-            judge_id=self.id,
-            prompt_version=self.prompt_version,
-            model_version=self.model_version,
-            flags=tuple(flags),
-        )
+        text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
+                                passed=_passed_checks(a), unsure=a.checks.unsure if a.checks else (),
+                                flips=a.flips, missing_terms=a.missing_terms)
+        return self._finish(a, source, supported, score, quote, flags, decider, text)
 
     @staticmethod
     def _gate_of(veto: str) -> str:

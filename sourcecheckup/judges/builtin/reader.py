@@ -12,7 +12,6 @@ with the same function, so the reader sees at run time what it learned on.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from dataclasses import dataclass
@@ -103,7 +102,12 @@ class Reader:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ReaderUnavailable(f"the reader needs onnxruntime and tokenizers: {exc}") from exc
+        from ...provenance import file_record
+
         self.folder = folder
+        self.model_file = model
+        # hashed once: every verdict's model version names it
+        self.sha256 = file_record(model)["sha256"]
         self.card = ReaderCard.load(folder)
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="only_second")
@@ -118,8 +122,7 @@ class Reader:
 
     def record(self) -> dict[str, Any]:
         """Name and SHA-256 of the model file (a run's provenance, a verdict's model version)."""
-        model = self.folder / "reader-int8.onnx"
-        return {"name": self.card.name, "file": model.name, "sha256": sha256_file(model),
+        return {"name": self.card.name, "file": self.model_file.name, "sha256": self.sha256,
                 "threshold": self.card.threshold}
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Any]:
@@ -208,14 +211,6 @@ def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, 
         problems.append("review first: the probability is close to the threshold")
     head = f"not supported: the reader does not find the whole statement in the source (support probability {p:.2f})"
     return head + ("; " + "; ".join(problems[:2]) if problems else "") + "."
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 _shared: Reader | None = None

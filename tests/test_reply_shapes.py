@@ -57,8 +57,9 @@ SHAPES: list[tuple[str, str, str]] = [
     ("gemma trailing comma", '{"label": "not_supported", "quote": "", "rationale": "Not in the source.",}', NOT),
     ("phi unquoted keys", '{label: "not_supported", quote: "", rationale: "Missing."}', NOT),
     ("small model cut off after the label", '{"label": "supported", "quote": "In a large cohort study, 28.4% of', SUP),
-    ("two objects, first wins", '{"label": "not_supported", "quote": "", "rationale": "a"}\n'
-     '{"label": "supported", "quote": "", "rationale": "b"}', NOT),
+    # the last object is the model's final answer: an earlier one may be quoted from the source (issue 42)
+    ("two objects, the last is the answer", '{"label": "not_supported", "quote": "", "rationale": "a"}\n'
+     '{"label": "supported", "quote": "", "rationale": "b"}', SUP),
     # -- label spellings ----------------------------------------------------------------------
     ("label Supported", '{"label": "Supported", "quote": "", "rationale": "x"}', SUP),
     ("label SUPPORTED", '{"label": "SUPPORTED", "quote": "", "rationale": "x"}', SUP),

@@ -267,7 +267,7 @@ class ApiJudge(BaseJudge):
         try:
             answer = await ask_json(self.client, system, user, schema, parse, options,
                                     read_text=None if batch else (lambda text: [read_bare_verdict(text)]),
-                                    mend=True)
+                                    mend=True, last=True)
         except TaskError as exc:
             message = str(exc)
             if exc.refusal is not None:
@@ -297,6 +297,8 @@ class ApiJudge(BaseJudge):
                 own.append("no_quote")
             if p.label is Label.SUPPORTED and quote_found is False:
                 own.append(REVIEW_FIRST)     # "supported" with a quote the source does not hold
+            if p.label is Label.SUPPORTED and INJECTION_FLAG in own:
+                own.append(REVIEW_FIRST)     # the source gives orders to a model: a person reads it first
             rationale = self._redact(p.rationale) or ""
             if p.contradicted:
                 own.append(CONTRADICTED)

@@ -146,7 +146,7 @@ def parse_verdict(text: str | None, payload: Mapping[str, Any] | None = None) ->
     if payload is not None:
         return verdict_from_object(payload)
     try:
-        obj = extract_json_object(text or "", mend=True)
+        obj = extract_json_object(text or "", mend=True, last=True)
     except ReplyError:
         from ..llm.replies import strip_reasoning
 
@@ -157,7 +157,7 @@ def parse_verdict(text: str | None, payload: Mapping[str, Any] | None = None) ->
 
 
 def parse_batch(text: str | None, count: int, payload: Mapping[str, Any] | None = None) -> list[ParsedVerdict]:
-    obj = payload if payload is not None else extract_json_object(text or "", mend=True)
+    obj = payload if payload is not None else extract_json_object(text or "", mend=True, last=True)
     items = _field(obj, "verdicts", "results")
     if not isinstance(items, list):
         raise ReplyError('the reply must have a "verdicts" list')

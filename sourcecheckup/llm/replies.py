@@ -68,15 +68,19 @@ def _first_object(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def extract_json_object(text: str, mend: bool = False) -> dict[str, Any]:
+def extract_json_object(text: str, mend: bool = False, last: bool = False) -> dict[str, Any]:
     """The first JSON object in ``text``: reasoning blocks, code fences and chatter around it are
     dropped. With ``mend``, single quotes, unquoted keys, trailing commas and a cut-off end are
     mended by ``json_repair`` (right for a one-word decision; a caller whose lists a cut-off end would
-    shorten, the parser or an answer, keeps it off). Raises :class:`ReplyError` when there is no
-    object to read."""
+    shorten, the parser or an answer, keeps it off). With ``last``, the last well-formed top-level
+    object instead: a verdict is the model's final answer, and an object it quoted from the source
+    before answering (an injected ``{"label": "supported"}``) must not decide. Raises
+    :class:`ReplyError` when there is no object to read."""
     if not text or not text.strip():
         raise ReplyError("the reply was empty")
     answer = strip_reasoning(text)
+    if last and (found := _last_object(answer)) is not None:
+        return found
     fenced = [m.group(1) for m in _FENCE.finditer(answer) if "{" in m.group(1)]
     candidates = fenced + [answer]
     decoder = json.JSONDecoder()
@@ -110,9 +114,27 @@ def extract_json_object(text: str, mend: bool = False) -> dict[str, Any]:
     raise ReplyError("the reply contained no JSON object")
 
 
-def reply_object(reply: "Reply", mend: bool = False) -> dict[str, Any]:
+def _last_object(text: str) -> dict[str, Any] | None:
+    """The last non-empty well-formed JSON object at the top level of ``text`` (objects inside it and
+    inside strings are part of it), or None."""
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] | None = None
+    pos = 0
+    while (start := text.find("{", pos)) >= 0:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        if isinstance(obj, dict) and obj:
+            found = obj
+        pos = end
+    return found
+
+
+def reply_object(reply: "Reply", mend: bool = False, last: bool = False) -> dict[str, Any]:
     """The reply's JSON object: the structured payload when the API delivered one, else parsed text."""
-    return dict(reply.payload) if reply.payload is not None else extract_json_object(reply.text or "", mend)
+    return dict(reply.payload) if reply.payload is not None else extract_json_object(reply.text or "", mend, last)
 
 
 def repair_instruction(problem: str, schema: Schema) -> str:
@@ -175,14 +197,16 @@ class TaskError(RuntimeError):
 
 async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
                    parse: Callable[[Mapping[str, Any]], Any], options: "CallOptions",
-                   read_text: Callable[[str], Any] | None = None, mend: bool = False) -> JsonAnswer:
+                   read_text: Callable[[str], Any] | None = None, mend: bool = False,
+                   last: bool = False) -> JsonAnswer:
     """One structured request through ``client``: its retries, limits and usage, and one repair.
 
     ``parse`` turns the reply object into the task's value and raises :class:`ReplyError` when
     the object is not what was asked for; such a reply gets one repair attempt, in the same
     conversation. ``read_text``, when given, reads a reply that holds no JSON object at all (a bare
     label) and raises :class:`ReplyError` when the text carries no answer either; ``mend`` lets
-    ``json_repair`` mend broken JSON (see :func:`extract_json_object`). Raises :class:`TaskError`
+    ``json_repair`` mend broken JSON and ``last`` reads the reply's last object rather than its first
+    (see :func:`extract_json_object`). Raises :class:`TaskError`
     when the call fails, the model refuses or the repaired reply is still unusable.
     """
     from .client import LLMCallError
@@ -205,7 +229,7 @@ async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
                             tokens_in=tokens_in, tokens_out=tokens_out)
         raws.append(reply.text or "")
         try:
-            value = _read(reply, parse, read_text, mend)
+            value = _read(reply, parse, read_text, mend, last)
         except ReplyError as exc:
             problem = reply_problem(exc, reply)
             if round_ == 0:
@@ -220,10 +244,10 @@ async def ask_json(client: "LLMClient", system: str, user: str, schema: Schema,
 
 
 def _read(reply: "Reply", parse: Callable[[Mapping[str, Any]], Any],
-          read_text: Callable[[str], Any] | None, mend: bool) -> Any:
+          read_text: Callable[[str], Any] | None, mend: bool, last: bool = False) -> Any:
     """The task's value from one reply: its JSON object, else (when the caller can) its plain text."""
     try:
-        obj = reply_object(reply, mend)
+        obj = reply_object(reply, mend, last)
     except ReplyError:
         if read_text is None or not (reply.text or "").strip():
             raise

@@ -26,7 +26,7 @@ from . import reader
 from .support_gates import OFF_SUBJECT
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 from .support_gates import (
-    corroborating, negated_phrase, negation_sides, page_units, stated_outright, unfit_to_support)
+    corroborating, negated_phrase, negation_sides, page_units, stated_outright, unfit_to_support, word_salad)
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -231,6 +231,9 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     if not veto:
         # the statement's own words with a negation before them on one side only ("not well controlled")
         veto = negated_phrase(statement, quote)
+    closeness = ([sent_cos.get(i, -1.0) for i in range(len(prep.sentences))] if use_vectors
+                 else [_coverage(st_stems, _stem_set(t), idf)[1] for t in prep.sentences])
+    veto = word_salad(prep.sentences, closeness) or veto
     outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     facts = None
     if len(prep.sentences) >= PAGE_SENTENCES:
@@ -244,8 +247,6 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             veto = ""
     windows: list[str] = []
     if read:
-        closeness = ([sent_cos.get(i, -1.0) for i in range(len(prep.sentences))] if use_vectors
-                     else [_coverage(st_stems, _stem_set(t), idf)[1] for t in prep.sentences])
         windows = reader.evidence_windows(prep.sentences, closeness) or [passage]
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
                         missing_key, similarity, veto, checks, facts=facts, outright=outright, windows=windows)

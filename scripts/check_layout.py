@@ -41,6 +41,7 @@ TOP_LEVEL = {
     "plugins": "loading plugins (entry points and $SOURCECHECKUP_PLUGINS)",
     "prompts": "versioned prompt files: load, check, fill",
     "provenance": "what a run was made with: input hashes, software, judges, retraction data",
+    "registry": "Registry: the named judges, parsers, report formats and PDF writers plugins add to",
     "resources": "where resources/ lives, in the source tree and in an installed copy",
     "run_owner": "which process runs a run, so an interrupted run reads as interrupted",
     "urls": "cited URLs found in text and brought to one canonical form",

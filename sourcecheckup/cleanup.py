@@ -180,7 +180,7 @@ async def _verify(judge: Judge, text: str, source: SourceText) -> Verdict:
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a judge that raises still gives an honest judge_error
-        return Verdict.error(judge.id, f"{type(exc).__name__}: {exc}", prompt_version=getattr(judge, "prompt_version", ""))
+        return Verdict.error(judge.id, f"{type(exc).__name__}: {exc}", prompt_version=judge.prompt_version)
 
 
 def _targets(store: Store, data: Any) -> list[tuple[Any, Any, str]]:

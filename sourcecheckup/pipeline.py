@@ -22,9 +22,10 @@ from .expert.step import expert_step
 from .fetching import Fetcher, FetchOptions, fetch_settings_fingerprint, make_fetcher
 from .ingest.records import UNUSABLE_KEY
 from .injection import flag_injection
-from .judges.base import Judge, open_judges
+from .judges.base import Judge, judge_traits, open_judges
 from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
 from .parse import Parser, make_parser
+from .parse.base import parser_traits
 from .references.model import is_reference_key
 from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
 from .store import ResponseRow, SourceRow, StatementRow, Store
@@ -291,8 +292,9 @@ class Audit:
                 await fetcher.aclose()
             self._detach_vector_cache(judges, vector_cache)
             await judges_open.aclose()
-            if self._parser is None and hasattr(parser, "aclose"):
-                await parser.aclose()  # type: ignore[attr-defined]
+            close = parser_traits(parser).aclose
+            if self._parser is None and close is not None:
+                await close()
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
 
     def _count_earlier(self, run_id: str, judge_ids: Sequence[str]) -> None:
@@ -318,7 +320,7 @@ class Audit:
     def _attach_vector_cache(self, judges: Sequence[Judge]) -> VectorCache | None:
         """A judge that embeds source sentences keeps their vectors in this database: a page judged
         against many statements, or again in a later run, is embedded once."""
-        takers = [j for j in judges if hasattr(j, "vector_cache")]
+        takers = [j for j in judges if judge_traits(j).takes_vector_cache]
         if not takers or str(self.store.path) == ":memory:":
             return None
         cache = VectorCache(self.store.path)
@@ -329,7 +331,7 @@ class Audit:
     @staticmethod
     def _detach_vector_cache(judges: Sequence[Judge], cache: VectorCache | None) -> None:
         for judge in judges if cache is not None else ():
-            if getattr(judge, "vector_cache", None) is cache:
+            if judge_traits(judge).takes_vector_cache and judge.vector_cache is cache:  # type: ignore[attr-defined]
                 judge.vector_cache = None  # type: ignore[attr-defined]
         if cache is not None:
             cache.close()
@@ -385,7 +387,7 @@ class Audit:
             except Exception as exc:
                 self.store.log(self.run_id, f"parser failed on {row.response.id}: {exc}", "error")
                 raise
-            take_warnings = getattr(parser, "take_warnings", None)  # e.g. an LLM parser that fell back
+            take_warnings = parser_traits(parser).take_warnings  # e.g. an LLM parser that fell back
             for warning in (take_warnings(row.response) if take_warnings else []):
                 self.store.log(self.run_id, warning, "warning")
                 self._emit(EventKind.WARNING, warning)
@@ -421,7 +423,7 @@ class Audit:
     async def _parse(self, parser: Parser, response: Response) -> list:
         """The builtin parser's sentence splitting is CPU work: in a worker once the run is big enough."""
         pool = self._cpu_pool()
-        if pool is not None and getattr(parser, "parse_in_worker", False):
+        if pool is not None and parser_traits(parser).parse_in_worker:
             try:
                 return await pool.run(parser.parse_sync, response, inline=True)   # type: ignore[attr-defined]
             except WorkerStopped:
@@ -510,7 +512,7 @@ class Audit:
             todo = [s for s in informative if (s.pk, url, judge.id) not in self._judged]
             if not todo:
                 continue
-            if getattr(judge, "per_source_batching", False):
+            if judge_traits(judge).per_source_batching:
                 jobs.append(self._judge_batch(judge, todo, url, src_row, source_text))
             else:
                 jobs.extend(self._judge_batch(judge, [s], url, src_row, source_text) for s in todo)
@@ -536,7 +538,7 @@ class Audit:
                 raise
             except Exception as exc:  # a judge that raises still yields honest judge_error rows
                 verdicts = [Verdict.error(judge.id, f"{type(exc).__name__}: {exc}",
-                                          prompt_version=getattr(judge, "prompt_version", ""))
+                                          prompt_version=judge.prompt_version)
                             for _ in statements]
         for s, verdict in zip(statements, verdicts):
             verdict = finalise_verdict(verdict, judge, src_row.source)
@@ -629,7 +631,7 @@ def finalise_verdict(verdict: Verdict, judge: Judge, source: Source) -> Verdict:
     if not verdict.judge_id:
         changes["judge_id"] = judge.id
     if not verdict.prompt_version:
-        changes["prompt_version"] = getattr(judge, "prompt_version", "")
+        changes["prompt_version"] = judge.prompt_version
     found = quote_in_source(verdict.quote, source.text)  # checked here, never taken on trust
     if found != verdict.quote_found:
         changes["quote_found"] = found

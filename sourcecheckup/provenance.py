@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import __version__
+from .judges.base import judge_traits
 
 # the packages whose version can change a figure: text extraction, PDF text, the built-in judge's model stack,
 # passage ranking and sentence splitting
@@ -115,9 +116,9 @@ def judge_records(judges: Sequence[Any]) -> list[dict[str, Any]]:
     """Each judge's own record (``provenance()``), or its id and prompt version for a judge without one."""
     out = []
     for judge in judges:
-        describe = getattr(judge, "provenance", None)
-        rec = dict(describe()) if callable(describe) else {}
-        out.append({"id": judge.id, "prompt_version": getattr(judge, "prompt_version", "") or None, **rec})
+        describe = judge_traits(judge).provenance
+        rec = dict(describe()) if describe is not None else {}
+        out.append({"id": judge.id, "prompt_version": judge.prompt_version or None, **rec})
     return out
 
 

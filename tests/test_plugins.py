@@ -13,6 +13,7 @@ from sourcecheckup import plugins
 from sourcecheckup.cli import main
 from sourcecheckup.models import Response
 from sourcecheckup.parse import make_parser
+from sourcecheckup.registry import Registry
 
 HOOK_PLUGIN = '''
 """A plugin that registers a judge through the register_judges hook."""
@@ -154,7 +155,7 @@ def test_a_plugin_adds_a_report_format_the_cli_writes(fresh, monkeypatch, capsys
         def register_report_writers(register):
             register("md", write)
     ''')
-    monkeypatch.setattr(report, "_WRITERS", {})
+    monkeypatch.setattr(report, "_WRITERS", Registry("report format"))
     monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_md_report_plugin")
     db = fresh / "audits.db"
     with Store(db) as st:
@@ -164,3 +165,28 @@ def test_a_plugin_adds_a_report_format_the_cli_writes(fresh, monkeypatch, capsys
     assert out.read_text().startswith(f"# {run_id}\nstatement support ")
     with pytest.raises(ValueError, match="built in"):
         report.register_report_writer("csv", lambda r, p: None)
+
+
+def test_a_plugin_judge_without_optional_members_gets_the_documented_defaults():
+    from sourcecheckup.judges.base import BaseJudge, JudgeTraits, judge_traits
+    from sourcecheckup.judges.builtin import BuiltinJudge
+    from sourcecheckup.parse.base import ParserTraits, parser_traits
+
+    class Bare:   # meets the protocol, says nothing more
+        id, prompt_version = "bare", "v1"
+
+    assert judge_traits(Bare()) == JudgeTraits()
+    assert judge_traits(BaseJudge()).per_source_batching is False
+    builtin = judge_traits(BuiltinJudge())
+    assert builtin.per_source_batching and builtin.takes_vector_cache and builtin.provenance is not None
+    assert parser_traits(Bare()) == ParserTraits()
+
+
+def test_a_registry_imports_a_lazy_entry_once_and_keeps_the_order_of_registration():
+    reg = Registry("thing", {"b": ("json", "dumps")})
+    reg.register("a", len)
+    assert list(reg) == ["b", "a"] and reg.names() == ["a", "b"]
+    import json
+
+    assert reg.get("b") is json.dumps and reg.get("a") is len and reg.get("c") is None
+    assert "b" in reg and "c" not in reg

@@ -269,8 +269,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
     async def go() -> list[Any]:
         out: list[Any] = []
         try:
-            if asyncio.iscoroutinefunction(getattr(judge, "load", None)):
-                await judge.load()  # a broken local model fails before any pair
+            await judge.load()  # a broken local model fails before any pair
             for start in range(0, len(good), 64):
                 chunk = good[start:start + 64]
                 out.extend(await judge.verify_many([(r[1], SourceText.from_text(r[2])) for _, r in chunk]))

@@ -14,7 +14,7 @@ import asyncio
 from typing import Callable, Sequence
 
 from ..evidence import SourceText
-from ..judges.base import Judge
+from ..judges.base import Judge, judge_traits
 from ..models import Verdict
 from ..store import ResponseRow, Store
 from .model import ExpertKind, ExpertVerdict
@@ -26,9 +26,9 @@ def reports_contradictions(judge: Judge) -> bool:
     """Whether the judge flags a contradicted claim (``contradicted``): the built-in screen (its exact checks)
     and the LLM judges do; an NLI model run as ``local:`` gives an entailment score only, so its hallucination
     figure is not available rather than zero."""
-    declared = getattr(judge, "reports_contradictions", None)
+    declared = judge_traits(judge).reports_contradictions
     if declared is not None:
-        return bool(declared)
+        return declared
     from ..judges.api import ApiJudge
     from ..judges.builtin.judge import BuiltinJudge
 
@@ -77,7 +77,7 @@ async def _judge(semaphore: asyncio.Semaphore, judge: Judge, statement: str, sou
             raise
         except Exception as exc:   # a judge that raises still yields an honest judge_error row
             return Verdict.error(judge.id, f"{type(exc).__name__}: {exc}",
-                                 prompt_version=getattr(judge, "prompt_version", ""))
+                                 prompt_version=judge.prompt_version)
 
 
 def _finalised(verdict: Verdict, judge: Judge, contradictions: bool) -> Verdict:
@@ -85,7 +85,7 @@ def _finalised(verdict: Verdict, judge: Judge, contradictions: bool) -> Verdict:
 
     flags = tuple(verdict.flags) + (() if contradictions else ("no_contradiction_reading",))
     return replace(verdict, judge_id=verdict.judge_id or judge.id,
-                   prompt_version=verdict.prompt_version or getattr(judge, "prompt_version", ""),
+                   prompt_version=verdict.prompt_version or judge.prompt_version,
                    flags=tuple(dict.fromkeys(flags)))
 
 

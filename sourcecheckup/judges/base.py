@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import threading
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..evidence import SourceText
 from ..llm.spec import COMPATIBLE_EXAMPLE, SpecError, parse_checker_spec, parse_model_spec, split_spec
 from ..models import Verdict
+from ..registry import Registry
 
 
 @runtime_checkable
@@ -36,12 +37,41 @@ class Judge(Protocol):
     async def aclose(self) -> None: ...
 
 
+# What a judge may say of itself beyond the protocol. The pipeline, the provenance record and the expert
+# metrics read these only through :func:`judge_traits`, so a plugin that defines none of them gets the
+# default in the right-hand column and a newcomer finds every optional member here.
+@dataclass(frozen=True)
+class JudgeTraits:
+    """The optional members of a judge, as read from one judge."""
+
+    # verify_many receives every statement cited to one source at once (one embedding call per page)
+    per_source_batching: bool = False
+    # the judge has a ``vector_cache`` attribute: the pipeline sets it to the run database's VectorCache
+    takes_vector_cache: bool = False
+    # whether verdicts flag a contradicted claim (``contradicted``); None: not declared
+    reports_contradictions: bool | None = None
+    # ``provenance() -> dict``: what the run's provenance records of the judge (a model's file and hash)
+    provenance: Callable[[], Mapping[str, Any]] | None = None
+
+
+def judge_traits(judge: Any) -> JudgeTraits:
+    """The optional members ``judge`` defines, each with its default where it does not."""
+    describe = getattr(judge, "provenance", None)
+    declared = getattr(judge, "reports_contradictions", None)
+    return JudgeTraits(per_source_batching=bool(getattr(judge, "per_source_batching", False)),
+                       takes_vector_cache=hasattr(judge, "vector_cache"),
+                       reports_contradictions=None if declared is None else bool(declared),
+                       provenance=describe if callable(describe) else None)
+
+
 class BaseJudge:
-    """Convenience base: ``verify_many`` runs ``verify`` concurrently, errors become verdicts."""
+    """Convenience base: ``verify_many`` runs ``verify`` concurrently, errors become verdicts. Its class
+    attributes are the defaults of :class:`JudgeTraits`."""
 
     id: str = "judge"
     prompt_version: str = ""
     concurrency: int = 8
+    per_source_batching: bool = False
 
     async def verify(self, statement: str, source: SourceText) -> Verdict:  # pragma: no cover
         raise NotImplementedError
@@ -93,23 +123,23 @@ JudgeSpecError = SpecError
 
 # kind -> (module path, factory attribute); modules are imported on first use so that
 # `builtin` never pays for the API SDKs and vice versa.
-_REGISTRY: dict[str, tuple[str, str] | Callable[..., Judge]] = {
+_REGISTRY: Registry[Callable[..., Judge]] = Registry("judge", {
     "builtin": ("sourcecheckup.judges.builtin", "from_spec"),
     "openai": ("sourcecheckup.judges.api", "from_openai_spec"),
     "openai-compatible": ("sourcecheckup.judges.api", "from_compatible_spec"),
     "anthropic": ("sourcecheckup.judges.api", "from_anthropic_spec"),
     "local": ("sourcecheckup.judges.local", "from_spec"),
     "checker": ("sourcecheckup.judges.checker", "from_spec"),
-}
+})
 
 
 def register(kind: str, factory: Callable[..., Judge] | tuple[str, str]) -> None:
     """Register a backend: ``factory(argument: str, **options) -> Judge``."""
-    _REGISTRY[kind] = factory
+    _REGISTRY.register(kind, factory)
 
 
 def registered_kinds() -> list[str]:
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def make_judge(spec: str, **options: Any) -> Judge:
@@ -119,10 +149,6 @@ def make_judge(spec: str, **options: Any) -> Judge:
     if entry is None:
         raise JudgeSpecError(
             f"unknown judge '{spec}': known kinds are {', '.join(registered_kinds())}")
-    if isinstance(entry, tuple):
-        module = importlib.import_module(entry[0])
-        entry = getattr(module, entry[1])
-        _REGISTRY[kind] = entry
     return entry(arg, **options)
 
 

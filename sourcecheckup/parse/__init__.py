@@ -9,10 +9,10 @@ same way judges are.
 from __future__ import annotations
 
 import asyncio
-import importlib
 from typing import Any, Callable, Sequence
 
 from ..models import Response, Statement
+from ..registry import Registry
 from .base import Parser, ParserSpecError
 from .builtin import BuiltinParser
 
@@ -31,12 +31,12 @@ def _builtin(argument: str = "", **options: Any) -> Parser:
 
 
 # kind -> factory(argument, **options) or (module, attribute) imported on first use.
-_REGISTRY: dict[str, Callable[..., Parser] | tuple[str, str]] = {
+_REGISTRY: Registry[Callable[..., Parser]] = Registry("parser", {
     "builtin": _builtin,
     "openai": ("sourcecheckup.parse.llm", "from_openai_spec"),
     "anthropic": ("sourcecheckup.parse.llm", "from_anthropic_spec"),
     "openai-compatible": ("sourcecheckup.parse.llm", "from_compatible_spec"),
-}
+})
 
 
 def register_parser(kind: str, factory: Callable[..., Parser] | tuple[str, str]) -> None:
@@ -44,11 +44,11 @@ def register_parser(kind: str, factory: Callable[..., Parser] | tuple[str, str])
     kind = kind.strip().lower()
     if not kind or ":" in kind:
         raise ParserSpecError(f"a parser kind is one word without ':' (got '{kind}')")
-    _REGISTRY[kind] = factory
+    _REGISTRY.register(kind, factory)
 
 
 def registered_parser_kinds() -> list[str]:
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def make_parser(spec: str = "builtin", **options: Any) -> Parser:
@@ -62,9 +62,6 @@ def make_parser(spec: str = "builtin", **options: Any) -> Parser:
     if entry is None:
         raise ParserSpecError(
             f"unknown parser '{spec}': known kinds are {', '.join(registered_parser_kinds())}")
-    if isinstance(entry, tuple):
-        entry = getattr(importlib.import_module(entry[0]), entry[1])
-        _REGISTRY[kind] = entry
     return entry(argument, **options)
 
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from ..registry import Registry
 from ..store import Store
 from .csv_report import report_csv
 from .html_report import report_html
@@ -24,7 +25,7 @@ __all__ = ["FORMATS", "build_report", "register_report_writer", "report_csv", "r
 FORMATS = ("json", "csv", "html", "pdf", "xlsx")
 # report formats added by plugins: name -> write(report dict, path); the dict is build_report's, the
 # same one every built-in writer reads
-_WRITERS: dict[str, Callable[[dict[str, Any], Path], None]] = {}
+_WRITERS: Registry[Callable[[dict[str, Any], Path], None]] = Registry("report format")
 
 
 def register_report_writer(fmt: str, write: Callable[[dict[str, Any], Path], None]) -> None:
@@ -32,12 +33,12 @@ def register_report_writer(fmt: str, write: Callable[[dict[str, Any], Path], Non
     fmt = fmt.strip().lower()
     if not fmt or fmt in FORMATS:
         raise ValueError(f"report format '{fmt}' is built in or empty; give a plugin format its own name")
-    _WRITERS[fmt] = write
+    _WRITERS.register(fmt, write)
 
 
 def report_formats() -> tuple[str, ...]:
     """The built-in formats, then those plugins added."""
-    return FORMATS + tuple(sorted(_WRITERS))
+    return FORMATS + tuple(_WRITERS.names())
 
 
 def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
@@ -70,8 +71,8 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
     else:
         report = build_report(store, run_id, **kw)
         html = report_html(report) if fmt in ("html", "pdf") else ""
-    if fmt in _WRITERS:
-        _WRITERS[fmt](report, path)
+    if (plugin_writer := _WRITERS.get(fmt)) is not None:
+        plugin_writer(report, path)
     elif fmt == "json":
         path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     elif fmt == "csv":

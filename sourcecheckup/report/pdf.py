@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..fetching.browser import CHROMIUM_CANDIDATES, CHROMIUM_ENV, find_chromium
+from ..registry import Registry
 from .pdf_fonts import describe, mark_unrenderable
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -96,11 +97,11 @@ def pdf_with_chromium(html: str, path: Path, executable: str) -> None:
 
 # Other PDF writers (the desktop app registers Qt's) are tried when Chromium is missing or fails.
 # The engine itself imports no Qt: the app's ui.pdf_qt module registers its writer on import.
-FALLBACK_WRITERS: dict[str, Callable[[str, Path], None]] = {}
+FALLBACK_WRITERS: Registry[Callable[[str, Path], None]] = Registry("PDF writer")
 
 
 def register_pdf_writer(name: str, writer: Callable[[str, Path], None]) -> None:
-    FALLBACK_WRITERS[name] = writer
+    FALLBACK_WRITERS.register(name, writer)
 
 
 def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResult:
@@ -122,8 +123,8 @@ def html_to_pdf(html: str, path: str | Path, *, engine: str = "auto") -> PdfResu
             named = os.environ.get(CHROMIUM_ENV)
             looked = f"${CHROMIUM_ENV} names {named}" if named else f"looked for {', '.join(CHROMIUM_CANDIDATES)}"
             problems.append(f"no Chromium found ({looked}; set ${CHROMIUM_ENV} to its path)")
-    for name, writer in FALLBACK_WRITERS.items():
-        if engine not in ("auto", name):
+    for name in FALLBACK_WRITERS:
+        if engine not in ("auto", name) or (writer := FALLBACK_WRITERS.get(name)) is None:
             continue
         try:
             writer(html, path)

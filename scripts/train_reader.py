@@ -190,7 +190,8 @@ def page_windows(rows: list[dict[str, Any]], use_gold: bool) -> list[str]:
     return out
 
 
-def build_data(data: Path, work: Path, seed: int) -> None:
+def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
+    """``full``: every row of every training file, and pairs generated from up to 20,000 supported ones."""
     rng = random.Random(seed)
     examples: list[dict[str, Any]] = []
 
@@ -201,6 +202,7 @@ def build_data(data: Path, work: Path, seed: int) -> None:
 
     supported_short: list[dict[str, Any]] = []
     for name, limit in SHORT_FILES.items():
+        limit = None if full else limit
         if not (data / name).is_file():
             print(f"{name}: not in {data}, left out", file=sys.stderr)
             continue
@@ -228,7 +230,7 @@ def build_data(data: Path, work: Path, seed: int) -> None:
     # generated from supported pairs: each keeps the group of its source pair
     rng.shuffle(supported_short)
     made = defaultdict(int)
-    for k, r in enumerate(supported_short[:6000]):
+    for k, r in enumerate(supported_short[:20000 if full else 6000]):
         group = f"{r['file']}|{group_of(r)}"
         kind = k % 4
         if kind == 0 and (changed := change_number(r["claim"], r["evidence"], rng)):
@@ -290,10 +292,17 @@ def batches(encodings: list[Any], labels: list[int], size: int, rng: random.Rand
     return out
 
 
+def tokenizer_file() -> Path:
+    """The base's tokenizer; a base that is a stage of ours (``--base build/reader/stage1``) has none of its
+    own and uses MiniLM's, which every stage shares."""
+    own = base_model() / "tokenizer.json"
+    return own if own.is_file() else embeddings.model_path() / "tokenizer.json"
+
+
 def tokenizer() -> Any:
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(base_model() / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(tokenizer_file()))
     tok.enable_truncation(max_length=reader.MAX_TOKENS, strategy="only_second")
     tok.no_padding()
     return tok
@@ -315,8 +324,10 @@ def padded(enc: list[Any], idx: list[int]) -> tuple[Any, Any, Any]:
     return ids, mask, types
 
 
-def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: float, batch_size: int) -> Any:
-    """Fine-tune ``model`` on ``rows`` (claim, evidence, label): AdamW, linear warm-up and decay, BCE."""
+def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: float, batch_size: int,
+        checkpoint: Path | None = None) -> Any:
+    """Fine-tune ``model`` on ``rows`` (claim, evidence, label): AdamW, linear warm-up and decay, BCE.
+    ``checkpoint``: a folder the weights are saved to every 500 steps (a long CPU run can be read early)."""
     import torch
 
     torch.manual_seed(seed)
@@ -349,6 +360,8 @@ def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: fl
             spent = time.time() - t0
             print(f"  step {step}/{total} loss {running:.3f} {spent / 60:.1f} min, "
                   f"{spent / step * (total - step) / 60:.1f} min left", file=sys.stderr, flush=True)
+        if checkpoint is not None and step % 500 == 0:
+            model.save_pretrained(str(checkpoint))
     model.eval()
     return model
 
@@ -382,7 +395,8 @@ def train(work: Path, seed: int, epochs: float, lr: float, batch_size: int, hold
     print(f"stage 1: {len(val_rows)} pairs held out by group", file=sys.stderr)
     # one pass at a time, each with its own warm-up and decay (a second pass starts from the first's weights)
     for n in range(int(np.ceil(epochs))):
-        fit(model, train_rows, seed + 10 * n, min(1.0, epochs - n), lr if n == 0 else lr * 0.6, batch_size)
+        fit(model, train_rows, seed + 10 * n, min(1.0, epochs - n), lr if n == 0 else lr * 0.6, batch_size,
+            checkpoint=work / "checkpoint")
         model.save_pretrained(str(work / f"stage1-pass{n + 1}"))
     model.save_pretrained(str(work / "stage1"))
     with (work / "heldout.jsonl").open("w", encoding="utf-8") as fh:
@@ -493,7 +507,7 @@ def export(work: Path, target: Path | None = None) -> None:
     target = target or reader.reader_dir()
     target.mkdir(parents=True, exist_ok=True)
     quantize_dynamic(str(fp32), str(target / "reader-int8.onnx"), weight_type=QuantType.QInt8, per_channel=True)
-    shutil.copyfile(base_model() / "tokenizer.json", target / "tokenizer.json")
+    shutil.copyfile(tokenizer_file(), target / "tokenizer.json")
     size = (target / "reader-int8.onnx").stat().st_size / 1e6
     print(f"int8 model: {size:.1f} MB", file=sys.stderr)
     # int8 against float32 (and torch) on the held-out pairs
@@ -584,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--adapt-epochs", type=float, default=2.0)
     ap.add_argument("--adapt-lr", type=float, default=2e-5)
+    ap.add_argument("--full", action="store_true",
+                    help="data: every row of every training file (about 70,000 pairs) and more generated pairs")
     ap.add_argument("--holdout", type=float, default=0.04, help="share of groups held out for the int8 check")
     args = ap.parse_args(argv)
     import torch
@@ -598,7 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     for stage in stages:
         t = time.time()
         if stage == "data":
-            build_data(args.data, args.work, args.seed)
+            build_data(args.data, args.work, args.seed, full=args.full)
         elif stage == "train":
             train(args.work, args.seed, args.epochs, args.lr, args.batch_size, args.holdout)
         elif stage == "adapt":

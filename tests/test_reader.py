@@ -151,3 +151,27 @@ def test_training_twice_gives_the_same_model(tiny_run) -> None:
     b = load_file(str(second / "stage1" / "model.safetensors"))
     assert a.keys() == b.keys()
     assert max(float(np.max(np.abs(a[k] - b[k]))) for k in a) < 1e-5
+
+
+def test_reading_facts_takes_the_weakest_fact_and_the_rationale_names_it(monkeypatch):
+    """With the card's read_facts, a statement is as supported as its least supported fact."""
+    from types import SimpleNamespace
+
+    from sourcecheckup.judges.builtin import reader as rd
+
+    r = rd.shared_reader()
+    monkeypatch.setitem(r.card.data, "read_facts", True)
+    probs = {"whole": 0.9, "fact one": 0.8, "fact two": 0.1, "alone": 0.7}
+    monkeypatch.setattr(r, "best_of", lambda jobs, stop=None: [(probs[w[0]], w[0]) for _, w in jobs])
+    two = SimpleNamespace(windows=["whole"], fact_windows=[("A is B", ["fact one"]), ("C is D", ["fact two"])],
+                          reader=None, weakest=None)
+    one = SimpleNamespace(windows=["alone"], fact_windows=[], reader=None, weakest=None)
+    r.read([("A is B, and C is D.", two), ("E is F.", one)])
+    assert (two.reader, two.weakest) == (0.1, ("C is D", 0.1))
+    assert (one.reader, one.weakest) == (0.7, None)
+    text = rd.rationale(False, 0.1, False, weakest=two.weakest)
+    assert "'C is D'" in text and text.startswith("not supported")
+    monkeypatch.setitem(r.card.data, "read_facts", False)
+    two.reader = two.weakest = None
+    r.read([("A is B, and C is D.", two)])
+    assert (two.reader, two.weakest) == (0.9, None)

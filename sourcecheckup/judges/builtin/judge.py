@@ -110,6 +110,9 @@ class PairAnalysis:
     outright: bool = False          # the closest sentence says the statement, every key term, same negation
     windows: list[str] = field(default_factory=list)   # what the reader reads (reader mode only)
     reader: float | None = None     # the reader's P(supported) for the window (reader mode only)
+    # reader mode, a statement of several facts: each fact and the windows read for it, and the weakest one
+    fact_windows: list[tuple[str, list[str]]] = field(default_factory=list)
+    weakest: tuple[str, float] | None = None
 
 
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
@@ -231,8 +234,13 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     if not veto:
         # the statement's own words with a negation before them on one side only ("not well controlled")
         veto = negated_phrase(statement, quote)
-    closeness = ([sent_cos.get(i, -1.0) for i in range(len(prep.sentences))] if use_vectors
-                 else [_coverage(st_stems, _stem_set(t), idf)[1] for t in prep.sentences])
+    def closeness_to(text: str, vector: np.ndarray | None) -> list[float]:
+        if vector is not None and use_vectors:
+            return [float(sentence_vectors[i] @ vector) if i in sentence_vectors else -1.0  # type: ignore[index]
+                    for i in range(len(prep.sentences))]
+        stems = content_stems(text)
+        return [_coverage(stems, _stem_set(t), idf)[1] for t in prep.sentences]
+    closeness = closeness_to(statement, statement_vector)
     veto = word_salad(prep.sentences, closeness) or veto
     outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     facts = None
@@ -246,10 +254,15 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
         if veto == OFF_SUBJECT:
             veto = ""
     windows: list[str] = []
+    fact_windows: list[tuple[str, list[str]]] = []
     if read:
         windows = reader.evidence_windows(prep.sentences, closeness) or [passage]
-    return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips,
-                        missing_key, similarity, veto, checks, facts=facts, outright=outright, windows=windows)
+        parts = split_facts(statement)
+        fact_windows = [(t, reader.evidence_windows(prep.sentences, closeness_to(t, (fact_vectors or {}).get(t)))
+                         or [passage]) for t in (parts if len(parts) > 1 else [])]
+    return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips, missing_key,
+                        similarity, veto, checks, facts=facts, outright=outright, windows=windows,
+                        fact_windows=fact_windows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -452,9 +465,7 @@ class BuiltinJudge(BaseJudge):
             results[k] = analyse_pair(statement, source, self.params.idf, statement_vecs.get(statement),
                                       sentence_vecs.get(id(source)), statement_vecs, read=self.use_reader)
         if self.use_reader:
-            read = [(k, a) for k, a in enumerate(results) if isinstance(a, PairAnalysis)]
-            for (_, a), (p, _) in zip(read, self.reader.best_of([(pairs[k][0], a.windows) for k, a in read], stop)):
-                a.reader = p
+            self.reader.read([(pairs[k][0], a) for k, a in enumerate(results) if isinstance(a, PairAnalysis)], stop)
         return results
 
     def _embed(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
@@ -478,7 +489,7 @@ class BuiltinJudge(BaseJudge):
                 texts.append(prep.sentences[i])
                 slots.append((source, i))
         # each statement, then the facts of a statement judged against a whole page (the completeness check)
-        facts = (f for s, source in pairs if len(_prepare_source(source).sentences) >= PAGE_SENTENCES
+        facts = (f for s, source in pairs if self.use_reader or len(_prepare_source(source).sentences) >= PAGE_SENTENCES
                  for f in split_facts(s))
         statements = list(dict.fromkeys([*(s for s, _ in pairs), *facts]))
         statement_vecs = dict(zip(statements, embeddings.embed(statements, stop=stop)))
@@ -595,7 +606,7 @@ class BuiltinJudge(BaseJudge):
                 flags.append(REVIEW_FIRST)
         text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
                                 passed=_passed_checks(a), unsure=a.checks.unsure if a.checks else (),
-                                flips=a.flips, missing_terms=a.missing_terms)
+                                flips=a.flips, missing_terms=a.missing_terms, weakest=a.weakest)
         return self._finish(a, source, supported, score, quote, flags, decider, text)
 
     @staticmethod

@@ -141,6 +141,33 @@ class Reader:
             k += n
         return out
 
+    @property
+    def reads_facts(self) -> bool:
+        """Whether the card asks for each fact of a statement to be read on its own (``read_facts``)."""
+        return bool(self.card.data.get("read_facts", False))
+
+    def read(self, items: Sequence[tuple[str, Any]], stop: threading.Event | None = None) -> None:
+        """Set each analysis's ``reader``, P(supported), and ``weakest`` fact. The statement is read over its
+        windows; when the card says ``read_facts``, so is each fact of a statement of several (over the
+        windows closest to that fact), and the statement's probability is the lowest of them: a statement is
+        supported only when the source holds every fact (WiCE's partly supported sentences)."""
+        jobs: list[tuple[str, Sequence[str]]] = []
+        for statement, a in items:
+            jobs.append((statement, a.windows))
+            if self.reads_facts:
+                jobs.extend(a.fact_windows)
+        best = self.best_of(jobs, stop)
+        k = 0
+        for _, a in items:
+            a.reader = best[k][0]
+            k += 1
+            if self.reads_facts and a.fact_windows:
+                facts = [(text, best[k + j][0]) for j, (text, _) in enumerate(a.fact_windows)]
+                k += len(facts)
+                weakest = min(facts, key=lambda f: f[1])
+                if weakest[1] < a.reader:
+                    a.reader, a.weakest = weakest[1], weakest
+
     def probabilities(self, pairs: Sequence[tuple[str, str]], stop: threading.Event | None = None) -> np.ndarray:
         """P(supported) for each (statement, window) pair; batches of similar length."""
         out = np.zeros(len(pairs), dtype=np.float32)
@@ -172,7 +199,7 @@ class Reader:
 
 def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, veto: str = "", passed: str = "",
               unsure: Sequence[Any] = (), flips: Sequence[tuple[str, str]] = (),
-              missing_terms: Sequence[str] = ()) -> str:
+              missing_terms: Sequence[str] = (), weakest: tuple[str, float] | None = None) -> str:
     """One plain sentence for a ``builtin:reader`` verdict that never contradicts its label.
 
     A failed exact check decides the label and is the whole rationale ("contradicted: statement 2,400 mg/24 h;
@@ -210,6 +237,9 @@ def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, 
     if review:
         problems.append("review first: the probability is close to the threshold")
     head = f"not supported: the reader does not find the whole statement in the source (support probability {p:.2f})"
+    if weakest is not None:
+        head = (f"not supported: the reader does not find this part of the statement in the source: "
+                f"'{weakest[0]}' (support probability {p:.2f})")
     return head + ("; " + "; ".join(problems[:2]) if problems else "") + "."
 
 

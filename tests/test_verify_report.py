@@ -10,6 +10,7 @@ import asyncio
 import copy
 import dataclasses
 import hashlib
+import os
 import json
 import re
 import shutil
@@ -135,6 +136,33 @@ def test_an_input_file_changed_after_the_run_is_named(tmp_path, site, capsys):
     answer.write_text(answer.read_text() + "\n")
     code, text = _verify(out, db, capsys)
     assert code == 1 and "integrity.inputs[0].sha256" in text and str(answer.resolve()) in text
+
+
+def test_a_report_naming_other_files_as_inputs_never_makes_verify_open_them(tmp_path, site):
+    """Issue 42 item 11: the inputs re-hashed are the database's, never paths a tampered report names."""
+    import subprocess
+    import sys
+
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/article/hypertension"]}))
+    db = tmp_path / "a.db"
+    assert main(["audit", str(answer), "--db", str(db), "--judge", "keyword", "--allow-host", "127.0.0.1",
+                 "--browser", "never", "--no-archive", "--no-references", "-q"]) == 0
+    out = tmp_path / "r.json"
+    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the report's eyes")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)   # opening it for reading would block for ever, as /proc/kmsg does
+    report["integrity"]["inputs"] += [{"path": str(fifo), "sha256": "0" * 64, "bytes": 1},
+                                      {"path": str(secret), "sha256": "0" * 64, "bytes": 25}]
+    out.write_text(json.dumps(report))
+    done = subprocess.run([sys.executable, "-m", "sourcecheckup", "verify-report", str(out), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "integrity.inputs" in done.stdout
+    assert hashlib.sha256(secret.read_bytes()).hexdigest() not in done.stdout + done.stderr
 
 
 # ---------------------------------------------------------------------------- the report edited

@@ -156,7 +156,7 @@ def verify_report_full(report: Mapping[str, Any], store: Store, *, key: str | Pa
     result.checked["integrity (report digest)"] = len((report.get("integrity") or {}).get("sections") or {})
     _check_signature(report, key, result)
     if check_inputs:
-        _check_inputs(report, result)
+        _check_inputs(((store.get_run(run_id).config or {}).get("provenance") or {}).get("inputs") or [], result)
     # the second line of defence: the headline figures once more, by the tallies alone
     for d in _headline_differences(report, store, run_id):
         if d.split(":")[0] not in {x.split(":")[0] for x in result.differences}:
@@ -203,21 +203,34 @@ def _check_signature(report: Mapping[str, Any], key: str | Path | None, result: 
                             "(give --key PUBLIC_KEY to check it)")
 
 
-def _check_inputs(report: Mapping[str, Any], result: Verification) -> None:
-    """Re-hash each recorded input file that is still where the run read it."""
+def _check_inputs(inputs: list[Mapping[str, Any]], result: Verification) -> None:
+    """Re-hash each input file the database records that is still where the run read it. The paths come
+    from the database, never from the report under test (a tampered report could name /proc/kmsg or
+    /etc/shadow), and only a regular file of the recorded size is read."""
+    import os
+    import stat
+
     from ..provenance import sha256_file
 
-    inputs = (report.get("integrity") or {}).get("inputs") or []
     missing = 0
     for i, rec in enumerate(inputs):
         path, want = rec.get("path"), rec.get("sha256")
         if not path or not want or path == "-":
             continue
-        p = Path(path)
-        if not p.is_file():
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
             missing += 1
             continue
-        got = sha256_file(p)
+        if not stat.S_ISREG(st.st_mode):
+            missing += 1
+            continue
+        if isinstance(rec.get("bytes"), int) and st.st_size != rec["bytes"]:
+
+            result.differences.append(f"integrity.inputs[{i}].sha256: the run read {path} with SHA-256 {want} "
+                                      f"({rec['bytes']} bytes); the file there now has {st.st_size} bytes")
+            continue
+        got = sha256_file(path)
         result.checked["integrity (input files re-hashed)"] = result.checked.get(
             "integrity (input files re-hashed)", 0) + 1
         if got != want:

@@ -102,3 +102,16 @@ async def test_one_repair_in_the_same_conversation_then_a_task_error_with_the_to
     assert failed.value.raw == "no json\n--- repair attempt ---\nstill none" and failed.value.refusal is None
     assert refused.value.refusal == "I can't." and "refused" in str(refused.value)
     assert len(server.requests) == 5    # a refusal is not repaired
+
+
+def test_one_backoff_for_fetches_llm_calls_and_lookups_doubles_caps_and_jitters():
+    import random
+
+    from sourcecheckup.fetching.base import backoff_delay
+
+    random.seed(3)
+    waits = [backoff_delay(a, 1.0) for a in range(4)]
+    for a, w in enumerate(waits):
+        assert 2 ** a / 2 <= w <= 2 ** a       # half fixed, half random
+    assert all(2.5 <= backoff_delay(6, 1.0, cap_s=5.0) <= 5.0 for _ in range(20))
+    assert len({round(backoff_delay(2, 1.0), 6) for _ in range(20)}) > 1

@@ -10,6 +10,7 @@ import email.utils
 import hashlib
 import http
 import json
+import random
 import time
 import zlib
 from dataclasses import dataclass
@@ -113,6 +114,16 @@ def http_status_outcome(code: int, phrase: str = "") -> tuple[FetchStatus, str]:
     if code == 429:
         return FetchStatus.BLOCKED, f"{reason}: the site rate-limited us"
     return FetchStatus.HTTP_ERROR, reason
+
+
+def backoff_delay(attempt: int, base_s: float, cap_s: float | None = None) -> float:
+    """Seconds before retry ``attempt`` (0 for the first) when the server named no wait: exponential from
+    ``base_s``, capped at ``cap_s``, half of it random ("equal jitter") so that clients that failed together
+    do not all come back together. The one backoff of fetches, LLM calls and reference lookups."""
+    full = base_s * (2 ** attempt)
+    if cap_s is not None:
+        full = min(cap_s, full)
+    return full / 2 + random.uniform(0, full / 2)
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

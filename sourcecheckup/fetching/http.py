@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import re
 import time
 import zlib
@@ -19,7 +18,15 @@ import httpx
 
 from ..models import FetchStatus, Source, sha256_bytes, utcnow
 from ..urls import DOI_HOSTS
-from .base import BodyTooLarge, FetchOptions, http_status_outcome, parse_retry_after, read_bounded, status_phrase
+from .base import (
+    BodyTooLarge,
+    FetchOptions,
+    backoff_delay,
+    http_status_outcome,
+    parse_retry_after,
+    read_bounded,
+    status_phrase,
+)
 from .documents import DocumentReader
 from .extract import unsupported_reason
 from .pools import HostPools
@@ -322,7 +329,7 @@ class HttpFetcher:
 
     async def _backoff(self, attempt: int, wait: float | None, started: float) -> None:
         if wait is None:
-            wait = self.options.backoff_s * (2 ** attempt) * (1 + random.random() * 0.5)
+            wait = backoff_delay(attempt, self.options.backoff_s)
         await asyncio.sleep(wait)
 
     async def _bot_wall(self, response: httpx.Response) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..evidence import approx_tokens
-from ..fetching.base import parse_retry_after
+from ..fetching.base import backoff_delay, parse_retry_after
 from .gate import ContextGate
 from .pricing import Usage, UsageReport
 from .secrets import protect_secret, redact
@@ -340,8 +340,7 @@ class LLMClient:
                      first_token_logprobs=reply.first_token_logprobs, first_token=reply.first_token)
 
     def _backoff(self, attempt: int) -> float:
-        base = min(self.settings.max_backoff_s, self.settings.backoff_s * (2 ** attempt))
-        return base / 2 + random.uniform(0, base / 2)
+        return backoff_delay(attempt, self.settings.backoff_s, self.settings.max_backoff_s)
 
     async def send(self, system: str, turns: list[Any], schema: Schema | None, options: CallOptions) -> Reply:
         """One call with retries, rate limits and usage accounting; raises :class:`LLMCallError`."""

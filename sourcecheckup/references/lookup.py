@@ -20,7 +20,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from .. import __version__
-from ..fetching.base import parse_retry_after
+from ..fetching.base import backoff_delay, parse_retry_after
 from .model import LookupSettings, Notice, NoticeKind, Record, Reference
 
 SERVICES = ("crossref", "pubmed", "openalex")
@@ -254,7 +254,7 @@ class MetadataClient:
                 raise LookupFailed(service, f"could not reach {urlsplit(url).netloc} ({type(exc).__name__})") from None
             if resp.status_code in (429, 503):
                 wait = parse_retry_after(resp.headers.get("retry-after"))
-                wait = float(2 ** (attempt - 1)) if wait is None else wait
+                wait = backoff_delay(attempt - 1, 2.0) if wait is None else wait
                 if attempt == MAX_TRIES or wait > MAX_RETRY_WAIT_S:
                     raise LookupFailed(service, f"rate limited (HTTP {resp.status_code}) after {attempt} "
                                                 f"tries; asked to wait {wait:g} s")

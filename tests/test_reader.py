@@ -175,3 +175,23 @@ def test_reading_facts_takes_the_weakest_fact_and_the_rationale_names_it(monkeyp
     two.reader = two.weakest = None
     r.read([("A is B, and C is D.", two)])
     assert (two.reader, two.weakest) == (0.9, None)
+
+
+def test_a_reader_folder_named_in_the_environment_replaces_the_shipped_one(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from sourcecheckup.judges.builtin import reader as rd
+
+    shipped = rd.reader_dir()
+    other = tmp_path / "candidate"
+    shutil.copytree(shipped, other)
+    card = json.loads((other / "card.json").read_text())
+    card.update(name="candidate-reader", threshold=0.42)
+    (other / "card.json").write_text(json.dumps(card))
+    monkeypatch.setenv(rd.READER_DIR_ENV, str(other))
+    assert rd.reader_dir() == other and rd.available()
+    r = rd.Reader()
+    assert r.record()["name"] == "candidate-reader" and r.card.threshold == 0.42
+    monkeypatch.delenv(rd.READER_DIR_ENV)
+    assert rd.reader_dir() == shipped

@@ -31,8 +31,16 @@ SENTENCE_WORDS = 80
 BATCH = 1
 
 
+READER_DIR_ENV = "SOURCECHECKUP_READER_DIR"
+
+
 def reader_dir() -> Path:
-    return resources_dir() / "reader"
+    """The shipped reader, or the folder ``$SOURCECHECKUP_READER_DIR`` names (a reader trained with
+    scripts/train_reader.py --out FOLDER, measured before it replaces the shipped one)."""
+    import os
+
+    named = os.environ.get(READER_DIR_ENV, "").strip()
+    return Path(named) if named else resources_dir() / "reader"
 
 
 def evidence_window(sentences: Sequence[str], scores: Sequence[float], budget: int = WINDOW_WORDS,

@@ -10,36 +10,37 @@ import re
 import socket
 
 OWNER_PREFIX = "running in process "
-_OWNER_RE = re.compile(r"running in process (\d+) on (\S+) \(process start (\d+)\)")
+# the process's creation time (psutil, seconds since the epoch) tells a recycled process id from the owner;
+# "process start N" (Linux clock ticks) is the form written before, read as a plain process id
+_OWNER_RE = re.compile(r"running in process (\d+) on (\S+) \((?:started ([\d.]+)|process start \d+)\)")
 
 
-def _start_ticks(pid: int) -> int:
-    """The process's start time in clock ticks since boot (Linux /proc), else 0."""
+def _started(pid: int) -> float | None:
+    """When process ``pid`` was created (seconds since the epoch), or None when it does not exist."""
+    import psutil
+
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            stat = fh.read()
-        return int(stat.rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return 0
+        return round(psutil.Process(pid).create_time(), 2)
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return None
+    except psutil.Error:   # exists, but this user may not look at it
+        return -1.0
 
 
 def pid_alive(pid: int) -> bool | None:
-    """Whether process ``pid`` runs on this machine; None where that cannot be asked without side effects
-    (on Windows ``os.kill(pid, 0)`` would terminate the process)."""
-    if os.name != "posix":
-        return None
+    """Whether process ``pid`` runs on this machine (psutil asks the system without touching the process;
+    ``os.kill(pid, 0)`` would terminate it on Windows)."""
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True   # alive, another user's
-    return True
+        return psutil.pid_exists(pid)
+    except (OSError, psutil.Error):
+        return None
 
 
 def owner_note() -> str:
     pid = os.getpid()
-    return f"{OWNER_PREFIX}{pid} on {socket.gethostname()} (process start {_start_ticks(pid)})"
+    return f"{OWNER_PREFIX}{pid} on {socket.gethostname()} (started {_started(pid)})"
 
 
 def owner_alive(note: str | None) -> bool | None:
@@ -48,8 +49,10 @@ def owner_alive(note: str | None) -> bool | None:
     m = _OWNER_RE.search(note or "")
     if m is None or m.group(2) != socket.gethostname():
         return None
-    pid, ticks = int(m.group(1)), int(m.group(3))
-    alive = pid_alive(pid)
-    if not alive:
-        return alive
-    return not (ticks and _start_ticks(pid) and _start_ticks(pid) != ticks)
+    pid = int(m.group(1))
+    if not m.group(3):
+        return pid_alive(pid)
+    started = _started(pid)
+    if started is None:
+        return False
+    return started == -1.0 or abs(started - float(m.group(3))) < 0.05

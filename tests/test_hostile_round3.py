@@ -473,3 +473,27 @@ def test_a_page_that_reloads_itself_or_refreshes_after_minutes_is_read_as_it_is(
     assert refresh_target(page % b"300", "text/html") is None
     assert refresh_target(page % b"0; URL='/moved/here'", "text/html; charset=utf-8") == "/moved/here"
     assert refresh_target(page % b"0; url=/moved", "application/pdf") is None
+
+
+def test_the_run_owner_is_told_by_process_creation_time_not_the_id_alone():
+    """A run's owner line names its process and when it was created (psutil: Linux, macOS and Windows alike):
+    the live process reads alive, a process id now held by another process reads dead."""
+    import os
+    import subprocess
+    import sys
+
+    import socket
+
+    from sourcecheckup.run_owner import owner_alive, owner_note
+
+    note = owner_note()
+    assert f"process {os.getpid()} " in note and "(started " in note
+    assert owner_alive(note) is True
+    recycled = note.rsplit("(started ", 1)[0] + "(started 12345.67)"    # same id, another creation time
+    assert owner_alive(recycled) is False
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert owner_alive(f"running in process {gone.pid} on {socket.gethostname()} (started 1.0)") is False
+    assert owner_alive(f"running in process {os.getpid()} on another-host (started 1.0)") is None
+    # the form written before (Linux clock ticks) is read as a plain process id
+    assert owner_alive(f"running in process {os.getpid()} on {socket.gethostname()} (process start 1)") is True

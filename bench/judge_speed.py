@@ -19,6 +19,7 @@ may be shared: CPU figures are steadier than wall-clock ones, and runs to compar
 back to back.
 
     .venv/bin/python bench/judge_speed.py [--pages 40] [--data ../shared/data/claims] [--runtimes onnx,torch]
+                                          [--judge builtin|builtin:reader]
 
 The last line is for scripts, of the first runtime:
 ``judge speed: cold S s; pairs/s P (distinct pages) Q (shared pages); cpu ms/pair C``
@@ -43,9 +44,9 @@ COLD = """
 import json, sys
 from sourcecheckup import embeddings
 from sourcecheckup.evidence import SourceText
-from sourcecheckup.judges.builtin import BuiltinJudge
+from sourcecheckup.judges.builtin import from_spec
 row = json.loads(sys.argv[1])
-verdict = BuiltinJudge().score_pairs([(row["claim"], SourceText.from_text(row["evidence"]))])[0]
+verdict = from_spec(sys.argv[2]).score_pairs([(row["claim"], SourceText.from_text(row["evidence"]))])[0]
 runtime = embeddings.runtime() if hasattr(embeddings, "runtime") else "sentence-transformers"
 print(json.dumps({"label": verdict.label.value, "runtime": runtime}))
 """
@@ -56,9 +57,18 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+JUDGE = "builtin"   # --judge: the built-in judge's spec after "builtin:" ("" for the screen, "reader")
+
+
+def new_judge() -> Any:
+    from sourcecheckup.judges.builtin import from_spec
+
+    return from_spec(JUDGE)
+
+
 def cold_start(row: dict[str, Any], runtime: str) -> tuple[float, str]:
     start = time.time()
-    out = subprocess.run([sys.executable, "-c", COLD, json.dumps(row)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", COLD, json.dumps(row), JUDGE], cwd=ROOT,
                          capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": str(ROOT), "SOURCECHECKUP_EMBEDDING_RUNTIME": runtime})
     elapsed = time.time() - start
@@ -109,9 +119,8 @@ def floor_cpu(texts: Sequence[str]) -> float:
 def measure(name: str, batches: list[list[tuple[str, str]]], judge_batch: Callable[[Any, list], Any]
             ) -> dict[str, Any]:
     from sourcecheckup.evidence import SourceText
-    from sourcecheckup.judges.builtin import BuiltinJudge
 
-    judge = BuiltinJudge()
+    judge = new_judge()
     sources: dict[str, Any] = {}
     work = [[(claim, sources.setdefault(text, SourceText.from_text(text))) for claim, text in batch]
             for batch in batches]
@@ -136,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--clinical", type=int, default=120, help="clinical pairs a suite judges (default %(default)s)")
     ap.add_argument("--runtimes", default="onnx,torch",
                     help="embedding runtimes to measure, the first one's summary last (default %(default)s)")
+    ap.add_argument("--judge", default="builtin", help="builtin (the screen) or builtin:reader (default %(default)s)")
     args = ap.parse_args(argv)
+    global JUDGE
+    JUDGE = args.judge.removeprefix("builtin").lstrip(":")
     wice_file = args.data / "wice_dev.jsonl"
     if not wice_file.is_file():
         raise SystemExit(f"{wice_file} not found: pass --data DIR with wice_dev.jsonl")
@@ -154,12 +166,11 @@ def run_modes(args: argparse.Namespace, wice: list[dict[str, Any]], wanted: str)
     cold, runtime = cold_start(wice[-1], wanted)
     from sourcecheckup import embeddings
     from sourcecheckup.evidence import SourceText
-    from sourcecheckup.judges.builtin import BuiltinJudge
 
     os.environ["SOURCECHECKUP_EMBEDDING_RUNTIME"] = wanted
     embeddings._model = None        # the process's runtime, opened again as this one
     embeddings.preload()
-    BuiltinJudge().score_pairs([(wice[-2]["claim"], SourceText.from_text(wice[-2]["evidence"]))])
+    new_judge().score_pairs([(wice[-2]["claim"], SourceText.from_text(wice[-2]["evidence"]))])
 
     def one_by_one(judge: Any, batch: list) -> None:
         for pair in batch:
@@ -183,7 +194,7 @@ def run_modes(args: argparse.Namespace, wice: list[dict[str, Any]], wanted: str)
             by_page.setdefault(r["evidence"], []).append((r["claim"], r["evidence"]))
         results.append(measure(f"shared pages: {path.stem} as an audit", list(by_page.values()), together))
 
-    print(f"built-in judge speed ({embeddings.runtime()} runtime (cold: {runtime}); {embeddings._threads()} threads; "
+    print(f"built-in judge {JUDGE or 'screen'} speed ({embeddings.runtime()} runtime (cold: {runtime}); {embeddings._threads()} threads; "
           f"batches of {embeddings.BATCH_SIZE}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
     print(f"  cold start       {cold:6.2f} s  (process start to first verdict, one 6 KB page)")
     for r in results:

@@ -50,8 +50,8 @@ def test_run_totals_equal_the_whole_run_for_any_chunk_with_overrides_and_consens
                 statuses = Counter(STATUS_KEYS[i] for i in totals.status)
                 assert statuses == Counter(s.status_key for s in whole.summaries)
                 by_pk = dict(zip(totals.pks, totals.problem))
-                assert {s.response_pk: s.problems for s in whole.summaries} == \
-                    {pk: totals.problem_texts[i] for pk, i in by_pk.items()}
+                assert {s.response_pk: s.problem_kinds for s in whole.summaries} == \
+                    {pk: totals.problem_kinds[i] for pk, i in by_pk.items()}
                 assert totals.overrides == len(overrides(store, run_id)) == 2
                 for status in STATUS_KEYS:
                     expected = [s.response_pk for s in whole.summaries if s.status_key == status]
@@ -59,7 +59,7 @@ def test_run_totals_equal_the_whole_run_for_any_chunk_with_overrides_and_consens
                     among = [s.response_pk for s in whole.summaries][::-2]
                     assert totals.matching(lambda st, _p, want=status: st == want, among=among) == \
                         [pk for pk in among if pk in expected]
-                assert totals.matching(lambda _s, problems: "judge error" in problems) == \
+                assert totals.matching(lambda _s, kinds: "judge error" in kinds) == \
                     [s.response_pk for s in whole.summaries if "judge error" in s.problems]
 
 

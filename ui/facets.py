@@ -26,11 +26,12 @@ def status_key(r: ResponseSummary) -> str:
 
 
 def problem_kinds(r: ResponseSummary) -> list[str]:
-    """"2 unsupported · 2 dead links" -> ["unsupported", "dead link"]."""
-    return problem_kinds_of(r.problems)
+    """"2 unsupported · 2 dead links" -> ["unsupported", "dead link"] (read off the row's counts)."""
+    return list(r.problem_kinds)
 
 
 def problem_kinds_of(problems: str) -> list[str]:
+    """The kinds a problems line names (a line typed or stored as text; rows carry their kinds)."""
     return [problem_kind(p) for p in problems.split(" · ") if p.strip()]
 
 
@@ -118,16 +119,16 @@ class FacetBar(QWidget):
         """:meth:`accepts` for the choices made now: the proxy asks it once per row."""
         model, want_status, problem = self.chosen()
         return lambda r: (model is None or r.model == model) and _accepts(want_status, problem, r.status_key,
-                                                                          r.problems)
+                                                                          r.problem_kinds)
 
-    def accepts_facts(self, status: str, problems: str) -> bool:
-        """The status and problem facets' test on one response's status key and problems text."""
-        return self.facts_test()(status, problems)
+    def accepts_facts(self, status: str, kinds: Sequence[str]) -> bool:
+        """The status and problem facets' test on one response's status key and problem kinds."""
+        return self.facts_test()(status, kinds)
 
-    def facts_test(self) -> Callable[[str, str], bool]:
+    def facts_test(self) -> Callable[[str, Sequence[str]], bool]:
         """:meth:`accepts_facts` for the choices made now, as a plain function (for a pool thread)."""
         _, want_status, problem = self.chosen()
-        return lambda status, problems: _accepts(want_status, problem, status, problems)
+        return lambda status, kinds: _accepts(want_status, problem, status, kinds)
 
     def show_review_progress(self, reviewed: int, total: int, unsure: int = 0) -> None:
         """``unsure``: of the reviewed pairs, those labelled "unsure" (reviewed; they override nothing)."""
@@ -142,13 +143,13 @@ class FacetBar(QWidget):
         self.reviewed_label.setText("")
 
 
-def _accepts(want_status: str | None, problem: str | None, status: str, problems: str) -> bool:
+def _accepts(want_status: str | None, problem: str | None, status: str, kinds: Sequence[str]) -> bool:
     if want_status is not None and status != want_status:
         return False
     if problem == ANY_PROBLEM:
-        return bool(problems)
+        return bool(kinds)
     if problem == NO_PROBLEM:
-        return not problems
-    if problem is not None and problem not in problem_kinds_of(problems):
+        return not kinds
+    if problem is not None and problem not in kinds:
         return False
     return True

@@ -97,18 +97,19 @@ class RunTotals:
     unsure: int = 0                                       # reviewed pairs every reviewer called unsure
     pks: array = field(default_factory=lambda: array("q"))           # response keys, input order
     status: bytes = b""                                   # per response: index into STATUS_KEYS
-    problem: array = field(default_factory=lambda: array("q"))       # per response: index into problem_texts
-    problem_texts: list[str] = field(default_factory=list)           # distinct problems texts ("" = none)
+    problem: array = field(default_factory=lambda: array("q"))       # per response: index into problem_kinds
+    problem_kinds: list[tuple[str, ...]] = field(default_factory=list)   # distinct problem kinds (() = none)
     usage: dict[str, dict] = field(default_factory=dict)             # report.judges.run_usage
 
-    def matching(self, accepts: Callable[[str, str], bool], among: Sequence[int] | None = None) -> list[int]:
+    def matching(self, accepts: Callable[[str, Sequence[str]], bool], among: Sequence[int] | None = None
+                 ) -> list[int]:
         """The responses (of ``among``, in its order; else of the run, in input order) whose status and
-        problems text ``accepts`` takes. It is asked once per distinct pair; the 100,000 rows are numpy's."""
+        problem kinds ``accepts`` takes. It is asked once per distinct pair; the 100,000 rows are numpy's."""
         status = np.frombuffer(self.status, dtype=np.uint8).astype(np.int64)
         problem = np.frombuffer(self.problem, dtype=np.int64)
-        codes = status * (len(self.problem_texts) + 1) + problem
-        ok = [si * (len(self.problem_texts) + 1) + pi for si in set(self.status) for pi in set(self.problem)
-              if accepts(STATUS_KEYS[si], self.problem_texts[pi])]
+        codes = status * (len(self.problem_kinds) + 1) + problem
+        ok = [si * (len(self.problem_kinds) + 1) + pi for si in set(self.status) for pi in set(self.problem)
+              if accepts(STATUS_KEYS[si], self.problem_kinds[pi])]
         chosen = np.frombuffer(self.pks, dtype=np.int64)[np.isin(codes, ok)]
         if among is None:
             return chosen.tolist()
@@ -152,7 +153,7 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
     sets: list[MetricSet] = []
     reviewed = reviewable = 0
     out = RunTotals(proportion_set([]), 0, 0, len(found))
-    texts: dict[str, int] = {}
+    kinds: dict[tuple[str, ...], int] = {}
     status = bytearray()
     for at in range(0, len(pks), chunk):
         view = slice_view(store, run.id, pks[at:at + chunk], with_overrides=with_overrides, overrides=found,
@@ -163,11 +164,11 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
         for s in view.summaries:
             out.pks.append(s.response_pk)
             status.append(STATUS_KEYS.index(s.status_key))
-            out.problem.append(texts.setdefault(s.problems, len(texts)))
+            out.problem.append(kinds.setdefault(s.problem_kinds, len(kinds)))
     counts = _sum_counts([m.counts for m in sets])
     counts["skipped_records"] = store.skipped_count(run.id)
     out.metrics = proportion_set(sets, counts)
-    out.reviewed, out.reviewable, out.status, out.problem_texts = reviewed, reviewable, bytes(status), list(texts)
+    out.reviewed, out.reviewable, out.status, out.problem_kinds = reviewed, reviewable, bytes(status), list(kinds)
     return out
 
 

@@ -30,9 +30,20 @@ class ResponseSummary:
     sources: int
     valid_sources: int
     supported: bool | None   # every claim supported; None while undecided
-    problems: str            # "2 unsupported · 1 dead link", "" when none
+    # (kind, count) of each problem, e.g. (("unsupported", 2), ("dead link", 1)); () when none
+    problem_counts: tuple[tuple[str, int], ...]
     parsed: bool = True      # False: the answer is not read yet (a cancelled or running batch)
     sources_pending: int = 0  # cited URLs not fetched yet
+
+    @property
+    def problems(self) -> str:
+        """The problems as the table shows them: "2 unsupported · 1 dead link", "" when none."""
+        return problems_text(self.problem_counts)
+
+    @property
+    def problem_kinds(self) -> tuple[str, ...]:
+        """What the problem facet filters on: ("unsupported", "dead link")."""
+        return tuple(kind for kind, _ in self.problem_counts)
 
     @property
     def status_key(self) -> str:
@@ -121,14 +132,14 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
         counts: dict[StatementStatus, int] = {}
         for s in claims:
             counts[s.status] = counts.get(s.status, 0) + 1
-        problems = []
+        problems: list[tuple[str, int]] = []
         for status, word in ((StatementStatus.NOT_SUPPORTED, "unsupported"),
                              (StatementStatus.NO_READABLE_SOURCE, "without a readable source"),
                              (StatementStatus.JUDGE_ERROR, "judge error"),
                              (StatementStatus.JUDGES_DISAGREE, "judges disagree"),
                              (StatementStatus.PENDING, "pending")):
             if counts.get(status):
-                problems.append(problem_phrase(counts[status], word))
+                problems.append((word, counts[status]))
         outcomes: dict[str, int] = {}
         for url in a.urls:
             src = data.sources.get(url)
@@ -138,18 +149,18 @@ def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],
                     outcomes[word] = outcomes.get(word, 0) + 1
             elif src is not None and not src.source.valid:
                 outcomes[src.source.status.plain] = outcomes.get(src.source.status.plain, 0) + 1
-        problems.extend(problem_phrase(n, word) for word, n in sorted(outcomes.items()))
+        problems.extend(sorted(outcomes.items()))
         problems.extend(reference_problems([checks[u] for u in a.urls if u in checks],
                                            sum(1 for s in claims if s.row.pk in retracted_only)))
         if not a.urls:
-            problems.append("no citations")
+            problems.append(("no citations", 0))
         decided = [s for s in claims if s.status.supported is not None]
         out.append(ResponseSummary(
             response_pk=a.response_pk, rid=resp.id, model=resp.model or "", question=resp.question or "",
             statements=len(a.statements), claims=len(claims),
             supported_claims=sum(1 for s in decided if s.status.supported),
             decided_claims=len(decided), sources=len(a.urls), valid_sources=len(a.valid_urls),
-            supported=a.supported, problems=" · ".join(problems), parsed=by_pk[a.response_pk].parsed,
+            supported=a.supported, problem_counts=tuple(problems), parsed=by_pk[a.response_pk].parsed,
             sources_pending=sum(1 for u in a.urls if u not in data.sources)))
     return out
 
@@ -164,8 +175,16 @@ _PROBLEM_SINGULARS = {plural: word for word, plural in PROBLEM_PLURALS.items()}
 
 
 def problem_phrase(n: int, word: str) -> str:
-    """"1 dead link", "2 dead links"; words without a plural ("unsupported", "timed out") stay as they are."""
+    """"1 dead link", "2 dead links"; words without a plural ("unsupported", "timed out") stay as they are;
+    a count of 0 is a problem without one ("no citations")."""
+    if n == 0:
+        return word
     return f"{n} {word if n == 1 else PROBLEM_PLURALS.get(word, word)}"
+
+
+def problems_text(counts: Sequence[tuple[str, int]]) -> str:
+    """(kind, count) pairs as one line: "2 unsupported · 1 dead link"."""
+    return " · ".join(problem_phrase(n, kind) for kind, n in counts)
 
 
 def problem_kind(phrase: str) -> str:
@@ -174,15 +193,14 @@ def problem_kind(phrase: str) -> str:
     return _PROBLEM_SINGULARS.get(words, words)
 
 
-def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0) -> list[str]:
-    """A response's reference problems as the other problems read ("2 references not found"; the problem
-    filter reads both forms as one kind, problem_kind)."""
+def reference_problems(checks: Sequence[ReferenceCheck], retracted_only: int = 0) -> list[tuple[str, int]]:
+    """A response's reference problems as (kind, count), as the other problems ("reference not found", 2)."""
     counts = (("retracted reference", sum(1 for c in checks if is_retracted(c))),
               ("reference not found", sum(1 for c in checks if c.status is ReferenceStatus.NOT_FOUND)),
               ("mismatched reference", sum(1 for c in checks if c.status is ReferenceStatus.MISMATCH)),
               ("reference lookup failed", sum(1 for c in checks if c.status is ReferenceStatus.LOOKUP_FAILED)),
               ("supported only by retracted papers", retracted_only))
-    return [problem_phrase(n, word) for word, n in counts if n]
+    return [(word, n) for word, n in counts if n]
 
 
 def answer_notices(view: RunView, response_pk: int) -> list[str]:

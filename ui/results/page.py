@@ -40,7 +40,7 @@ from sourcecheckup.views.sources import source_summaries
 from sourcecheckup.views.text import count_noun
 
 from ..elide import placeholder_with_tooltip
-from ..facets import FacetBar, problem_kinds_of
+from ..facets import FacetBar
 from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
@@ -349,7 +349,7 @@ class ResultsPage(QSplitter):
         self.metrics_bar.show_metrics(totals.metrics, totals.overrides, run.status, self.cost_text(), run.judges,
                                       **from_usage(self.usage or {}))
         statuses = {STATUS_KEYS[i] for i in set(totals.status)}
-        problems = {p for text in totals.problem_texts for p in problem_kinds_of(text)}
+        problems = {p for kinds in totals.problem_kinds for p in kinds}
         with QSignalBlocker(self.facets):
             self.facets.set_choices(sorted(self._model_counts), statuses, problems, model_counts=self._model_counts)
         self.facets.show_review_progress(totals.reviewed, totals.reviewable, totals.unsure)

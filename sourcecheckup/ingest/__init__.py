@@ -112,6 +112,8 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
                 fmt = "json"
             except json.JSONDecodeError:
                 fmt = "markdown"
+            except RecursionError:   # JSON nested past the cap: read as JSON, which names the cap
+                fmt = "json"
         else:
             fmt = "markdown"
     if not stripped:

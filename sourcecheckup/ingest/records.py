@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..models import Response, SkippedRecord
 
@@ -90,3 +91,92 @@ def unique_ids(responses: list[Response]) -> list[Response]:
         used.add(new_id)
         out.append(dataclasses.replace(r, id=new_id))
     return out
+
+
+# ------------------------------------------------------------------ JSON depth
+# JSON nesting: a record nested deeper is skipped with this cap named. Python's json parser recurses,
+# so 990 levels raise RecursionError (sooner the deeper the caller's stack); no answer, export or
+# citation list needs more than a dozen levels.
+MAX_JSON_DEPTH = 100
+DEPTH_PROBLEM = (f"JSON nested more than {MAX_JSON_DEPTH} levels deep (the cap on nesting, "
+                 "MAX_JSON_DEPTH): this record is skipped")
+
+
+class TooDeep:
+    """A JSON value skipped for its nesting, standing in the place it had (an array's element)."""
+
+    problem = DEPTH_PROBLEM
+
+
+def too_deep(value: Any, cap: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a parsed JSON value nests more than ``cap`` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > cap:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list)))
+    return False
+
+
+def parse_json(text: str) -> Any:
+    """json.loads with the nesting cap: raises IngestError(DEPTH_PROBLEM) past it, JSONDecodeError as json does."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise IngestError(DEPTH_PROBLEM) from None
+    if too_deep(value):
+        raise IngestError(DEPTH_PROBLEM)
+    return value
+
+
+# a JSON string or one bracket: what finding the end of a value too deep to parse needs to read
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def skip_json_value(text: str, pos: int) -> int:
+    """The index after the JSON array or object starting at ``pos`` (brackets counted, strings passed
+    over), for stepping past a value too deep to parse; len(text) when it never closes."""
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text, pos):
+        token = m.group(0)
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return len(text)
+
+
+
+
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+def array_items(text: str) -> Iterable[tuple[Any, int, str | None]]:
+    """The elements of a JSON array, with the line each starts on and what is wrong with one (a byte
+    that is not UTF-8; nesting past MAX_JSON_DEPTH, the value then a TooDeep), if anything.
+    Raises JSONDecodeError where the array is not JSON."""
+    decoder = json.JSONDecoder()
+    pos = _JSON_WS.match(text, _JSON_WS.match(text).end() + 1).end()
+    line, counted = 1, 0
+    while pos < len(text) and text[pos] != "]":
+        try:
+            value, end = decoder.raw_decode(text, pos)
+            problem = DEPTH_PROBLEM if too_deep(value) else bad_byte(text, pos, end)
+        except RecursionError:   # too deep for the parser: stepped over, the rest of the array is read
+            value, end, problem = TooDeep(), skip_json_value(text, pos), DEPTH_PROBLEM
+        line += text.count("\n", counted, pos)
+        counted = pos
+        yield value, line, problem
+        pos = _JSON_WS.match(text, end).end()
+        if pos < len(text) and text[pos] == ",":
+            pos = _JSON_WS.match(text, pos + 1).end()

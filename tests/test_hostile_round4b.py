@@ -1,0 +1,96 @@
+"""Hostile inputs, round four (issue 42, items 8-10, 12, 14, 15, 17, 18, 20, 21, 23, 24): inputs that
+loop, nest, inflate or carry terminal and bidi controls, and report targets that are not files.
+
+Each test drives the real part: the real ingest readers on real files, a real .docx zip, the real CLI
+in a subprocess on a real SQLite file, a real FIFO.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFUSED = "http://127.0.0.1:9/x"   # refused as unsafe at once: nothing leaves the machine
+
+
+def cli(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
+def good(i: int) -> str:
+    return json.dumps({"response": f"Aspirin thins the blood in trial {i} [1].", "citations": [REFUSED],
+                       "id": f"good{i}"})
+
+
+# -------------------------------------------------------------- 8. a ChatGPT export whose tree loops
+
+def _looping_export() -> list[dict]:
+    def node(nid, parent, children, role, text):
+        return {"id": nid, "parent": parent, "children": children,
+                "message": {"id": nid, "author": {"role": role}, "content": {"content_type": "text", "parts": [text]}}}
+
+    looping = {"title": "Loops", "mapping": {   # no current_node: the child walk from the root is taken
+        "root": {"id": "root", "parent": None, "children": ["q"]},
+        "q": node("q", "root", ["a"], "user", "Does aspirin thin the blood?"),
+        "a": node("a", "q", ["q"], "assistant", "Yes, it does."),   # a's child is its own parent
+    }}
+    fine = {"title": "Fine", "current_node": "a2", "mapping": {
+        "q2": node("q2", None, ["a2"], "user", "Is metformin first line?"),
+        "a2": node("a2", "q2", [], "assistant", f"Metformin is first line ({REFUSED})."),
+    }}
+    return [looping, fine]
+
+
+def test_a_chatgpt_export_whose_message_tree_loops_skips_that_conversation_naming_it(tmp_path):
+    from sourcecheckup.ingest import load_path
+
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(_looping_export()))
+    started = time.monotonic()
+    result = load_path(path)
+    assert time.monotonic() - started < 10          # it spun forever before
+    assert [r.question for r in result.responses] == ["Is metformin first line?"]
+    (skipped,) = result.skipped
+    assert "conversation 1 (Loops)" in skipped.origin
+    assert "loops" in skipped.problem and "'q'" in skipped.problem
+
+
+# -------------------------------------------------------------- 9. JSON nested 990 deep
+
+DEEP = '{"response": "Nested.", "x": ' + "[" * 990 + "]" * 990 + "}"
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("deep.jsonl", f"{good(1)}\n{DEEP}\n{good(2)}\n", "deep.jsonl:2"),
+    ("deep.json", f"[{good(1)},\n{DEEP},\n{good(2)}]", "deep.json:2 (record 2)"),
+])
+def test_json_nested_past_the_cap_costs_that_record_only_in_the_real_cli(tmp_path, name, text, where):
+    path = tmp_path / name
+    path.write_text(text)
+    p = cli("audit", str(path), "--db", str(tmp_path / "a.db"), "--no-archive", "--browser", "never", "-q")
+    assert "Traceback" not in p.stderr and "RecursionError" not in p.stderr, p.stderr
+    assert p.returncode == 0, p.stderr
+    assert f"{where}: JSON nested more than 100 levels deep" in p.stderr and "MAX_JSON_DEPTH" in p.stderr
+    shown = cli("show", "--db", str(tmp_path / "a.db"))
+    assert "== good1" in shown.stdout and "== good2" in shown.stdout
+
+
+def test_a_chat_export_with_one_conversation_nested_past_the_cap_reads_the_others(tmp_path):
+    from sourcecheckup.ingest import load_path
+
+    deep = {"title": "Deep", "mapping": {"n": {"id": "n", "parent": None, "children": [], "message": None}}}
+    text = json.dumps([_looping_export()[1], deep]).replace('"message": null', '"message": ' + "[" * 995 + "]" * 995)
+    path = tmp_path / "conversations.json"
+    path.write_text(text)
+    result = load_path(path)
+    assert [r.question for r in result.responses] == ["Is metformin first line?"]
+    (skipped,) = result.skipped
+    assert "conversation 2" in skipped.origin and "MAX_JSON_DEPTH" in skipped.problem

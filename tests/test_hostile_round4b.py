@@ -94,3 +94,42 @@ def test_a_chat_export_with_one_conversation_nested_past_the_cap_reads_the_other
     assert [r.question for r in result.responses] == ["Is metformin first line?"]
     (skipped,) = result.skipped
     assert "conversation 2" in skipped.origin and "MAX_JSON_DEPTH" in skipped.problem
+
+
+# -------------------------------------------------------------- 10. a .docx zip bomb
+
+def test_a_docx_zip_bomb_is_refused_from_its_directory_with_the_cap_named(tmp_path):
+    import resource
+    import zipfile
+
+    from sourcecheckup.ingest import load_path
+    from tests.support.documents import DOCUMENTS, build_docx
+
+    folder = tmp_path / "answers"
+    folder.mkdir()
+    build_docx("af_answer", folder / "good.docx")
+    parts = DOCUMENTS / "af_answer_docx"
+    with zipfile.ZipFile(folder / "bomb.docx", "w", zipfile.ZIP_DEFLATED) as z:
+        for part in sorted(p for p in parts.rglob("*") if p.is_file()):
+            name = part.relative_to(parts).as_posix()
+            text = part.read_bytes()
+            if name != "word/document.xml":
+                z.writestr(name, text)
+                continue
+            head, tail = text.split(b"?>", 1)   # 120 MB of comments after the XML declaration
+            with z.open(name, "w", force_zip64=True) as out:
+                out.write(head + b"?>")
+                chunk = b"<!--" + b" " * (1 << 20) + b"-->"
+                for _ in range(120):
+                    out.write(chunk)
+                out.write(tail)
+    assert (folder / "bomb.docx").stat().st_size < 1_000_000
+    assert load_path(folder / "good.docx").responses      # the same parts, without the padding, read
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = load_path(folder / "bomb.docx")
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert not result.responses
+    (skipped,) = result.skipped
+    assert skipped.origin == "bomb.docx"
+    assert "over the cap of 100 MB (MAX_DOCX_UNCOMPRESSED)" in skipped.problem
+    assert grown_mb < 60, grown_mb     # nothing inflated

@@ -16,6 +16,10 @@ UNUSABLE_KEY = "unusable_citations"
 # but a 5 MB "answer" is a pasted document or a runaway model, not an answer to audit)
 MAX_ANSWER_CHARS = 200_000
 
+# a .docx's parts, uncompressed, together: a zip bomb (a 3.7 MB file holding a 1.5 GB document.xml)
+# is refused from its directory before any part is inflated (zipfile reads no more than a part declares)
+MAX_DOCX_UNCOMPRESSED = 100 * 1024 * 1024
+
 
 # a byte that is not UTF-8, kept in the decoded text as a lone surrogate (errors="surrogateescape"),
 # so that the row or record holding it is skipped, named, and the rest of the file is read

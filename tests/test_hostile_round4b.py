@@ -133,3 +133,66 @@ def test_a_docx_zip_bomb_is_refused_from_its_directory_with_the_cap_named(tmp_pa
     assert skipped.origin == "bomb.docx"
     assert "over the cap of 100 MB (MAX_DOCX_UNCOMPRESSED)" in skipped.problem
     assert grown_mb < 60, grown_mb     # nothing inflated
+
+
+# -------------------------------------------------------------- 12, 20. report targets that are not files
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory) -> Path:
+    """A database holding one finished run of two answers (their sources refused: nothing fetched)."""
+    folder = tmp_path_factory.mktemp("audited")
+    answers = folder / "answers.jsonl"
+    answers.write_text(f"{good(1)}\n{good(2)}\n")
+    db = folder / "a.db"
+    p = cli("audit", str(answers), "--db", str(db), "--no-archive", "--browser", "never", "-q")
+    assert p.returncode == 0, p.stderr
+    return db
+
+
+def test_report_onto_a_fifo_or_a_device_node_is_refused_and_leaves_it_as_it_was(tmp_path, audited):
+    import stat
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    p = cli("report", "--db", str(audited), "-o", str(fifo), timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "is a FIFO (named pipe), not a regular file" in p.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)           # it was renamed over with a plain file
+    device = tmp_path / "null.json"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))   # a /dev/null of our own
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    p = cli("report", "--db", str(audited), "-o", str(device), timeout=60)
+    assert p.returncode == 2 and "is a device, not a regular file" in p.stderr, p.stderr
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+    # standard output as a path: here a pipe, refused in words, not a traceback
+    p = cli("report", "--db", str(audited), "-o", "/proc/self/fd/1", timeout=60)
+    assert p.returncode != 0 and "Traceback" not in p.stderr and "cannot write the report" in p.stderr, p.stderr
+
+
+def test_report_onto_a_folder_is_a_clear_message_not_a_traceback(tmp_path, audited):
+    folder = tmp_path / "out.json"
+    folder.mkdir()
+    p = cli("report", "--db", str(audited), "-o", str(folder), timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "it is a folder; name a file in it" in p.stderr
+    assert folder.is_dir() and not list(folder.iterdir())
+
+
+def test_audit_report_onto_a_folder_is_refused_before_the_audit_and_a_late_failure_keeps_the_run(tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(f"{good(1)}\n")
+    folder = tmp_path / "out.json"
+    folder.mkdir()
+    db = tmp_path / "a.db"
+    p = cli("audit", str(answers), "--db", str(db), "--no-archive", "--browser", "never", "-q", "--report", str(folder))
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "it is a folder" in p.stderr, p.stderr
+    # a report that fails only once the audit is done (here: no file can be made in /proc/self)
+    p = cli("audit", str(answers), "--db", str(db), "--no-archive", "--browser", "never", "-q",
+            "--report", "/proc/self/report.json")
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    run_id = p.stdout.strip()
+    assert f"The audit itself is stored as run {run_id} in {db}" in p.stderr
+    assert f"sourcecheckup report {run_id} --db {db} -o FILE" in p.stderr
+    assert run_id in cli("runs", "--db", str(db)).stdout

@@ -112,13 +112,17 @@ async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, in
 def cmd_audit(args: argparse.Namespace) -> int:
     from ..config import RunConfig
     from ..pipeline import Audit
-    from ..report import write_report
+    from ..report import ReportTargetError, check_report_target
 
     if not args.inputs and not args.resume:
         raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
     for rep in args.report or []:
         if Path(rep).suffix.lower() not in (".json", ".csv", ".html", ".pdf", ".xlsx"):
             raise UsageError(f"--report {rep}: use a .json, .csv, .html, .pdf or .xlsx file name")
+        try:
+            check_report_target(rep)   # said before the audit, not after its work
+        except ReportTargetError as exc:
+            raise UsageError(f"--report: {exc}") from exc
     progress = ProgressPrinter(args.quiet)
     if args.resume:
         store = open_store(args, create=False)
@@ -200,13 +204,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
         return EXIT_FAIL
     report = headline_report(store, run_id)
-    for rep in args.report or []:
-        warnings: list[str] = []
-        path = write_report(store, run_id, rep, warnings=warnings)
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        if not args.quiet:
-            print(f"report written to {path}", file=sys.stderr)
+    unwritten = _write_reports(args, store, run_id)
     if not args.quiet:
         print_headline(report)
     else:
@@ -224,7 +222,31 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"sourcecheckup: warning: {judge_error_note(counts)}", file=sys.stderr)
     if counts.get("verdicts") and counts.get("judge_errors") == counts.get("verdicts"):
         return EXIT_FAIL      # a run whose every verdict failed is not a completed audit
-    return EXIT_OK
+    return EXIT_FAIL if unwritten else EXIT_OK
+
+
+def _write_reports(args: argparse.Namespace, store: Any, run_id: str) -> int:
+    """Each --report of a finished run; one that cannot be written is said with how to write it again,
+    for the audit's work is stored. Returns how many could not be written."""
+    from ..report import write_report
+    from ..report.pdf import PdfError
+
+    unwritten = 0
+    for rep in args.report or []:
+        warnings: list[str] = []
+        try:
+            path = write_report(store, run_id, rep, warnings=warnings)
+        except (ValueError, OSError, PdfError) as exc:
+            unwritten += 1
+            reason = str(exc) if isinstance(exc, ValueError) else f"cannot write the report to {rep}: {exc}"
+            err(f"{reason}. The audit itself is stored as run {run_id} in "
+                f"{store.path}; write the report with: sourcecheckup report {run_id} --db {store.path} -o FILE")
+            continue
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if not args.quiet:
+            print(f"report written to {path}", file=sys.stderr)
+    return unwritten
 
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:

@@ -301,6 +301,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     except PdfError as exc:
         err(str(exc))
         return EXIT_FAIL
+    except OSError as exc:   # the file, or the one written beside it and renamed over it, cannot be made
+        where = exc.filename or args.output
+        err(f"cannot write the report to {args.output}: {exc.strerror or exc} ({where})")
+        return EXIT_FAIL
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     # as the demo and audit --report say it; -q leaves the bare path, for scripts

@@ -196,3 +196,39 @@ def test_audit_report_onto_a_folder_is_refused_before_the_audit_and_a_late_failu
     assert f"The audit itself is stored as run {run_id} in {db}" in p.stderr
     assert f"sourcecheckup report {run_id} --db {db} -o FILE" in p.stderr
     assert run_id in cli("runs", "--db", str(db)).stdout
+
+
+# -------------------------------------------------------------- 14, 23. terminal escapes and bidi controls
+
+ERASE_AND_FAKE = "\x1b[2K\r\x1b[32m ✓ supported\x1b[0m"
+CLIPBOARD = "\x1b]52;c;aGVsbG8=\x07"
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\r", "\u202e", "\u2066")
+
+
+def test_ids_models_and_text_with_escapes_and_bidi_controls_print_as_code_points(tmp_path):
+    records = [
+        {"response": f"Aspirin \u202eenilesab\u202c thins the blood{ERASE_AND_FAKE} [1].", "citations": [REFUSED],
+         "id": f"r{CLIPBOARD}one", "model": "gpt\x1b[31m-x", "question": "Is it\x9b2J safe?"},
+        {"response": "Metformin is first line.", "id": f"uncited{ERASE_AND_FAKE}\u2066x"},   # named in a note
+    ]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    db = tmp_path / "a.db"
+    audit = cli("audit", str(answers), "--db", str(db), "--no-archive", "--browser", "never", "-q")
+    assert audit.returncode == 0, audit.stderr
+    assert "cite no source (uncited<U+001B>[2K<U+000D><U+001B>[32m ✓ supported<U+001B>[0m<U+2066>x)" in audit.stderr
+    show = cli("show", "--db", str(db), "--full")
+    assert show.returncode == 0, show.stderr
+    for out in (audit.stdout, audit.stderr, show.stdout, show.stderr):
+        assert not any(c in out for c in RAW_CONTROLS), repr(out)
+    assert "== r<U+001B>]52;c;aGVsbG8=<U+0007>one [gpt<U+001B>[31m-x]" in show.stdout
+    assert "Q: Is it<U+009B>2J safe?" in show.stdout
+    assert "Aspirin <U+202E>enilesab<U+202C> thins the blood" in show.stdout
+    missing = cli("show", "--db", str(db), "--response", f"no{CLIPBOARD}such")   # echoed in the usage error
+    assert missing.returncode == 2 and "\x1b" not in missing.stderr and "no<U+001B>]52" in missing.stderr
+
+    report = tmp_path / "report.html"
+    assert cli("report", "--db", str(db), "-o", str(report)).returncode == 0
+    html = report.read_text(encoding="utf-8")
+    assert "\u202e" not in html and "\u2066" not in html
+    assert "Aspirin [U+202E]enilesab[U+202C] thins the blood" in html

@@ -23,6 +23,7 @@ from .common import (
     judge_options,
     open_store,
     run_config,
+    shown,
 )
 from .runs import audit_notes, headline_report, print_headline
 
@@ -158,7 +159,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 return EXIT_FAIL
         if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
             for s in loaded.skipped:
-                print(f"skipped {s.origin}: {s.problem}", file=sys.stderr)
+                print(f"skipped {shown(s.origin)}: {shown(s.problem)}", file=sys.stderr)
             n = len(loaded.skipped)
             err("nothing to audit: " + (f"{loaded.skipped[0].origin} was skipped (reason above)" if n == 1 else
                                         f"all {n} records of the input were skipped (reasons above)"))
@@ -171,7 +172,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         label = ", ".join(args.inputs)
         if not args.quiet:
             for note in loaded.notes:
-                print(f"note: {note}", file=sys.stderr)
+                print(f"note: {shown(note, lines=True)}", file=sys.stderr)
         from ..provenance import input_records
 
         inputs = input_records(args.inputs, args.stdin_text)   # each input file's SHA-256, as read
@@ -210,10 +211,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         print(run_id)
         for note in audit_notes(report):   # the headline, which says them, was not printed
-            print(f"sourcecheckup: note: {note}", file=sys.stderr)
+            print(f"sourcecheckup: note: {shown(note, lines=True)}", file=sys.stderr)
         warning = (report.get("audit_trail") or {}).get("judge_warning")
         if warning:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {shown(warning, lines=True)}", file=sys.stderr)
     hint = _all_refused_hint(report)
     if hint:
         print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
@@ -280,7 +281,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
             records.append((rid, statement, source, None))
     for _rid, _, _, problem in records:
         if problem:
-            print(f"warning: {problem}", file=sys.stderr)
+            print(f"warning: {shown(problem, lines=True)}", file=sys.stderr)
     try:
         judge = make_judge(args.judge, **judge_options(args))
     except construction_errors() as exc:

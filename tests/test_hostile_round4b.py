@@ -232,3 +232,45 @@ def test_ids_models_and_text_with_escapes_and_bidi_controls_print_as_code_points
     html = report.read_text(encoding="utf-8")
     assert "\u202e" not in html and "\u2066" not in html
     assert "Aspirin [U+202E]enilesab[U+202C] thins the blood" in html
+
+
+# -------------------------------------------------------------- 17. duplicate ids in linear time, each named
+
+def test_twenty_thousand_answers_sharing_an_id_are_renamed_in_linear_time_and_named_in_a_note(tmp_path):
+    from sourcecheckup.ingest import load_path
+    from sourcecheckup.ingest.records import unique_ids
+    from sourcecheckup.models import Response
+
+    def timed(ids: list[str]) -> float:
+        responses = [Response(id=i, text="Claim.", citations=(), origin=f"a.jsonl:{n}") for n, i in enumerate(ids, 1)]
+        started = time.perf_counter()
+        renamed = unique_ids(responses)
+        assert len({r.id for r in renamed}) == len(ids)
+        return time.perf_counter() - started
+
+    distinct = timed([f"a{i}" for i in range(20_000)])
+    shared = timed(["a"] * 20_000)
+    assert shared < 3 * distinct + 0.5, (shared, distinct)     # 31.9 s against 2.2 s before
+
+    path = tmp_path / "dup.jsonl"
+    path.write_text("\n".join(json.dumps({"response": f"Claim {i}.", "id": "same"}) for i in range(8)) + "\n")
+    result = load_path(path)
+    assert [r.id for r in result.responses][:3] == ["same", "same-2", "same-3"]
+    note = next(n for n in result.notes if "repeat the id" in n)
+    assert note.startswith("7 answer(s) repeat the id of an earlier answer")
+    assert "dup.jsonl:2 'same' -> 'same-2'" in note and "and 2 more" in note
+
+
+# -------------------------------------------------------------- 18. unclosed links in an answer
+
+def test_an_answer_of_unclosed_links_is_read_in_linear_time_and_closed_links_still_cite():
+    from sourcecheckup.ingest import load_text
+
+    hostile = ('<a href="x">' * 16_600)[:199_000]
+    started = time.perf_counter()
+    (response,) = load_text(json.dumps({"response": hostile, "citations": ["https://a.example/"]})).responses
+    assert time.perf_counter() - started < 3          # 17.6 s before (a lazy (.*?)</a> per unclosed <a)
+    text = ('Use <a href="https://a.example/nice">NICE NG136</a> <a href="y">unclosed and '
+            '<a href="https://b.example/who">the WHO</a>.')
+    (response,) = load_text(json.dumps({"response": text})).responses
+    assert response.citations == ("https://a.example/nice", "https://b.example/who")

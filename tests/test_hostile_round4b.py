@@ -274,3 +274,33 @@ def test_an_answer_of_unclosed_links_is_read_in_linear_time_and_closed_links_sti
             '<a href="https://b.example/who">the WHO</a>.')
     (response,) = load_text(json.dumps({"response": text})).responses
     assert response.citations == ("https://a.example/nice", "https://b.example/who")
+
+
+# -------------------------------------------------------------- 15. a table of very many columns
+
+def test_a_table_of_100000_columns_keeps_50_as_metadata_and_its_missing_column_error_is_short(tmp_path):
+    from sourcecheckup.ingest import IngestError, load_path
+
+    MAX_EXTRA_FIELDS = 50   # noqa: N806 - the cap of sourcecheckup.ingest.records, as the docs give it
+    n = 100_000
+    header = "response,citations," + ",".join(f"c{i}" for i in range(n))
+    rows = [f"Aspirin thins the blood {k} [1].,{REFUSED}," + ",".join("v" * 3000 if i == 0 else "v" for i in range(n))
+            for k in range(3)]
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join([header, *rows]) + "\n")
+    result = load_path(wide)
+    assert len(result.responses) == 3
+    for response in result.responses:
+        assert len(response.extra) == MAX_EXTRA_FIELDS
+        assert len(response.extra["c0"]) == 2001       # cut to MAX_EXTRA_VALUE_CHARS
+    note = next(n for n in result.notes if "MAX_EXTRA_FIELDS" in n)
+    assert f"{3 * (n - MAX_EXTRA_FIELDS):,} metadata field(s) left out in 3 answer(s)" in note
+
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text("\n".join([header.replace("response,", "reply,", 1), *rows]) + "\n")
+    with pytest.raises(IngestError) as caught:
+        load_path(unnamed)
+    message = str(caught.value)
+    assert len(message) < 1000, len(message)           # 8.9 MB for a million columns before
+    assert "has no column 'response' (its 100,002 columns: reply, citations, c0," in message
+    assert "and 99,982 more" in message

@@ -11,7 +11,17 @@ from ..models import Response, SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
 from .expert import EXPERT_KEYS, expert_reference
-from .records import IngestError, IngestResult, InputText, array_items, bad_byte, kind_of, parse_json
+from .records import (
+    MAX_EXTRA_FIELDS,
+    IngestError,
+    IngestResult,
+    InputText,
+    array_items,
+    bad_byte,
+    capped_extra,
+    kind_of,
+    parse_json,
+)
 
 _TEXT_KEYS = ("response", "answer", "text")
 
@@ -60,7 +70,9 @@ def parse_answer_record(obj: Mapping, origin: str, default_id: str) -> Response:
         raise IngestError(f"'id' is {kind_of(raw_id)}, expected text or a number")
     rid = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else default_id
     used = {text_key.split(".")[0], "citations", "question", "model", "id", *EXPERT_KEYS}
-    extra = {k: v for k, v in obj.items() if k not in used and isinstance(k, str) and _scalar(v)}
+    extra, dropped = capped_extra({k: v for k, v in obj.items() if k not in used and isinstance(k, str) and _scalar(v)})
+    if dropped:   # said on the answer itself, with the cap's name
+        extra["metadata_left_out"] = f"{dropped:,} field(s) past the first {MAX_EXTRA_FIELDS} (MAX_EXTRA_FIELDS)"
     expert = expert_reference(obj.get, lambda key: f"'{key}'")
     return build_response(text, structured, origin=origin, rid=rid, question=_optional_text(obj, "question"),
                   model=_optional_text(obj, "model"), extra=extra, expert=expert)

@@ -16,6 +16,40 @@ UNUSABLE_KEY = "unusable_citations"
 # but a 5 MB "answer" is a pasted document or a runaway model, not an answer to audit)
 MAX_ANSWER_CHARS = 200_000
 
+# an answer's metadata (unmapped CSV columns, other JSON fields, kept in Response.extra): a table of a
+# million columns kept every one for every row (1 GB of memory, a 48 MB database for 3 rows)
+MAX_EXTRA_FIELDS = 50
+MAX_EXTRA_VALUE_CHARS = 2_000
+# column names a message lists before "and N more"
+MAX_COLUMNS_NAMED = 20
+
+
+def capped_extra(extra: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """The first MAX_EXTRA_FIELDS metadata fields, each value cut to MAX_EXTRA_VALUE_CHARS, and how many
+    fields were left out."""
+    kept: dict[str, Any] = {}
+    for key, value in extra.items():
+        if len(kept) == MAX_EXTRA_FIELDS:
+            break
+        if isinstance(value, str) and len(value) > MAX_EXTRA_VALUE_CHARS:
+            value = value[:MAX_EXTRA_VALUE_CHARS] + "…"
+        kept[str(key)[:200]] = value
+    return kept, max(0, len(extra) - len(kept))
+
+
+def extra_note(where: str, left_out: int, answers: int) -> str:
+    return (f"{where}: {left_out:,} metadata field(s) left out in {answers:,} answer(s): only the first "
+            f"{MAX_EXTRA_FIELDS} unmapped fields of an answer are kept (MAX_EXTRA_FIELDS), each cut to "
+            f"{MAX_EXTRA_VALUE_CHARS:,} characters (MAX_EXTRA_VALUE_CHARS)")
+
+
+def named_columns(header: list[str]) -> str:
+    """A table's column names for a message: the first MAX_COLUMNS_NAMED, each cut, then how many more."""
+    names = [h.strip()[:40] + ("…" if len(h.strip()) > 40 else "") for h in header[:MAX_COLUMNS_NAMED]]
+    more = len(header) - len(names)
+    return ", ".join(names) + (f" and {more:,} more" if more > 0 else "")
+
+
 # a .docx's parts, uncompressed, together: a zip bomb (a 3.7 MB file holding a 1.5 GB document.xml)
 # is refused from its directory before any part is inflated (zipfile reads no more than a part declares)
 MAX_DOCX_UNCOMPRESSED = 100 * 1024 * 1024

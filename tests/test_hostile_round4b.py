@@ -304,3 +304,48 @@ def test_a_table_of_100000_columns_keeps_50_as_metadata_and_its_missing_column_e
     assert len(message) < 1000, len(message)           # 8.9 MB for a million columns before
     assert "has no column 'response' (its 100,002 columns: reply, citations, c0," in message
     assert "and 99,982 more" in message
+
+
+# -------------------------------------------------------------- 21. an unknown label; a file not yet a database
+
+def test_a_verdict_row_with_an_unknown_label_reads_as_unreadable_in_runs_and_show(tmp_path):
+    import sqlite3
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "a.txt").write_text("Aspirin thins the blood. It is an antiplatelet drug.")
+    (pack / "sources.json").write_text(json.dumps({"https://a.example/x": "a.txt"}))
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"response": "Aspirin thins the blood [1].", "citations": ["https://a.example/x"],
+                                   "id": "v1"}) + "\n")
+    db = tmp_path / "a.db"
+    p = cli("audit", str(answers), "--db", str(db), "--sources", str(pack), "--no-archive", "--browser", "never",
+            "-q", "--no-references")
+    assert p.returncode == 0, p.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("UPDATE verdicts SET label = 'bogus'").rowcount == 1
+    for command in ("runs", "show"):
+        p = cli(command, "--db", str(db))
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert "1 verdict row(s) could not be read (unreadable verdict row: its label 'bogus'" in p.stderr
+    assert "judge_error" in cli("show", "--db", str(db)).stdout
+
+
+@pytest.mark.parametrize("content", [b"", b"sqlite of another program"])
+def test_a_reading_command_on_a_file_not_yet_a_database_says_so_and_leaves_it_untouched(tmp_path, content):
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    if content:
+        with sqlite3.connect(path) as conn:   # someone else's SQLite database
+            conn.execute("CREATE TABLE notes (text TEXT)")
+        conn.close()
+    else:
+        path.write_bytes(b"")
+    before = path.read_bytes()
+    for args in (("runs",), ("show",), ("report", "-o", str(tmp_path / "r.json"))):
+        p = cli(*args, "--db", str(path))
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert f"{path} is not a SourceCheckup database" in p.stderr and "left as it is" in p.stderr
+    assert path.read_bytes() == before
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["other.db"]

@@ -111,12 +111,15 @@ def open_store(args: argparse.Namespace, create: bool = False, reading: bool = F
     """The run database; only commands that write runs (``create``) may start a new one. A reading
     command opens a database it cannot write (a read-only mount) read-only; a writing one is told
     that the database is read-only."""
-    from ..store import Store, StoreError, default_db_path
+    from ..store import Store, StoreError, default_db_path, not_yet_a_database
 
     path = Path(args.db) if args.db else default_db_path()
     if not create and not path.exists():
         raise UsageError(f"{path}: no such database (audit something first with `sourcecheckup audit`, "
                          "or name an existing one with --db PATH)")
+    if reading and path.is_file() and (why := not_yet_a_database(path)):
+        raise UsageError(f"{path} is not a SourceCheckup database ({why}); it is left as it is: name a database "
+                         "written by `sourcecheckup audit` with --db")
     try:
         store = Store(path, read_only=None if reading else False)
     except StoreError as exc:

@@ -134,6 +134,16 @@ def print_usage(store: Any, run_id: str, out: Any = None) -> None:
               file=out or sys.stdout)
 
 
+def unreadable_rows_warning(data: Any) -> None:
+    """Say on stderr when a run's verdict rows hold a label SourceCheckup never writes (read as judge errors)."""
+    from ..store.columns import UNREADABLE_ROW
+
+    rows = [v for vs in data.verdicts.values() for v in vs if UNREADABLE_ROW in v.verdict.flags]
+    if rows:
+        print(f"sourcecheckup: warning: run {data.run.id}: {len(rows)} verdict row(s) could not be read "
+              f"({shown(rows[0].verdict.rationale)}); the database was damaged or edited", file=sys.stderr)
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..metrics import headline
 
@@ -147,7 +157,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.json:
         out = []
         for run in runs:
-            m = headline(store.load_run(run.id))
+            data = store.load_run(run.id)
+            unreadable_rows_warning(data)
+            m = headline(data)
             out.append({"id": run.id, "created_at": run.created_at, "status": status(run),
                         **({"resume": resume_command(store, run.id)} if run.id in interrupted else {}),
                         "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
@@ -163,7 +175,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'run':<18} {'created':<20} {'status':<11} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
           f"{'unused':>7}  judge / input")
     for run in runs:
-        m = headline(store.load_run(run.id))
+        data = store.load_run(run.id)
+        unreadable_rows_warning(data)
+        m = headline(data)
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
         ex = c.get("excluded") or {}
@@ -205,6 +219,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         data = store.load_run(run_id)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
+    unreadable_rows_warning(data)
     assessed = assess_run(data)
     if args.response and not any(r.rid == args.response for r in assessed):
         known = [r.rid for r in assessed]

@@ -349,3 +349,28 @@ def test_a_reading_command_on_a_file_not_yet_a_database_says_so_and_leaves_it_un
         assert f"{path} is not a SourceCheckup database" in p.stderr and "left as it is" in p.stderr
     assert path.read_bytes() == before
     assert sorted(f.name for f in tmp_path.iterdir()) == ["other.db"]
+
+
+# -------------------------------------------------------------- 24. a lookalike host
+
+def test_a_lookalike_host_is_shown_with_its_punycode_and_a_warning_in_show_and_the_html_report(tmp_path):
+    from sourcecheckup.urls import host_note
+
+    lookalike = "https://www.nh\u0455.uk/conditions/aspirin/"     # a Cyrillic ѕ
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "a.txt").write_text("Aspirin thins the blood.")
+    (pack / "sources.json").write_text(json.dumps({lookalike: "a.txt"}))
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"response": "Aspirin thins the blood [1].", "citations": [lookalike]}) + "\n")
+    db = tmp_path / "a.db"
+    p = cli("audit", str(answers), "--db", str(db), "--sources", str(pack), "--no-archive", "--browser", "never",
+            "-q", "--no-references")
+    assert p.returncode == 0, p.stderr
+    warning = "host www.xn--nh-foc.uk; ⚠ lookalike host: 'nh\u0455' mixes Cyrillic and Latin letters"
+    assert f"S1: {lookalike} [{warning}]" in cli("show", "--db", str(db)).stdout
+    report = tmp_path / "r.html"
+    assert cli("report", "--db", str(db), "-o", str(report)).returncode == 0
+    assert warning.replace("'", "&#39;") in report.read_text(encoding="utf-8")
+    assert host_note("www.nhs.uk") == ""                                      # ASCII: nothing to add
+    assert host_note("пример.рф") == "host xn--e1afmkfd.xn--p1ai"             # one script: punycode, no warning

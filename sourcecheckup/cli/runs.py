@@ -227,6 +227,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                          + ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
                          + ")")
     from ..report import build_report
+    from ..urls import url_with_host_note
 
     print_headline(build_report(store, data.run.id, data=data))
     print_usage(store, data.run.id)
@@ -244,7 +245,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         for i, url in enumerate(r.urls, 1):
             src = data.sources.get(url)
             outcome = src.source.status.plain if src else "not fetched"
-            print(f"   S{i}: {shown(url)}  [{outcome}]"
+            print(f"   S{i}: {shown(url_with_host_note(url))}  [{outcome}]"
                   + (f" {shown(','.join(src.source.flags))}" if src and src.source.flags else ""))
         header = "   " + " ".join(f"S{i:<3}" for i in range(1, len(r.urls) + 1))
         print(header + "  status              statement")

@@ -67,6 +67,18 @@ def neutral_bidi(value: Any) -> Any:
     return type(value)(out) if hasattr(value, "__html__") else out
 
 
+def _host_note(value: Any) -> str:
+    """A URL's or a host's punycode form and lookalike warning (urls.host_note), "" when it is ASCII."""
+    from ..urls import host_note
+
+    text = "" if value is None else str(value)
+    try:
+        host = (urlsplit(text.strip()).hostname or "") if "://" in text else text
+    except ValueError:
+        return ""
+    return host_note(host)
+
+
 def _environment():
     import jinja2
 
@@ -77,6 +89,7 @@ def _environment():
     env.filters["num"] = _num
     env.filters["clip"] = _clip
     env.filters["httpurl"] = http_url
+    env.filters["hostnote"] = _host_note
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     return env
 

@@ -180,7 +180,7 @@ def check_docx_size(data: bytes) -> None:
     except zipfile.BadZipFile:
         return   # python-docx names the damage
     if total > MAX_DOCX_UNCOMPRESSED:
-        raise IngestError(f"the Word document inflates to {total / 1e6:,.0f} MB, over the cap of "
+        raise IngestError(f"the Word document inflates to {total / (1024 * 1024):,.0f} MB, over the cap of "
                           f"{MAX_DOCX_UNCOMPRESSED // (1024 * 1024)} MB (MAX_DOCX_UNCOMPRESSED): a zip bomb "
                           "or a document too large to audit as one answer; not read")
 

@@ -302,7 +302,7 @@ def test_a_table_of_100000_columns_keeps_50_as_metadata_and_its_missing_column_e
         load_path(unnamed)
     message = str(caught.value)
     assert len(message) < 1000, len(message)           # 8.9 MB for a million columns before
-    assert "has no column 'response' (its 100,002 columns: reply, citations, c0," in message
+    assert "has no column 'response' (its columns: reply, citations, c0," in message
     assert "and 99,982 more" in message
 
 

@@ -62,8 +62,7 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
     text_i = _column(header, mapping.text_col, defaults.text_col, ("answer", "text"))
     if text_i is None:
         raise IngestError(
-            f"{src.name} has no column '{mapping.text_col[:80]}' (its {len(header):,} columns: "
-            f"{named_columns(header)}); "
+            f"{src.name} has no column '{mapping.text_col[:80]}' (its columns: {named_columns(header)}); "
             "name the answer column in the column mapping"
         )
     cols = {

@@ -374,3 +374,19 @@ def test_a_lookalike_host_is_shown_with_its_punycode_and_a_warning_in_show_and_t
     assert warning.replace("'", "&#39;") in report.read_text(encoding="utf-8")
     assert host_note("www.nhs.uk") == ""                                      # ASCII: nothing to add
     assert host_note("пример.рф") == "host xn--e1afmkfd.xn--p1ai"             # one script: punycode, no warning
+
+
+def test_the_apps_domain_column_shows_a_lookalike_hosts_punycode_and_warning():
+    pytest.importorskip("PySide6")
+    from PySide6.QtCore import Qt
+
+    from sourcecheckup.views.sources import SourceSummary
+    from ui.models import SourcesModel
+
+    model = SourcesModel()
+    model.set_rows([SourceSummary(url, domain, "", None, "not fetched yet", "", (), None, None)
+                    for url, domain in (("https://nh\u0455.uk/a", "nh\u0455.uk"), ("https://nhs.uk/a", "nhs.uk"))])
+    column = [name for name, _ in SourcesModel.columns].index("Domain")
+    shown = [model.data(model.index(row, column), Qt.ItemDataRole.DisplayRole) for row in (0, 1)]
+    assert shown == ["nh\u0455.uk [host xn--nh-foc.uk; ⚠ lookalike host: 'nh\u0455' mixes Cyrillic and Latin letters]",
+                     "nhs.uk"]

@@ -131,6 +131,63 @@ def parser_probes() -> None:
            took, 5.0, peak.peak, None, skipped and not result.responses)
 
 
+def ingest_probes(tmp: Path) -> None:
+    """Issue 42: inputs that loop, nest, inflate, widen or repeat; each ends within its cap, the bad
+    record skipped with the cap named, the good ones read."""
+    import zipfile
+
+    from sourcecheckup.ingest import load_path
+    from sourcecheckup.ingest.records import MAX_DOCX_UNCOMPRESSED, MAX_EXTRA_FIELDS, unique_ids
+
+    def probe(name: str, cap_s: float, run: Any, check: Any) -> None:
+        with Peak() as peak:
+            started = time.monotonic()
+            result = run()
+            took = time.monotonic() - started
+        ok, outcome = check(result)
+        record(name, outcome[:90], took, cap_s, peak.peak, None, ok)
+
+    def said(result: Any, words: str) -> tuple[bool, str]:
+        problems = [s.problem for s in result.skipped]
+        hit = next((p for p in problems if words in p), None)
+        return hit is not None and bool(result.responses), f"{len(result.responses)} read; " + (hit or "NOT named")
+
+    good = json.dumps({"response": "Aspirin thins the blood [1].", "citations": ["https://a.example/"]})
+    loop = tmp / "conversations.json"
+    loop.write_text(json.dumps([{"title": "Loops", "mapping": {
+        "r": {"id": "r", "parent": None, "children": ["a"]},
+        "a": {"id": "a", "parent": "r", "children": ["r"], "message": {"author": {"role": "assistant"},
+                                                                       "content": {"parts": ["Yes."]}}}}},
+        {"title": "Fine", "mapping": {"q": {"id": "q", "parent": None, "children": [], "message": {
+            "author": {"role": "assistant"}, "content": {"parts": ["Metformin is first line."]}}}}}]))
+    probe("ChatGPT export whose tree loops", 5.0, lambda: load_path(loop), lambda r: said(r, "loops"))
+    deep = tmp / "deep.jsonl"
+    deep.write_text(f'{good}\n{{"response": "x", "x": {"[" * 990}{"]" * 990}}}\n{good}\n')
+    probe("JSONL line nested 990 deep", 5.0, lambda: load_path(deep), lambda r: said(r, "MAX_JSON_DEPTH"))
+    bomb = tmp / "bomb.docx"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("word/document.xml", "w", force_zip64=True) as out:
+            for _ in range(MAX_DOCX_UNCOMPRESSED // (1 << 20) + 20):
+                out.write(b"<!--" + b" " * (1 << 20) + b"-->")
+    probe(".docx zip bomb (120 MB inflated)", 5.0, lambda: load_path(bomb),
+          lambda r: (bool(r.skipped) and "MAX_DOCX_UNCOMPRESSED" in r.skipped[0].problem,
+                     r.skipped[0].problem if r.skipped else "NOT skipped"))
+    wide = tmp / "wide.csv"
+    n = 1_000_000
+    wide.write_text("response," + ",".join(f"c{i}" for i in range(n)) + "\n"
+                    + "\n".join(f"Claim {k} https://a.example/," + "v," * (n - 1) + "v" for k in range(3)) + "\n")
+    probe("CSV of a million columns", 20.0, lambda: load_path(wide),
+          lambda r: (all(len(x.extra) <= MAX_EXTRA_FIELDS for x in r.responses) and len(r.responses) == 3,
+                     f"{len(r.responses)} read, at most {max(len(x.extra) for x in r.responses)} fields kept"))
+    same = [Response(id="a", text="x", citations=()) for _ in range(20_000)]
+    probe("20,000 answers sharing an id", 3.0, lambda: unique_ids(same),
+          lambda r: (len({x.id for x in r}) == len(r), f"{len({x.id for x in r}):,} distinct ids"))
+    unclosed = ('<a href="x">' * 16_600)[:199_000]
+    probe("199 KB answer of unclosed <a href>", 3.0,
+          lambda: load_text(json.dumps({"response": unclosed, "citations": ["https://a.example/"]})),
+          lambda r: (len(r.responses) == 1, f"{len(r.responses)} answer read"))
+
+
 def _open(path: str) -> str:
     from sourcecheckup.store import Store
 
@@ -196,6 +253,8 @@ async def main_async(args: argparse.Namespace) -> int:
         parser_probes()
         with tempfile.TemporaryDirectory() as tmp:
             store_probe(Path(tmp))
+        with tempfile.TemporaryDirectory() as tmp:
+            ingest_probes(Path(tmp))
         if not args.quick:
             await websocket_probe(base)
     finally:

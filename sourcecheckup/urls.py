@@ -180,3 +180,46 @@ def domain_of(url: str) -> str:
     except (ValueError, AttributeError):
         return ""
     return host[4:] if host.startswith("www.") else host
+
+
+def _script(ch: str) -> str:
+    """A letter's script as its Unicode name begins ("LATIN", "CYRILLIC", "GREEK"); "" for a non-letter."""
+    if not ch.isalpha():
+        return ""
+    import unicodedata
+
+    return unicodedata.name(ch, "?").split(" ")[0]
+
+
+def host_note(host: str) -> str:
+    """What to show beside a host written in other than ASCII, as browsers do: its punycode (xn--) form,
+    and a warning when one of its labels mixes scripts ("www.nhѕ.uk", a Cyrillic ѕ: a lookalike of
+    www.nhs.uk); "" for an ASCII host. The one rule every display of a host or URL uses."""
+    if not host or host.isascii():
+        return ""
+    try:
+        import idna
+
+        ascii_form = idna.encode(host, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError, ValueError):
+        try:
+            ascii_form = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            ascii_form = "not a valid international name"
+    mixed = []
+    for label in host.split("."):
+        scripts = sorted({s for s in map(_script, label) if s})
+        if len(scripts) > 1:
+            mixed.append(f"'{label}' mixes {' and '.join(s.title() for s in scripts)} letters")
+    warning = f"; ⚠ lookalike host: {', '.join(mixed)}" if mixed else ""
+    return f"host {ascii_form}{warning}"
+
+
+def url_with_host_note(url: str) -> str:
+    """The URL as written, with :func:`host_note` after it in brackets when its host is not ASCII."""
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except (ValueError, AttributeError):
+        return url
+    note = host_note(host)
+    return f"{url} [{note}]" if note else url

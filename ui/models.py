@@ -16,6 +16,7 @@ from sourcecheckup.metrics import percent
 from sourcecheckup.models import Label
 from sourcecheckup.references.metrics import is_retracted
 from sourcecheckup.review.sample import SamplePair
+from sourcecheckup.urls import host_note
 from sourcecheckup.views.benchmark import BenchModelRow
 from sourcecheckup.views.matrix import MatrixCell, SupportMatrix, verdict_word
 from sourcecheckup.views.references import RETRACTED_MARK, reference_detail
@@ -162,7 +163,7 @@ class SourcesModel(_RowModel[SourceSummary]):
     columns = (
         ("#", lambda s: None),
         ("URL", lambda s: s.url),
-        ("Domain", lambda s: s.domain),
+        ("Domain", lambda s: s.domain + (f" [{note}]" if (note := host_note(s.domain)) else "")),   # lookalikes
         ("Title", lambda s: s.title),
         ("Outcome", lambda s: s.outcome),
         ("Notes", lambda s: s.note_text),

@@ -23,6 +23,7 @@ from .common import (
     judge_options,
     open_store,
     run_config,
+    shown,
 )
 from .runs import audit_notes, headline_report, print_headline
 
@@ -112,13 +113,17 @@ async def _start_split(audit: Any, loaded: Any, label: str, split: tuple[int, in
 def cmd_audit(args: argparse.Namespace) -> int:
     from ..config import RunConfig
     from ..pipeline import Audit
-    from ..report import write_report
+    from ..report import ReportTargetError, check_report_target
 
     if not args.inputs and not args.resume:
         raise UsageError("give an input file or folder, '-' for standard input, or --resume RUN")
     for rep in args.report or []:
         if Path(rep).suffix.lower() not in (".json", ".csv", ".html", ".pdf", ".xlsx"):
             raise UsageError(f"--report {rep}: use a .json, .csv, .html, .pdf or .xlsx file name")
+        try:
+            check_report_target(rep)   # said before the audit, not after its work
+        except ReportTargetError as exc:
+            raise UsageError(f"--report: {exc}") from exc
     progress = ProgressPrinter(args.quiet)
     if args.resume:
         store = open_store(args, create=False)
@@ -154,7 +159,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 return EXIT_FAIL
         if not loaded.responses:   # every record skipped: an empty audit would look like a clean one
             for s in loaded.skipped:
-                print(f"skipped {s.origin}: {s.problem}", file=sys.stderr)
+                print(f"skipped {shown(s.origin)}: {shown(s.problem)}", file=sys.stderr)
             n = len(loaded.skipped)
             err("nothing to audit: " + (f"{loaded.skipped[0].origin} was skipped (reason above)" if n == 1 else
                                         f"all {n} records of the input were skipped (reasons above)"))
@@ -167,7 +172,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         label = ", ".join(args.inputs)
         if not args.quiet:
             for note in loaded.notes:
-                print(f"note: {note}", file=sys.stderr)
+                print(f"note: {shown(note, lines=True)}", file=sys.stderr)
         from ..provenance import input_records
 
         inputs = input_records(args.inputs, args.stdin_text)   # each input file's SHA-256, as read
@@ -200,22 +205,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
             err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
         return EXIT_FAIL
     report = headline_report(store, run_id)
-    for rep in args.report or []:
-        warnings: list[str] = []
-        path = write_report(store, run_id, rep, warnings=warnings)
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        if not args.quiet:
-            print(f"report written to {path}", file=sys.stderr)
+    unwritten = _write_reports(args, store, run_id)
     if not args.quiet:
         print_headline(report)
     else:
         print(run_id)
         for note in audit_notes(report):   # the headline, which says them, was not printed
-            print(f"sourcecheckup: note: {note}", file=sys.stderr)
+            print(f"sourcecheckup: note: {shown(note, lines=True)}", file=sys.stderr)
         warning = (report.get("audit_trail") or {}).get("judge_warning")
         if warning:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {shown(warning, lines=True)}", file=sys.stderr)
     hint = _all_refused_hint(report)
     if hint:
         print(f"sourcecheckup: hint: {hint}", file=sys.stderr)
@@ -224,7 +223,31 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"sourcecheckup: warning: {judge_error_note(counts)}", file=sys.stderr)
     if counts.get("verdicts") and counts.get("judge_errors") == counts.get("verdicts"):
         return EXIT_FAIL      # a run whose every verdict failed is not a completed audit
-    return EXIT_OK
+    return EXIT_FAIL if unwritten else EXIT_OK
+
+
+def _write_reports(args: argparse.Namespace, store: Any, run_id: str) -> int:
+    """Each --report of a finished run; one that cannot be written is said with how to write it again,
+    for the audit's work is stored. Returns how many could not be written."""
+    from ..report import write_report
+    from ..report.pdf import PdfError
+
+    unwritten = 0
+    for rep in args.report or []:
+        warnings: list[str] = []
+        try:
+            path = write_report(store, run_id, rep, warnings=warnings)
+        except (ValueError, OSError, PdfError) as exc:
+            unwritten += 1
+            reason = str(exc) if isinstance(exc, ValueError) else f"cannot write the report to {rep}: {exc}"
+            err(f"{reason}. The audit itself is stored as run {run_id} in "
+                f"{store.path}; write the report with: sourcecheckup report {run_id} --db {store.path} -o FILE")
+            continue
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if not args.quiet:
+            print(f"report written to {path}", file=sys.stderr)
+    return unwritten
 
 
 def cmd_verify_pairs(args: argparse.Namespace) -> int:
@@ -258,7 +281,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
             records.append((rid, statement, source, None))
     for _rid, _, _, problem in records:
         if problem:
-            print(f"warning: {problem}", file=sys.stderr)
+            print(f"warning: {shown(problem, lines=True)}", file=sys.stderr)
     try:
         judge = make_judge(args.judge, **judge_options(args))
     except construction_errors() as exc:

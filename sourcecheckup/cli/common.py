@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,22 @@ class UsageError(Exception):
     """Bad usage: reported with exit code 2."""
 
 
+# What a terminal acts on instead of showing: C0 and C1 controls (ESC starts ANSI and OSC sequences: a
+# line erased, a fake "✓ supported" drawn, the clipboard written by OSC 52) and the bidi controls that
+# reorder what follows them (U+202E makes "gpj.exe" read "exe.jpg").
+_UNSHOWABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSHOWABLE_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: Any, lines: bool = False) -> str:
+    """Text from an answer, a page, a model or a file, made safe to print: every control character and
+    bidi control written as its code point (``<U+001B>``, ``<U+202E>``). ``lines``: newlines are kept
+    (a message of several lines); else a newline is shown too, so a one-line field draws no line of its own.
+    Every place the command line prints such text goes through here."""
+    pattern = _UNSHOWABLE_KEEP_LINES if lines else _UNSHOWABLE
+    return pattern.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", str(text))
+
+
 # ----------------------------------------------------------------------------- progress
 
 
@@ -53,7 +70,7 @@ class ProgressPrinter:
     def __call__(self, ev: ProgressEvent) -> None:
         if ev.kind in (EventKind.SKIPPED, EventKind.WARNING):   # quiet hides progress, never a warning
             self._clear()
-            print(f"warning: {ev.message}", file=self.stream)
+            print(f"warning: {shown(ev.message, lines=True)}", file=self.stream)
             return
         if self.quiet:
             return
@@ -87,19 +104,22 @@ class ProgressPrinter:
 
 
 def err(msg: str) -> None:
-    print(f"sourcecheckup: error: {msg}", file=sys.stderr)
+    print(f"sourcecheckup: error: {shown(msg, lines=True)}", file=sys.stderr)
 
 
 def open_store(args: argparse.Namespace, create: bool = False, reading: bool = False):
     """The run database; only commands that write runs (``create``) may start a new one. A reading
     command opens a database it cannot write (a read-only mount) read-only; a writing one is told
     that the database is read-only."""
-    from ..store import Store, StoreError, default_db_path
+    from ..store import Store, StoreError, default_db_path, not_yet_a_database
 
     path = Path(args.db) if args.db else default_db_path()
     if not create and not path.exists():
         raise UsageError(f"{path}: no such database (audit something first with `sourcecheckup audit`, "
                          "or name an existing one with --db PATH)")
+    if reading and path.is_file() and (why := not_yet_a_database(path)):
+        raise UsageError(f"{path} is not a SourceCheckup database ({why}); it is left as it is: name a database "
+                         "written by `sourcecheckup audit` with --db")
     try:
         store = Store(path, read_only=None if reading else False)
     except StoreError as exc:

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from .common import EXIT_OK, UsageError, open_store, pick_run
+from .common import EXIT_OK, UsageError, open_store, pick_run, shown
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -107,7 +107,8 @@ def cmd_grader_score(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'response':<24} {'model':<28} {'P(good)':>8}  grade")
     for s in scored:
-        print(f"{s.response_id[:24]:<24} {s.model[:28]:<28} {s.score:8.3f}  {s.grade.value if s.grade else '-'}")
+        grade = s.grade.value if s.grade else "-"
+        print(f"{shown(s.response_id[:24]):<24} {shown(s.model[:28]):<28} {s.score:8.3f}  {grade}")
     where = f"stored in {store.path} as {grader.id}" if save else "not stored (the database is read-only)"
     print(f"{len(scored)} answer(s) scored by {grader.id}; {where}")
     if agreement["n"]:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_OK, UsageError
+from .common import EXIT_OK, UsageError, shown
 from .runs import headline_report, print_headline
 
 
@@ -63,8 +63,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
           f"{result.responses} responses, {result.statements} statements, {result.verdicts} verdicts, "
           f"{result.sources_copied} sources copied, {result.sources_shared} identical ones stored once")
     for line in result.differences:
-        print(f"warning: merged despite: {line}", file=sys.stderr)
+        print(f"warning: merged despite: {shown(line, lines=True)}", file=sys.stderr)
     for line in result.source_conflicts:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {shown(line, lines=True)}", file=sys.stderr)
     print_headline(headline_report(store, result.run_id))
     return EXIT_OK

@@ -16,7 +16,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, open_store, pick_run
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, open_store, pick_run, shown
 
 # the Retraction Watch data as Crossref publishes it (openly, updated daily)
 RETRACTION_WATCH_URL = "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
@@ -93,9 +93,9 @@ def cmd_references(args: argparse.Namespace) -> int:
     store = open_store(args)
     run_id = pick_run(store, args.run)
     checks = store.reference_checks(run_id)
-    shown = {url: c for url, c in checks.items() if not args.problems or is_problem(c)}
+    listed = {url: c for url, c in checks.items() if not args.problems or is_problem(c)}
     if args.json:
-        print(json.dumps({"run": run_id, "references": [{"citation": url, **c.to_dict()} for url, c in shown.items()]},
+        print(json.dumps({"run": run_id, "references": [{"citation": url, **c.to_dict()} for url, c in listed.items()]},
                          indent=2, ensure_ascii=False))
         return EXIT_OK
     if not checks:
@@ -103,18 +103,18 @@ def cmd_references(args: argparse.Namespace) -> int:
               "written reference)")
         return EXIT_OK
     rows = [(c.status.value, notices_text(c), plain(url, None if args.full else 60),
-             plain(c.evidence, None if args.full else 200)) for url, c in shown.items()]
+             plain(c.evidence, None if args.full else 200)) for url, c in listed.items()]
     header = ("STATUS", "NOTICES", "CITATION", "EVIDENCE")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     for row in [header, *rows]:   # one row per checked citation
-        print("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[3])
+        print(shown("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths)) + "  " + row[3]))
     counts: dict[str, int] = {}
     for c in checks.values():
         counts[c.status.value] = counts.get(c.status.value, 0) + 1
     retracted = sum(1 for c in checks.values() if c.retracted)
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     print(f"run {run_id}: {len(checks)} references checked: {summary}; {retracted} retracted or withdrawn"
-          + (f" ({len(shown)} shown)" if args.problems else ""))
+          + (f" ({len(listed)} shown)" if args.problems else ""))
     return EXIT_OK
 
 

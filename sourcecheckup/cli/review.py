@@ -8,7 +8,17 @@ import os
 import sys
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, ProgressPrinter, UsageError, construction_errors, err, open_store, pick_run
+from .common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    ProgressPrinter,
+    UsageError,
+    construction_errors,
+    err,
+    open_store,
+    pick_run,
+    shown,
+)
 
 
 def cmd_review_sample(args: argparse.Namespace) -> int:
@@ -47,7 +57,7 @@ def cmd_review_import(args: argparse.Namespace) -> int:
     except SampleError as exc:
         raise UsageError(str(exc)) from None
     for e in result.errors:
-        print(f"skipped: {e}", file=sys.stderr)
+        print(f"skipped: {shown(e, lines=True)}", file=sys.stderr)
     grades = f" and {result.grades} answer grade(s)" if result.grades else ""
     print(f"imported {result.imported} review(s){grades} by {args.reviewer.strip()}; {result.unlabelled} row(s) "
           f"without a label; {len(result.errors)} row(s) skipped"
@@ -91,11 +101,11 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     print(f"run {run_id}: {len(rows)} suggestion(s): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     for row in rows:
         print(f"\n#{row.pk} {labels.get(row.statement_pk, '?')} [{row.status.value}, {row.decision.value}] "
-              f"against {row.url}")
-        print(f"   - {row.original}")
-        print(f"   + {row.suggested}" if row.suggested else "   + (delete the statement)")
+              f"against {shown(row.url)}")
+        print(f"   - {shown(row.original)}")
+        print(f"   + {shown(row.suggested)}" if row.suggested else "   + (delete the statement)")
         if row.quote:
-            print(f"     quote: \"{row.quote}\"")
+            print(f"     quote: \"{shown(row.quote)}\"")
     print(f"\naccept or reject: sourcecheckup cleanup {run_id} --accept ID --reject ID; "
           f"then: sourcecheckup revised {run_id} --response RESPONSE")
     return EXIT_OK
@@ -118,15 +128,15 @@ def cmd_revised(args: argparse.Namespace) -> int:
                                        "before": a.before, "after": a.after} for a in revised.applied]},
                          indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(revised.revised)
+    print(shown(revised.revised, lines=True))
     if not revised.applied:
         print(f"\n(no accepted suggestions for {revised.response_id}: accept some with "
               f"`sourcecheckup cleanup {run_id} --accept ID`, or add --accept-verified)", file=sys.stderr)
     else:
         print(f"\n{len(revised.applied)} change(s):", file=sys.stderr)
         for a in revised.applied:
-            print(f"  #{a.suggestion_pk} [{a.status.value}] - {a.before}\n{'':>{len(str(a.suggestion_pk)) + 4}}"
-                  f"[{a.kind.value}] + {a.after or '(removed)'}", file=sys.stderr)
+            print(f"  #{a.suggestion_pk} [{a.status.value}] - {shown(a.before)}\n{'':>{len(str(a.suggestion_pk)) + 4}}"
+                  f"[{a.kind.value}] + {shown(a.after or '(removed)')}", file=sys.stderr)
     for pk in revised.unplaced:
         print(f"  #{pk} could not be placed: its statement has no position in the answer", file=sys.stderr)
     return EXIT_OK

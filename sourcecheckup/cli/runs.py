@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, open_store, pick_run
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, open_store, pick_run, shown
 
 
 def print_headline(report: dict[str, Any], out: Any = None) -> None:
@@ -37,9 +37,9 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
         if key not in m:
             continue
         note = left_out.get(key, "")
-        shown = f" · {note}" if note and (note != "leaves out nothing" or key in ("statement_support",
+        said = f" · {note}" if note and (note != "leaves out nothing" or key in ("statement_support",
                                                                                    "response_support")) else ""
-        print(f"  {label:<24} {fmt(key)}{shown}", file=out)
+        print(f"  {label:<24} {fmt(key)}{said}", file=out)
     print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} (verdicts) · "
           f"judges disagree {c.get('judges_disagree', 0)} (claims) · skipped records {c['skipped_records']}",
           file=out)
@@ -52,7 +52,7 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
     if trail.get("judge_versions"):
         print(f"  judge version            {trail['judge_versions']}", file=out)
     if trail.get("judge_warning"):
-        print(f"  WARNING: {trail['judge_warning']}", file=out)
+        print(f"  WARNING: {shown(trail['judge_warning'], lines=True)}", file=out)
     note = partial_run_note(c)
     if note:
         print(f"  {note}", file=out)
@@ -60,7 +60,7 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
     if loud:
         print(f"sourcecheckup: warning: {loud}", file=sys.stderr)
     for note in audit_notes(report):
-        print(f"sourcecheckup: note: {note}", file=sys.stderr)
+        print(f"sourcecheckup: note: {shown(note, lines=True)}", file=sys.stderr)
 
 
 def audit_notes(report: dict[str, Any]) -> list[str]:
@@ -130,8 +130,18 @@ def print_usage(store: Any, run_id: str, out: Any = None) -> None:
             continue
         cost = ("cost unknown (model not in resources/prices.json)" if u["cost_usd"] is None
                 else f"estimated ${u['cost_usd']:.4f}")
-        print(f"  {judge_id}: {u['calls']} calls, {u['tokens_in']:,} tokens in, {u['tokens_out']:,} out, {cost}",
+        print(f"  {shown(judge_id)}: {u['calls']} calls, {u['tokens_in']:,} tokens in, {u['tokens_out']:,} out, {cost}",
               file=out or sys.stdout)
+
+
+def unreadable_rows_warning(data: Any) -> None:
+    """Say on stderr when a run's verdict rows hold a label SourceCheckup never writes (read as judge errors)."""
+    from ..store.columns import UNREADABLE_ROW
+
+    rows = [v for vs in data.verdicts.values() for v in vs if UNREADABLE_ROW in v.verdict.flags]
+    if rows:
+        print(f"sourcecheckup: warning: run {data.run.id}: {len(rows)} verdict row(s) could not be read "
+              f"({shown(rows[0].verdict.rationale)}); the database was damaged or edited", file=sys.stderr)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -147,7 +157,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.json:
         out = []
         for run in runs:
-            m = headline(store.load_run(run.id))
+            data = store.load_run(run.id)
+            unreadable_rows_warning(data)
+            m = headline(data)
             out.append({"id": run.id, "created_at": run.created_at, "status": status(run),
                         **({"resume": resume_command(store, run.id)} if run.id in interrupted else {}),
                         "judges": run.judges, "input": run.input, "metrics": m.as_dict(), "counts": m.counts})
@@ -163,7 +175,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'run':<18} {'created':<20} {'status':<11} {'resp':>5} {'URL ok':>7} {'stmt':>7} {'resp':>7} "
           f"{'unused':>7}  judge / input")
     for run in runs:
-        m = headline(store.load_run(run.id))
+        data = store.load_run(run.id)
+        unreadable_rows_warning(data)
+        m = headline(data)
         c = m.counts
         partial = f"  (partial: {c['pairs_judged']} of {c['pairs']} pairs judged)" if c.get("partial") else ""
         ex = c.get("excluded") or {}
@@ -177,7 +191,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
                         f"{responses_out} responses)")
         print(f"{run.id:<18} {run.created_at[:19]:<20} {status(run):<11} {c['responses']:>5} "
               f"{pct(m.url_validity):>7} {pct(m.statement_support):>7} {pct(m.response_support):>7} "
-              f"{pct(m.unused_sources):>7}  {','.join(run.judges)} / {run.input[:40]}{partial}")
+              f"{pct(m.unused_sources):>7}  {shown(','.join(run.judges))} / {shown(run.input[:40])}{partial}")
     print("(figures: judges only, reviewer overrides not applied, as `show` and the app lead with; "
           "`report RUN --with-reviews` leads with them applied)")
     for run_id in sorted(interrupted):
@@ -205,6 +219,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         data = store.load_run(run_id)
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
+    unreadable_rows_warning(data)
     assessed = assess_run(data)
     if args.response and not any(r.rid == args.response for r in assessed):
         known = [r.rid for r in assessed]
@@ -212,6 +227,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                          + ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
                          + ")")
     from ..report import build_report
+    from ..urls import url_with_host_note
 
     print_headline(build_report(store, data.run.id, data=data))
     print_usage(store, data.run.id)
@@ -223,13 +239,14 @@ def cmd_show(args: argparse.Namespace) -> int:
             continue
         resp = next(x for x in data.responses if x.pk == r.response_pk).response
         verdict_ok = {True: "fully supported", False: "NOT fully supported", None: "undecided"}[r.supported]
-        print(f"\n== {r.rid}" + (f" [{r.model}]" if r.model else "") + f" — {verdict_ok}")
+        print(f"\n== {shown(r.rid)}" + (f" [{shown(r.model)}]" if r.model else "") + f" — {verdict_ok}")
         if resp.question:
-            print(f"   Q: {resp.question}")
+            print(f"   Q: {shown(resp.question)}")
         for i, url in enumerate(r.urls, 1):
             src = data.sources.get(url)
             outcome = src.source.status.plain if src else "not fetched"
-            print(f"   S{i}: {url}  [{outcome}]" + (f" {','.join(src.source.flags)}" if src and src.source.flags else ""))
+            print(f"   S{i}: {shown(url_with_host_note(url))}  [{outcome}]"
+                  + (f" {shown(','.join(src.source.flags))}" if src and src.source.flags else ""))
         header = "   " + " ".join(f"S{i:<3}" for i in range(1, len(r.urls) + 1))
         print(header + "  status              statement")
         for s in r.statements:
@@ -258,10 +275,11 @@ def cmd_show(args: argparse.Namespace) -> int:
                 status = "contradicted"
             if any(v.verdict.review_first for v in verdicts):
                 status += " (review first)"
-            print("   " + " ".join(cells) + f" {mark}{status:<19} {text}")
+            print("   " + " ".join(cells) + f" {mark}{status:<19} {shown(text)}")
             for v in verdicts:   # say what the source says instead
                 if v.verdict.contradicted and (args.full or len(r.urls) < 10):
-                    print(f"        S{r.urls.index(v.url) + 1 if v.url in r.urls else '?'}: {v.verdict.rationale[:200]}")
+                    where = r.urls.index(v.url) + 1 if v.url in r.urls else "?"
+                    print(f"        S{where}: {shown(v.verdict.rationale[:200])}")
     return EXIT_OK
 
 
@@ -300,6 +318,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     except PdfError as exc:
         err(str(exc))
+        return EXIT_FAIL
+    except OSError as exc:   # the file, or the one written beside it and renamed over it, cannot be made
+        where = exc.filename or args.output
+        err(f"cannot write the report to {args.output}: {exc.strerror or exc} ({where})")
         return EXIT_FAIL
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)

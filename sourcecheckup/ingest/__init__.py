@@ -63,7 +63,7 @@ def load_path(path: str | Path, *, mapping: CsvMapping | None = None, question: 
                 f"(supported: {' '.join(SUPPORTED_EXTENSIONS)})"
             )
         result = load_file(p, p.name, mapping, question, model)
-    result.responses = unique_ids(result.responses)
+    result.responses = unique_ids(result.responses, result.notes)
     return result
 
 
@@ -112,6 +112,8 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
                 fmt = "json"
             except json.JSONDecodeError:
                 fmt = "markdown"
+            except RecursionError:   # JSON nested past the cap: read as JSON, which names the cap
+                fmt = "json"
         else:
             fmt = "markdown"
     if not stripped:
@@ -128,5 +130,5 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
         generated = re.compile(rf"{re.escape(origin)}-\d+")
         result.responses = [dataclasses.replace(r, id=name_from_first_words(r.text) or r.id)
                             if generated.fullmatch(r.id) else r for r in result.responses]
-    result.responses = unique_ids(result.responses)
+    result.responses = unique_ids(result.responses, result.notes)
     return result

@@ -38,7 +38,10 @@ _LINK = re.compile(
     """,
     re.X | re.I,
 )
-_HTML_LINK = re.compile(r"<a\s[^<>]*?href\s*=\s*[\"']([^\"'<>]+)[\"'][^<>]*>(.*?)</a\s*>", re.I | re.S)
+# a link's words stop at the next <a or </a: each character is read once, not once per unclosed <a
+# before it (199 KB of unclosed <a href="x"> took 17.6 s with a lazy (.*?)</a>)
+_HTML_LINK = re.compile(r"<a\s[^<>]*?href\s*=\s*[\"']([^\"'<>]+)[\"'][^<>]*>((?:[^<]|<(?!/?a[\s>/]))*?)</a\s*>",
+                        re.I | re.S)
 _SHORTCUT = re.compile(r"(?<![\]\\])\[(?P<label>[^\[\]\^\n][^\[\]\n]*)\](?![\[(:])")
 _MARKER_TEXT = re.compile(r"^\s*\[?\^?(\d{1,3})\]?\s*$")
 # a link rewritten as its words and marker ("NICE NG136 [1]"), or as the marker alone

@@ -24,7 +24,17 @@ from ..models import SkippedRecord
 from ..urls import normalise_url
 from .answer import build_response
 from .html import marker_before_stop
-from .records import IngestError, IngestResult, InputText, kind_of
+from .records import (
+    DEPTH_PROBLEM,
+    IngestError,
+    IngestResult,
+    InputText,
+    TooDeep,
+    array_items,
+    kind_of,
+    parse_json,
+    too_deep,
+)
 
 CHATGPT, CLAUDE = "ChatGPT", "Claude"
 # ChatGPT's private-use citation markers ("\ue200cite\ue202turn0search1\ue201") and its older "【11†source】"
@@ -55,9 +65,16 @@ def sniff_export(text: str) -> Any | None:
     if '"mapping"' not in text and '"chat_messages"' not in text:
         return None
     try:
-        value = json.loads(text)
+        value = parse_json(text)
     except json.JSONDecodeError:
         return None
+    except IngestError:   # nested past the cap: the conversations that are not are still read
+        if not text.lstrip().startswith("["):
+            return None   # read as JSON, which names the cap
+        try:
+            value = [obj for obj, _, _ in array_items(text)]
+        except json.JSONDecodeError:
+            return None
     return value if export_kind(value) else None
 
 
@@ -98,6 +115,9 @@ def load_chat_export(value: Any, src: InputText) -> IngestResult:
     turns = 0
     for n, conversation in enumerate(conversations, start=1):
         where = f"{src.name} conversation {n}"
+        if isinstance(conversation, TooDeep) or too_deep(conversation):
+            result.skipped.append(SkippedRecord(where, DEPTH_PROBLEM.replace("this record", "this conversation")))
+            continue
         if not isinstance(conversation, Mapping):
             result.skipped.append(SkippedRecord(where, f"a conversation is {kind_of(conversation)}, expected an object"))
             continue
@@ -194,11 +214,20 @@ def _chatgpt_path(conversation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         # no current node: follow the last child from the root, the branch written last
         roots = [k for k, v in mapping.items() if isinstance(v, Mapping) and not v.get("parent")]
         node_id = roots[0] if roots else next(iter(mapping))
-        while isinstance(mapping.get(node_id), Mapping) and mapping[node_id].get("children"):
+        below: set[Any] = set()   # a hostile or damaged export's children can loop back: never walk forever
+        while isinstance(mapping.get(node_id), Mapping) and isinstance(mapping[node_id].get("children"), list) \
+                and mapping[node_id]["children"]:
+            if node_id in below:
+                raise IngestError(f"the message tree loops: message {str(node_id)[:80]!r} is its own descendant")
+            below.add(node_id)
             node_id = mapping[node_id]["children"][-1]
+            if not isinstance(node_id, str):
+                break
     path: list[Mapping[str, Any]] = []
     seen: set[str] = set()
-    while node_id in mapping and node_id not in seen:
+    while node_id in mapping:
+        if node_id in seen:
+            raise IngestError(f"the message tree loops: message {str(node_id)[:80]!r} is its own ancestor")
         seen.add(node_id)
         node = mapping[node_id]
         if not isinstance(node, Mapping):

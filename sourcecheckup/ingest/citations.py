@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from ..references.model import Reference, is_reference_key, reference_key
 from ..references.parse import parse_reference
 from ..urls import DOI_HOSTS, dedupe, find_urls, normalise_url
-from .records import IngestError, kind_of
+from .records import IngestError, kind_of, parse_json
 
 _URL_KEYS = ("url", "href", "link", "uri")
 _CITATION_SEPARATOR = re.compile(r"\s*;\s*|\n+|,\s+|,(?=(?:https?://|www\.|doi:|10\.\d))", re.I)
@@ -178,7 +178,7 @@ def citation_entries(value: Any, where: str) -> list[str]:
         stripped = value.strip()
         if stripped.startswith("["):
             try:
-                value = json.loads(stripped)
+                value = parse_json(stripped)
             except json.JSONDecodeError as e:
                 raise IngestError(f"{where} look like a JSON list but are not valid JSON "
                                   f"({e.msg} at column {e.colno})") from None

@@ -20,7 +20,7 @@ from lxml import etree
 from ..models import SkippedRecord
 from .answer import build_response
 from .html import marker_before_stop
-from .records import MAX_ANSWER_CHARS, IngestError, IngestResult
+from .records import MAX_ANSWER_CHARS, MAX_DOCX_UNCOMPRESSED, IngestError, IngestResult
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -168,8 +168,26 @@ class _Docx:
         return body + ("\n\n" + "\n".join(definitions) if definitions else "")
 
 
+def check_docx_size(data: bytes) -> None:
+    """Raise IngestError when the .docx's parts would inflate past MAX_DOCX_UNCOMPRESSED. The sizes are
+    those its zip directory declares; zipfile (which python-docx reads through) stops each part at its
+    declared size and fails its CRC when it holds more, so a lying directory inflates nothing more."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            total = sum(max(0, info.file_size) for info in z.infolist())
+    except zipfile.BadZipFile:
+        return   # python-docx names the damage
+    if total > MAX_DOCX_UNCOMPRESSED:
+        raise IngestError(f"the Word document inflates to {total / (1024 * 1024):,.0f} MB, over the cap of "
+                          f"{MAX_DOCX_UNCOMPRESSED // (1024 * 1024)} MB (MAX_DOCX_UNCOMPRESSED): a zip bomb "
+                          "or a document too large to audit as one answer; not read")
+
+
 def docx_markdown(data: bytes) -> tuple[str, dict[str, str]]:
     """A Word document as Markdown, and what it says about itself (title, author) for Response.extra."""
+    check_docx_size(data)
     reader = _Docx(data)
     text = reader.markdown()
     props = reader.doc.core_properties

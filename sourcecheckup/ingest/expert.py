@@ -11,7 +11,7 @@ import re
 from typing import Any, Callable
 
 from ..models import ExpertReference
-from .records import IngestError, kind_of
+from .records import IngestError, kind_of, parse_json
 
 EXPERT_KEYS = ("reference_answer", "must_have", "nice_to_have")
 _SEPARATOR = re.compile(r"\s+\|\s+|\s*\n\s*")
@@ -27,7 +27,7 @@ def statement_list(value: Any, where: str) -> tuple[str, ...]:
             return ()
         if text.startswith("["):
             try:
-                value = json.loads(text)
+                value = parse_json(text)
             except json.JSONDecodeError as exc:
                 raise IngestError(f"{where}: starts with '[' but is not a JSON array ({exc.msg})") from None
         else:

@@ -5,14 +5,23 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..models import Response, SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
 from .expert import EXPERT_KEYS, expert_reference
-from .records import IngestError, IngestResult, InputText, bad_byte, kind_of
+from .records import (
+    MAX_EXTRA_FIELDS,
+    IngestError,
+    IngestResult,
+    InputText,
+    array_items,
+    bad_byte,
+    capped_extra,
+    kind_of,
+    parse_json,
+)
 
 _TEXT_KEYS = ("response", "answer", "text")
 
@@ -61,7 +70,9 @@ def parse_answer_record(obj: Mapping, origin: str, default_id: str) -> Response:
         raise IngestError(f"'id' is {kind_of(raw_id)}, expected text or a number")
     rid = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else default_id
     used = {text_key.split(".")[0], "citations", "question", "model", "id", *EXPERT_KEYS}
-    extra = {k: v for k, v in obj.items() if k not in used and isinstance(k, str) and _scalar(v)}
+    extra, dropped = capped_extra({k: v for k, v in obj.items() if k not in used and isinstance(k, str) and _scalar(v)})
+    if dropped:   # said on the answer itself, with the cap's name
+        extra["metadata_left_out"] = f"{dropped:,} field(s) past the first {MAX_EXTRA_FIELDS} (MAX_EXTRA_FIELDS)"
     expert = expert_reference(obj.get, lambda key: f"'{key}'")
     return build_response(text, structured, origin=origin, rid=rid, question=_optional_text(obj, "question"),
                   model=_optional_text(obj, "model"), extra=extra, expert=expert)
@@ -106,9 +117,12 @@ def load_jsonl(src: InputText, unreadable: Mapping[int, str] | None = None) -> I
             result.skipped.append(SkippedRecord(origin, problem.replace("this record", "this line")))
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_json(line)
         except json.JSONDecodeError as e:
             result.skipped.append(SkippedRecord(origin, _json_error(e)))
+            continue
+        except IngestError as e:   # nested past the cap: this line only
+            result.skipped.append(SkippedRecord(origin, str(e)))
             continue
         _record(result, src, obj, origin, n)
     if n == 0 and not unreadable:
@@ -116,35 +130,23 @@ def load_jsonl(src: InputText, unreadable: Mapping[int, str] | None = None) -> I
     return result
 
 
-_JSON_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _array_items(text: str) -> Iterable[tuple[Any, int, str | None]]:
-    """The elements of a JSON array that already parsed, with the line each starts on and what is
-    wrong with its bytes (a byte that is not UTF-8), if anything."""
-    decoder = json.JSONDecoder()
-    pos = _JSON_WS.match(text, _JSON_WS.match(text).end() + 1).end()
-    line, counted = 1, 0
-    while pos < len(text) and text[pos] != "]":
-        value, end = decoder.raw_decode(text, pos)
-        line += text.count("\n", counted, pos)
-        counted = pos
-        yield value, line, bad_byte(text, pos, end)
-        pos = _JSON_WS.match(text, end).end()
-        if pos < len(text) and text[pos] == ",":
-            pos = _JSON_WS.match(text, pos + 1).end()
-
-
 def load_json(src: InputText) -> IngestResult:
     try:
-        value = json.loads(src.text)
+        value = parse_json(src.text)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":
             return load_jsonl(src)  # JSON Lines saved with a .json name
         return IngestResult(skipped=[SkippedRecord(f"{src.name}:{e.lineno}", _json_error(e))])
+    except IngestError as e:   # nested past the cap: an array loses that record only
+        if not src.text.lstrip().startswith("["):
+            return IngestResult(skipped=[SkippedRecord(src.name, str(e))])
+        value = []
     result = IngestResult()
     if isinstance(value, list):
-        items = list(_array_items(src.text))
+        try:
+            items = list(array_items(src.text))
+        except json.JSONDecodeError as e:
+            return IngestResult(skipped=[SkippedRecord(f"{src.name}:{e.lineno}", _json_error(e))])
         per_line = collections.Counter(line for _, line, _ in items)
         for n, (obj, line, problem) in enumerate(items, start=1):
             # records that share a line (a one-line array) are told apart by their number
@@ -154,7 +156,7 @@ def load_json(src: InputText) -> IngestResult:
                                                     problem))
                 continue
             _record(result, src, obj, where, n)
-        if not value:
+        if not items:
             result.skipped.append(SkippedRecord(src.name, "no answers: the JSON list is empty"))
     elif isinstance(value, Mapping):
         if problem := bad_byte(src.text):

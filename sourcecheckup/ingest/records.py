@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..models import Response, SkippedRecord
 
@@ -14,6 +15,44 @@ UNUSABLE_KEY = "unusable_citations"
 # one answer's text; above it the record is skipped with this limit named (parsing is linear,
 # but a 5 MB "answer" is a pasted document or a runaway model, not an answer to audit)
 MAX_ANSWER_CHARS = 200_000
+
+# an answer's metadata (unmapped CSV columns, other JSON fields, kept in Response.extra): a table of a
+# million columns kept every one for every row (1 GB of memory, a 48 MB database for 3 rows)
+MAX_EXTRA_FIELDS = 50
+MAX_EXTRA_VALUE_CHARS = 2_000
+# column names a message lists before "and N more"
+MAX_COLUMNS_NAMED = 20
+
+
+def capped_extra(extra: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """The first MAX_EXTRA_FIELDS metadata fields, each value cut to MAX_EXTRA_VALUE_CHARS, and how many
+    fields were left out."""
+    kept: dict[str, Any] = {}
+    for key, value in extra.items():
+        if len(kept) == MAX_EXTRA_FIELDS:
+            break
+        if isinstance(value, str) and len(value) > MAX_EXTRA_VALUE_CHARS:
+            value = value[:MAX_EXTRA_VALUE_CHARS] + "…"
+        kept[str(key)[:200]] = value
+    return kept, max(0, len(extra) - len(kept))
+
+
+def extra_note(where: str, left_out: int, answers: int) -> str:
+    return (f"{where}: {left_out:,} metadata field(s) left out in {answers:,} answer(s): only the first "
+            f"{MAX_EXTRA_FIELDS} unmapped fields of an answer are kept (MAX_EXTRA_FIELDS), each cut to "
+            f"{MAX_EXTRA_VALUE_CHARS:,} characters (MAX_EXTRA_VALUE_CHARS)")
+
+
+def named_columns(header: list[str]) -> str:
+    """A table's column names for a message: the first MAX_COLUMNS_NAMED, each cut, then how many more."""
+    names = [h.strip()[:40] + ("…" if len(h.strip()) > 40 else "") for h in header[:MAX_COLUMNS_NAMED]]
+    more = len(header) - len(names)
+    return ", ".join(names) + (f" and {more:,} more" if more > 0 else "")
+
+
+# a .docx's parts, uncompressed, together: a zip bomb (a 3.7 MB file holding a 1.5 GB document.xml)
+# is refused from its directory before any part is inflated (zipfile reads no more than a part declares)
+MAX_DOCX_UNCOMPRESSED = 100 * 1024 * 1024
 
 
 # a byte that is not UTF-8, kept in the decoded text as a lone surrogate (errors="surrogateescape"),
@@ -73,20 +112,124 @@ def kind_of(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def unique_ids(responses: list[Response]) -> list[Response]:
-    """Repeated ids get -2, -3, ... in order of appearance, so every answer can be stored."""
+def unique_ids(responses: list[Response], notes: list[str] | None = None) -> list[Response]:
+    """Repeated ids get -2, -3, ... in order of appearance, so every answer can be stored; each renamed
+    answer is named (by its origin) in one note appended to ``notes``. Linear: the next free number of
+    each id is kept, not searched from 2 again (20,000 answers sharing an id took 30 s)."""
     seen: set[str] = {r.id for r in responses}
     used: set[str] = set()
+    next_k: dict[str, int] = {}
     out: list[Response] = []
+    renamed: list[str] = []
     for r in responses:
         if r.id not in used:
             used.add(r.id)
             out.append(r)
             continue
-        k = 2
+        k = next_k.get(r.id, 2)
         while f"{r.id}-{k}" in used or f"{r.id}-{k}" in seen:
             k += 1
+        next_k[r.id] = k + 1
         new_id = f"{r.id}-{k}"
         used.add(new_id)
         out.append(dataclasses.replace(r, id=new_id))
+        renamed.append(f"{r.origin} '{r.id}' -> '{new_id}'")
+    if renamed and notes is not None:
+        listed = ", ".join(renamed[:MAX_NAMED_IN_NOTE])
+        more = f" and {len(renamed) - MAX_NAMED_IN_NOTE} more" if len(renamed) > MAX_NAMED_IN_NOTE else ""
+        notes.append(f"{len(renamed)} answer(s) repeat the id of an earlier answer and are stored under a new "
+                     f"one: {listed}{more}")
     return out
+
+
+# answers a note names before it says "and N more"
+MAX_NAMED_IN_NOTE = 5
+
+
+# ------------------------------------------------------------------ JSON depth
+# JSON nesting: a record nested deeper is skipped with this cap named. Python's json parser recurses,
+# so 990 levels raise RecursionError (sooner the deeper the caller's stack); no answer, export or
+# citation list needs more than a dozen levels.
+MAX_JSON_DEPTH = 100
+DEPTH_PROBLEM = (f"JSON nested more than {MAX_JSON_DEPTH} levels deep (the cap on nesting, "
+                 "MAX_JSON_DEPTH): this record is skipped")
+
+
+class TooDeep:
+    """A JSON value skipped for its nesting, standing in the place it had (an array's element)."""
+
+    problem = DEPTH_PROBLEM
+
+
+def too_deep(value: Any, cap: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a parsed JSON value nests more than ``cap`` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > cap:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list)))
+    return False
+
+
+def parse_json(text: str) -> Any:
+    """json.loads with the nesting cap: raises IngestError(DEPTH_PROBLEM) past it, JSONDecodeError as json does."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise IngestError(DEPTH_PROBLEM) from None
+    if too_deep(value):
+        raise IngestError(DEPTH_PROBLEM)
+    return value
+
+
+# a JSON string or one bracket: what finding the end of a value too deep to parse needs to read
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def skip_json_value(text: str, pos: int) -> int:
+    """The index after the JSON array or object starting at ``pos`` (brackets counted, strings passed
+    over), for stepping past a value too deep to parse; len(text) when it never closes."""
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text, pos):
+        token = m.group(0)
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return len(text)
+
+
+
+
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+def array_items(text: str) -> Iterable[tuple[Any, int, str | None]]:
+    """The elements of a JSON array, with the line each starts on and what is wrong with one (a byte
+    that is not UTF-8; nesting past MAX_JSON_DEPTH, the value then a TooDeep), if anything.
+    Raises JSONDecodeError where the array is not JSON."""
+    decoder = json.JSONDecoder()
+    pos = _JSON_WS.match(text, _JSON_WS.match(text).end() + 1).end()
+    line, counted = 1, 0
+    while pos < len(text) and text[pos] != "]":
+        try:
+            value, end = decoder.raw_decode(text, pos)
+            problem = DEPTH_PROBLEM if too_deep(value) else bad_byte(text, pos, end)
+        except RecursionError:   # too deep for the parser: stepped over, the rest of the array is read
+            value, end, problem = TooDeep(), skip_json_value(text, pos), DEPTH_PROBLEM
+        line += text.count("\n", counted, pos)
+        counted = pos
+        yield value, line, problem
+        pos = _JSON_WS.match(text, end).end()
+        if pos < len(text) and text[pos] == ",":
+            pos = _JSON_WS.match(text, pos + 1).end()

@@ -2,6 +2,7 @@
 spreadsheet exports are detected."""
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import re
@@ -11,7 +12,16 @@ from ..models import SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
 from .expert import EXPERT_KEYS, expert_reference
-from .records import IngestError, IngestResult, InputText, bad_byte
+from .records import (
+    MAX_EXTRA_FIELDS,
+    IngestError,
+    IngestResult,
+    InputText,
+    bad_byte,
+    capped_extra,
+    extra_note,
+    named_columns,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,7 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
     text_i = _column(header, mapping.text_col, defaults.text_col, ("answer", "text"))
     if text_i is None:
         raise IngestError(
-            f"{src.name} has no column '{mapping.text_col}' (its columns: {', '.join(header)}); "
+            f"{src.name} has no column '{mapping.text_col[:80]}' (its columns: {named_columns(header)}); "
             "name the answer column in the column mapping"
         )
     cols = {
@@ -64,6 +74,9 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
     cols.update({key: _column(header, key, key) for key in EXPERT_KEYS})   # expert material: one column each
     mapped = {text_i, *(i for i in cols.values() if i is not None)}
     text_name = header[text_i].strip()
+    # the unmapped columns an answer may keep as metadata: found once, never more than the cap (+ 1 to count)
+    unmapped = [i for i, h in enumerate(header) if i not in mapped and h.strip()]
+    left_out = [0, 0]   # metadata fields left out, answers that lost some
     rows = iter(reader)
     n = 0
     while True:
@@ -96,8 +109,12 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
             result.skipped.append(SkippedRecord(origin, f"empty answer in column '{text_name}'"))
             continue
         where = f"citations in column '{header[cols['citations']].strip()}'" if cols["citations"] is not None else ""
-        extra = {header[i].strip(): row[i] for i in range(min(len(header), len(row)))
-                 if i not in mapped and header[i].strip()}
+        present = bisect.bisect_left(unmapped, len(row))   # unmapped columns this row has
+        extra, _ = capped_extra({header[i].strip(): row[i] for i in unmapped[:min(present, MAX_EXTRA_FIELDS)]})
+        dropped = present - min(present, MAX_EXTRA_FIELDS)
+        if dropped:
+            left_out[0] += dropped
+            left_out[1] += 1
         try:
             structured = citation_entries(cell("citations"), where)
             expert = expert_reference(cell, lambda key: f"column '{key}'")
@@ -108,6 +125,8 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
             result.skipped.append(SkippedRecord(origin, str(e)))
             continue
         result.responses.append(response)
+    if left_out[0]:
+        result.notes.append(extra_note(src.name, *left_out))
     if not result.responses and not result.skipped:   # as an empty JSON Lines file is: named, not silent
         result.skipped.append(SkippedRecord(src.name, "no answers: the table has a header row and no data rows"))
     return result

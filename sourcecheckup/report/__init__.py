@@ -8,6 +8,8 @@ recomputes a saved report from the database. :func:`write_report` picks the writ
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,8 +21,8 @@ from .json_report import build_report
 from .stream import is_large_run, large_run_report, write_csv_stream, write_json_stream
 from .verify import verify_report
 
-__all__ = ["FORMATS", "build_report", "register_report_writer", "report_csv", "report_formats", "report_html",
-           "verify_report", "write_report"]
+__all__ = ["FORMATS", "ReportTargetError", "build_report", "check_report_target", "register_report_writer",
+           "report_csv", "report_formats", "report_html", "verify_report", "write_report"]
 
 FORMATS = ("json", "csv", "html", "pdf", "xlsx")
 # report formats added by plugins: name -> write(report dict, path); the dict is build_report's, the
@@ -41,6 +43,30 @@ def report_formats() -> tuple[str, ...]:
     return FORMATS + tuple(_WRITERS.names())
 
 
+class ReportTargetError(ValueError):
+    """A report's path names something a report must not be written over (a folder, a device, a FIFO)."""
+
+
+def check_report_target(path: str | Path) -> None:
+    """Raise ReportTargetError unless ``path`` is a regular file or names nothing yet. A report is written
+    beside its path and renamed over it (whole or not at all), which would replace a device node
+    (``/dev/null``, as root) or a FIFO with a plain file: special files are refused, not replaced."""
+    try:
+        st = os.stat(path)   # follows links: /proc/self/fd/1 is judged by what it points at
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ReportTargetError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ReportTargetError(f"cannot write the report to {path}: it is a folder; "
+                                f"name a file in it (e.g. {Path(path) / 'report.json'})")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise ReportTargetError(f"cannot write the report to {path}: it is {kind}, not a regular file; "
+                                "a report is written only to a file (it would replace this one)")
+
+
 def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = None,
                  warnings: list[str] | None = None, **kw: Any) -> Path:
     """Write the run's report; what the user should be told about it (a PDF's characters that no
@@ -54,6 +80,7 @@ def write_report(store: Store, run_id: str, path: str | Path, fmt: str | None = 
                          "write the report as .json to sign it")
     if not kw.get("sign"):
         kw.pop("sign", None)
+    check_report_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # JSON, CSV and XLSX are written a page of responses at a time (flat memory at 100,000 answers); HTML and
     # PDF of a large run hold the figures and leave the support matrix to CSV/XLSX

@@ -6,6 +6,7 @@ http(s) URLs; longer texts are cut (the JSON keeps them whole).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
@@ -53,16 +54,42 @@ def _num(v: Any, digits: int = 2) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
+# bidi controls reorder the text after them (U+202E turns "gpj.exe" into "exe.jpg", or a statement's
+# wording around): shown as their code point, as the PDF shows a character no font has
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def neutral_bidi(value: Any) -> Any:
+    """Every value the templates print, with its bidi controls written as ``[U+202E]`` (markup kept markup)."""
+    if not isinstance(value, str) or not _BIDI_CONTROLS.search(value):
+        return value
+    out = _BIDI_CONTROLS.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", value)
+    return type(value)(out) if hasattr(value, "__html__") else out
+
+
+def _host_note(value: Any) -> str:
+    """A URL's or a host's punycode form and lookalike warning (urls.host_note), "" when it is ASCII."""
+    from ..urls import host_note
+
+    text = "" if value is None else str(value)
+    try:
+        host = (urlsplit(text.strip()).hostname or "") if "://" in text else text
+    except ValueError:
+        return ""
+    return host_note(host)
+
+
 def _environment():
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources_dir() / "templates")),
-                             autoescape=True, undefined=jinja2.StrictUndefined)
+                             autoescape=True, undefined=jinja2.StrictUndefined, finalize=neutral_bidi)
     env.filters["pct"] = _pct
     env.filters["ci"] = _ci
     env.filters["num"] = _num
     env.filters["clip"] = _clip
     env.filters["httpurl"] = http_url
+    env.filters["hostnote"] = _host_note
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     return env
 

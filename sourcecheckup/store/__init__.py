@@ -24,7 +24,6 @@ import sqlite_utils
 from ..models import (
     ExpertReference,
     FetchStatus,
-    Label,
     Response,
     SkippedRecord,
     Source,
@@ -36,7 +35,7 @@ from ..models import (
 from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
 from .benchmark import BenchTables
 from .browse import BrowseTables
-from .columns import dump_json, load_json
+from .columns import dump_json, load_json, stored_label
 from .evidence import EvidenceTables
 from .expert import ExpertTables
 from .export import ExportTables
@@ -66,6 +65,26 @@ def default_db_path() -> Path:
 
 class StoreError(RuntimeError):
     pass
+
+
+def not_yet_a_database(path: Path) -> str | None:
+    """Why the file at ``path`` is not a SourceCheckup database (empty, or SQLite without our schema), read
+    without writing to it; None when it is one, or when opening it will say what is wrong (not SQLite,
+    busy). A reading command must not give such a file a schema, as opening it to write would."""
+    if path.stat().st_size == 0:
+        return "the file is empty"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+                             ).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return None if found else "an SQLite file without SourceCheckup's tables"
 
 
 def write_blocker(path: Path) -> str | None:
@@ -571,11 +590,12 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
 
     @staticmethod
     def _verdict_row(r: dict[str, Any]) -> VerdictRow:
-        v = Verdict(label=Label(r["label"]), score=r["score"] or 0.0, rationale=r["rationale"] or "",
+        label, rationale, flags = stored_label(r["label"], r["rationale"], tuple(load_json(r["flags"], [])))
+        v = Verdict(label=label, score=r["score"] or 0.0, rationale=rationale,
                     quote=r["quote"] or "", quote_found=None if r["quote_found"] is None else bool(r["quote_found"]),
                     judge_id=r["judge_id"], prompt_version=r["prompt_version"] or "",
                     model_version=r["model_version"] or "", raw=r["raw"], tokens_in=r["tokens_in"],
-                    tokens_out=r["tokens_out"], flags=tuple(load_json(r["flags"], [])))
+                    tokens_out=r["tokens_out"], flags=flags)
         return VerdictRow(pk=r["pk"], statement_pk=r["statement_pk"], url=r["url"], source_id=r["source_id"],
                           verdict=v, created_at=r["created_at"])
 

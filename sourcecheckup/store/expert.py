@@ -7,8 +7,8 @@ from typing import Any, Sequence
 import sqlite_utils
 
 from ..expert.model import ExpertKind, ExpertVerdict
-from ..models import Label, Verdict, utcnow
-from .columns import dump_json, load_json
+from ..models import Verdict, utcnow
+from .columns import dump_json, load_json, stored_label
 
 
 class ExpertTables:
@@ -30,13 +30,16 @@ class ExpertTables:
 
     def expert_verdicts(self, run_id: str) -> list[ExpertVerdict]:
         """Every expert-statement verdict of a run, by response, kind, statement and judge (stored order)."""
-        return [ExpertVerdict(
-            response_pk=r["response_pk"], kind=ExpertKind(r["kind"]), ord=r["ord"], statement=r["statement"],
-            verdict=Verdict(label=Label(r["label"]), score=r["score"] or 0.0, rationale=r["rationale"] or "",
-                            quote=r["quote"] or "", judge_id=r["judge_id"], prompt_version=r["prompt_version"] or "",
-                            model_version=r["model_version"] or "", flags=tuple(load_json(r["flags"], []))))
-            for r in self.db.query("SELECT * FROM expert_verdicts WHERE run_id = ? ORDER BY response_pk, kind, ord, pk",
-                                   [run_id])]
+        out = []
+        for r in self.db.query("SELECT * FROM expert_verdicts WHERE run_id = ? ORDER BY response_pk, kind, ord, pk",
+                               [run_id]):
+            label, rationale, flags = stored_label(r["label"], r["rationale"], tuple(load_json(r["flags"], [])))
+            out.append(ExpertVerdict(
+                response_pk=r["response_pk"], kind=ExpertKind(r["kind"]), ord=r["ord"], statement=r["statement"],
+                verdict=Verdict(label=label, score=r["score"] or 0.0, rationale=rationale,
+                                quote=r["quote"] or "", judge_id=r["judge_id"], prompt_version=r["prompt_version"] or "",
+                                model_version=r["model_version"] or "", flags=flags)))
+        return out
 
     def responses_with_expert(self, run_id: str) -> list[Any]:
         """The run's responses that carry expert material (ResponseRow, in order): a run without any reads none."""

@@ -6,6 +6,7 @@ It may register on import, or define any of these hooks, each called once with t
 registration function (as ``llm``'s ``register_models`` does):
 
     def register_judges(register): register("keyword", factory)        # factory(argument, **options) -> Judge
+                                                                        # optional check=check(spec, arg, env)
     def register_parsers(register): register("sections", factory)      # factory(argument, **options) -> Parser
     def register_pdf_writers(register): register("weasy", write)       # write(html, path) -> None
     def register_report_writers(register): register("md", write)       # write(report dict, path) -> None

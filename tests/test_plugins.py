@@ -38,7 +38,8 @@ class ShoutingJudge(BaseJudge):
 
 def register_judges(register):
     HOOK_CALLS.append("judges")
-    register("shout", lambda argument, **options: ShoutingJudge(argument))
+    register("shout", lambda argument, **options: ShoutingJudge(argument),
+             check=lambda spec, argument, env: None if argument else "shout needs a word: shout:WORD")
 '''
 
 ENTRY_POINT_PLUGIN = '''
@@ -190,3 +191,15 @@ def test_a_registry_imports_a_lazy_entry_once_and_keeps_the_order_of_registratio
 
     assert reg.get("b") is json.dumps and reg.get("a") is len and reg.get("c") is None
     assert "b" in reg and "c" not in reg
+
+
+def test_a_plugin_judge_spec_is_checked_by_the_check_registered_beside_its_factory(fresh, monkeypatch):
+    from sourcecheckup.judges.base import validate_judge_spec
+
+    write_module(fresh, "scu_shout_checked", HOOK_PLUGIN)
+    monkeypatch.setenv(plugins.PLUGINS_ENV, "scu_shout_checked")
+    plugins.load_plugins()
+    assert validate_judge_spec("shout:loud") is None
+    assert validate_judge_spec("shout") == "shout needs a word: shout:WORD"
+    assert validate_judge_spec("builtin:2") == "builtin judge: threshold 2 must lie between 0 and 1"
+    assert "unknown judge" in validate_judge_spec("nosuch:x")

@@ -133,9 +133,14 @@ _REGISTRY: Registry[Callable[..., Judge]] = Registry("judge", {
 })
 
 
-def register(kind: str, factory: Callable[..., Judge] | tuple[str, str]) -> None:
-    """Register a backend: ``factory(argument: str, **options) -> Judge``."""
+def register(kind: str, factory: Callable[..., Judge] | tuple[str, str],
+             check: Callable[[str, str, Any], str | None] | None = None) -> None:
+    """Register a backend: ``factory(argument: str, **options) -> Judge``, and optionally
+    ``check(spec, argument, env) -> problem or None``, which :func:`validate_judge_spec` calls without
+    building the judge (the app checks Settings with it, the CLI before ``audit``)."""
     _REGISTRY.register(kind, factory)
+    if check is not None:
+        _CHECKS.register(kind, check)
 
 
 def registered_kinds() -> list[str]:
@@ -178,12 +183,11 @@ async def open_judges(specs: Sequence[str], options: Mapping[str, Any] | None = 
 def validate_judge_spec(spec: str, env: Any = None) -> str | None:
     """What is wrong with a judge spec, in a sentence, or None when a run could use it.
 
-    Checks the form of the spec and, for API judges, that an API key can be found (keyring or
-    environment); it builds nothing that loads a model or opens a connection. The app calls it when
-    Settings are saved and before a run starts, the CLI before ``audit`` starts (exit 2).
+    Checks the form of the spec and what its kind's check (registered beside its factory) asks: for API
+    judges, that an API key can be found (keyring or environment). It builds nothing that loads a model or
+    opens a connection. The app calls it when Settings are saved and before a run starts, the CLI before
+    ``audit`` starts (exit 2).
     """
-    from ..llm.secrets import ENV_VARS, find_api_key
-
     try:
         kind, arg = split_spec(spec)
     except JudgeSpecError as exc:
@@ -193,32 +197,50 @@ def validate_judge_spec(spec: str, env: Any = None) -> str | None:
         return (f"unknown judge '{spec.strip()}'{hint}: known kinds are {', '.join(registered_kinds())}, "
                 "e.g. builtin, openai:gpt-4o, anthropic:claude-sonnet-4-5, "
                 f"{COMPATIBLE_EXAMPLE}, local:/path/to/model")
-    if kind == "builtin":
-        if arg == "reader" or arg.startswith("reader:"):   # builtin:reader[:threshold], the learned reader
-            arg = arg[len("reader"):].lstrip(":").strip()
-        if arg:
-            try:
-                value = float(arg)
-            except ValueError:
-                return f"builtin judge: '{arg}' is not a threshold; use e.g. 'builtin' or 'builtin:0.6'"
-            if not 0.0 <= value <= 1.0:
-                return f"builtin judge: threshold {arg} must lie between 0 and 1"
-        return None
-    if kind in ("openai", "anthropic", "openai-compatible"):
+    check = _CHECKS.get(kind)
+    return check(spec, arg, env) if check is not None else None
+
+
+def _check_builtin(spec: str, arg: str, env: Any) -> str | None:
+    if arg == "reader" or arg.startswith("reader:"):   # builtin:reader[:threshold], the learned reader
+        arg = arg[len("reader"):].lstrip(":").strip()
+    if arg:
         try:
-            model = parse_model_spec(spec)
-        except SpecError as exc:
-            return str(exc)
-        if model.provider is not None and find_api_key(model.provider, env) is None:
-            return (f"no API key for {model.provider} (judge '{spec.strip()}'): store one in the keyring or set "
-                    f"{ENV_VARS[model.provider]}")
-        return None
-    if kind == "checker":
-        try:
-            parse_checker_spec(spec)
-        except SpecError as exc:
-            return str(exc)
-        return None
-    if kind == "local" and not arg:
-        return "the local judge needs a model folder or id: local:/path/to/model"
+            value = float(arg)
+        except ValueError:
+            return f"builtin judge: '{arg}' is not a threshold; use e.g. 'builtin' or 'builtin:0.6'"
+        if not 0.0 <= value <= 1.0:
+            return f"builtin judge: threshold {arg} must lie between 0 and 1"
     return None
+
+
+def _check_api(spec: str, arg: str, env: Any) -> str | None:
+    from ..llm.secrets import ENV_VARS, find_api_key
+
+    try:
+        model = parse_model_spec(spec)
+    except SpecError as exc:
+        return str(exc)
+    if model.provider is not None and find_api_key(model.provider, env) is None:
+        return (f"no API key for {model.provider} (judge '{spec.strip()}'): store one in the keyring or set "
+                f"{ENV_VARS[model.provider]}")
+    return None
+
+
+def _check_checker(spec: str, arg: str, env: Any) -> str | None:
+    try:
+        parse_checker_spec(spec)
+    except SpecError as exc:
+        return str(exc)
+    return None
+
+
+def _check_local(spec: str, arg: str, env: Any) -> str | None:
+    return None if arg else "the local judge needs a model folder or id: local:/path/to/model"
+
+
+# kind -> check(spec, argument, env): what validate_judge_spec asks of a spec, beside the kind's factory
+_CHECKS: Registry[Callable[[str, str, Any], str | None]] = Registry("judge spec check", {
+    "builtin": _check_builtin, "openai": _check_api, "anthropic": _check_api, "openai-compatible": _check_api,
+    "checker": _check_checker, "local": _check_local,
+})

@@ -19,7 +19,15 @@ import httpx
 
 from ..models import FetchStatus, Source, sha256_bytes, utcnow
 from ..urls import DOI_HOSTS
-from .base import BodyTooLarge, FetchOptions, http_status_outcome, parse_retry_after, read_bounded, status_phrase
+from .base import (
+    BodyTooLarge,
+    FetchOptions,
+    http_status_outcome,
+    parse_retry_after,
+    read_bounded,
+    refused_url,
+    status_phrase,
+)
 from .documents import DocumentReader
 from .extract import unsupported_reason
 from .pools import HostPools
@@ -127,6 +135,8 @@ class HttpFetcher:
         await self.aclose()
 
     async def fetch(self, url: str) -> Source:
+        if (refused := refused_url(url)) is not None:
+            return refused
         started = time.monotonic()
         async with self._total, self.host_slot(url):
             began = time.monotonic()
@@ -172,6 +182,8 @@ class HttpFetcher:
 
     async def fetch_now(self, url: str) -> Source:
         """Fetch without waiting for a concurrency slot (the caller already holds one)."""
+        if (refused := refused_url(url)) is not None:
+            return refused
         started = time.monotonic()
         got = await self._get(url, started)
         if isinstance(got, Source):

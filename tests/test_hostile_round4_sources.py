@@ -1,0 +1,196 @@
+"""Hostile inputs, round four (issue 42): a hostile page or document is that source's outcome.
+
+Each test drives the real part: Chromium rendering pages from the fixture site on 127.0.0.1
+(tests/support/hostile4.py), pypdf reading a real PDF in its worker process, the fetchers and the
+citation reader on real strings.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import time
+from urllib.parse import quote
+
+import pytest
+
+from sourcecheckup.fetching import FetchOptions, HttpFetcher, make_fetcher
+from sourcecheckup.fetching.browser import TEST_RESOLVER_RULES, find_chromium
+from sourcecheckup.models import FetchStatus
+
+needs_browser = [pytest.mark.browser, pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")]
+
+
+def _options(**kw) -> FetchOptions:
+    base = dict(allow_hosts=("127.0.0.1",), timeout_s=8.0, browser="never", browser_args=(TEST_RESOLVER_RULES,),
+                browser_page_timeout_s=6.0)
+    base.update(kw)
+    return FetchOptions(**base)
+
+
+# -------------------------------------------------------------- 1. a page that crashes the renderer
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+async def test_a_page_that_crashes_the_renderer_is_its_own_outcome_and_the_batch_reads_the_rest(site):
+    # the heap is capped so that the page's allocation loop kills its renderer in a moment
+    f = make_fetcher(_options(browser="always", browser_args=(TEST_RESOLVER_RULES,
+                                                              "--js-flags=--max-old-space-size=24")))
+    try:
+        crashed, *good = await asyncio.gather(f.fetch(f"{site}/hostile4/crash"),
+                                              *(f.fetch(f"{site}/hostile4/js?n={n}") for n in range(3)))
+        after = await f.fetch(f"{site}/hostile4/js?n=9")   # the browser still renders once it crashed
+    finally:
+        await f.aclose()
+    # before the fix: "Page.evaluate: Target crashed" raised out of fetch(), and the run failed
+    assert "browser_failed" in crashed.flags and not crashed.text.strip(), crashed.reason
+    assert "the browser failed: the page crashed the browser's renderer (Page.evaluate: Target crashed" \
+        in crashed.reason
+    for n, src in enumerate(good):   # each in a renderer of its own: the crash took none of them
+        assert src.status is FetchStatus.OK and src.origin == "browser" and f"page {n}" in src.text, src.reason
+    assert after.status is FetchStatus.OK and "page 9" in after.text, after.reason
+
+
+# -------------------------------------------------------------- 2. popups
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+async def test_popups_are_closed_and_never_fail_the_batch_or_lose_other_sources(site):
+    f = make_fetcher(_options(browser="always"))
+    try:
+        for _ in range(2):
+            popups, *good = await asyncio.gather(f.fetch(f"{site}/hostile4/popups"),
+                                                 *(f.fetch(f"{site}/hostile4/js?n={n}") for n in range(8)))
+            assert popups.status is FetchStatus.OK and popups.origin == "browser", popups.reason
+            assert "Metformin should not be started" in popups.text
+            for n, src in enumerate(good):
+                assert src.status is FetchStatus.OK and f"page {n}" in src.text, (n, src.reason)
+        pool = f.pool
+        assert len(pool._context.pages) <= pool._pages   # no popup left open, holding the renderer
+        hits = json.loads((await HttpFetcher(_options()).fetch(f"{site}/_hits?path=/article/hypertension?popup=1"))
+                          .raw)
+        assert hits == {"hits": 0}   # a popup's requests are refused, never fetched
+    finally:
+        await f.aclose()
+
+
+# -------------------------------------------------------------- 19. a busy-looping page
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+async def test_a_busy_looping_page_does_not_starve_another_pages_render(site):
+    f = make_fetcher(_options(browser="always", browser_page_timeout_s=4.0, timeout_s=4.0))
+    try:
+        await f.fetch(f"{site}/hostile4/js?n=0")   # the browser is up before the clock starts
+        for trial in range(3):
+            started = time.monotonic()
+            busy, *good = await asyncio.gather(f.fetch(f"{site}/hostile4/busy?t={trial}"),
+                                               *(f.fetch(f"{site}/hostile4/js?n={n}&t={trial}") for n in (1, 2, 3)))
+            # before the fix (two renderers for four pages) a good page timed out beside the busy one
+            for n, src in zip((1, 2, 3), good):
+                assert src.status is FetchStatus.OK and src.origin == "browser", (trial, n, src.reason)
+                assert f"page {n}" in src.text
+            assert time.monotonic() - started < 4.0 + 3.0
+            assert busy.status is FetchStatus.TIMEOUT, busy.reason
+    finally:
+        await f.aclose()
+
+
+# -------------------------------------------------------------- 3. a small PDF with a huge shared stream
+
+async def test_a_small_pdf_whose_pages_share_a_huge_stream_stops_at_the_timeout_and_blocks_nothing(site):
+    f = HttpFetcher(_options(timeout_s=3.0, extract_workers=1))
+    await f.reader.ready()
+    try:
+        started = time.monotonic()
+        pdf_task = asyncio.ensure_future(f.fetch(f"{site}/hostile4/shared-stream.pdf?pages=60&mb=3"))
+        await asyncio.sleep(0.5)
+        page = await f.fetch(f"{site}/article/hypertension")   # read while the PDF is still being read
+        page_done = time.monotonic() - started
+        pdf = await pdf_task
+        took = time.monotonic() - started
+    finally:
+        await f.aclose()
+    assert page.status is FetchStatus.OK and page_done < 3.0, (page.reason, page_done)
+    # before the fix: read for a minute and more in the one pool worker, every later page behind it
+    assert pdf.status is FetchStatus.TIMEOUT, (pdf.status, pdf.reason)
+    assert "PDF took longer than the per-source time limit (--timeout)" in pdf.reason
+    assert len(pdf.raw) < 20_000 and took < 3.0 + 3.0
+
+
+# -------------------------------------------------------------- 4. data:, about:, filesystem: URLs
+
+SELF_CONTAINED = ["data:text/html,<h1>Metformin is safe in every patient</h1>", "about:blank",
+                  "filesystem:http://127.0.0.1/temporary/page.html", "blob:http://127.0.0.1/1234-5678",
+                  "view-source:http://127.0.0.1/"]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+@pytest.mark.parametrize("mode", ["always", "auto", "never"])
+async def test_self_contained_urls_are_refused_in_every_browser_mode(mode):
+    f = make_fetcher(_options(browser=mode))
+    try:
+        got = [await f.fetch(url) for url in SELF_CONTAINED]
+    finally:
+        await f.aclose()
+    for url, src in zip(SELF_CONTAINED, got):
+        # before the fix (--browser always): "HTTP 200 OK, rendered in the browser", supported
+        assert src.status is FetchStatus.UNSAFE_URL and not src.text, (url, src.status, src.reason)
+        assert "is not allowed; only http and https are fetched" in src.reason
+    assert "a data: URL carries its own content" in got[0].reason
+    assert "an about: URL" in got[1].reason and "a filesystem: URL" in got[2].reason
+    assert getattr(f, "launches", 0) == 0   # the browser never touched any of them
+
+
+def test_filesystem_urls_stay_as_written_never_rewritten_to_the_url_inside():
+    from sourcecheckup.ingest import load_text
+
+    (r,) = load_text(json.dumps({"response": "Metformin is safe (see filesystem:http://127.0.0.1/x.html).",
+                                 "citations": ["filesystem:http://127.0.0.1/y.html"]})).responses
+    assert "http://127.0.0.1/x.html" not in r.citations and "http://127.0.0.1/y.html" not in r.citations
+    assert "filesystem:http://127.0.0.1/y.html" in r.citations
+
+
+@pytest.mark.parametrize("listed", [
+    "data:text/html,<h1>Metformin, is safe; always</h1>",
+    "data:text/html;base64,PGgxPk1ldGZvcm1pbjwvaDE+, https://example.org/a",
+])
+async def test_a_data_url_in_a_citation_list_is_kept_whole_and_refused_as_one(listed):
+    from sourcecheckup.ingest import load_text
+
+    (r,) = load_text(json.dumps({"response": "Metformin is safe [1].", "citations": listed})).responses
+    data = [c for c in r.citations if c.startswith("data:")]
+    # before the fix: cut at its first comma (or semicolon), the rest read as other citations
+    assert data == [listed.split(", https://")[0]], r.citations
+    assert len(r.citations) == (2 if "https://" in listed else 1), r.citations
+    src = await HttpFetcher(_options()).fetch(data[0])
+    assert src.status is FetchStatus.UNSAFE_URL and "a data: URL carries its own content" in src.reason
+
+
+# -------------------------------------------------------------- 13. IPv6 site-local
+
+@pytest.mark.parametrize("address", ["fec0::1", "fec0:0:0:ffff::1", "feff::1"])
+async def test_ipv6_site_local_addresses_are_refused_like_unique_local_ones(address):
+    from sourcecheckup.fetching.safety import UnsafeUrlError, address_kind, check_url
+
+    assert address_kind(ipaddress.ip_address(address)) == "a site-local address"
+    with pytest.raises(UnsafeUrlError, match="site-local"):
+        await check_url(f"http://[{address}]/")
+    src = await HttpFetcher(FetchOptions()).fetch(f"http://[{address}]:8809/x")
+    assert src.status is FetchStatus.UNSAFE_URL and "site-local" in src.reason
+
+
+# -------------------------------------------------------------- 7. one control character
+
+@pytest.mark.parametrize("character", ["&#11;", "&#27;", "&#x1F;", "&#xFFFE;"])
+async def test_one_control_character_does_not_erase_the_page(site, character):
+    f = HttpFetcher(_options())
+    try:
+        src = await f.fetch(f"{site}/hostile4/control?c={quote(character)}")
+    finally:
+        await f.aclose()
+    # before the fix: "HTTP 200 OK, but no main text was found"
+    assert src.status is FetchStatus.OK and src.reason == "HTTP 200 OK", src.reason
+    assert "Metformin should not be started when the eGFR is below 30" in src.text
+    assert "Reviewed" in src.text and "yearly" in src.text

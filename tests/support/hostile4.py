@@ -62,7 +62,8 @@ def shared_stream_pdf(pages: int = 30, operators_mb: float = 2.0, operator: byte
     kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
                b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"]
-    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"] * pages
+    font = b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R /Resources %s >>" % font] * pages
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []

@@ -98,8 +98,8 @@ def split_checked(url: str) -> tuple[str, str]:
     scheme = parts.scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
         shown = scheme or "no scheme"
-        why = f"{_SELF_CONTAINED[scheme]}; " if scheme in _SELF_CONTAINED else ""
-        raise UnsafeUrlError(f"{why}scheme {shown!r} is not allowed; only http and https are fetched")
+        why = f" ({_SELF_CONTAINED[scheme]})" if scheme in _SELF_CONTAINED else ""
+        raise UnsafeUrlError(f"scheme {shown!r} is not allowed; only http and https are fetched{why}")
     if not host:
         raise UnsafeUrlError("the URL has no host name")
     return scheme, host

@@ -274,3 +274,37 @@ def test_a_pdf_answer_of_slow_text_less_pages_stops_at_the_time_cap(tmp_path, mo
     (skipped,) = load_path(path).skipped
     assert time.monotonic() - started < 2.0
     assert "page 1 of the PDF holds 3.3 MB of drawing operators, over the 1 MB limit for one page" in skipped.problem
+
+
+# -------------------------------------------------------------- 1, 2. the batch, through the real command line
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+def test_an_audit_with_a_popup_page_completes_quietly_with_every_source_read(tmp_path, site):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from sourcecheckup.store import Store
+
+    root = Path(__file__).resolve().parents[1]
+    urls = [f"{site}/hostile4/popups", *(f"{site}/hostile4/js?n={n}&cli=1" for n in range(8))]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": f"a{i}", "response": f"Metformin is reviewed at an eGFR of 45 [{1}].",
+                                           "citations": [url]}) + "\n" for i, url in enumerate(urls)))
+    db = tmp_path / "a.db"
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge"}
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db), "-q",
+                        "--judge", "keyword:0", "--allow-host", "127.0.0.1", "--no-archive", "--browser", "always",
+                        "--timeout", "15"], cwd=root, env=env, capture_output=True, text=True, timeout=240)
+    # before the fix: 3 runs in 4 ended "Frame for this navigation request is not available", with tracebacks
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr and "Frame for this navigation" not in p.stderr, p.stderr[-2000:]
+    with Store(str(db)) as store:
+        (run,) = store.list_runs()
+        assert run.status == "completed"
+        for url in urls:
+            row = store.latest_source(url)
+            assert row is not None and row.source.status is FetchStatus.OK, (url, row and row.source.reason)
+            assert row.source.origin == "browser" and "Metformin" in row.source.text

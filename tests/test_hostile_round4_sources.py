@@ -308,3 +308,37 @@ def test_an_audit_with_a_popup_page_completes_quietly_with_every_source_read(tmp
             row = store.latest_source(url)
             assert row is not None and row.source.status is FetchStatus.OK, (url, row and row.source.reason)
             assert row.source.origin == "browser" and "Metformin" in row.source.text
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed")
+async def test_an_audit_and_its_resume_complete_with_a_renderer_crashing_page(tmp_path, site):
+    from sourcecheckup.events import EventKind
+    from sourcecheckup.models import Response
+    from sourcecheckup.pipeline import Audit, RunConfig
+    from sourcecheckup.store import Store
+    from tests.support.fake_judge import KeywordJudge
+
+    fetch = _options(browser="always", browser_args=(TEST_RESOLVER_RULES, "--js-flags=--max-old-space-size=24"))
+    crash = f"{site}/hostile4/crash?audit=1"
+    responses = [Response(id=f"r{n}", text=f"Metformin is reviewed when the eGFR falls below 45 (page {n}).",
+                          citations=(f"{site}/hostile4/js?n={n}&audit=1", crash)) for n in range(4)]
+    store = Store(tmp_path / "a.db")
+    cancel = asyncio.Event()
+
+    def progress(ev):
+        if ev.kind is EventKind.FETCHED:
+            cancel.set()   # stopped after the first source, so the resume meets the crashing page again
+
+    run_id = await Audit(store, RunConfig(judges=["keyword:0"], fetch=fetch), progress=progress,
+                         judges=[KeywordJudge()], cancel=cancel).start(responses)
+    assert store.get_run(run_id).status in ("cancelled", "completed")
+    # before the fix: "the run could not complete: Error: Page.evaluate: Target crashed", here and on resume
+    await Audit(store, RunConfig(judges=["keyword:0"], fetch=fetch, refetch=True),
+                judges=[KeywordJudge()]).resume(run_id)
+    assert store.get_run(run_id).status == "completed"
+    crashed = store.latest_source(crash).source
+    assert "browser_failed" in crashed.flags and "crashed the browser's renderer" in crashed.reason
+    for n in range(4):
+        src = store.latest_source(f"{site}/hostile4/js?n={n}&audit=1").source
+        assert src.status is FetchStatus.OK and f"page {n}" in src.text, src.reason

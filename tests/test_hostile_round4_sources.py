@@ -200,7 +200,7 @@ async def test_one_control_character_does_not_erase_the_page(site, character):
 
 HIDDEN_ANSWER = """<!DOCTYPE html><html><head><title>Answer</title><style>
 .note { display: none }  p.tiny { font-size: 0px } #away { position: absolute; left: -9999px }
-.ghost { color: #ffffff }
+.ghost { color: #ffffff } .hidden { display: none }
 @media print { .visible { display: none } }
 </style></head><body>
 <p class="visible">Metformin is the first drug for type 2 diabetes <a href="https://example.org/a">[1]</a>.</p>
@@ -211,6 +211,7 @@ HIDDEN_ANSWER = """<!DOCTYPE html><html><head><title>Answer</title><style>
 <p style="color: rgb(255,255,255); background-color: #fff">HIDDEN-FIVE Statins are harmless.</p>
 <p style="font-size:0">HIDDEN-SIX Aspirin prevents every stroke.</p>
 <div style="background:#222"><p style="color:white">Dark box text is visible to the reader.</p></div>
+<div class="hidden md:block">Wide screens show this line.</div>
 </body></html>"""
 
 
@@ -228,6 +229,7 @@ def test_text_an_html_answer_hides_with_css_is_not_audited(tmp_path, how):
     assert "HIDDEN" not in r.text, r.text
     assert "Metformin is the first drug for type 2 diabetes" in r.text
     assert "Dark box text is visible to the reader." in r.text
+    assert "Wide screens show this line." in r.text   # an @media rule (not read) shows it: kept
     assert r.citations == ("https://example.org/a",)
     note = next(n for n in result.notes if "whose text the page's CSS hides" in n)
     assert note.split(": ", 1)[1].startswith("6 element(s)")

@@ -166,8 +166,11 @@ def mark_hidden_text(root: etree._Element) -> int:
         if el.get("hidden") is not None or el.tag.lower() in ("style", "script", "head", "html"):
             continue
         why = hides(style)
-        if why is not None and hides(_declarations(el.get("style") or "")) == why == _INLINE_ALREADY:
+        inline = hides(_declarations(el.get("style") or ""))
+        if why is not None and inline == why == _INLINE_ALREADY:
             continue   # html.is_hidden already leaves inline display:none out, as it always did
+        if why is not None and inline is None and any(":" in c for c in (el.get("class") or "").split()):
+            continue   # "hidden md:block": shown on a wide screen by an @media rule, which is not read here
         colour = _colour(style.get("color"))
         if why is None and colour is not None and _close(colour, behind) and not _declares_colour_below(el, rules):
             why = "text the colour of its background"

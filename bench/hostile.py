@@ -7,7 +7,7 @@ includes the page it holds in memory.
 
 Run: .venv/bin/python bench/hostile.py [--timeout 20] [--quick]
      --timeout is the per-source time cap (the product's default is 20 s; a shorter one gives the
-     same verdicts sooner); --quick skips the 18 MB page and the browser probe.
+     same verdicts sooner); --quick skips the 18 MB page and the browser probes.
 """
 from __future__ import annotations
 
@@ -233,6 +233,79 @@ async def websocket_probe(base: str) -> None:
            took, 8.0 + MARGIN_S + 1.0, peak.peak, None, listener.connections == 0)
 
 
+async def browser_page_probes(base: str, timeout_s: float) -> None:
+    """Issue 42: a page that crashes its renderer, one that opens popups, one that never yields; each
+    beside ordinary JavaScript pages, which must all be read."""
+    from sourcecheckup.fetching.browser import TEST_RESOLVER_RULES, browser_status
+
+    if not browser_status()[0]:
+        print("     browser page probes skipped: no browser")
+        return
+    cap = 6.0
+    cases = (("renderer crash beside 3 pages", "/hostile4/crash", ("--js-flags=--max-old-space-size=24",)),
+             ("window.open x6 beside 8 pages", "/hostile4/popups", ()),
+             ("busy loop beside 3 pages", "/hostile4/busy", ()))
+    for name, path, flags in cases:
+        f = make_fetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=cap, browser="always",
+                                      browser_page_timeout_s=cap, browser_args=(TEST_RESOLVER_RULES, *flags)))
+        await f.fetch(f"{base}/hostile4/js?n=99")   # the launch is not the probe's time
+        n_good = 8 if "open" in name else 3
+        started = time.monotonic()
+        try:
+            with Peak() as peak:
+                hostile, *good = await asyncio.gather(f.fetch(base + path),
+                                                      *(f.fetch(f"{base}/hostile4/js?n={n}") for n in range(n_good)))
+            took = time.monotonic() - started
+            read = sum(1 for g in good if g.status.value == "ok" and g.origin == "browser")
+            outcome = f"{hostile.status.value}{' ' + ','.join(hostile.flags) if hostile.flags else ''}; " \
+                      f"{read}/{n_good} other pages read"
+            record(name, outcome, took, cap + MARGIN_S, peak.peak, None, read == n_good)
+        except Exception as exc:   # what the probe exists to catch: the batch failing
+            record(name, f"the batch failed: {type(exc).__name__}: {str(exc)[:80]}", time.monotonic() - started,
+                   cap + MARGIN_S, 0, None, False)
+        finally:
+            await f.aclose()
+
+
+def answer_and_url_probes(tmp: Path) -> None:
+    """Issue 42: a PDF answer of slow text-less pages, CSS-hidden answer text, self-contained URLs."""
+    from sourcecheckup.fetching.base import refused_url
+    from sourcecheckup.ingest import load_path
+    from sourcecheckup.ingest.documents import MAX_ANSWER_PDF_SECONDS
+    from tests.support.hostile4 import shared_stream_pdf
+
+    pdf = tmp / "answer.pdf"
+    pdf.write_bytes(shared_stream_pdf(pages=60, operators_mb=0.6))
+    with Peak() as peak:
+        started = time.monotonic()
+        result = load_path(pdf)
+        took = time.monotonic() - started
+    problem = result.skipped[0].problem if result.skipped else "NOT skipped"
+    record("PDF answer, 60 slow pages", problem[:80], took, MAX_ANSWER_PDF_SECONDS + MARGIN_S, peak.peak, None,
+           "-second limit for one answer" in problem)
+    html = ("<html><head><style>.n{display:none} .z{font-size:0}</style></head><body><p>Metformin is first line "
+            "<a href='https://example.org/a'>[1]</a>.</p><p class='n'>HIDDEN</p><p class='z'>HIDDEN</p>"
+            "<p style='color:#fff'>HIDDEN</p><p style='position:absolute;left:-9999px'>HIDDEN</p></body></html>")
+    page = tmp / "answer.html"
+    page.write_text(html)
+    with Peak() as peak:
+        started = time.monotonic()
+        (r,) = load_path(page).responses
+        took = time.monotonic() - started
+    record("CSS-hidden text in an HTML answer", "hidden text audited" if "HIDDEN" in r.text else "left out",
+           took, 5.0, peak.peak, None, "HIDDEN" not in r.text)
+    urls = ("data:text/html,<h1>x</h1>", "about:blank", "filesystem:http://127.0.0.1/x", "http://[fec0::1]/")
+    started = time.monotonic()
+    refused = [u for u in urls[:3] if refused_url(u) is not None]
+    import ipaddress
+
+    from sourcecheckup.fetching.safety import address_kind
+
+    site_local = address_kind(ipaddress.ip_address("fec0::1")) is not None
+    record("data:, about:, filesystem:, fec0::1", f"{len(refused) + site_local}/{len(urls)} refused",
+           time.monotonic() - started, 1.0, 0, None, len(refused) == 3 and site_local)
+
+
 async def main_async(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -250,13 +323,18 @@ async def main_async(args: argparse.Namespace) -> int:
         await fetch_probe(base, "/gzip-bomb", t, ("too_large",))
         await fetch_probe(base, "/hostile/html-as-pdf", t, ("ok",))
         await fetch_probe(base, "/hostile/location-tab", t, ("http_error",))
+        # issue 42: 8 KB, 60 pages sharing one stream (minutes to read): stopped at the cap, in a worker
+        await fetch_probe(base, "/hostile4/shared-stream.pdf?pages=60&mb=3", t, ("timeout",))
+        await fetch_probe(base, "/hostile4/control?c=%26%2311%3B", t, ("ok",))
         parser_probes()
         with tempfile.TemporaryDirectory() as tmp:
             store_probe(Path(tmp))
+            answer_and_url_probes(Path(tmp))
         with tempfile.TemporaryDirectory() as tmp:
             ingest_probes(Path(tmp))
         if not args.quick:
             await websocket_probe(base)
+            await browser_page_probes(base, t)
     finally:
         stop()
     over = [r for r in ROWS if not r["within"]]
@@ -267,7 +345,7 @@ async def main_async(args: argparse.Namespace) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=20.0, help="per-source time cap in seconds (default 20)")
-    parser.add_argument("--quick", action="store_true", help="skip the 18 MB page and the browser probe")
+    parser.add_argument("--quick", action="store_true", help="skip the 18 MB page and the browser probes")
     return asyncio.run(main_async(parser.parse_args()))
 
 

@@ -20,6 +20,7 @@ from .events import EventKind, ProgressCallback, ProgressEvent, ignore
 from .evidence import SourceText, quote_in_source
 from .expert.step import expert_step
 from .fetching import Fetcher, FetchOptions, fetch_settings_fingerprint, make_fetcher
+from .fetching.base import refused_url
 from .ingest.records import UNUSABLE_KEY
 from .injection import flag_injection
 from .judges.base import Judge, judge_traits, open_judges
@@ -474,6 +475,9 @@ class Audit:
         return row
 
     async def _fetch_or_reuse(self, url: str) -> SourceRow:
+        refused = refused_url(url)   # the one URL check, whatever fetcher this run was given
+        if refused is not None:
+            return self.store.get_source(self.store.add_source(refused))
         cached = None if self.config.refetch else self.store.latest_source(url)
         fingerprint = fetch_settings_fingerprint(self.config.fetch)
         if cached is not None and cached_source_reusable(cached.source, fingerprint):

@@ -35,7 +35,8 @@ _BARE_ADDRESS = re.compile(
 )
 _WEB_SCHEMES = frozenset({"http", "https"})
 # schemes that are written without "//"; anything else without "//" is not a URL ("Smith:2020")
-_OPAQUE_SCHEMES = frozenset({"javascript", "vbscript", "data", "mailto", "about", "blob", "tel", "urn"})
+_OPAQUE_SCHEMES = frozenset({"javascript", "vbscript", "data", "mailto", "about", "blob", "tel", "urn",
+                             "filesystem", "view-source", "jar"})
 # "notes.pdf" or "answer.txt" look like host names but are file names
 _FILE_SUFFIXES = frozenset(
     "pdf txt md doc docx xls xlsx csv tsv json jsonl png jpg jpeg gif svg htm html xml zip ppt pptx".split()
@@ -47,8 +48,9 @@ DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 # so a DOI inside https://doi.org/10.x/... is consumed by the URL alternative.
 _FIND = re.compile(
     r"""
-    (?P<url>(?<![\w+.-])[a-z][a-z0-9+.-]{0,15}://(?:\[[0-9a-z:.%_-]+\][^\s<>"`\[\]{}|\\^]*|[^\s<>"`\[\]{}|\\^]+)
-          |\bjavascript:[^\s<>"`]+
+    (?P<url>\b(?:filesystem|blob|view-source|jar):[a-z][a-z0-9+.-]{0,15}:[^\s<>"`]+
+          |(?<![\w+.-])[a-z][a-z0-9+.-]{0,15}://(?:\[[0-9a-z:.%_-]+\][^\s<>"`\[\]{}|\\^]*|[^\s<>"`\[\]{}|\\^]+)
+          |\b(?:javascript|about):[^\s<>"`]+
           |\bdata:(?:[a-z]+/[a-z0-9.+-]+)?[;,][^\s<>"`]*)
     |(?P<www>(?<![\w@/.-])www\.[^\s<>"`\[\]{}|\\^]+)
     |(?P<doi>(?<![\w/.])doi\s*:\s*10\.\d{4,9}/[^\s<>"`\[\]{}]+)

@@ -85,6 +85,20 @@ def fetch_settings_fingerprint(options: FetchOptions) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def refused_url(url: str) -> Source | None:
+    """The unsafe_url outcome of a URL the scheme rule refuses (data:, about:, filesystem:, file:, ...),
+    else None. The one URL check every fetch path applies before anything touches the URL: the
+    plain HTTP, the browser in every mode, a source pack, the pipeline; the address rule follows per request."""
+    from ..models import utcnow
+    from .safety import UnsafeUrlError, split_checked
+
+    try:
+        split_checked(url)
+    except UnsafeUrlError as exc:
+        return Source(url=url, status=FetchStatus.UNSAFE_URL, reason=str(exc), fetched_at=utcnow(), elapsed_s=0.0)
+    return None
+
+
 class Fetcher(Protocol):
     """Turns a URL into a Source; never raises for a URL (every failure is a FetchStatus with a reason)."""
 

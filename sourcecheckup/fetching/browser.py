@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import FetchStatus, Source, utcnow
-from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, status_phrase
+from .base import BodyTooLarge, FetchOptions, http_status_outcome, read_bounded, refused_url, status_phrase
 from .http import HttpFetcher
 from .safety import HostNotFoundError, UnsafeUrlError
 
@@ -39,9 +39,10 @@ PLAYWRIGHT_EXECUTABLES = ("chrome-headless-shell", "headless_shell", "chrome", "
 INSTALL_PLAYWRIGHT_BROWSER = "python -m playwright install chromium"
 BASE_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             # one renderer for all sites and no side services: rendering is most of a run's CPU
+             # no process per site (a page's frames share its renderer) and no side services: rendering is
+             # most of a run's CPU; each page still gets a renderer of its own (renderer_limit below)
              "--disable-features=site-per-process,Translate,OptimizationHints,MediaRouter,AudioServiceOutOfProcess",
-             "--disable-site-isolation-trials", "--renderer-process-limit=2", "--disable-extensions",
+             "--disable-site-isolation-trials", "--disable-extensions",
              "--mute-audio", "--disable-dev-shm-usage")
 # what page.content() returns (the doctype and the document's markup) and the title, in one call
 PAGE_HTML_AND_TITLE = """() => {
@@ -71,6 +72,20 @@ DROP_REQUEST_HEADERS = ("host", "content-length", "accept-encoding", "connection
 DROP_RESPONSE_HEADERS = ("content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive")
 TEXT_READY_CHARS = 200
 NOSCRIPT = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.I | re.S)
+
+
+def _page_failure(exc: BaseException) -> str:
+    first = (str(exc).splitlines() or [""])[0][:200]
+    if "crash" in first.lower():
+        return f"the page crashed the browser's renderer ({first})"
+    return f"the browser could not load the page ({first})"
+
+
+def renderer_limit(pages: int) -> str:
+    """A renderer process for each open page (and one closing): pages sharing a renderer share its one
+    main thread, so a page whose script never yields would stall the others' renders until its own
+    deadline (2 renderers for 4 pages: a good page timed out in 2 of 3 runs beside a busy one)."""
+    return f"--renderer-process-limit={pages + 2}"
 
 
 class BrowserUnavailable(Exception):
@@ -248,7 +263,8 @@ class BrowserPool:
                 self._pw = await (self._driver if self._driver is not None else async_playwright().start())
                 self._driver = None
                 self._browser = await self._pw.chromium.launch(
-                    executable_path=exe, headless=True, args=[*BASE_ARGS, *self._refusing_proxy(), *self.extra_args],
+                    executable_path=exe, headless=True,
+                    args=[*BASE_ARGS, renderer_limit(self._pages), *self._refusing_proxy(), *self.extra_args],
                     timeout=30_000)
                 self.launches += 1
                 self._context = await self._browser.new_context(
@@ -284,13 +300,18 @@ class BrowserPool:
         rebinding between check and connect), and bodies keep the same byte cap as plain HTTP.
         """
         request = route.request
-        state: dict[str, Any] = {}
         try:
-            if request.frame.page in self._states:
-                state = self._states[request.frame.page]
+            # a popup's first request has no frame yet ("Frame for this navigation request is not
+            # available"): reading it is inside the boundary, and a page not rendering for us (a popup,
+            # a page whose render ended) gets nothing
+            frame = request.frame
+            state = self._states.get(frame.page)
+            main = request.is_navigation_request() and frame.parent_frame is None
         except Exception:
-            pass
-        main = request.is_navigation_request() and request.frame.parent_frame is None
+            state = None
+        if state is None:
+            await _abort(route, "blockedbyclient")
+            return
         if request.resource_type in BLOCKED_RESOURCES:
             await route.abort("blockedbyclient")
             return
@@ -364,6 +385,9 @@ class BrowserPool:
         prefetched: (content type, body) of the page as plain HTTP read it with status 200, so the
         browser does not ask the site for it again; the page's own requests still go out.
         """
+        refused = refused_url(url)
+        if refused is not None:
+            raise RenderError(refused.status, refused.reason, url)
         context = await self._ensure()
         self._waiting += 1
         try:
@@ -391,6 +415,7 @@ class BrowserPool:
 
     async def _new_page(self, context: Any) -> Any:
         page = await context.new_page()
+        page.on("popup", _close_popup)
         self.pages_opened += 1
         return page
 
@@ -421,8 +446,7 @@ class BrowserPool:
             if "refused" in state:
                 status, reason, where = state["refused"]
                 raise RenderError(status, reason, where) from None
-            raise RenderError(FetchStatus.HTTP_ERROR, f"the browser could not load the page ({str(exc).splitlines()[0]})",
-                              url) from None
+            raise RenderError(FetchStatus.HTTP_ERROR, _page_failure(exc), url) from None
         left_ms = max(100, (self.page_timeout_s - (time.monotonic() - started)) * 1000 - 200)
         try:   # scripts that build the article: wait for text, but never past the cap
             await page.wait_for_function(
@@ -430,7 +454,10 @@ class BrowserPool:
                 timeout=min(3000, left_ms), polling=25)
         except Exception:
             pass
-        html, title = await page.evaluate(PAGE_HTML_AND_TITLE)   # one round trip, not content() and title()
+        try:   # one round trip, not content() and title(); a page whose renderer crashed fails here
+            html, title = await page.evaluate(PAGE_HTML_AND_TITLE)
+        except Exception as exc:
+            raise RenderError(FetchStatus.HTTP_ERROR, _page_failure(exc), url) from None
         return Rendered(url=url, final_url=state.get("final_url", page.url),
                         http_status=state.get("status", response.status if response else None),
                         content_type=state.get("content_type"), html=html, title=title or None)
@@ -466,11 +493,24 @@ class BrowserPool:
             await self.http.aclose()
 
 
-async def _abort(route: Any) -> None:
+async def _abort(route: Any, code: str = "failed") -> None:
     try:
-        await route.abort("failed")
+        await route.abort(code)
     except Exception:
         pass
+
+
+async def _close_quietly(page: Any) -> None:
+    try:
+        await asyncio.wait_for(page.close(), timeout=2.0)
+    except Exception:
+        pass   # already gone with its opener, or the browser is closing
+
+
+def _close_popup(popup: Any) -> None:
+    """A window the page opened (window.open, target=_blank) is closed at once: its requests are
+    refused (it renders nothing for us) and it must not hold a page slot or the renderer."""
+    asyncio.ensure_future(_close_quietly(popup))
 
 
 # a run in "auto" mode that has started this many fetches starts the Playwright driver ahead (a
@@ -494,6 +534,9 @@ class BrowserFetcher:
         return self.pool.launches
 
     async def fetch(self, url: str) -> Source:
+        refused = refused_url(url)   # in every mode: the browser would navigate to data: or about: itself
+        if refused is not None:
+            return refused
         mode = self.options.browser
         if mode == "always":
             return await self._render(url, None)
@@ -537,6 +580,10 @@ class BrowserFetcher:
                               elapsed_s=round(time.monotonic() - started, 4))
             return await self._fallback(url, first, f"the browser did not finish within {self.pool.page_timeout_s:g} s",
                                         "browser_timeout")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:   # anything else the browser raises is this source's outcome, never the run's
+            return await self._fallback(url, first, f"the browser failed: {_page_failure(exc)}", "browser_failed")
         ctype = got.content_type or "text/html"
         if "html" not in ctype.lower():
             return first or await self.http.fetch(url)   # a PDF or file: plain HTTP reads it better

@@ -68,6 +68,9 @@ def warm_up_reading() -> None:
 # and bounded in memory: markup can be built to make the extractor run for minutes (14 MB of
 # nested <div>s took 209 s and 1.2 GB). Smaller ones, nearly every page, are read in a thread.
 LARGE_DOCUMENT_BYTES = 500_000
+# ...and so is a PDF of any size: its size says nothing of its work (8 KB whose 30 pages share one
+# 2 MB compressed content stream read for 159 s), and a thread or a pool worker cannot be stopped
+ALWAYS_IN_OWN_PROCESS = ("pdf",)
 WORKER_GRACE_S = 0.5                   # past the deadline: the killed worker's own answer comes first
 EXTRACT_MEMORY_BYTES = 1_500_000_000   # address space of that process
 
@@ -150,8 +153,9 @@ class DocumentReader:
     large batch reads in worker processes (FetchOptions.extract_workers: AUTO, the default, is the
     process's shared pool, started once a run has read enough documents; N, a pool of N processes
     of its own; 0, threads only). A document over
-    LARGE_DOCUMENT_BYTES is read in a process of its own under the source's deadline and a memory
-    bound, and ends as timeout or too_large, with the reason, when it goes past either.
+    LARGE_DOCUMENT_BYTES, and a PDF of any size, is read in a process of its own under the source's
+    deadline and a memory bound (killed there, so it never holds a pool worker or a thread), and
+    ends as timeout or too_large, with the reason, when it goes past either.
     """
 
     large_bytes = LARGE_DOCUMENT_BYTES
@@ -180,7 +184,8 @@ class DocumentReader:
         of one read in a thread: there the time counts from when the thread starts it (waiting for a
         free thread is not the document's time); TimeoutError when it runs past."""
         args = (url, raw, content_type)
-        if deadline is not None and len(raw) > self.large_bytes:
+        if deadline is not None and (len(raw) > self.large_bytes
+                                     or sniff_kind(raw, content_type) in ALWAYS_IN_OWN_PROCESS):
             return await self._read_large(args, kwargs, deadline)
         if self._pool is None:
             if deadline is None:
@@ -225,7 +230,7 @@ class DocumentReader:
         if outcome == "timeout":
             status, reason = FetchStatus.TIMEOUT, (
                 f"reading the text of this {_document_size(raw)} {kind} took longer than the per-source "
-                f"time limit allows ({budget:.1f} s were left after the download); it was stopped")
+                f"time limit (--timeout) allows ({budget:.1f} s were left after the download); it was stopped")
         elif outcome == "memory":
             status, reason = FetchStatus.TOO_LARGE, (
                 f"reading the text of this {_document_size(raw)} {kind} needed more than "

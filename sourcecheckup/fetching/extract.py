@@ -131,6 +131,29 @@ def decode_text(raw: bytes, content_type: str | None = None, html: bool = False)
         return raw.decode("cp1252", errors="replace"), "cp1252"
 
 
+# characters XML 1.0 forbids (C0 controls but tab, LF, CR; surrogates; U+FFFE, U+FFFF): the
+# extractor's lxml tree drops a whole page that holds one, written raw or as a character reference
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));?")
+
+
+def _xml_invalid(code: int) -> bool:
+    return (code < 0x20 and code not in (0x09, 0x0A, 0x0D)) or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF) \
+        or code > 0x10FFFF
+
+
+def without_invalid_characters(html: str) -> str:
+    """The markup with every XML-invalid character, raw or as a character reference (&#11;, &#x1F;,
+    &#xFFFE;), replaced by a space: a browser shows nothing for them, the extractor lost the page."""
+    def ref(m: re.Match[str]) -> str:
+        code = int(m.group(1), 16) if m.group(1) else int(m.group(2))
+        return " " if _xml_invalid(code) else m.group(0)
+
+    if "&#" in html:
+        html = _CHAR_REF.sub(ref, html)
+    return _XML_INVALID.sub(" ", html)
+
+
 def _clean_lines(text: str) -> str:
     lines = (_WS.sub(" ", line).strip() for line in text.replace("\r\n", "\n").split("\n"))
     out: list[str] = []
@@ -203,6 +226,7 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
     import trafilatura
 
     html, encoding = decode_text(raw, content_type, html=True)
+    html = without_invalid_characters(html)
     fallback_title = None
     m = _TITLE.search(html[:200_000])
     if m:

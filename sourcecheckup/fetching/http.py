@@ -25,6 +25,7 @@ from .base import (
     http_status_outcome,
     parse_retry_after,
     read_bounded,
+    refused_url,
     status_phrase,
 )
 from .documents import DocumentReader
@@ -134,6 +135,8 @@ class HttpFetcher:
         await self.aclose()
 
     async def fetch(self, url: str) -> Source:
+        if (refused := refused_url(url)) is not None:
+            return refused
         started = time.monotonic()
         async with self._total, self.host_slot(url):
             began = time.monotonic()
@@ -179,6 +182,8 @@ class HttpFetcher:
 
     async def fetch_now(self, url: str) -> Source:
         """Fetch without waiting for a concurrency slot (the caller already holds one)."""
+        if (refused := refused_url(url)) is not None:
+            return refused
         started = time.monotonic()
         got = await self._get(url, started)
         if isinstance(got, Source):

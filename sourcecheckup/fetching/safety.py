@@ -15,6 +15,13 @@ from typing import Awaitable, Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 ALLOWED_SCHEMES = ("http", "https")
+# schemes whose URL carries or wraps its own content instead of naming a web page
+_SELF_CONTAINED = {"data": "a data: URL carries its own content, it names no source",
+                   "about": "an about: URL is the browser's own page, not a source",
+                   "blob": "a blob: URL names content held inside one browser page, not a source",
+                   "filesystem": "a filesystem: URL names a browser's private storage, not a source",
+                   "javascript": "a javascript: URL is a script, not a source",
+                   "view-source": "a view-source: URL is a browser view, not a source"}
 
 # RFC 6761 special-use names: answered here so no resolver is ever asked about them.
 _NEVER_RESOLVES = (".invalid", ".test", ".example")
@@ -52,6 +59,8 @@ def address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | Non
         return "a loopback address"
     if ip.is_link_local:
         return "a link-local address"
+    if getattr(ip, "is_site_local", False):   # fec0::/10: deprecated, still routed inside sites (Windows' DNS)
+        return "a site-local address"
     if ip.is_multicast:
         return "a multicast address"
     if ip.is_unspecified:
@@ -76,7 +85,10 @@ def _host_allowed(host: str, addresses: Iterable[str], allow_hosts: Sequence[str
 
 
 def split_checked(url: str) -> tuple[str, str]:
-    """(scheme, host) of a URL, or UnsafeUrlError when it is not an http(s) URL with a host."""
+    """(scheme, host) of a URL, or UnsafeUrlError when it is not an http(s) URL with a host.
+
+    The one scheme rule: every fetcher (plain HTTP, the browser in every mode, archives, source
+    packs) and every request a rendered page makes passes it before anything touches the URL."""
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").lower()
@@ -86,7 +98,8 @@ def split_checked(url: str) -> tuple[str, str]:
     scheme = parts.scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
         shown = scheme or "no scheme"
-        raise UnsafeUrlError(f"scheme {shown!r} is not allowed; only http and https are fetched")
+        why = f" ({_SELF_CONTAINED[scheme]})" if scheme in _SELF_CONTAINED else ""
+        raise UnsafeUrlError(f"scheme {shown!r} is not allowed; only http and https are fetched{why}")
     if not host:
         raise UnsafeUrlError("the URL has no host name")
     return scheme, host

@@ -15,7 +15,7 @@ from typing import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from ..models import FetchStatus, Source, utcnow
-from .base import FetchOptions
+from .base import FetchOptions, refused_url
 from .documents import source_from_document
 
 PACK_FILE = "sources.json"
@@ -93,6 +93,8 @@ class SourcePackFetcher:
         return pack_key(url) in self.entries
 
     async def fetch(self, url: str) -> Source:
+        if (refused := refused_url(url)) is not None:
+            return refused
         entry = self.entries.get(pack_key(url))
         if entry is None:
             if self.inner is None:

@@ -18,6 +18,8 @@ from .records import IngestError, kind_of, parse_json
 
 _URL_KEYS = ("url", "href", "link", "uri")
 _CITATION_SEPARATOR = re.compile(r"\s*;\s*|\n+|,\s+|,(?=(?:https?://|www\.|doi:|10\.\d))", re.I)
+# a data: URL runs to the end of its line, or to a separator before the next web link
+_DATA_URL = re.compile(r"\bdata:.*?(?=[,;]?\s*(?:https?://|www\.|doi:)|$)", re.I)
 MD_INLINE_DEST = re.compile(
     r"\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*(?P<dest><[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
@@ -158,6 +160,8 @@ def fold(label: str) -> str:
 
 def urls_in_fragment(fragment: str) -> list[str]:
     """Every URL in one citation entry: Markdown links first, then bare URLs, DOIs, PMIDs."""
+    if fragment.strip().lower().startswith("data:"):   # kept whole (see citation_entries): refused as one
+        return [fragment.strip()]
     urls: list[str] = []
     for m in MD_INLINE_DEST.finditer(fragment):
         if url := normalise_url(m.group("dest").strip("<>")):
@@ -187,6 +191,14 @@ def citation_entries(value: Any, where: str) -> list[str]:
             # a line that is one written reference ("Smith J, Jones K. Title. JAMA. 2019;321:11") stays whole
             entries = []
             for line in (ln for ln in stripped.splitlines() if ln.strip()):
+                if data := _DATA_URL.search(line):
+                    # a data: URL holds its own commas and semicolons: kept whole, so the fetcher refuses
+                    # all of it by name instead of reading its pieces as other citations
+                    entries.extend(p for p in _CITATION_SEPARATOR.split(line[:data.start()]) if p.strip())
+                    entries.append(data.group(0).strip())
+                    line = line[data.end():]
+                    if not line.strip(" ,;"):
+                        continue
                 if written_reference(line) is not None:
                     entries.append(line.strip())
                 else:

@@ -218,10 +218,24 @@ def _page_links(page: Any) -> list[tuple[tuple[float, float, float, float], str]
     return links
 
 
-def _page_markdown(page: Any) -> tuple[str, int]:
+class _PdfTooSlow(Exception):
+    """Raised from inside pypdf's operator loop when a PDF answer's time cap is reached."""
+
+
+def _page_markdown(page: Any, deadline: float | None = None) -> tuple[str, int]:
     """One page's text with each link annotation's target written after its words; and how many link
-    annotations found no words under them (their targets are then listed at the end of the page)."""
+    annotations found no words under them (their targets are then listed at the end of the page).
+    deadline (time.monotonic()): _PdfTooSlow once it passes, checked inside the page's operators too."""
+    import time
+
     links = _page_links(page)
+    operators = 0
+
+    def check(*_: Any) -> None:   # every operator: a page of text-less operators can take seconds
+        nonlocal operators
+        operators += 1
+        if deadline is not None and operators % 2000 == 0 and time.monotonic() > deadline:
+            raise _PdfTooSlow
     pieces: list[tuple[str, int | None]] = []
 
     def visit(text: str, cm: Any, tm: Any, _font: Any, _size: Any) -> None:
@@ -232,7 +246,7 @@ def _page_markdown(page: Any) -> tuple[str, int]:
         hit = next((i for i, (rect, _) in enumerate(links) if _inside(rect, x, y)), None) if text.strip() else None
         pieces.append((text, hit))
 
-    page.extract_text(visitor_text=visit)
+    page.extract_text(visitor_text=visit, visitor_operand_before=check)
     out: list[str] = []
     placed: set[int] = set()
     for i, (text, hit) in enumerate(pieces):
@@ -250,9 +264,25 @@ def _page_markdown(page: Any) -> tuple[str, int]:
     return text, len(missing)
 
 
-def pdf_markdown(data: bytes) -> tuple[str, dict[str, str], list[str]]:
+# a PDF answer is an answer, not a book: pages read and seconds spent reading them (the text cap,
+# MAX_ANSWER_CHARS, never trips on pages of text-less operators: 60 of them took 130 s)
+MAX_ANSWER_PDF_PAGES = 200
+MAX_ANSWER_PDF_SECONDS = 30.0
+# a page's drawing operators, decompressed: pypdf parses them all before the first can be checked
+# against the time cap (2 MB took 3 s); a page of answer text is a few KB
+MAX_ANSWER_PDF_PAGE_BYTES = 1_000_000
+
+
+def pdf_markdown(data: bytes, max_pages: int | None = None,
+                 max_seconds: float | None = None) -> tuple[str, dict[str, str], list[str]]:
     """A PDF's text with its link annotations, what it says about itself, and notes on what was not placed."""
+    import time
+
     from pypdf import PdfReader
+
+    max_pages = MAX_ANSWER_PDF_PAGES if max_pages is None else max_pages
+    max_seconds = MAX_ANSWER_PDF_SECONDS if max_seconds is None else max_seconds
+    started = time.monotonic()
 
     reader = PdfReader(io.BytesIO(data))
     if reader.is_encrypted:
@@ -262,8 +292,20 @@ def pdf_markdown(data: bytes) -> tuple[str, dict[str, str], list[str]]:
             raise IngestError("the PDF is encrypted; save an unlocked copy to audit it") from None
     pages, notes = [], []
     read = 0
+    if len(reader.pages) > max_pages:
+        raise IngestError(f"the PDF has {len(reader.pages):,} pages, over the {max_pages:,}-page limit for one "
+                          "answer; save the answer on its own")
     for n, page in enumerate(reader.pages, start=1):
-        text, unplaced = _page_markdown(page)
+        contents = page.get_contents()
+        size = len(contents.get_data()) if contents is not None else 0
+        if size > MAX_ANSWER_PDF_PAGE_BYTES:
+            raise IngestError(f"page {n} of the PDF holds {size / 1e6:.1f} MB of drawing operators, over the "
+                              f"{MAX_ANSWER_PDF_PAGE_BYTES / 1e6:g} MB limit for one page of an answer")
+        try:
+            text, unplaced = _page_markdown(page, deadline=started + max_seconds)
+        except _PdfTooSlow:
+            raise IngestError(f"reading the PDF took longer than the {max_seconds:g}-second limit for one answer "
+                              f"(stopped at page {n} of {len(reader.pages)}); save the answer as text") from None
         pages.append(text)
         read += len(text)
         if read > MAX_ANSWER_CHARS:   # a book, not an answer: stop reading before it costs minutes

@@ -30,6 +30,7 @@ from lxml import etree
 from ..urls import normalise_url
 from .chat_pages import CHAT_PAGES, ChatPage, is_pill
 from .citations import cites_something
+from .hidden_text import mark_hidden_text
 from .redirects import unwrap_redirect
 
 # elements whose content is never part of the answer as a reader sees it
@@ -524,9 +525,11 @@ def _parse(html: str) -> etree._Element:
     if not html.strip():
         raise ValueError("the page is empty")
     try:
-        return lxml.html.document_fromstring(html)
+        root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError) as e:
         raise ValueError(f"the page could not be read as HTML ({e})") from None
+    mark_hidden_text(root)   # text its CSS hides (a <style> class, font-size:0, white on white) is no answer
+    return root
 
 
 def _page_title(root: etree._Element) -> str | None:

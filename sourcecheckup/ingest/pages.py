@@ -75,6 +75,11 @@ def answers_of(page: HtmlPage, parsed: ParsedPage, src: InputText) -> tuple[Inge
     kind = f"a saved {page.product} page" if page.product else "a web page"
     result.notes.append(f"{src.name}: read as {kind}: {len(result.responses)} answer(s)")
     result.notes.extend(link_notes(src.name, fates))
+    hidden = parsed.root.xpath("//*[@data-hidden-by]")
+    if hidden:
+        ways = ", ".join(sorted({str(el.get("data-hidden-by")) for el in hidden}))
+        result.notes.append(f"{src.name}: {len(hidden)} element(s) whose text the page's CSS hides ({ways}) "
+                            "left out of the answer")
     if parsed.behind_pills:
         result.notes.append(f"{src.name}: {parsed.behind_pills} more source(s) stand behind citation pills (\"+N\") "
                             "and are not in the page; open the answer in the chat app to see them")

@@ -17,6 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from . import hostile4
+
 SITE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 SLOW_S = 4.0                   # longer than any test's fetch timeout, short enough to end quickly
 LARGE_BYTES = 3_000_000        # tests set max_bytes below this
@@ -444,6 +446,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
         elif path == "/hostile/websocket":
             self._send(200, websocket_page(int(query.get("port", ["9"])[0])))
+        elif path.startswith("/hostile4/") and (got := hostile4.route(path, query)) is not None:
+            self._send(200, got[0], got[1])
         elif path == "/empty":
             self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")
         elif path == "/generated":   # ?n=<seed>&sentences=<k>: k sentences no other seed's page has (real work

@@ -26,9 +26,10 @@ demo: setup
 gui: setup
 	$(SC) gui --db $(DEMO_DB)
 
-# the linter, then the suite, with the frozen-app build beside it in a second pytest process (scripts/run_tests.py)
+# the linter and the type checker ([tool.mypy] in pyproject.toml), then the suite, with the frozen-app build beside it in a second pytest process (scripts/run_tests.py)
 test: setup
 	$(VENV)/bin/ruff check sourcecheckup ui
+	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) scripts/run_tests.py
 
 bench: setup

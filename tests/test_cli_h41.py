@@ -1,0 +1,46 @@
+"""Issue 41: what the command line says of a cancelled run, of duplicate ids, of an edited report."""
+from __future__ import annotations
+
+import asyncio
+import re
+
+from sourcecheckup import demo
+from sourcecheckup.cli import main
+from sourcecheckup.events import EventKind, ProgressEvent
+from sourcecheckup.fetching import FetchOptions
+from sourcecheckup.ingest import load_path
+from sourcecheckup.models import FetchStatus
+from sourcecheckup.pipeline import Audit, RunConfig
+from sourcecheckup.report import build_report
+from sourcecheckup.store import Store
+from tests.support import fake_judge  # noqa: F401  (registers the keyword judge)
+
+
+def test_show_after_cancel_counts_sources_not_fetched_yet_apart_from_unreadable_ones(tmp_path, capsys):
+    """Item 5: a demo run cancelled before it fetched; URLs it never reached are "not fetched yet", not unreadable."""
+    loaded = load_path(str(demo.answers_dir()))
+    store = Store(tmp_path / "c.db")
+    config = RunConfig(judges=["keyword"], judge_concurrency=1,
+                       fetch=FetchOptions(sources_dir=demo.sources_dir(), browser="never", extract_workers=0,
+                                          total_concurrency=1))
+    audit = Audit(store, config)
+    audit.commit_window_pairs = 1
+
+    def stop_after_the_first_split(event: ProgressEvent) -> None:
+        if event.kind is EventKind.PARSED:
+            audit.cancel.set()
+
+    audit.progress = stop_after_the_first_split
+    asyncio.run(audit.start(loaded.responses, loaded.skipped, "demo"))
+    assert store.get_run(audit.run_id).status == "cancelled"
+    sources = {s["url"]: s for r in build_report(store, audit.run_id)["responses"] for s in r["sources"]}
+    pending = {u for u, s in sources.items() if s["status"] == "not_fetched"}
+    unreadable = {u for u, s in sources.items() if s["status"] != "not_fetched"
+                  and not (FetchStatus(s["status"]).readable and s.get("text_chars", 0) > 0)}
+    assert pending, "the cancel left URLs not fetched"
+    store.close()
+    capsys.readouterr()
+    assert main(["show", audit.run_id, "--db", str(tmp_path / "c.db")]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "unreadable sources" in x)
+    assert re.search(rf"unreadable sources {len(unreadable)} · not fetched yet {len(pending)} ·", line), line

@@ -44,3 +44,17 @@ def test_show_after_cancel_counts_sources_not_fetched_yet_apart_from_unreadable_
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "unreadable sources" in x)
     assert re.search(rf"unreadable sources {len(unreadable)} · not fetched yet {len(pending)} ·", line), line
+
+
+def test_a_repeated_id_is_renamed_and_the_renaming_is_named(tmp_path, capsys):
+    """Item 6: two JSONL lines with one id are two answers; the second's new id is said, with its line."""
+    src = tmp_path / "dup.jsonl"
+    src.write_text('{"id": "para-1", "text": "Aspirin thins the blood."}\n'
+                   '{"id": "para-1", "text": "Statins lower cholesterol."}\n', encoding="utf-8")
+    loaded = load_path(str(src))
+    assert [r.id for r in loaded.responses] == ["para-1", "para-1-2"]
+    assert loaded.notes == ["dup.jsonl:2: its id 'para-1' is an earlier record's too; audited as 'para-1-2'"]
+    capsys.readouterr()
+    assert main(["audit", str(src), "--db", str(tmp_path / "d.db"), "--judge", "keyword"]) == 0
+    assert "note: dup.jsonl:2: its id 'para-1' is an earlier record's too; audited as 'para-1-2'" in \
+        capsys.readouterr().err

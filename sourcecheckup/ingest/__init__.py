@@ -63,8 +63,25 @@ def load_path(path: str | Path, *, mapping: CsvMapping | None = None, question: 
                 f"(supported: {' '.join(SUPPORTED_EXTENSIONS)})"
             )
         result = load_file(p, p.name, mapping, question, model)
-    result.responses = unique_ids(result.responses)
+    _unique(result)
     return result
+
+
+MAX_RENAME_NOTES = 20
+
+
+def _unique(result: IngestResult) -> None:
+    """Repeated ids renamed (unique_ids), each renaming named in a note: two lines with one id are two
+    answers audited and counted apart, which the user should know."""
+    before = result.responses
+    result.responses = unique_ids(before)
+    renamed = [(b, a) for b, a in zip(before, result.responses) if b.id != a.id]
+    for b, a in renamed[:MAX_RENAME_NOTES]:
+        result.notes.append(f"{a.origin or 'a record'}: its id {b.id!r} is an earlier record's too; "
+                            f"audited as {a.id!r}")
+    if len(renamed) > MAX_RENAME_NOTES:
+        result.notes.append(f"{len(renamed) - MAX_RENAME_NOTES} more records repeat an earlier id and were "
+                            "renamed the same way (-2, -3, ...)")
 
 
 _NAME_NOISE = re.compile(r"https?://\S+|www\.\S+|\[\^?[^\]]{0,16}\]|\([^)]*\)")
@@ -128,5 +145,5 @@ def load_text(text: str, *, question: str | None = None, model: str | None = Non
         generated = re.compile(rf"{re.escape(origin)}-\d+")
         result.responses = [dataclasses.replace(r, id=name_from_first_words(r.text) or r.id)
                             if generated.fullmatch(r.id) else r for r in result.responses]
-    result.responses = unique_ids(result.responses)
+    _unique(result)
     return result

@@ -212,6 +212,21 @@ def test_each_edit_of_the_report_fails_naming_the_field(reviewed, tmp_path, caps
     assert out.startswith("MISMATCH") and expected in out, out
 
 
+def test_a_long_text_edited_past_the_cut_is_shown_where_it_differs(reviewed, tmp_path, capsys):
+    """Issue 41 item 10: both values used to be cut at the same point before the edit, so they read the same."""
+    store, run_id, judges_led, _ = reviewed
+    report = json.loads(judges_led.read_text())
+    answer = report["responses"][0]["text"]
+    assert len(answer) > 120 and answer.endswith("Please consult your doctor.")
+    report["responses"][0]["text"] = answer.replace("your doctor.", "your pharmacist.")
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report))
+    code, out = _verify(path, store.path, capsys)
+    line = next(x for x in out.splitlines() if "responses[0].text: report says" in x)
+    said, _, gave = line.partition(", database gives ")
+    assert code == 1 and "pharmacist" in said and "doctor" in gave, line
+
+
 def test_an_edit_is_also_named_by_the_reports_own_digest(reviewed):
     from sourcecheckup.report.integrity import check_self_digest
 

@@ -222,7 +222,8 @@ class MainWindow(QMainWindow):
         rid = self.results.run_id
         self.setWindowTitle(f"SourceCheckup — {self.db_path.name}" + (f" — run {rid}" if rid else ""))
 
-    def open_database(self, path: str | Path) -> bool:
+    def open_database(self, path: str | Path, *, open_latest: bool = True) -> bool:
+        """Switch to another database; its latest run opens, as when the app starts with --db."""
         if self.audit.worker is not None or self.benchmark_page.worker is not None:
             self._warn("A run is in progress", "Cancel or finish the running audit before switching databases.")
             return False
@@ -236,9 +237,15 @@ class MainWindow(QMainWindow):
         self.settings.add_recent("databases", str(self.db_path))
         self.results.close_run()
         self.benchmark_page.clear()
+        # the status bar spoke of the previous database ("Run … completed."): not of this one
+        self.audit.progress_label.setText("")
+        self.message_label.clear()
         self.update_title()
         self.refresh_runs()
         self._on_page_changed(self.pages.currentIndex())
+        latest = db.store.latest_run_id() if open_latest else None
+        if latest is not None:
+            self.results.open_run(latest)
         return True
 
     def open_database_dialog(self) -> None:
@@ -266,7 +273,7 @@ class MainWindow(QMainWindow):
             self.recent_runs_menu.addAction(f"{rid} ({Path(db).name})", lambda db=db, rid=rid: self._open_recent(db, rid))
 
     def _open_recent(self, db: str, rid: str) -> None:
-        if Path(db) != self.db_path and not self.open_database(db):
+        if Path(db) != self.db_path and not self.open_database(db, open_latest=False):
             return
         self.results.open_run(rid)
 

@@ -32,3 +32,36 @@ def test_opening_a_database_opens_its_latest_run_and_clears_the_last_ones_status
     with Store(tmp_path / "other.db") as store:
         assert w.results.run_id == store.latest_run_id() and w.results.run_id in ids
     assert "20261126-af21d7" not in w.audit.progress_label.text()
+
+
+def test_which_judge_scrolls_at_1024x640_and_no_option_is_cut(qtbot, settings):  # noqa: F811
+    """Item 7: at 1024x640 the three option boxes were cut mid-sentence, with no scroll bar."""
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication, QLabel, QScrollArea
+
+    from ui.dialogs import SettingsDialog
+
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    details = dialog.judge_guide.show_details()
+    qtbot.waitUntil(details.isVisible, timeout=WAIT_MS)
+    details.resize(details.width(), 560)   # what a 1024x640 screen leaves under the title and task bars
+    qtbot.waitUntil(lambda: details.height() <= 560, timeout=WAIT_MS)
+    qtbot.wait(50)
+    scroll = details.findChild(QScrollArea)
+    assert scroll is not None
+    bar = scroll.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.isVisible()          # what does not fit scrolls
+    for label in scroll.widget().findChildren(QLabel):    # each box has the height its wrapped text needs
+        if label.wordWrap() and label.text():
+            assert label.height() >= label.heightForWidth(label.width()), label.text()[:60]
+    # the wheel scrolls it
+    before = bar.value()
+    viewport = scroll.viewport()
+    centre = QPointF(viewport.width() / 2, viewport.height() / 2)
+    event = QWheelEvent(centre, viewport.mapToGlobal(centre), QPoint(0, 0), QPoint(0, -120),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(viewport, event)
+    assert bar.value() > before

@@ -1,4 +1,4 @@
-"""Issue 41: what the command line says of a cancelled run, of duplicate ids, of an edited report."""
+"""Issue 41: what the command line and the views say of a cancelled or running run, and of duplicate ids."""
 from __future__ import annotations
 
 import asyncio
@@ -58,3 +58,33 @@ def test_a_repeated_id_is_renamed_and_the_renaming_is_named(tmp_path, capsys):
     assert main(["audit", str(src), "--db", str(tmp_path / "d.db"), "--judge", "keyword"]) == 0
     assert "note: dup.jsonl:2: its id 'para-1' is an earlier record's too; audited as 'para-1-2'" in \
         capsys.readouterr().err
+
+
+def test_an_answer_of_a_run_still_under_way_is_not_said_to_be_stopped(tmp_path):
+    """Item 12: the Answer tab of an answer not split yet said "the audit stopped … Resume the run" while the
+    audit was still running; read from another connection while the audit runs, as the app's live refresh does."""
+    from sourcecheckup.views.results import answer_notices, load_run_view
+
+    loaded = load_path(str(demo.answers_dir()))
+    db = tmp_path / "live.db"
+    store = Store(db)
+    config = RunConfig(judges=["keyword"], judge_concurrency=1,
+                       fetch=FetchOptions(sources_dir=demo.sources_dir(), browser="never", extract_workers=0))
+    audit = Audit(store, config)
+    seen: list[list[str]] = []
+
+    def look_while_running(event: ProgressEvent) -> None:
+        if event.kind is EventKind.PARSED and not seen:
+            with Store(db) as reader:
+                view = load_run_view(reader, audit.run_id)
+                assert view.data.run.status == "running"
+                unsplit = [r for r in view.data.responses if not r.parsed]
+                assert unsplit, "an answer not split yet"
+                seen.append(answer_notices(view, unsplit[0].pk))
+            audit.cancel.set()
+
+    audit.progress = look_while_running
+    asyncio.run(audit.start(loaded.responses, loaded.skipped, "demo"))
+    store.close()
+    assert seen and seen[0], seen
+    assert "still under way" in seen[0][0] and "stopped" not in seen[0][0] and "Resume" not in seen[0][0]

@@ -65,3 +65,24 @@ def test_which_judge_scrolls_at_1024x640_and_no_option_is_cut(qtbot, settings): 
                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
     QApplication.sendEvent(viewport, event)
     assert bar.value() > before
+
+
+def test_the_counts_line_of_a_partial_run_is_whole_at_1920_px(qtbot, window, tmp_path):  # noqa: F811
+    """Item 14: at 1920 px the counts line still ended "partial run: …" with the rest only in a tooltip."""
+    from PySide6.QtCore import QSize
+
+    from tests.support.synth_run import synthesize_run
+
+    w = window
+    w.resize(QSize(1920, 1040))
+    qtbot.waitUntil(lambda: w.width() == 1920, timeout=WAIT_MS)
+    with Store(w.db_path) as store:
+        run_id = synthesize_run(store, responses=3, statements=2, sources=2, status="cancelled")
+        with store.db.conn:   # the second source was never fetched before Cancel
+            store.db.execute("DELETE FROM run_sources WHERE run_id = ? AND url LIKE '%/1'", [run_id])
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
+        w.results.open_run(run_id)
+    counts = w.results.metrics_bar.counts
+    qtbot.wait(50)
+    assert "partial run:" in counts.text() and "judge " in counts.text(), counts.text()
+    assert not counts.is_elided(), counts.shown_lines()

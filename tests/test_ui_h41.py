@@ -86,3 +86,19 @@ def test_the_counts_line_of_a_partial_run_is_whole_at_1920_px(qtbot, window, tmp
     qtbot.wait(50)
     assert "partial run:" in counts.text() and "judge " in counts.text(), counts.text()
     assert not counts.is_elided(), counts.shown_lines()
+
+
+def test_on_a_1024x640_screen_the_window_and_its_title_bar_fit(qtbot, settings, tmp_path, monkeypatch):  # noqa: F811
+    """Item 15: the window opened 1024x640 plus its title bar, so its bottom was off the screen."""
+    from PySide6.QtCore import QRect
+
+    from ui.main_window import TITLE_BAR_PX, MainWindow
+
+    class SmallScreen:
+        def availableGeometry(self) -> QRect:  # noqa: N802 - Qt's name
+            return QRect(0, 0, 1024, 640)
+
+    monkeypatch.setattr(MainWindow, "screen", lambda self: SmallScreen())
+    w = MainWindow(tmp_path / "audits.db", settings)
+    qtbot.addWidget(w)
+    assert w.width() == 1024 and w.height() + TITLE_BAR_PX <= 640, w.size()

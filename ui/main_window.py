@@ -20,7 +20,7 @@ from PySide6.QtGui import (
     QResizeEvent,
     QShortcut,
 )
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QStyle, QTabWidget
 
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views.runs import run_summaries
@@ -38,6 +38,7 @@ from .results import ResultsPage
 from .sample_page import SamplePage
 from .settings import AppSettings
 
+TITLE_BAR_PX = 32      # a window manager's title bar, about (the frame is not known before the window shows)
 PROGRESS_SHARE = 0.6   # the run's progress line takes at most this share of the status bar; messages the rest
 REVIEW_MODE_HELP = ("Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous · "
                     "G / B the whole answer good / bad")
@@ -77,11 +78,13 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------ layout
     def _fit_to_screen(self, width: int, height: int) -> None:
-        """The preferred size, or the screen's free area on a small laptop (down to 1024x640)."""
+        """The preferred size, or the screen's free area on a small laptop (down to 1024x640), less the
+        title bar the window manager adds above it (the window's bottom was off a 640 px screen)."""
         screen = self.screen() or QGuiApplication.primaryScreen()
         if screen is not None:
             free = screen.availableGeometry()
-            width, height = min(width, free.width()), min(height, free.height())
+            title = max(TITLE_BAR_PX, self.style().pixelMetric(QStyle.PixelMetric.PM_TitleBarHeight))
+            width, height = min(width, free.width()), min(height, free.height() - title)
         self.resize(width, height)
 
     def _build_pages(self) -> None:

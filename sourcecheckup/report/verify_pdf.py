@@ -147,3 +147,13 @@ def pdf_pages(path: Path) -> list[str]:
     from pypdf import PdfReader
 
     return [page.extract_text() or "" for page in PdfReader(str(path)).pages]
+
+
+def pdf_producer(path: Path) -> str:
+    """What wrote the PDF, as its metadata says ("Skia/PDF m120" for Chromium), or ""."""
+    from pypdf import PdfReader
+
+    try:
+        return str((PdfReader(str(path)).metadata or {}).get("/Producer") or "")
+    except Exception:   # damaged metadata: nothing to say about it
+        return ""

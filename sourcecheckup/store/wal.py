@@ -10,7 +10,8 @@ that closes its connection believes it is the last one and deletes the files und
 goes on writing to the deleted ones ("disk I/O error", labels no other process sees).
 
 ``SQLITE_FCNTL_PERSIST_WAL`` keeps both files on close (the checkpoint still runs, so the database
-file is complete): a closing connection then never removes them, whatever locks were lost. Python's
+file is complete, and the -wal file is emptied): a closing connection then never removes them,
+whatever locks were lost. Python's
 ``sqlite3`` does not expose ``sqlite3_file_control``, so it is called through ctypes on the very
 library ``_sqlite3`` is linked with (never another copy of SQLite: that would be unsafe in itself).
 """
@@ -74,6 +75,8 @@ def connect(path: str, *, uri: str | None = None, **kwargs: Any) -> sqlite3.Conn
     """``sqlite3.connect`` to the database file ``path`` (or to ``uri``, a file: URI naming it) with
     its -wal and -shm files kept on close (see the module's note)."""
     conn = sqlite3.connect(uri or path, uri=uri is not None, **kwargs)
-    if path != ":memory:":
-        keep_wal_files(conn, path)
+    if path != ":memory:" and keep_wal_files(conn, path):
+        # the kept -wal file is emptied when the last connection's checkpoint has copied it into the
+        # database file, so that file alone holds everything (a copy of audits.db is complete)
+        conn.execute("PRAGMA journal_size_limit=0")
     return conn

@@ -310,6 +310,10 @@ def test_a_database_on_a_read_only_mount_is_read_by_reading_commands_and_refused
         run_id = synthesize_run(store, responses=3, statements=2, sources=2)
     for name in ("x.db", "y.db"):
         shutil.copy(mounted / "audits.db", out / name)
+    # the -wal and -shm files a closed Store keeps beside its database (store/wal.py), the -wal one empty
+    before = sorted(os.listdir(mounted))
+    assert before in (["audits.db"], ["audits.db", "audits.db-shm", "audits.db-wal"]), before
+    assert not (mounted / "audits.db-wal").exists() or (mounted / "audits.db-wal").stat().st_size == 0
     answers = out / "one.json"
     answers.write_text(json.dumps({"response": "Aspirin thins the blood [1].", "citations": ["https://example.org/a"]}))
     script = out / "commands.py"
@@ -332,7 +336,7 @@ def test_a_database_on_a_read_only_mount_is_read_by_reading_commands_and_refused
     for command in ("audit", "merge"):
         assert got[command]["rc"] == 2, (command, got[command])
         assert "the database is read-only (it is on a read-only file system)" in got[command]["err"], command
-    assert sorted(os.listdir(mounted)) == ["audits.db"]   # nothing was written beside it
+    assert sorted(os.listdir(mounted)) == before   # nothing was written beside it
 
 
 def test_a_database_opened_read_only_refuses_writes_and_reads_every_run(tmp_path):

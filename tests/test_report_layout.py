@@ -14,9 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def demo_pdf(tmp_path_factory) -> list[str]:
-    from pypdf import PdfReader
-
+def demo_folder(tmp_path_factory) -> Path:
+    """The demo's database, its HTML report (demo.html) and its PDF report (demo.pdf)."""
     tmp = tmp_path_factory.mktemp("layout")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([sys.executable, "-m", "sourcecheckup", "demo", "--db", str(tmp / "demo.db"), "-q",
@@ -27,7 +26,19 @@ def demo_pdf(tmp_path_factory) -> list[str]:
     out = subprocess.run([sys.executable, "-m", "sourcecheckup", "report", "--db", str(tmp / "demo.db"),
                           "-o", str(pdf)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    return [p.extract_text() for p in PdfReader(str(pdf)).pages]
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def demo_pdf(demo_folder) -> list[str]:
+    from pypdf import PdfReader
+
+    return [p.extract_text() for p in PdfReader(str(demo_folder / "demo.pdf")).pages]
+
+
+@pytest.fixture(scope="module")
+def demo_html(demo_folder) -> str:
+    return (demo_folder / "demo.html").read_text(encoding="utf-8")
 
 
 def test_page_one_holds_the_summary_the_metrics_and_the_method(demo_pdf) -> None:
@@ -58,3 +69,31 @@ def test_model_names_are_not_broken_inside(demo_pdf) -> None:
     assert text.count("llama-3.1-70b") >= 3
     broken = re.findall(r"llama-3\.1-?\s*\n\s*-?70b|llama\s*\n\s*-3\.1|claude-3\.5-\s*\n|claude-\s*\n", text)
     assert not broken
+
+
+def test_a_summary_card_keeps_its_count_apart_from_what_it_leaves_out(demo_pdf, demo_html) -> None:
+    """Issue 41 item 8: "29/33leaves out nothing" in the PDF and the HTML summary cards."""
+    first = demo_pdf[0]
+    assert "leaves out nothing" in first
+    assert not re.search(r"\d/\d+leaves out", first), first
+    from sourcecheckup.report.verify_pdf import _Visible
+
+    start = demo_html.index('<div class="metrics">')
+    cards = demo_html[start:demo_html.index("</div>\n</div>", start)]
+    visible = _Visible()
+    visible.feed(cards)
+    text = " ".join("".join(visible.parts).split())
+    assert re.search(r"\d+/\d+ · leaves out nothing", text) and not re.search(r"\d/\d+leaves", text), text
+
+
+def test_the_contents_number_each_section_as_its_heading_does(demo_html) -> None:
+    """Issue 41 item 9: the contents said 4 References, 5 Unsupported, 7 Method under headings 3a, 4, 6."""
+    toc = demo_html[demo_html.index('<nav class="toc"'):demo_html.index("</nav>")]
+    listed = {a: re.sub(r"<[^>]+>", "", t) for a, t in re.findall(r'<a href="#([\w-]+)">(.*?)</a>', toc)}
+    headings = {a: re.sub(r"<[^>]+>", "", t).strip() for a, t in
+                re.findall(r'<(?:h2 class="section"|section) id="([\w-]+)">(?:<h2>)?(.*?)</h2>', demo_html)}
+    assert set(listed) <= set(headings) and listed
+    for anchor, text in listed.items():
+        assert headings[anchor].startswith(text.split(" (")[0]), (text, headings[anchor])
+    assert 'class="numbered"' in toc      # the list's own numbers are not shown beside the headings' numbers
+    assert "section 6 (Method and audit trail)" in demo_html and headings["method"].startswith("6. Method")

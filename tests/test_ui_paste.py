@@ -124,3 +124,24 @@ def test_a_document_dropped_on_the_window_joins_the_batch(qtbot, window, tmp_pat
     w.dropEvent(event)
     assert [r.id for r in w.results.input.pending.responses] == ["af-1"]
     assert "af.docx: read as a Word document: 4 citation(s)" in w.results.input.batch_label.text()
+
+
+def test_a_chat_page_copied_whole_gives_the_users_turn_as_the_question_not_a_claim(qtbot, window):
+    """Issue 41 item 3: Ctrl+A, Ctrl+C on a chat page copies the user's message with the answer; the message is
+    the question (the answer's id no longer starts with the user's words) and no statement of the answer."""
+    w = window
+    page = (FIXTURES / "pages" / "chatgpt_saved_page.html").read_text(encoding="utf-8")
+    first_turns = page[page.index('<div data-testid="conversation-turn-1">'):
+                       page.index('<div data-testid="conversation-turn-3">')]
+    asked = "I'm 52 and have back pain. Do statins commonly cause muscle pain?"
+    first_turns = first_turns.replace("Do statins commonly cause muscle pain?", asked)
+    copy_to_clipboard(f"<html><body><!--StartFragment-->{first_turns}<!--EndFragment--></body></html>",
+                      f"You said:\n{asked}\nChatGPT said:\nMuscle symptoms are reported ...")
+    paste(qtbot, w)
+    box = w.results.input.paste_edit.toPlainText()
+    assert box.startswith("Muscle symptoms are reported by about 10% of people taking statins"), box
+    assert "back pain" not in box and "You said" not in box
+    assert w.results.input.question_edit.text() == asked
+    assert w.results.input.pasted_label.text() == "2 statements, 2 sources from the pasted page"
+    result = w.results.input.paste_edit.last_page.result
+    assert result.responses[0].question == asked and "back pain" not in result.responses[0].text

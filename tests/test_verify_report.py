@@ -240,6 +240,21 @@ def test_each_edit_of_the_report_fails_naming_the_field(reviewed, tmp_path, caps
     assert out.startswith("MISMATCH") and expected in out, out
 
 
+def test_a_long_text_edited_past_the_cut_is_shown_where_it_differs(reviewed, tmp_path, capsys):
+    """Issue 41 item 10: both values used to be cut at the same point before the edit, so they read the same."""
+    store, run_id, judges_led, _ = reviewed
+    report = json.loads(judges_led.read_text())
+    answer = report["responses"][0]["text"]
+    assert len(answer) > 120 and answer.endswith("Please consult your doctor.")
+    report["responses"][0]["text"] = answer.replace("your doctor.", "your pharmacist.")
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report))
+    code, out = _verify(path, store.path, capsys)
+    line = next(x for x in out.splitlines() if "responses[0].text: report says" in x)
+    said, _, gave = line.partition(", database gives ")
+    assert code == 1 and "pharmacist" in said and "doctor" in gave, line
+
+
 def test_an_edit_is_also_named_by_the_reports_own_digest(reviewed):
     from sourcecheckup.report.integrity import check_self_digest
 
@@ -475,8 +490,34 @@ def test_a_pdf_report_is_matched_by_its_digests(altered, tmp_path, capsys):
     except PdfError as exc:
         pytest.skip(f"no PDF engine here: {exc}")
     code, out = _verify(pdf, store.path, capsys)
-    assert code == 0 and "its pages are not rendered again" in out, out
+    assert code == 0 and "pdf text (figures, words and signs of every page)" in out, out
     store.db.conn.execute("UPDATE verdicts SET rationale = 'edited' WHERE judge_id = 'always'")
     store.db.conn.commit()
     code, out = _verify(pdf, store.path, capsys)
     assert code == 1 and "evidence digest: the file carries" in out, out
+
+
+def test_a_pdf_printed_from_an_edited_html_report_is_not_verified(reviewed, tmp_path, capsys):
+    """Issue 41 item 2: the figures a reader sees are checked, not only the digests the forger left alone."""
+    from sourcecheckup.report.pdf import PdfError, html_to_pdf
+
+    store, run_id, _, _ = reviewed
+    page = write_report(store, run_id, tmp_path / "r.html").read_text(encoding="utf-8")
+    shown = re.search(r"Statement-level support</td><td class=\"n\"><b>([\d.]+)%</b>", page)
+    assert shown, "the summary's statement-level support"
+    forged_figure = f"{float(shown.group(1)) + 10:.1f}"
+    forged = page.replace(shown.group(0), shown.group(0).replace(shown.group(1), forged_figure), 1)
+    forged = forged.replace("Please consult your doctor", "Please consult your pharmacist", 1)   # and a word
+    assert "pharmacist" in forged
+    try:
+        html_to_pdf(page, tmp_path / "true.pdf")
+        html_to_pdf(forged, tmp_path / "forged.pdf")
+    except PdfError as exc:
+        pytest.skip(f"no PDF engine here: {exc}")
+    code, out = _verify(tmp_path / "true.pdf", store.path, capsys)
+    assert code == 0 and out.startswith("OK"), out
+    code, out = _verify(tmp_path / "forged.pdf", store.path, capsys)
+    assert code == 1 and "OK" not in out, out
+    assert (f"page 1: figure not verified: the PDF shows '{forged_figure}' where the report rebuilt from the "
+            f"database gives '{shown.group(1)}'") in out, out
+    assert "text not verified" in out and "pharmacist" in out, out

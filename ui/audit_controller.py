@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QProgressBar
 
 from sourcecheckup.config import RunConfig
-from sourcecheckup.events import ProgressEvent
+from sourcecheckup.events import ProgressEvent, RunProgress, time_left_text
 from sourcecheckup.judges import validate_judge_spec
 
 from .elide import ElidedLabel
@@ -19,6 +19,7 @@ from .worker import AuditThread
 LIVE_REFRESH_MS = 1500
 RUNNING, CANCELLING, IDLE = "running", "cancelling", "idle"
 FORCE_CLOSE_MS = 15_000     # a judge that never returns must not keep the window open
+BAR_STEPS = 1000            # the bar shows the share of the run done (RunProgress), in tenths of a percent
 
 
 class AuditController(QObject):
@@ -32,6 +33,7 @@ class AuditController(QObject):
         self.worker: AuditThread | None = None
         self.closing = False
         self._started_at = 0.0
+        self._progress = RunProgress(0.0)
         self._next_run_name = ""   # the name typed for the run being started
         # the status bar's progress line and bar (the window places them)
         self.progress_label = ElidedLabel(min_chars=12)
@@ -155,6 +157,7 @@ class AuditController(QObject):
         self.progress_bar.setRange(0, 0)
         self.progress_label.setText("Starting…")
         self._started_at = time.monotonic()
+        self._progress = RunProgress(self._started_at)
         self.live_timer.start()
         worker.start()
 
@@ -168,18 +171,20 @@ class AuditController(QObject):
 
     def _on_progress(self, ev: ProgressEvent) -> None:
         self.results.stale = True
-        # the bar follows verdicts (one per pair and judge); the label counts pairs and verdicts apart
+        # the bar counts all the work left (sources, verdicts, answers; see RunProgress); the label counts
+        # pairs and verdicts apart
+        self._progress.update(ev)
+        self.progress_bar.setRange(0, BAR_STEPS)
+        self.progress_bar.setValue(round(self._progress.fraction(ev) * BAR_STEPS))
+        now = time.monotonic()
+        elapsed = now - self._started_at
+        eta = ""
+        left = self._progress.seconds_left(ev, now)
+        if left is not None:
+            eta = f" · {time_left_text(left)}"
         work_total, work_done = ((ev.verdicts_total, ev.verdicts_done) if ev.verdicts_total
                                  else (ev.pairs_total, ev.pairs_done))
-        total = work_total or ev.sources_total
-        done = work_done if work_total else ev.sources_done
-        if total:
-            self.progress_bar.setRange(0, total)
-            self.progress_bar.setValue(min(done, total))
-        elapsed = time.monotonic() - self._started_at
-        eta = ""
         if work_total and work_done and work_done < work_total:
-            eta = f" · about {elapsed / work_done * (work_total - work_done):.0f} s left"
             cost = self.results.cost_so_far()
             if cost:   # extrapolated from the verdicts given so far
                 eta += f" · est. cost ${cost / work_done * work_total:.2f}"

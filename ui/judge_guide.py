@@ -89,6 +89,9 @@ def with_first_judge(current: Sequence[str], spec: str) -> list[str]:
     return [spec, *kept]
 
 
+DETAILS_MIN_WIDTH = 640
+
+
 class JudgeGuidePanel(QWidget):
     """The three ways to a strong judge, and the models of the servers running on this computer."""
 
@@ -156,12 +159,24 @@ class JudgeGuidePanel(QWidget):
         if self.details_dialog is None:
             dialog = QDialog(self)
             dialog.setWindowTitle("Which judge?")
-            dialog.setMinimumWidth(640)
+            dialog.setMinimumWidth(DETAILS_MIN_WIDTH)
             layout = QVBoxLayout(dialog)
-            guide_labels(layout)
+            # the three ways scroll on a short screen (1024x640) rather than being cut mid-sentence
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            body = QWidget()
+            body_layout = QVBoxLayout(body)
+            body_layout.setContentsMargins(0, 0, 0, 0)
+            guide_labels(body_layout)
+            scroll.setWidget(body)
+            layout.addWidget(scroll, 1)
             buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
             buttons.rejected.connect(dialog.reject)
             layout.addWidget(buttons)
+            dialog.scroll = scroll  # type: ignore[attr-defined]
+            fit_scrolling_dialog(dialog, scroll, DETAILS_MIN_WIDTH)
             self.details_dialog = dialog
         self.details_dialog.open()
         return self.details_dialog

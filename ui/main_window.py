@@ -20,7 +20,7 @@ from PySide6.QtGui import (
     QResizeEvent,
     QShortcut,
 )
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMessageBox, QStyle, QTabWidget
 
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views.runs import run_summaries
@@ -38,6 +38,7 @@ from .results import ResultsPage
 from .sample_page import SamplePage
 from .settings import AppSettings
 
+TITLE_BAR_PX = 32      # a window manager's title bar, about (the frame is not known before the window shows)
 PROGRESS_SHARE = 0.6   # the run's progress line takes at most this share of the status bar; messages the rest
 REVIEW_MODE_HELP = ("Review mode: S supported · N not supported · U unsure · J/→ next · K/← previous · "
                     "G / B the whole answer good / bad")
@@ -77,11 +78,13 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------ layout
     def _fit_to_screen(self, width: int, height: int) -> None:
-        """The preferred size, or the screen's free area on a small laptop (down to 1024x640)."""
+        """The preferred size, or the screen's free area on a small laptop (down to 1024x640), less the
+        title bar the window manager adds above it (the window's bottom was off a 640 px screen)."""
         screen = self.screen() or QGuiApplication.primaryScreen()
         if screen is not None:
             free = screen.availableGeometry()
-            width, height = min(width, free.width()), min(height, free.height())
+            title = max(TITLE_BAR_PX, self.style().pixelMetric(QStyle.PixelMetric.PM_TitleBarHeight))
+            width, height = min(width, free.width()), min(height, free.height() - title)
         self.resize(width, height)
 
     def _build_pages(self) -> None:
@@ -222,7 +225,8 @@ class MainWindow(QMainWindow):
         rid = self.results.run_id
         self.setWindowTitle(f"SourceCheckup — {self.db_path.name}" + (f" — run {rid}" if rid else ""))
 
-    def open_database(self, path: str | Path) -> bool:
+    def open_database(self, path: str | Path, *, open_latest: bool = True) -> bool:
+        """Switch to another database; its latest run opens, as when the app starts with --db."""
         if self.audit.worker is not None or self.benchmark_page.worker is not None:
             self._warn("A run is in progress", "Cancel or finish the running audit before switching databases.")
             return False
@@ -236,9 +240,15 @@ class MainWindow(QMainWindow):
         self.settings.add_recent("databases", str(self.db_path))
         self.results.close_run()
         self.benchmark_page.clear()
+        # the status bar spoke of the previous database ("Run … completed."): not of this one
+        self.audit.progress_label.setText("")
+        self.message_label.clear()
         self.update_title()
         self.refresh_runs()
         self._on_page_changed(self.pages.currentIndex())
+        latest = db.store.latest_run_id() if open_latest else None
+        if latest is not None:
+            self.results.open_run(latest)
         return True
 
     def open_database_dialog(self) -> None:
@@ -266,7 +276,7 @@ class MainWindow(QMainWindow):
             self.recent_runs_menu.addAction(f"{rid} ({Path(db).name})", lambda db=db, rid=rid: self._open_recent(db, rid))
 
     def _open_recent(self, db: str, rid: str) -> None:
-        if Path(db) != self.db_path and not self.open_database(db):
+        if Path(db) != self.db_path and not self.open_database(db, open_latest=False):
             return
         self.results.open_run(rid)
 

@@ -339,6 +339,7 @@ class MetricsBar(QWidget):
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         self.counts = ElidedLabel(min_chars=20)
+        self._count_parts: list[str] = []
         row.addWidget(self.counts, 1)
         # judges only by default, as `show`, `runs` and `report` are; the basis is named on every card
         self.with_overrides = QCheckBox("With reviewer overrides")
@@ -370,10 +371,30 @@ class MetricsBar(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._reflow(4 if event.size().width() >= 4 * CARD_MIN_WIDTH + 24 else 2)
+        self._fold_counts()
+
+    def _fold_counts(self) -> None:
+        """The run's counts on one line when they fit, else on two, broken between two parts: a wide
+        window shows all of them (the end, "partial run: …", used to go to the tooltip)."""
+        parts = self._count_parts
+        fm = self.counts.fontMetrics()
+        # the counts' share of the row (the checkbox beside it keeps its own width)
+        width = self.width() - self.with_overrides.sizeHint().width() - 24
+        line = " · ".join(parts)
+        if len(parts) < 2 or width <= 0 or fm.horizontalAdvance(line) <= width:
+            text = line
+        else:
+            cut = 1
+            while cut < len(parts) - 1 and fm.horizontalAdvance(" · ".join(parts[:cut + 1])) <= width:
+                cut += 1
+            text = " · ".join(parts[:cut]) + "\n" + " · ".join(parts[cut:])
+        if text != self.counts.text():
+            self.counts.setText(text)
 
     def clear(self) -> None:
         for label in self.labels.values():
             label.setText("–")
+        self._count_parts = ["No run open"]
         self.counts.setText("No run open")
         self.judge_note.setVisible(False)
 
@@ -415,7 +436,8 @@ class MetricsBar(QWidget):
             parts.append(cost)
         if judge_versions:
             parts.append(f"judge {judge_versions}")
-        self.counts.setText(" · ".join(parts))
+        self._count_parts = parts
+        self._fold_counts()
 
 
 def _count(n: int, noun: str) -> str:

@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify-report", parents=[common],
                        help="rebuild a report from the database and confirm every field matches (JSON; CSV, XLSX, "
-                            "HTML cell by cell or line by line; PDF by its digests)")
+                            "HTML cell by cell or line by line; PDF by the text of every page)")
     p.add_argument("report", help="a report file: .json (every field), .csv, .xlsx, .html or .pdf")
     p.add_argument("--key", metavar="PUBLIC_KEY",
                    help="check the JSON report's Ed25519 signature with this public key (PEM or OpenSSH)")

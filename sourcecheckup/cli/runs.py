@@ -40,7 +40,9 @@ def print_headline(report: dict[str, Any], out: Any = None) -> None:
         said = f" · {note}" if note and (note != "leaves out nothing" or key in ("statement_support",
                                                                                    "response_support")) else ""
         print(f"  {label:<24} {fmt(key)}{said}", file=out)
-    print(f"  unreadable sources {unreadable_sources(report)} · judge errors {c['judge_errors']} (verdicts) · "
+    pending = pending_sources(report)
+    waiting = f" · not fetched yet {pending}" if pending else ""
+    print(f"  unreadable sources {unreadable_sources(report)}{waiting} · judge errors {c['judge_errors']} (verdicts) · "
           f"judges disagree {c.get('judges_disagree', 0)} (claims) · skipped records {c['skipped_records']}",
           file=out)
     expert = report.get("expert") or {}
@@ -115,10 +117,17 @@ def unreadable_sources(report: dict[str, Any]) -> int:
     def readable(src: dict[str, Any]) -> bool:
         try:
             return FetchStatus(src["status"]).readable and src.get("text_chars", 0) > 0
-        except ValueError:          # not_fetched
+        except ValueError:
             return False
 
-    return len({src["url"] for resp in report["responses"] for src in resp["sources"] if not readable(src)})
+    # a URL a cancelled run never fetched is not unreadable: it is counted apart (pending_sources)
+    return len({src["url"] for resp in report["responses"] for src in resp["sources"]
+                if src["status"] != "not_fetched" and not readable(src)})
+
+
+def pending_sources(report: dict[str, Any]) -> int:
+    """Distinct cited URLs not fetched yet (a cancelled or running audit)."""
+    return len({src["url"] for resp in report["responses"] for src in resp["sources"] if src["status"] == "not_fetched"})
 
 
 def print_usage(store: Any, run_id: str, out: Any = None) -> None:

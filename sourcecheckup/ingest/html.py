@@ -559,10 +559,35 @@ def _chat_turns(page: ParsedPage, rule: ChatPage) -> list[tuple[etree._Element |
     return turns
 
 
+def _take_user_turns(root: etree._Element) -> tuple[str | None, str | None]:
+    """A chat page copied whole carries the user's own messages: they are the question, not claims of the
+    answer. Takes them out of the tree; their words (several joined by " / ") and the product."""
+    for rule in CHAT_PAGES:
+        found = [el for el in root.xpath(rule.question) if isinstance(el.tag, str)]
+        if not found:
+            continue
+        asked = list(dict.fromkeys(w for w in (_words(el.text_content()) for el in found) if w))
+        for el in found:
+            parent = el.getparent()
+            if parent is None:
+                continue
+            if el.tail:    # the text after the element stays where it was
+                prev = el.getprevious()
+                if prev is not None:
+                    prev.tail = (prev.tail or "") + el.tail
+                else:
+                    parent.text = (parent.text or "") + el.tail
+            parent.remove(el)
+        return " / ".join(asked) or None, rule.product
+    return None, None
+
+
 def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, ParsedPage]:
     """The answers of a page: one per assistant turn of a recognised saved chat page, else the page's
-    body as one answer. ``whole_page`` (a paste) always reads the whole fragment as one answer."""
+    body as one answer. ``whole_page`` (a paste) always reads the whole fragment as one answer; the user's
+    turns of a chat page copied whole are its question."""
     root = _parse(html)
+    asked, product = _take_user_turns(root) if whole_page else (None, None)
     page = ParsedPage(root)
     title = _page_title(root)
     if not whole_page:
@@ -585,4 +610,4 @@ def read_html(html: str, *, whole_page: bool = False) -> tuple[HtmlPage, ParsedP
     body = root.find("body")
     writer = _Writer(page)
     text = writer.markdown(body if body is not None else root)
-    return HtmlPage([HtmlAnswer(text)] if text else [], title, None), page
+    return HtmlPage([HtmlAnswer(text, asked)] if text else [], title, product), page

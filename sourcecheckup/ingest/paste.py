@@ -18,6 +18,7 @@ class PastedPage:
     links: list[LinkFate] = field(default_factory=list)
     statements: int = 0                # the answer's statements to check (informative ones)
     behind_pills: int = 0              # sources a citation pill counts ("NHS +2") that the copy does not hold
+    question: str | None = None        # the user's turn of a chat page copied whole
 
     @property
     def sources(self) -> int:
@@ -66,4 +67,5 @@ def read_pasted_html(html: str, *, question: str | None = None, model: str | Non
     if not result.responses:
         return PastedPage("", result, links, 0)
     statements = sum(s.informative for s in BuiltinParser().parse_sync(result.responses[0]))
-    return PastedPage(page.answers[0].markdown, result, links, statements, parsed.behind_pills)
+    return PastedPage(page.answers[0].markdown, result, links, statements, parsed.behind_pills,
+                      page.answers[0].question)

@@ -51,9 +51,22 @@ class Verification:
         return not self.differences
 
 
-def _show(v: Any) -> str:
+def _show(v: Any, at: int = 0) -> str:
+    """A value, cut to MAX_REPR characters; ``at``: where in a long string the cut window starts (so two
+    long strings are shown where they differ, not both up to the same point before it)."""
+    if isinstance(v, str) and at > 0 and len(repr(v)) > MAX_REPR:
+        start = max(0, at - 20)
+        body = v[start:start + MAX_REPR - 10]
+        return repr(("..." if start else "") + body + ("..." if start + len(body) < len(v) else ""))
     text = json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v)
     return text if len(text) <= MAX_REPR else text[:MAX_REPR - 3] + "..."
+
+
+def _first_difference(a: Any, b: Any) -> int:
+    """Where two strings first differ (0 for anything else)."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return 0
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 class _Comparer:
@@ -90,7 +103,8 @@ class _Comparer:
             if not math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9):
                 self.diffs.append(f"{path}: report says {a}, database gives {b}")
         elif a != b or type(a) is not type(b):     # True is not 1, "1" is not 1
-            self.diffs.append(f"{path}: report says {_show(a)}, database gives {_show(b)}")
+            at = _first_difference(a, b)
+            self.diffs.append(f"{path}: report says {_show(a, at)}, database gives {_show(b, at)}")
 
 
 def _number(v: Any) -> bool:

@@ -6,8 +6,9 @@
   compared (the database path, which names where the file was, is left out).
 - HTML: the verification code in its audit trail gives the run, the options, the time and database path the
   report names and its content digest; the report is rebuilt, rendered again and compared line by line.
-- PDF: its text carries the same code; the rebuilt report's content and evidence digests are compared with it
-  (a PDF is not rendered again byte for byte: check the HTML or JSON of the same run for every figure).
+- PDF: its text carries the same code; the rebuilt report's content and evidence digests are compared with it,
+  and the text of every page with what the rebuilt HTML report shows (:mod:`.verify_pdf`): a figure or word
+  that does not match is reported as not verified, with its page.
 """
 from __future__ import annotations
 
@@ -50,9 +51,9 @@ def _code(path: Path) -> dict[str, Any] | None:
     from .html_report import read_verification_code
 
     if path.suffix.lower() == ".pdf":
-        from pypdf import PdfReader
+        from .verify_pdf import pdf_pages
 
-        text = "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
+        text = "\n".join(pdf_pages(path))
     else:
         text = html_lib.unescape(path.read_text(encoding="utf-8"))
     return read_verification_code(text)
@@ -197,12 +198,26 @@ def _text(line: str) -> str:
 
 
 def _verify_pdf(path: Path, store: Store) -> Verification:
+    from .html_report import report_html
+    from .pdf_fonts import mark_unrenderable
+    from .verify_pdf import compare_pdf_text, pdf_pages, pdf_producer
+
+    pages = pdf_pages(path)
     code = _code(path)
     if not code or not code.get("run_id"):
         raise ValueError("this PDF carries no SourceCheckup verification code (written by an older version?)")
-    report, _ = _rebuilt_report(store, code)
+    report, large = _rebuilt_report(store, code)
     result = Verification()
     _digest_checks(code, report, result)
-    result.notes.append("PDF: its digests are checked; its pages are not rendered again (verify the HTML or "
-                        "JSON report of the same run and options for every figure)")
+    # the HTML the PDF was printed from, with the characters no font here has written as the PDF writer does
+    html, _ = mark_unrenderable(report_html(report, include_responses=not large))
+    differences, compared = compare_pdf_text(pages, html)
+    result.differences += differences
+    producer = pdf_producer(path)
+    if differences and "skia" not in producer.lower():
+        result.notes.append(f"PDF: written by {producer or 'an unnamed program'}, not printed by Chromium as "
+                            "`report` writes it: what its pages show cannot be verified against the run (the app's "
+                            "PDF writer without Chromium shows the contents list, for one); verify the HTML or "
+                            "JSON report")
+    result.checked["pdf text (figures, words and signs of every page)"] = compared
     return result

@@ -33,6 +33,7 @@ from ..models import (
     utcnow,
 )
 from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
+from . import wal
 from .benchmark import BenchTables
 from .browse import BrowseTables
 from .columns import dump_json, load_json, stored_label
@@ -193,7 +194,7 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
             self._open_read_only(check_same_thread, blocked or "opened read-only")
             return
         try:
-            conn = sqlite3.connect(str(self.path), check_same_thread=check_same_thread, timeout=BUSY_TIMEOUT_S)
+            conn = wal.connect(str(self.path), check_same_thread=check_same_thread, timeout=BUSY_TIMEOUT_S)
             self.db = sqlite_utils.Database(conn)
             self._set_wal()
             self.db.execute("PRAGMA synchronous=NORMAL")
@@ -215,8 +216,8 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
         uri = self.path.resolve().as_uri()
         last: Exception | None = None
         for mode in ("mode=ro", "immutable=1"):
-            conn = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=check_same_thread,
-                                   timeout=BUSY_TIMEOUT_S)
+            conn = wal.connect(str(self.path), uri=f"{uri}?{mode}", check_same_thread=check_same_thread,
+                               timeout=BUSY_TIMEOUT_S)
             try:
                 conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             except sqlite3.DatabaseError as exc:

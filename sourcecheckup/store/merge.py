@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 from ..models import utcnow
 from .columns import dump_json, load_json
 from .migrations import MIGRATIONS
+from .wal import connect
 
 # tables of one run whose rows are copied as they are, with run_id (and statement_pk) remapped
 _RUN_TABLES = ("reviews", "suggestions", "skipped", "run_log")
@@ -81,7 +82,7 @@ class _Input:
             raise MergeError(f"{self.path}: no such database")
         self.sha256 = file_sha256(self.path)
         try:
-            self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            self.conn = connect(str(self.path), uri=f"{self.path.resolve().as_uri()}?mode=ro")
         except sqlite3.DatabaseError as exc:
             raise MergeError(f"{self.path} is not a usable SourceCheckup database: {exc}") from None
         try:

@@ -8,12 +8,13 @@ vector is the float32 bytes of a unit-length embedding.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
+
+from .wal import connect
 
 BUSY_TIMEOUT_S = 30.0
 _CHUNK = 500   # keys a SELECT names at once (SQLite's variable limit is far above)
@@ -29,7 +30,7 @@ class VectorCache:
     def __init__(self, path: str | Path) -> None:
         """``path``: a database a Store has opened (and so migrated)."""
         self.path = Path(path)
-        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+        self._conn = connect(str(self.path), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
         self._lock = threading.Lock()
 
     def close(self) -> None:

@@ -211,7 +211,10 @@ def answer_notices(view: RunView, response_pk: int) -> list[str]:
     if row is None or a is None:
         return []
     out = []
-    if not row.parsed:
+    if not row.parsed and view.data.run.status == "running":
+        out.append("… Not read yet: the audit is still under way and has not split this answer into statements; "
+                   "its claims and verdicts appear here when it has. Until then every figure leaves it out.")
+    elif not row.parsed:
         out.append("… Not read yet: the audit stopped before this answer was split into statements, so it has "
                    "no claims or verdicts yet and every figure leaves it out. Resume the run to read it.")
     for number, url in enumerate(a.urls, 1):

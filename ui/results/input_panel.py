@@ -96,6 +96,9 @@ class InputPanel(QWidget):
         lines = page.left_out_lines()  # type: ignore[attr-defined]
         self.pasted_label.setToolTip(safe_tooltip("Left out:\n" + "\n".join(lines[:30])) if lines else "")
         self.pasted_label.setVisible(True)
+        asked = page.question  # type: ignore[attr-defined]
+        if asked and not self.question_edit.text().strip():   # the user's turn of a chat page copied whole
+            self.question_edit.setText(asked)
 
     def _paste_edited(self) -> None:
         if not self.paste_edit.toPlainText().strip():

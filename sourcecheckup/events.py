@@ -66,6 +66,7 @@ class RunProgress:
 
     def fraction(self, ev: ProgressEvent) -> float:
         """The share of the run's work done, 0..1 (1 only once every answer is done)."""
+        verdicts_total: float
         verdicts_total, verdicts_done = ((ev.verdicts_total, ev.verdicts_done) if ev.verdicts_total
                                          else (ev.pairs_total, ev.pairs_done))
         split = max(self.split, ev.responses_done)
@@ -76,7 +77,7 @@ class RunProgress:
         total = ev.sources_total + verdicts_total + ev.responses_total
         if total <= 0:
             return 0.0
-        done = ev.sources_done + verdicts_done + ev.responses_done
+        done: float = ev.sources_done + verdicts_done + ev.responses_done
         if ev.responses_total and ev.responses_done < ev.responses_total:
             done = min(done, total - 1)    # never full while an answer is still under way
         self.shown = max(self.shown, min(1.0, done / total))

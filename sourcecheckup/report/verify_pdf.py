@@ -154,6 +154,7 @@ def pdf_producer(path: Path) -> str:
     from pypdf import PdfReader
 
     try:
-        return str((PdfReader(str(path)).metadata or {}).get("/Producer") or "")
+        metadata = PdfReader(str(path)).metadata
+        return str(metadata.get("/Producer") or "") if metadata is not None else ""
     except Exception:   # damaged metadata: nothing to say about it
         return ""

@@ -38,7 +38,8 @@ class FetchStatus(str, Enum):
     PAYWALLED = "paywalled"                # teaser, subscribe wall, login wall
     DEAD = "dead"                          # 404, 410, DNS failure, soft 404
     BLOCKED = "blocked"                    # 403, captcha, bot wall
-    HTTP_ERROR = "http_error"              # other 4xx / 5xx, connection failures
+    HTTP_ERROR = "http_error"              # other 4xx / 5xx, a reset or malformed connection, TLS errors
+    UNREACHABLE = "unreachable"            # the host could not be reached: connection refused, no route
     TIMEOUT = "timeout"
     TOO_LARGE = "too_large"
     UNSUPPORTED_TYPE = "unsupported_type"
@@ -62,6 +63,7 @@ _PLAIN_OUTCOME = {
     FetchStatus.DEAD: "dead link",
     FetchStatus.BLOCKED: "blocked by the site",
     FetchStatus.HTTP_ERROR: "server error",
+    FetchStatus.UNREACHABLE: "host unreachable",
     FetchStatus.TIMEOUT: "timed out",
     FetchStatus.TOO_LARGE: "too large",
     FetchStatus.UNSUPPORTED_TYPE: "unsupported file type",

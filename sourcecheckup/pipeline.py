@@ -34,7 +34,7 @@ from .store.vectors import VectorCache
 from .workers import CpuPool, WorkerStopped, shared_pool
 
 # Outcomes worth retrying on a later run instead of reusing from the cache.
-TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.ERROR})
+TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.UNREACHABLE, FetchStatus.ERROR})
 # source meta key: the fingerprint of the fetch settings a source was fetched under
 FETCH_SETTINGS_META = "fetch_settings"
 # The commit window. A commit per verdict cost more CPU than judging with a fast judge, so verdicts

@@ -87,3 +87,33 @@ def test_an_answer_of_a_run_still_under_way_is_not_said_to_be_stopped(tmp_path):
     store.close()
     assert seen and seen[0], seen
     assert "still under way" in seen[0][0] and "stopped" not in seen[0][0] and "Resume" not in seen[0][0]
+
+
+def test_an_unreachable_host_is_its_own_outcome_with_its_own_rate(tmp_path, site, capsys):
+    """Item 11: "Connection refused" was filed as a server error and a model with 1 of 2 links unreachable
+    showed "Dead 0.0%"; it is now "host unreachable", with its own column of the fetch-outcome rates."""
+    import json
+
+    from tests.support.fake_model_servers import closed_port
+
+    answer = tmp_path / "a.jsonl"
+    nowhere = f"http://127.0.0.1:{closed_port()}/guideline"
+    answer.write_text(json.dumps({"id": "a1", "model": "m", "response": "Aspirin thins the blood [1]. Statins lower "
+                                  "cholesterol [2].", "citations": [f"{site}/article/hypertension", nowhere]}) + "\n")
+    db = tmp_path / "u.db"
+    assert main(["audit", str(answer), "--db", str(db), "--judge", "keyword", "--allow-host", "127.0.0.1",
+                 "--browser", "never", "--no-archive", "--no-references", "-q"]) == 0
+    with Store(db) as store:
+        run_id = store.latest_run_id()
+        report = build_report(store, run_id)
+    (src,) = [s for r in report["responses"] for s in r["sources"] if s["url"] == nowhere]
+    assert src["status"] == "unreachable"
+    rates = report["analytics"]["by_model"]["m"]["rates"]
+    assert (rates["unreachable"]["k"], rates["unreachable"]["n"]) == (1, 2)
+    assert (rates["dead"]["k"], rates["dead"]["n"]) == (0, 2)
+    html = tmp_path / "r.html"
+    assert main(["report", run_id, "--db", str(db), "-o", str(html)]) == 0
+    assert "<th class=\"n\">Unreachable</th>" in html.read_text()
+    capsys.readouterr()
+    assert main(["show", run_id, "--db", str(db)]) == 0
+    assert "host unreachable" in capsys.readouterr().out

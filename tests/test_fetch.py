@@ -164,7 +164,8 @@ async def test_connection_reset_is_retried_then_reported(fetcher, site):
 async def test_connection_refused_and_unresolvable_host(fetcher):
     refused, nxdomain = await asyncio.gather(fetcher.fetch("http://127.0.0.1:9/"),
                                              fetcher.fetch("https://journal.invalid/article/1"))
-    assert (refused.status, refused.reason) == (FetchStatus.HTTP_ERROR, "connection refused")
+    assert (refused.status, refused.reason) == (FetchStatus.UNREACHABLE, "connection refused")
+    assert refused.status.plain == "host unreachable"
     assert nxdomain.status is FetchStatus.DEAD and nxdomain.reason.startswith("could not resolve host journal.invalid")
 
 

@@ -22,7 +22,7 @@ DEFAULT_ARCHIVE_ENDPOINT = "https://archive.org/wayback/available"
 LOOKUP_TIMEOUT_S = 10.0
 MAX_ANSWER_BYTES = 200_000
 # outcomes worth asking the archive about: the page is gone or unreachable now
-ARCHIVE_OUTCOMES = (FetchStatus.DEAD, FetchStatus.HTTP_ERROR, FetchStatus.TIMEOUT)
+ARCHIVE_OUTCOMES = (FetchStatus.DEAD, FetchStatus.HTTP_ERROR, FetchStatus.UNREACHABLE, FetchStatus.TIMEOUT)
 
 
 @dataclass(frozen=True)

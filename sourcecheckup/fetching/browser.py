@@ -74,6 +74,16 @@ TEXT_READY_CHARS = 200
 NOSCRIPT = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.I | re.S)
 
 
+# Chromium's network errors for an address nothing answers at (net/base/net_error_list.h)
+_UNREACHABLE_ERRORS = ("ERR_CONNECTION_REFUSED", "ERR_ADDRESS_UNREACHABLE", "ERR_NETWORK_UNREACHABLE")
+
+
+def _failure_status(exc: BaseException) -> FetchStatus:
+    """The outcome of a page the browser could not load: unreachable when no server answered."""
+    text = str(exc)
+    return FetchStatus.UNREACHABLE if any(e in text for e in _UNREACHABLE_ERRORS) else FetchStatus.HTTP_ERROR
+
+
 def _page_failure(exc: BaseException) -> str:
     first = (str(exc).splitlines() or [""])[0][:200]
     if "crash" in first.lower():
@@ -446,7 +456,7 @@ class BrowserPool:
             if "refused" in state:
                 status, reason, where = state["refused"]
                 raise RenderError(status, reason, where) from None
-            raise RenderError(FetchStatus.HTTP_ERROR, _page_failure(exc), url) from None
+            raise RenderError(_failure_status(exc), _page_failure(exc), url) from None
         left_ms = max(100, (self.page_timeout_s - (time.monotonic() - started)) * 1000 - 200)
         try:   # scripts that build the article: wait for text, but never past the cap
             await page.wait_for_function(
@@ -457,7 +467,7 @@ class BrowserPool:
         try:   # one round trip, not content() and title(); a page whose renderer crashed fails here
             html, title = await page.evaluate(PAGE_HTML_AND_TITLE)
         except Exception as exc:
-            raise RenderError(FetchStatus.HTTP_ERROR, _page_failure(exc), url) from None
+            raise RenderError(_failure_status(exc), _page_failure(exc), url) from None
         return Rendered(url=url, final_url=state.get("final_url", page.url),
                         http_status=state.get("status", response.status if response else None),
                         content_type=state.get("content_type"), html=html, title=title or None)

@@ -305,7 +305,8 @@ class HttpFetcher:
                                final_url=url) from None
             except httpx.ConnectError as exc:
                 reason = _connect_reason(exc)
-                status = FetchStatus.DEAD if reason.startswith("could not resolve") else FetchStatus.HTTP_ERROR
+                status = (FetchStatus.DEAD if reason.startswith("could not resolve") else
+                          FetchStatus.UNREACHABLE if reason in UNREACHABLE_REASONS else FetchStatus.HTTP_ERROR)
                 raise _Failure(status, reason, final_url=url) from None
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 if isinstance(exc, httpx.RemoteProtocolError) and not _dropped(exc):
@@ -466,6 +467,11 @@ def _exc_text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+# no server answered at the address: the host is down or not listening, or no route leads there (a server that
+# answered badly, a reset connection or a TLS failure is a server error; a name that does not resolve, dead)
+UNREACHABLE_REASONS = frozenset({"connection refused", "network unreachable", "host unreachable"})
+
+
 def _connect_reason(exc: httpx.ConnectError) -> str:
     text = _exc_text(exc)
     seen: BaseException | None = exc
@@ -484,6 +490,10 @@ def _connect_reason(exc: httpx.ConnectError) -> str:
     low = text.lower()
     if "refused" in low or "errno 111" in low:
         return "connection refused"
+    if "network is unreachable" in low or "errno 101" in low:
+        return "network unreachable"
+    if "no route to host" in low or "host is unreachable" in low or "errno 113" in low:
+        return "host unreachable"
     if "reset" in low:
         return "connection reset"
     if "ssl" in low or "certificate" in low:

@@ -29,7 +29,9 @@ DOMAIN_TYPES = ("gov", "org", "edu", "com", "other")
 # second-level labels under a country code that mean the same as a generic TLD (nhs.uk stays 'other')
 _SECOND_LEVEL = {"gov": "gov", "govt": "gov", "gouv": "gov", "gob": "gov", "org": "org", "edu": "edu",
                  "ac": "edu", "com": "com", "co": "com"}
-RATE_OUTCOMES = (FetchStatus.PAYWALLED, FetchStatus.ABSTRACT_ONLY, FetchStatus.DEAD, FetchStatus.BLOCKED)
+# (unreachable last: each rate's interval is seeded by its place, and the earlier ones keep theirs)
+RATE_OUTCOMES = (FetchStatus.PAYWALLED, FetchStatus.ABSTRACT_ONLY, FetchStatus.DEAD, FetchStatus.BLOCKED,
+                 FetchStatus.UNREACHABLE)
 COUNTRY_NOTE = ("Country is read from the top-level domain; .com, .org, .gov, .edu, .net and .info are "
                 "counted as United States, as the SourceCheckup study did when whois gave no country. "
                 "Domains under other generic TLDs are 'unknown'.")

@@ -521,3 +521,28 @@ def test_a_pdf_printed_from_an_edited_html_report_is_not_verified(reviewed, tmp_
     assert (f"page 1: figure not verified: the PDF shows '{forged_figure}' where the report rebuilt from the "
             f"database gives '{shown.group(1)}'") in out, out
     assert "text not verified" in out and "pharmacist" in out, out
+
+
+def test_verify_report_prints_what_a_tampered_report_says_escaped(tmp_path, site):
+    """Issue 42 item 14: the differences quote the report under test; an ANSI or OSC sequence planted there
+    reaches the terminal as code points, never raw."""
+    import subprocess
+    import sys
+
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/article/hypertension"]}))
+    db = tmp_path / "a.db"
+    assert main(["audit", str(answer), "--db", str(db), "--judge", "keyword", "--allow-host", "127.0.0.1",
+                 "--browser", "never", "--no-archive", "--no-references", "-q"]) == 0
+    out = tmp_path / "r.json"
+    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    report["run"]["name"] = "\x1b[2K\x1b[32m✓ verified\x1b[0m \x1b]52;c;cm0gLXJmIH4=\x07"
+    # a note quotes the report's signature block as it stands (printed raw before the fix)
+    report["integrity"]["signature"] = {"public_key_fingerprint": "\x1b[2K\x1b[32mOK: trusted key\x1b[0m"}
+    out.write_text(json.dumps(report))
+    done = subprocess.run([sys.executable, "-m", "sourcecheckup", "verify-report", str(out), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+    assert "<U+001B>[32mOK: trusted key" in done.stdout, done.stdout

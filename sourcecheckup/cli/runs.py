@@ -381,20 +381,21 @@ def cmd_verify_report(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     except (ValueError, OSError) as exc:
         raise UsageError(f"{path}: {exc}") from None
+    # the differences quote the report under test: escaped like every other text from a file (issue 42)
     if result.differences:
-        print(f"MISMATCH: {len(result.differences)} difference(s) between {path} and run {run_id} "
-              f"rebuilt from {store.path}:")
+        print(shown(f"MISMATCH: {len(result.differences)} difference(s) between {path} and run {run_id} "
+                    f"rebuilt from {store.path}:"))
         for d in result.differences:
-            print(f"  {d}")
+            print(f"  {shown(d)}")
     else:
         what = "every metric and every other field" if fmt == "json" else "every figure it shows"
-        print(f"OK: {what} in {path} matches run {run_id} rebuilt from {store.path}")
+        print(shown(f"OK: {what} in {path} matches run {run_id} rebuilt from {store.path}"))
     print("checked (values compared, by section): " +
           ", ".join(f"{k} {v:,}" for k, v in result.checked.items()))
     if fmt == "json":
         print("not compared (they differ between two builds): " + ", ".join(NOT_COMPARED))
     for note in result.notes:
-        print(f"note: {note}")
+        print(f"note: {shown(note)}")
     return EXIT_FAIL if result.differences else EXIT_OK
 
 

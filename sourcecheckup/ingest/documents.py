@@ -295,7 +295,11 @@ def pdf_markdown(data: bytes, max_pages: int | None = None,
     if len(reader.pages) > max_pages:
         raise IngestError(f"the PDF has {len(reader.pages):,} pages, over the {max_pages:,}-page limit for one "
                           "answer; save the answer on its own")
+    too_slow = ("reading the PDF took longer than the {max_seconds:g}-second limit for one answer "
+                "(stopped at page {n} of {pages}); save the answer as text")
     for n, page in enumerate(reader.pages, start=1):
+        if time.monotonic() > started + max_seconds:   # before the page's stream is parsed, not after
+            raise IngestError(too_slow.format(max_seconds=max_seconds, n=n, pages=len(reader.pages)))
         contents = page.get_contents()
         size = len(contents.get_data()) if contents is not None else 0
         if size > MAX_ANSWER_PDF_PAGE_BYTES:
@@ -304,8 +308,7 @@ def pdf_markdown(data: bytes, max_pages: int | None = None,
         try:
             text, unplaced = _page_markdown(page, deadline=started + max_seconds)
         except _PdfTooSlow:
-            raise IngestError(f"reading the PDF took longer than the {max_seconds:g}-second limit for one answer "
-                              f"(stopped at page {n} of {len(reader.pages)}); save the answer as text") from None
+            raise IngestError(too_slow.format(max_seconds=max_seconds, n=n, pages=len(reader.pages))) from None
         pages.append(text)
         read += len(text)
         if read > MAX_ANSWER_CHARS:   # a book, not an answer: stop reading before it costs minutes

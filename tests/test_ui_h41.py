@@ -102,3 +102,27 @@ def test_on_a_1024x640_screen_the_window_and_its_title_bar_fit(qtbot, settings, 
     w = MainWindow(tmp_path / "audits.db", settings)
     qtbot.addWidget(w)
     assert w.width() == 1024 and w.height() + TITLE_BAR_PX <= 640, w.size()
+
+
+def test_the_answer_legend_never_parts_a_mark_from_its_meaning(qtbot, window):  # noqa: F811
+    """Item 15: at 1024x640 the legend's "⊠" wrapped onto a line of its own, away from its label."""
+    from PySide6.QtGui import QTextLayout
+
+    from sourcecheckup.views.references import RETRACTED_MARK
+    from ui.theme import STATUS_MARK
+
+    label = window.results.answer_tab.legend
+    text = label.text()
+    marks = {m for m, _ in STATUS_MARK.values()} | {RETRACTED_MARK}
+    for width in range(200, 1000, 7):
+        layout = QTextLayout(text, label.font())
+        layout.beginLayout()
+        lines = []
+        while (line := layout.createLine()).isValid():
+            line.setLineWidth(width)
+            lines.append(text[line.textStart():line.textStart() + line.textLength()])
+        layout.endLayout()
+        assert len(lines) >= 1
+        for shown in lines:
+            words = shown.replace("\u00a0", " ").replace("\u2060", " ").split()
+            assert words and words[-1] not in marks, (width, lines)

@@ -49,8 +49,13 @@ class AnswerTab(QWidget):
         asplit.addWidget(self.statement_card)
         asplit.setSizes([600, 360])
         al.addWidget(asplit, 1)
-        legend = "   ".join(f"{m} {w}" for m, w in STATUS_MARK.values())
-        al.addWidget(plain_label(f"{legend}   {RETRACTED_MARK} {RETRACTED_ONLY_WORDS}", selectable=False))
+        # each mark and its words joined by no-break spaces: a narrow window wraps between entries, never
+        # leaving "⊠" at the end of one line and its meaning on the next (issue 41 item 15)
+        entries = [*STATUS_MARK.values(), (RETRACTED_MARK, RETRACTED_ONLY_WORDS)]
+        # (and a word joiner after the mark: "–" is itself a place a line may break)
+        self.legend = plain_label("   ".join(f"{m}\u2060\u00a0" + w.replace(" ", "\u00a0") for m, w in entries),
+                                  selectable=False)
+        al.addWidget(self.legend)
 
     def show_answer(self, resp: Response, assessment: ResponseAssessment) -> None:
         q = resp.question or "(no question given)"

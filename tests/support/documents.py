@@ -53,18 +53,7 @@ def build_pdf(lines: list[list[tuple[str, str | None]]], out: Path, title: str =
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
     ]
-    raw = io.BytesIO()
-    raw.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(raw.tell())
-        raw.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = raw.tell()
-    raw.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for off in offsets:
-        raw.write(b"%010d 00000 n \n" % off)
-    raw.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(raw.getvalue())))
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_file(objects))))
     for rect, url in rects:
         writer.add_annotation(page_number=0, annotation=Link(rect=rect, url=url))
     if title:
@@ -72,3 +61,20 @@ def build_pdf(lines: list[list[tuple[str, str | None]]], out: Path, title: str =
     with out.open("wb") as f:
         writer.write(f)
     return out
+
+
+def pdf_file(objects: list[bytes], *, header: bytes = b"%PDF-1.4\n", trailer: bytes = b"") -> bytes:
+    """A PDF of ``objects`` (numbered from 1; the first is the catalogue) with its cross-reference table;
+    ``trailer``: more trailer entries (e.g. b" /Info 6 0 R")."""
+    out = io.BytesIO()
+    out.write(header)
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for off in offsets:
+        out.write(b"%010d 00000 n \n" % off)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, trailer, xref))
+    return out.getvalue()

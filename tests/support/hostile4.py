@@ -6,8 +6,9 @@ huge content stream.
 """
 from __future__ import annotations
 
-import io
 import zlib
+
+from .documents import pdf_file
 
 ARTICLE = ("Metformin should not be started when the eGFR is below 30 mL/min/1.73 m2, and its dose is reviewed "
            "when the eGFR falls below 45. Lactic acidosis with metformin is rare, about 3 to 10 cases per "
@@ -64,18 +65,7 @@ def shared_stream_pdf(pages: int = 30, operators_mb: float = 2.0, operator: byte
                b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"]
     font = b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
     objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R /Resources %s >>" % font] * pages
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for off in offsets:
-        out.write(b"%010d 00000 n \n" % off)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+    return pdf_file(objects)
 
 
 def route(path: str, query: dict[str, list[str]]) -> tuple[bytes, str] | None:

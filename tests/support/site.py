@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from . import hostile4
+from .documents import pdf_file
 
 SITE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 SLOW_S = 4.0                   # longer than any test's fetch timeout, short enough to end quickly
@@ -63,18 +64,7 @@ def minimal_pdf(lines: list[str], title: str = "") -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         b"<< /Title (" + esc(title).encode("latin-1") + b") /Author (Fixture Press) >>",
     ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for off in offsets:
-        out.write(b"%010d 00000 n \n" % off)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+    return pdf_file(objects, header=b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", trailer=b" /Info 6 0 R")
 
 
 GUIDELINE_PDF_LINES = [

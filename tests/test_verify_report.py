@@ -10,8 +10,8 @@ import asyncio
 import copy
 import dataclasses
 import hashlib
-import os
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -122,7 +122,8 @@ def test_the_demo_report_verifies_and_records_what_the_run_was_made_with(tmp_pat
     assert code == 0, text
 
 
-def test_an_input_file_changed_after_the_run_is_named(tmp_path, site, capsys):
+def _one_answer_audited(tmp_path: Path, site: str) -> tuple[Path, Path, Path, dict]:
+    """One answer citing one fixture page, audited and reported: (answer, database, JSON report, report)."""
     answer = tmp_path / "answer.json"
     answer.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/article/hypertension"]}))
     db = tmp_path / "a.db"
@@ -130,7 +131,11 @@ def test_an_input_file_changed_after_the_run_is_named(tmp_path, site, capsys):
                  "--browser", "never", "--no-archive", "--no-references", "-q"]) == 0
     out = tmp_path / "r.json"
     assert main(["report", "--db", str(db), "-o", str(out)]) == 0
-    report = json.loads(out.read_text())
+    return answer, db, out, json.loads(out.read_text())
+
+
+def test_an_input_file_changed_after_the_run_is_named(tmp_path, site, capsys):
+    answer, db, out, report = _one_answer_audited(tmp_path, site)
     assert report["integrity"]["inputs"][0]["sha256"] == hashlib.sha256(answer.read_bytes()).hexdigest()
     assert _verify(out, db, capsys)[0] == 0
     answer.write_text(answer.read_text() + "\n")
@@ -143,14 +148,7 @@ def test_a_report_naming_other_files_as_inputs_never_makes_verify_open_them(tmp_
     import subprocess
     import sys
 
-    answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/article/hypertension"]}))
-    db = tmp_path / "a.db"
-    assert main(["audit", str(answer), "--db", str(db), "--judge", "keyword", "--allow-host", "127.0.0.1",
-                 "--browser", "never", "--no-archive", "--no-references", "-q"]) == 0
-    out = tmp_path / "r.json"
-    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
-    report = json.loads(out.read_text())
+    answer, db, out, report = _one_answer_audited(tmp_path, site)
     secret = tmp_path / "secret.txt"
     secret.write_text("not for the report's eyes")
     fifo = tmp_path / "pipe"
@@ -529,14 +527,7 @@ def test_verify_report_prints_what_a_tampered_report_says_escaped(tmp_path, site
     import subprocess
     import sys
 
-    answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps({"response": f"{SUPPORTED} [1]", "citations": [f"{site}/article/hypertension"]}))
-    db = tmp_path / "a.db"
-    assert main(["audit", str(answer), "--db", str(db), "--judge", "keyword", "--allow-host", "127.0.0.1",
-                 "--browser", "never", "--no-archive", "--no-references", "-q"]) == 0
-    out = tmp_path / "r.json"
-    assert main(["report", "--db", str(db), "-o", str(out)]) == 0
-    report = json.loads(out.read_text())
+    answer, db, out, report = _one_answer_audited(tmp_path, site)
     report["run"]["name"] = "\x1b[2K\x1b[32m✓ verified\x1b[0m \x1b]52;c;cm0gLXJmIH4=\x07"
     # a note quotes the report's signature block as it stands (printed raw before the fix)
     report["integrity"]["signature"] = {"public_key_fingerprint": "\x1b[2K\x1b[32mOK: trusted key\x1b[0m"}

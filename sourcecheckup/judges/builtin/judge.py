@@ -23,10 +23,10 @@ from .features import (
     quantities, stem, words)
 from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
 from . import reader
-from .support_gates import OFF_SUBJECT
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 from .support_gates import (
-    corroborating, negated_phrase, negation_sides, page_units, stated_outright, unfit_to_support, word_salad)
+    OFF_SUBJECT, SALAD_MIN_SENTENCES, corroborating, negated_phrase, negation_sides, page_units, stated_outright,
+    unfit_to_support, word_salad)
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -118,9 +118,11 @@ class PairAnalysis:
 def analyse_pair(statement: str, source: SourceText, idf: _Idf,
                  statement_vector: np.ndarray | None = None,
                  sentence_vectors: dict[int, np.ndarray] | None = None,
-                 fact_vectors: dict[str, np.ndarray] | None = None, read: bool = False) -> PairAnalysis:
+                 fact_vectors: dict[str, np.ndarray] | None = None, read: bool = False,
+                 read_facts: bool = False) -> PairAnalysis:
     """Features for one pair. With vectors, embedding similarity helps choose the passage. ``read``: also the
-    reader's window (the sentences closest to the statement, in the page's order, as it was trained)."""
+    reader's window (the sentences closest to the statement, in the page's order, as it was trained);
+    ``read_facts``: and each fact's, for a statement of several."""
     prep = _prepare_source(source)
     ranked = rank_passages(statement, source, k=len(source.passages))
     bm25 = {i: s for i, s in ranked}
@@ -240,7 +242,10 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
                     for i in range(len(prep.sentences))]
         stems = content_stems(text)
         return [_coverage(stems, _stem_set(t), idf)[1] for t in prep.sentences]
-    closeness = closeness_to(statement, statement_vector)
+    # the statement's closeness to each sentence (its similarities above), only where something reads it
+    closeness = (([sent_cos.get(i, -1.0) for i in range(len(prep.sentences))] if use_vectors
+                  else closeness_to(statement, None))
+                 if read or len(prep.sentences) >= SALAD_MIN_SENTENCES else [])
     veto = word_salad(prep.sentences, closeness) or veto
     outright = not flips and not veto and stated_outright(statement, quote, source.title, similarity, idf)
     facts = None
@@ -257,7 +262,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     fact_windows: list[tuple[str, list[str]]] = []
     if read:
         windows = reader.evidence_windows(prep.sentences, closeness) or [passage]
-        parts = split_facts(statement)
+        parts = split_facts(statement) if read_facts else []
         fact_windows = [(t, reader.evidence_windows(prep.sentences, closeness_to(t, (fact_vectors or {}).get(t)))
                          or [passage]) for t in (parts if len(parts) > 1 else [])]
     return PairAnalysis(f, passage, quote, cov, missing_numbers, wrong_units, negation, flips, missing_key,
@@ -403,6 +408,10 @@ class BuiltinJudge(BaseJudge):
         return self._reader
 
     @property
+    def _reads_facts(self) -> bool:
+        return self.use_reader and self.reader.reads_facts
+
+    @property
     def review_band(self) -> float:
         return self.reader.card.review_band if self.use_reader else REVIEW_BAND
 
@@ -463,7 +472,8 @@ class BuiltinJudge(BaseJudge):
             _check(stop)
             statement, source = pairs[k]
             results[k] = analyse_pair(statement, source, self.params.idf, statement_vecs.get(statement),
-                                      sentence_vecs.get(id(source)), statement_vecs, read=self.use_reader)
+                                      sentence_vecs.get(id(source)), statement_vecs, read=self.use_reader,
+                                      read_facts=self._reads_facts)
         if self.use_reader:
             self.reader.read([(pairs[k][0], a) for k, a in enumerate(results) if isinstance(a, PairAnalysis)], stop)
         return results
@@ -489,7 +499,7 @@ class BuiltinJudge(BaseJudge):
                 texts.append(prep.sentences[i])
                 slots.append((source, i))
         # each statement, then the facts of a statement judged against a whole page (the completeness check)
-        facts = (f for s, source in pairs if self.use_reader or len(_prepare_source(source).sentences) >= PAGE_SENTENCES
+        facts = (f for s, source in pairs if self._reads_facts or len(_prepare_source(source).sentences) >= PAGE_SENTENCES
                  for f in split_facts(s))
         statements = list(dict.fromkeys([*(s for s, _ in pairs), *facts]))
         statement_vecs = dict(zip(statements, embeddings.embed(statements, stop=stop)))

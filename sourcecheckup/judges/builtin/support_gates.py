@@ -182,6 +182,7 @@ FUNCTION_WORDS = frozenset(
 _ARTICLES = frozenset({"the", "a", "an"})
 _SALAD_TOKEN = re.compile(r"[a-z]+|[.!?]")
 SALAD_SENTENCES = 20
+SALAD_MIN_SENTENCES = SALAD_SENTENCES // 2   # fewer sentences than this are never read as salad
 SALAD_MIN_PAIRS = 100
 SALAD_RATE = 0.02       # share of adjacent pairs that are function words real text never pairs
 SALAD_ARTICLES = 0.2    # share of articles followed by a function word or a sentence's end
@@ -202,7 +203,7 @@ def _plausible_pairs() -> frozenset[tuple[str, str]]:
 
 def word_salad(sentences: Sequence[str], closeness: Sequence[float]) -> str:
     """:data:`WORD_SALAD` when the sentences closest to the statement are words in no grammatical order."""
-    if len(sentences) < SALAD_SENTENCES // 2:
+    if len(sentences) < SALAD_MIN_SENTENCES:
         return ""
     near = sorted(range(len(sentences)), key=lambda i: (-closeness[i], i))[:SALAD_SENTENCES]
     tokens = salad_tokens(" ".join(sentences[i] for i in sorted(near)))

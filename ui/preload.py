@@ -16,6 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from sourcecheckup import embeddings, warmup
 from sourcecheckup.views.matrix import uses_screening_judge
 
+from .worker import lower_this_thread
+
 
 class ModelPreload(QObject):
     """``loaded(seconds)`` or ``failed(reason)`` once a started load ends (queued to the GUI thread)."""
@@ -45,6 +47,7 @@ class ModelPreload(QObject):
         return True
 
     def _load(self) -> None:
+        lower_this_thread()   # the model's load must not take the CPU from the window it is for
         problem = ""
         try:
             embeddings.preload()

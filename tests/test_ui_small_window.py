@@ -61,6 +61,17 @@ def test_window_works_at_1024x640_and_keeps_its_size_after_a_run(qtbot, window, 
     rows_visible = table.viewport().height() // table.verticalHeader().defaultSectionSize()
     assert rows_visible >= 3
     assert w.results.detail_tabs.height() >= 200
+    # the count ends the filter row, and the question and the grade share one line: the height goes to the
+    # responses and the verdicts (issue 41 item 15: 2½ rows and about 3 lines of verdict before)
+    page = w.results
+    assert abs(page.count_label.mapTo(page, page.count_label.rect().center()).y()
+               - page.search_edit.mapTo(page, page.search_edit.rect().center()).y()) < 6
+    tab = page.answer_tab
+    assert tab.question_label.height() < 2 * fm.height()
+    assert tab.question_label.text().startswith("Question:")
+    assert tab.question_label.toolTip() or not tab.question_label.is_elided()
+    card = tab.statement_card
+    assert card.viewport().height() // card.fontMetrics().lineSpacing() >= 5
     # narrower: the cards reflow two to a row instead of squeezing their text
     w.results.setSizes([w.results.width() - 560, 560])
     qtbot.waitUntil(lambda: bar.columns == 2, timeout=WAIT_MS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from sourcecheckup.metrics import ResponseAssessment
 from sourcecheckup.models import Label, Response
@@ -15,6 +15,7 @@ from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS,
 from sourcecheckup.views.results import answer_notices
 from sourcecheckup.views.text import reason_for_app
 
+from ..elide import ElidedLabel
 from ..theme import CONTRADICTED_MARK, LABEL_MARK, REVIEW_FIRST_MARK, REVIEW_MARK, STATUS_MARK
 from ..widgets import AnswerView, plain_label
 
@@ -26,11 +27,15 @@ class AnswerTab(QWidget):
         super().__init__(parent)
         self.page = page
         al = QVBoxLayout(self)
-        self.question_label = plain_label()
-        al.addWidget(self.question_label)
+        # one line, the whole question in its tooltip: on a 640 px screen the answer and the verdicts need
+        # the height (issue 41 item 15)
+        head = QHBoxLayout()
+        self.question_label = ElidedLabel(min_chars=20)
+        head.addWidget(self.question_label, 3)
         # the reviewers' Good/Bad grades of the whole answer (G / B in review mode), apart from pair labels
-        self.grade_label = plain_label()
-        al.addWidget(self.grade_label)
+        self.grade_label = ElidedLabel(min_chars=12)
+        head.addWidget(self.grade_label, 1)   # the question keeps three parts of the width in four when both are long
+        al.addLayout(head)
         # what a reader must not miss above the answer: not read yet, a cited address refused
         self.notice = plain_label()
         self.notice.setFrameShape(QFrame.Shape.StyledPanel)

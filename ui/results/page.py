@@ -114,10 +114,11 @@ class ResultsPage(QSplitter):
         frow.addWidget(self.search_edit, 3)
         self.facets = FacetBar()
         frow.addWidget(self.facets, 5)
-        tl.addLayout(frow)
+        # the count ends the filter row: on a 640 px screen its own line was one row fewer of responses
         self.count_label = QLabel("")
         self.count_label.setTextFormat(Qt.TextFormat.PlainText)
-        tl.addWidget(self.count_label)
+        frow.addWidget(self.count_label)
+        tl.addLayout(frow)
         self.responses_model = ResponsesModel(self)
         self.responses_proxy = SortFilterProxy(self)
         self.responses_proxy.setSourceModel(self.responses_model)

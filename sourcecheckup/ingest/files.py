@@ -6,11 +6,12 @@ from pathlib import Path
 from ..models import SkippedRecord
 from .chat_exports import load_chat_export, sniff_export
 from .documents import load_document
+from .encoding import decode, decode_lines, decode_saved_page, guess, unreadable
 from .jsonl import load_json, load_jsonl
 from .markdown import load_markdown
 from .pages import load_html
 from .records import IngestResult, InputText
-from .table import DELIMITERS, CsvMapping, decode_table, load_table, sniff_delimiter
+from .table import DELIMITERS, CsvMapping, load_table, sniff_delimiter
 
 SUPPORTED_EXTENSIONS: tuple[str, ...] = (
     ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".md", ".markdown", ".txt", ".html", ".htm", ".docx", ".pdf",
@@ -21,34 +22,6 @@ TABLE_EXT = {".csv", ".tsv"}
 TEXT_EXT = {".md", ".markdown", ".txt"}
 HTML_EXT = {".html", ".htm"}
 DOCUMENT_EXT = {".docx", ".pdf"}
-
-def decode(data: bytes) -> str:
-    """The file's text as UTF-8 (with or without a byte-order mark) or UTF-16 with a mark."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16")  # Excel's "Unicode text" export
-    return data.decode("utf-8-sig")
-
-
-def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
-    """JSON Lines decoded line by line: a line that is not UTF-8 becomes empty and is named."""
-    text_lines: list[str] = []
-    bad: dict[int, str] = {}
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            text_lines.append(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"))
-        except UnicodeDecodeError as e:
-            text_lines.append("")
-            bad[lineno] = (f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}; perhaps Latin-1 "
-                           "or Windows-1252): this line is skipped, save the file as UTF-8 to audit it")
-    return "\n".join(text_lines), bad
-
-
-def unreadable(data: bytes, e: UnicodeDecodeError) -> str:
-    line = data.count(b"\n", 0, e.start) + 1
-    byte = data[e.start] if e.start < len(data) else 0
-    return (f"not UTF-8 text (byte 0x{byte:02x} on line {line}; perhaps Latin-1 or Windows-1252); "
-            "save the file as UTF-8 and load it again")
-
 
 def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, model: str | None) -> IngestResult:
     ext = path.suffix.lower()
@@ -61,12 +34,12 @@ def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, 
     encoding = None
     try:
         if ext in TABLE_EXT:
-            text, encoding = decode_table(data)
+            text, encoding = guess(data)
         else:
             text = decode(data)
     except UnicodeDecodeError as e:
         if ext in HTML_EXT:     # a page saved in its own 8-bit encoding
-            text = data.decode("cp1252", errors="replace")
+            text = decode_saved_page(data)
             return load_html(InputText(text=text, name=name, stem=path.stem, question=question, model=model))[0]
         if ext in JSONL_EXT:   # one bad line costs that line, not the file
             text, bad = decode_lines(data)
@@ -76,7 +49,7 @@ def load_file(path: Path, name: str, mapping: CsvMapping, question: str | None, 
             text = data.decode("utf-8-sig", "surrogateescape")
             return load_json(InputText(text=text, name=name, stem=path.stem, question=question, model=model))
         if ext not in JSON_EXT | JSONL_EXT:   # Markdown or plain text: detected as a table's text is
-            text, encoding = decode_table(data)
+            text, encoding = guess(data)
             if encoding.startswith("Windows-1252"):
                 result = load_markdown(InputText(text=text, name=name, stem=path.stem, question=question,
                                                  model=model))

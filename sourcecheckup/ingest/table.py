@@ -5,12 +5,12 @@ from __future__ import annotations
 import bisect
 import csv
 import io
-import re
 from dataclasses import dataclass
 
 from ..models import SkippedRecord
 from .answer import build_response
 from .citations import citation_entries
+from .encoding import guess
 from .expert import EXPERT_KEYS, expert_reference
 from .records import (
     MAX_EXTRA_FIELDS,
@@ -132,45 +132,11 @@ def load_table(src: InputText, mapping: CsvMapping, delimiter: str) -> IngestRes
     return result
 
 
-def decode_table(data: bytes) -> tuple[str, str]:
-    """A spreadsheet export's text and the encoding's name: UTF-8 (with or without a byte-order
-    mark), UTF-16 (with a mark, or without one when every other byte is zero), else Windows-1252,
-    which European spreadsheets still write. Raises UnicodeDecodeError when none fits."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16"), "UTF-16"
-    head = data[:2000]
-    if len(head) >= 4 and head.count(0) * 3 > len(head):      # ASCII text in UTF-16 has every other byte zero
-        zeros_odd = head[1::2].count(0) > head[0::2].count(0)
-        try:
-            return data.decode("utf-16-le" if zeros_odd else "utf-16-be"), "UTF-16 (no byte-order mark)"
-        except UnicodeDecodeError:
-            pass
-    bom = data.startswith(b"\xef\xbb\xbf")
-    body, name = (data[3:], "UTF-8 with a byte-order mark") if bom else (data, "UTF-8")
-    try:
-        return body.decode("utf-8"), name
-    except UnicodeDecodeError as first:
-        text = body.decode("utf-8", "surrogateescape")
-        # UTF-8 elsewhere in the file (a mark, or characters of several bytes): a few bad bytes,
-        # each costing its row only; else a Windows-1252 export
-        if not bom and not _UTF8_CHAR.search(text):
-            try:
-                return data.decode("cp1252"), "Windows-1252 (not UTF-8)"
-            except UnicodeDecodeError:
-                pass
-        line = data.count(b"\n", 0, first.start) + 1
-        return text, f"{name}, with bytes that are not UTF-8 (the first on line {line}): their rows are skipped"
-
-
-# a character of two or more UTF-8 bytes (a lone surrogate is a byte that was not UTF-8)
-_UTF8_CHAR = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")
-
-
 def table_header(data: bytes, suffix: str, mapping: CsvMapping | None = None) -> tuple[list[str], str]:
     """The header row of a CSV/TSV file and its separator, read exactly as :func:`load_file` reads the
     table (same decoding, same separator sniffing), for a column-mapping dialog."""
     mapping = mapping or CsvMapping()
-    text, _ = decode_table(data)
+    text, _ = guess(data)
     delimiter = mapping.delimiter or ("\t" if suffix.lower() == ".tsv" else sniff_delimiter(text, mapping))
     try:
         header = next(csv.reader(io.StringIO(text[:65536], newline=""), delimiter=delimiter), [])

@@ -1,13 +1,16 @@
 """Which process is running a run, so that a run whose process was killed (SIGKILL, a power cut) reads
 "interrupted" with the command that resumes it, instead of "running" for ever.
 
-When a run starts or resumes, the store writes an owner line to its run log: the process id, the host
-and the process's start time (so that a recycled process id is not taken for the owner)."""
+When a run starts or resumes, the store records its owner in the run's columns (owner_pid, owner_host,
+owner_started) and, for people reading the log, an owner line: the process id, the host and the process's
+start time (so that a recycled process id is not taken for the owner). psutil answers on Linux, Windows
+and macOS alike."""
 from __future__ import annotations
 
 import os
 import re
 import socket
+from typing import NamedTuple
 
 OWNER_PREFIX = "running in process "
 # the process's creation time (psutil, seconds since the epoch) tells a recycled process id from the owner;
@@ -38,21 +41,37 @@ def pid_alive(pid: int) -> bool | None:
         return None
 
 
-def owner_note() -> str:
+class Owner(NamedTuple):
+    pid: int
+    host: str
+    started: float | None   # None: an owner line of an older release, which named no creation time
+
+
+def this_process() -> Owner:
     pid = os.getpid()
-    return f"{OWNER_PREFIX}{pid} on {socket.gethostname()} (started {_started(pid)})"
+    return Owner(pid, socket.gethostname(), _started(pid))
 
 
-def owner_alive(note: str | None) -> bool | None:
-    """Whether the process an owner line names is still alive; None when this machine cannot tell
-    (no owner line, or another host)."""
+def owner_note(owner: Owner | None = None) -> str:
+    """The run log's owner line (for people; the store reads the run's owner columns)."""
+    owner = owner or this_process()
+    return f"{OWNER_PREFIX}{owner.pid} on {owner.host} (started {owner.started})"
+
+
+def parse_owner_line(note: str | None) -> Owner | None:
     m = _OWNER_RE.search(note or "")
-    if m is None or m.group(2) != socket.gethostname():
+    if m is None:
         return None
-    pid = int(m.group(1))
-    if not m.group(3):
-        return pid_alive(pid)
-    started = _started(pid)
+    return Owner(int(m.group(1)), m.group(2), float(m.group(3)) if m.group(3) else None)
+
+
+def owner_alive(owner: Owner | None) -> bool | None:
+    """Whether the owner process still runs; None when this machine cannot tell (no owner, another host)."""
+    if owner is None or owner.host != socket.gethostname():
+        return None
+    if owner.started is None:
+        return pid_alive(owner.pid)
+    started = _started(owner.pid)
     if started is None:
         return False
-    return started == -1.0 or abs(started - float(m.group(3))) < 0.05
+    return started == -1.0 or abs(started - owner.started) < 0.05

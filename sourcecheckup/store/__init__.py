@@ -32,7 +32,7 @@ from ..models import (
     Verdict,
     utcnow,
 )
-from ..run_owner import OWNER_PREFIX, owner_alive, owner_note
+from ..run_owner import Owner, owner_alive, owner_note, this_process
 from . import wal
 from .benchmark import BenchTables
 from .browse import BrowseTables
@@ -313,23 +313,30 @@ class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, Export
                 "input": input, "config": dump_json(config), "judges": dump_json(list(judges)), "parser": parser,
                 "app_version": app_version, "n_records": 0, "n_skipped": 0, "message": "",
             })
-            self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note()})
+            self._take_ownership(run_id)
         return run_id
+
+    def _take_ownership(self, run_id: str) -> None:
+        # which process runs it: a killed one leaves the run "interrupted" (run_interrupted)
+        owner = this_process()
+        self.db["runs"].update(run_id, {"owner_pid": owner.pid, "owner_host": owner.host,
+                                        "owner_started": owner.started})
+        self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note(owner)})
 
     def set_run_status(self, run_id: str, status: str, message: str = "") -> None:
         finished = utcnow() if status in ("completed", "cancelled", "failed") else None
         with self.db.conn:
             self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
-            if status == "running":   # which process: a killed one leaves the run "interrupted"
-                self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note()})
+            if status == "running":
+                self._take_ownership(run_id)
 
     def run_interrupted(self, run: RunRow) -> bool:
         """A run stored as running whose process ended without finishing it (killed, crashed)."""
         if run.status != "running":
             return False
-        row = self.db.execute("SELECT message FROM run_log WHERE run_id = ? AND message LIKE ? ORDER BY pk DESC "
-                              "LIMIT 1", [run.id, OWNER_PREFIX + "%"]).fetchone()
-        return owner_alive(row[0] if row else None) is False
+        row = self.db.execute("SELECT owner_pid, owner_host, owner_started FROM runs WHERE id = ?", [run.id]).fetchone()
+        owner = Owner(row[0], row[1], row[2]) if row and row[0] is not None else None
+        return owner_alive(owner) is False
 
     def set_run_config(self, run_id: str, config: dict[str, Any], judges: Sequence[str], parser: str) -> None:
         """Replace a run's configuration (a resume with corrected judge settings)."""

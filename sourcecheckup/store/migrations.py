@@ -8,6 +8,8 @@ from typing import Callable
 
 import sqlite_utils
 
+from ..run_owner import parse_owner_line
+
 
 def _m1_initial(db: sqlite_utils.Database) -> None:
     db["runs"].create({
@@ -166,9 +168,28 @@ def _m9_answer_grades(db: sqlite_utils.Database) -> None:
                "score REAL, created_at TEXT, PRIMARY KEY (run_id, response_pk, grader))")
 
 
+def _m10_run_owner(db: sqlite_utils.Database) -> None:
+    # the process running a run, in columns (issue 39): psutil tells on every OS whether it still runs, so a
+    # killed run reads "interrupted". Filled from the newest owner line of the run log for runs written before.
+    # Written to run at any position.
+    have = {c.name for c in db["runs"].columns}
+    for name, kind in (("owner_pid", "INTEGER"), ("owner_host", "TEXT"), ("owner_started", "REAL")):
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+    rows = db.execute("SELECT run_id, message FROM run_log WHERE message LIKE 'running in process %' "
+                      "ORDER BY pk").fetchall()
+    newest = {run_id: message for run_id, message in rows}
+    for run_id, message in newest.items():
+        owner = parse_owner_line(message)
+        if owner is not None:
+            db.execute("UPDATE runs SET owner_pid = ?, owner_host = ?, owner_started = ? WHERE id = ? "
+                       "AND owner_pid IS NULL", [owner.pid, owner.host, owner.started, run_id])
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
                                                             _m5_run_name_and_note, _m6_references,
                                                             _m7_embedding_cache, _m8_expert_references,
-                                                            _m9_answer_grades]   # answer grades (issue 32, item 4)
+                                                            _m9_answer_grades,   # answer grades (issue 32, item 4)
+                                                            _m10_run_owner]

@@ -185,7 +185,7 @@ def test_the_status_bar_shows_whole_texts_when_there_is_room(qtbot, window):
         w.resize(QSize(width, 768))
         qtbot.waitUntil(lambda: w.width() == width, timeout=3000)
         w.audit.progress_label.setText("Run 20261126-af21d7 completed.")
-        w._status(REVIEW_MODE_HELP)
+        w.show_status(REVIEW_MODE_HELP)
         qtbot.wait(50)
         assert not w.audit.progress_label.is_elided(), w.audit.progress_label.shown_lines()
         assert not w.message_label.is_elided()
@@ -193,7 +193,7 @@ def test_the_status_bar_shows_whole_texts_when_there_is_room(qtbot, window):
     line = ("Responses 3/150 · sources fetched 40/120 · pairs judged 300/900 · verdicts 300/900 · unreadable "
             "sources 2 · judge errors 0 · 28 s · about 57 s left")
     w.audit.progress_label.setText(line)
-    w._status("")
+    w.show_status("")
     qtbot.wait(50)
     assert not w.audit.progress_label.is_elided()
     w.resize(QSize(1024, 640))

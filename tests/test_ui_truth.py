@@ -82,7 +82,7 @@ def test_status_messages_are_visible_beside_a_long_progress_line(qtbot, window):
     w.audit.progress_label.setText("Responses 3/10 · sources fetched 12/40 · pairs judged 20/400 · unreadable sources 0 · "
                              "judge errors 0 · 12 s · about 230 s left · est. cost $0.12")
     w.audit.progress_bar.setVisible(True)
-    w._status("Report written to /tmp/some/where/report.html")
+    w.show_status("Report written to /tmp/some/where/report.html")
     qtbot.wait(50)
     label = w.message_label
     assert label.isVisible() and label.text() == "Report written to /tmp/some/where/report.html"

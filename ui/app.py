@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             window.results.open_run(window.store.get_run(args.run).id)
         except Exception as exc:
-            window._warn("Cannot open run", str(exc))
+            window.warn("Cannot open run", str(exc))
     elif (latest := window.store.latest_run_id()) is not None:
         window.results.open_run(latest)
     if args.quit_after is None:   # a smoke run is no first launch

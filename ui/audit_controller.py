@@ -4,7 +4,6 @@ closes (keeping what was judged, so the run can be resumed)."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QProgressBar
@@ -14,6 +13,7 @@ from sourcecheckup.events import ProgressEvent, RunProgress, time_left_text
 from sourcecheckup.judges import validate_judge_spec
 
 from .elide import ElidedLabel
+from .host import Host
 from .worker import AuditThread
 
 LIVE_REFRESH_MS = 1500
@@ -26,8 +26,8 @@ class AuditController(QObject):
     state_changed = Signal(str)         # RUNNING, CANCELLING or IDLE
     audit_finished = Signal(str, str)   # run id, status
 
-    def __init__(self, host: Any) -> None:
-        super().__init__(host)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host.window())
         self.host = host
         self.results = host.results
         self.worker: AuditThread | None = None
@@ -56,7 +56,7 @@ class AuditController(QObject):
             return False
         result, label = got
         if not result.responses:
-            self.host._warn("No answers found", "; ".join(f"{s.origin}: {s.problem}" for s in result.skipped) or
+            self.host.warn("No answers found", "; ".join(f"{s.origin}: {s.problem}" for s in result.skipped) or
                             "The input held no answers.")
             return False
         if not self.judges_ready(self.host.settings.judges):
@@ -65,7 +65,7 @@ class AuditController(QObject):
         # more than one answer is a batch: robots.txt is respected, as the CLI does
         config = self.host.settings.run_config(batch=len(result.responses) > 1)
         self._start(AuditThread(self.host.db_path, config, responses=result.responses,
-                                skipped=result.skipped, label=label, parent=self.host))
+                                skipped=result.skipped, label=label, parent=self.host.window()))
         inputs.run_name_edit.clear()
         inputs.clear_batch()
         return True
@@ -80,11 +80,11 @@ class AuditController(QObject):
         try:
             loaded, config = demo.load_answers(), demo.run_config()
         except Exception as exc:   # a bundle or install without its samples
-            self.host._warn("Cannot start the demo", f"The bundled sample cannot be read: {exc}")
+            self.host.warn("Cannot start the demo", f"The bundled sample cannot be read: {exc}")
             return False
         self._next_run_name = demo.RUN_NAME
         self._start(AuditThread(self.host.db_path, config, responses=loaded.responses, skipped=loaded.skipped,
-                                label=str(demo.answers_dir()), parent=self.host))
+                                label=str(demo.answers_dir()), parent=self.host.window()))
         return True
 
     def judge_problems(self, judges: list[str]) -> list[str]:
@@ -94,7 +94,7 @@ class AuditController(QObject):
         """Check the judge specs (and their API keys) before a run starts; say how to fix them."""
         problems = self.judge_problems(judges)
         if problems:
-            self.host._warn("Judge settings need fixing", "\n".join(problems) +
+            self.host.warn("Judge settings need fixing", "\n".join(problems) +
                             "\n\nFix them in Settings → Judges (File → Settings…), then start again.")
         return not problems
 
@@ -111,10 +111,10 @@ class AuditController(QObject):
                 return False
             config.judges = list(self.host.settings.judges)
             replace = True
-            self.host._status(f"Resuming run {run.id} with the judges in Settings: {', '.join(config.judges)}")
+            self.host.show_status(f"Resuming run {run.id} with the judges in Settings: {', '.join(config.judges)}")
         self.results.open_run(run.id)
         self._start(AuditThread(self.host.db_path, config, resume_run=run.id, replace_config=replace,
-                                parent=self.host))
+                                parent=self.host.window()))
         return True
 
     def refetch_run(self, run_id: str) -> bool:
@@ -128,7 +128,7 @@ class AuditController(QObject):
         run = store.get_run(run_id)
         responses = [row.response for row in store.responses(run.id)]
         if not responses:
-            self.host._warn("Nothing to fetch", f"Run {run.id} holds no answers.")
+            self.host.warn("Nothing to fetch", f"Run {run.id} holds no answers.")
             return False
         config = RunConfig.from_dict(run.config)
         if self.judge_problems(config.judges):
@@ -138,9 +138,9 @@ class AuditController(QObject):
         # hosts allowed (or a source pack set) since then; a batch respects robots.txt, as the CLI does
         config.fetch = settings.fetch_options(batch=len(responses) > 1)
         config.refetch = True
-        self.host._status(f"Fetching the sources of run {run.id} again")
+        self.host.show_status(f"Fetching the sources of run {run.id} again")
         self._start(AuditThread(self.host.db_path, config, responses=responses,
-                                label=f"{run.input} (sources fetched again from run {run.id})", parent=self.host))
+                                label=f"{run.input} (sources fetched again from run {run.id})", parent=self.host.window()))
         return True
 
     def _start(self, worker: AuditThread) -> None:

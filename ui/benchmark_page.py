@@ -12,8 +12,7 @@ Every action is an engine call; the page keeps no numbers of its own.
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -54,10 +53,9 @@ from sourcecheckup.llm.spec import is_model_spec
 from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views.benchmark import bench_model_rows, bench_summary
 
-from .db_session import DbSession
 from .elide import placeholder_with_tooltip
+from .host import Host
 from .models import BenchResultsModel, QuestionsModel
-from .settings import AppSettings
 from .widgets import plain_label
 from .worker import BenchmarkThread
 
@@ -66,18 +64,6 @@ STAGE_WORDS = {BenchStage.DOCUMENTS: "Reading reference documents", BenchStage.Q
                BenchStage.ANSWERS: "Asking the models", BenchStage.ACCURACY: "Grading accuracy",
                BenchStage.AUDIT: "Auditing the answers", BenchStage.SELECTION: "Choosing the best of K",
                BenchStage.FINISHED: "Finished"}
-
-
-class Host(Protocol):
-    """What the page needs from the main window."""
-
-    db_path: Path
-    store: Store
-    settings: AppSettings
-    db: DbSession
-
-    def show_run(self, run_id: str) -> None: ...
-    def _warn(self, title: str, text: str) -> None: ...
 
 
 class BenchmarkPage(QWidget):
@@ -283,7 +269,7 @@ class BenchmarkPage(QWidget):
         if writer and not is_model_spec(writer):
             bad.append(writer)
         if bad:
-            self.host._warn("Not a model", f"'{bad[0]}' is not a model that can write: use openai:MODEL, "
+            self.host.warn("Not a model", f"'{bad[0]}' is not a model that can write: use openai:MODEL, "
                             "anthropic:MODEL or openai-compatible:URL#MODEL.")
             return None
         judges = [j.strip() for j in self.judge_edit.text().split(",") if j.strip()] or ["builtin"]
@@ -294,7 +280,7 @@ class BenchmarkPage(QWidget):
                                  best_of=self.best_of.value(), accuracy=self.accuracy.isChecked(),
                                  judge_concurrency=s.concurrency, parser=s.parser, fetch=s.fetch_options(batch=True))
         except ValueError as exc:
-            self.host._warn("Cannot start the benchmark", str(exc))
+            self.host.warn("Cannot start the benchmark", str(exc))
             return None
 
     # ------------------------------------------------------------------------ steps
@@ -304,7 +290,7 @@ class BenchmarkPage(QWidget):
             return False
         path = self.docs_edit.text().strip()
         if not path:
-            self.host._warn("No reference documents", "Choose a file of URLs, a folder, or a questions file.")
+            self.host.warn("No reference documents", "Choose a file of URLs, a folder, or a questions file.")
             return False
         settings = self.bench_settings()
         if settings is None:
@@ -312,10 +298,10 @@ class BenchmarkPage(QWidget):
         try:
             bench_input = read_bench_input(path)
         except (DocumentsError, QuestionFileError, OSError) as exc:
-            self.host._warn("Cannot read the reference documents", str(exc))
+            self.host.warn("Cannot read the reference documents", str(exc))
             return False
         if bench_input.locations and not settings.writer:
-            self.host._warn("No question writer", "Give at least one model (or a question writer) to write "
+            self.host.warn("No question writer", "Give at least one model (or a question writer) to write "
                             "questions from the documents.")
             return False
         self.clear()
@@ -328,13 +314,13 @@ class BenchmarkPage(QWidget):
         if self.worker is not None:
             return False
         if not self.bench_id:
-            self.host._warn("No questions yet", "Generate questions first (or open a stored benchmark).")
+            self.host.warn("No questions yet", "Generate questions first (or open a stored benchmark).")
             return False
         settings = self.bench_settings()
         if settings is None:
             return False
         if not settings.models:
-            self.host._warn("No models", "Give at least one model to answer the questions.")
+            self.host.warn("No models", "Give at least one model to answer the questions.")
             return False
         self._start(BenchmarkThread(self.host.db_path, settings, resume_bench=self.bench_id, parent=self))
         return True
@@ -429,7 +415,7 @@ class BenchmarkPage(QWidget):
                 return next(x for x in bs.questions(self.bench_id, include_dropped=True) if x.qid == q.qid)
             return bs.edit_question(self.bench_id, q.qid, **{field: str(value)})
         except (StoreError, ValueError) as exc:
-            self.host._warn("Cannot change the question", str(exc))
+            self.host.warn("Cannot change the question", str(exc))
             return None
 
     def _count_questions(self) -> None:
@@ -450,7 +436,7 @@ class BenchmarkPage(QWidget):
             return row, questions, results
 
         self.host.db.read("bench", load, lambda got: self._on_loaded(got, show_results),
-                                lambda msg: self.host._warn("Cannot open the benchmark", msg))
+                                lambda msg: self.host.warn("Cannot open the benchmark", msg))
 
     def _on_loaded(self, got: tuple[Any, list[Question], Any], show_results: bool) -> None:
         row, questions, results = got

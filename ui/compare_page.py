@@ -22,6 +22,7 @@ from sourcecheckup.compare import compare_runs
 from sourcecheckup.store import Store
 from sourcecheckup.views.runs import ComparisonView, RunSummary, comparison_view
 
+from .host import Host
 from .models import ChangedSourcesModel, ChangedStatementsModel, DifferencesModel
 from .widgets import plain_label
 
@@ -42,7 +43,7 @@ def _table(model: Any, widths: Sequence[int]) -> QTableView:
 class ComparePage(QWidget):
     compared = Signal(str, str)      # run A, run B, once the tables are filled
 
-    def __init__(self, host: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.comparison: ComparisonView | None = None
@@ -105,7 +106,7 @@ class ComparePage(QWidget):
     def _compare_chosen(self) -> None:
         a, b = self.run_a.currentData(), self.run_b.currentData()
         if not a or not b:
-            self.host._warn("Two runs needed", "Audit or open two runs of the same answers to compare them.")
+            self.host.warn("Two runs needed", "Audit or open two runs of the same answers to compare them.")
             return
         self.compare(a, b)
 

@@ -3,7 +3,6 @@ indicator in the status bar, and a button to open what was written."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
@@ -13,6 +12,7 @@ from sourcecheckup import review
 from sourcecheckup.report import write_report
 from sourcecheckup.store import Store
 
+from .host import Host
 from .theme import safe_tooltip
 from .widgets import plain_label
 
@@ -23,8 +23,8 @@ EXPORT_FILTERS = {"html": "HTML report (*.html)", "pdf": "PDF report (*.pdf)",
 class Exporter(QObject):
     export_finished = Signal(str, str)  # path written ("" on failure), error message
 
-    def __init__(self, host: Any) -> None:
-        super().__init__(host)
+    def __init__(self, host: Host) -> None:
+        super().__init__(host.window())
         self.host = host
         self.last_report: Path | None = None
         self.not_opened_box: QMessageBox | None = None   # the latest "Cannot open the report" message
@@ -44,7 +44,7 @@ class Exporter(QObject):
         """The open run's id and whether metrics count reviewer overrides; None (and a warning) if none."""
         results = self.host.results
         if not results.run_id:
-            self.host._warn("No run open", "Open or audit a run first.")
+            self.host.warn("No run open", "Open or audit a run first.")
             return None
         return results.run_id, results.metrics_bar.with_overrides.isChecked()
 
@@ -57,7 +57,7 @@ class Exporter(QObject):
         store = self.host.store
         overrides = review.overrides(store, rid) if with_overrides else None
         out = write_report(store, rid, path, fmt, overrides=overrides)
-        self.host._status(f"Report written to {out}")
+        self.host.show_status(f"Report written to {out}")
         return out
 
     def export_run_async(self, path: str | Path, fmt: str | None = None) -> bool:
@@ -67,7 +67,7 @@ class Exporter(QObject):
         if got is None:
             return False
         if self.host.db.busy("export"):
-            self.host._status("A report is still being written")
+            self.host.show_status("A report is still being written")
             return False
         rid, with_overrides = got
         target = Path(path)
@@ -89,13 +89,13 @@ class Exporter(QObject):
         self.host.settings.export_dir = self.last_report.parent
         self.open_report_btn.setVisible(True)
         self.open_report_btn.setToolTip(safe_tooltip(f"Open {path}"))
-        self.host._status(f"Report written to {path}")
+        self.host.show_status(f"Report written to {path}")
         self.export_finished.emit(path, "")
 
     def _on_export_failed(self, message: str) -> None:
         self.export_bar.setVisible(False)
         self.export_label.setText("")
-        self.host._warn("Export failed", message)
+        self.host.warn("Export failed", message)
         self.export_finished.emit("", message)
 
     def export_start_path(self, fmt: str | None) -> Path:
@@ -106,7 +106,8 @@ class Exporter(QObject):
         if self._open_run() is None:
             return
         chosen = EXPORT_FILTERS[fmt] if fmt else ";;".join(EXPORT_FILTERS.values())
-        path, picked = QFileDialog.getSaveFileName(self.host, "Export run", str(self.export_start_path(fmt)), chosen)
+        path, picked = QFileDialog.getSaveFileName(self.host.window(), "Export run", str(self.export_start_path(fmt)),
+                                                   chosen)
         if path:
             if fmt is None:
                 fmt = next((k for k, v in EXPORT_FILTERS.items() if v == picked), None)
@@ -132,12 +133,12 @@ class Exporter(QObject):
 
     def _not_opened(self, path: Path, why: str) -> QMessageBox:
         box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open the report", f"{why}\n\n{path}",
-                          QMessageBox.StandardButton.Ok, self.host)
+                          QMessageBox.StandardButton.Ok, self.host.window())
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         copy = box.addButton("Copy path", QMessageBox.ButtonRole.ActionRole)
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(str(path)))
         self.not_opened_box = box
-        self.host._status(f"Could not open {path}")
+        self.host.show_status(f"Could not open {path}")
         box.open()   # non-blocking, as every message of the window
         return box

@@ -6,8 +6,6 @@ reviewers disagree. Opened from the Review sample page; computed off the GUI thr
 """
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QTableView, QVBoxLayout, QWidget
 
@@ -16,6 +14,7 @@ from sourcecheckup.review.agreement import kappa_words
 from sourcecheckup.review.judge_compare import Disagreement, JudgeComparison, JudgeScore, agreement_text, compare_judges
 from sourcecheckup.views.text import count_noun
 
+from .host import Host
 from .models import _RowModel
 from .widgets import plain_label
 
@@ -76,7 +75,7 @@ class JudgeComparePanel(QWidget):
         self.disagreements_table = _table(self.disagreements_model, (70, 320, 180, 110, 110))
         layout.addWidget(self.disagreements_table, 1)
 
-    def load(self, host: Any, run_id: str) -> None:
+    def load(self, host: Host, run_id: str) -> None:
         """Compute the comparison for ``run_id`` in a pool thread and show it."""
         self.summary.setText(f"Comparing the judges of run {run_id}…")
         host.db.read("judge_compare", lambda st: compare_judges(st, run_id), self.show_comparison,
@@ -112,7 +111,7 @@ class JudgeCompareDialog(QDialog):
     """The panel in a window of its own, for the Review sample page's "Which judge to trust…" button
     (the page calls ``panel.load(host, run_id)``)."""
 
-    def __init__(self, host: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Which judge to trust")
         self.resize(900, 560)

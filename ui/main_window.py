@@ -228,12 +228,12 @@ class MainWindow(QMainWindow):
     def open_database(self, path: str | Path, *, open_latest: bool = True) -> bool:
         """Switch to another database; its latest run opens, as when the app starts with --db."""
         if self.audit.worker is not None or self.benchmark_page.worker is not None:
-            self._warn("A run is in progress", "Cancel or finish the running audit before switching databases.")
+            self.warn("A run is in progress", "Cancel or finish the running audit before switching databases.")
             return False
         try:
             db = DbSession(path, self)
         except StoreError as exc:
-            self._warn("Cannot open database", str(exc))
+            self.warn("Cannot open database", str(exc))
             return False
         self.db.close()
         self.db = db
@@ -283,7 +283,7 @@ class MainWindow(QMainWindow):
     def refresh_runs(self) -> None:
         """List the database's runs (off the GUI thread) for the Runs tab and the Compare page."""
         self.db.read("runs", lambda st: run_summaries(st, large_metrics=False), self._on_runs_listed,
-                     lambda msg: self._status(f"could not list runs: {msg}"))
+                     lambda msg: self.show_status(f"could not list runs: {msg}"))
 
     def _on_runs_listed(self, runs: list) -> None:
         self.results.runs.runs_model.set_rows(runs)
@@ -355,7 +355,7 @@ class MainWindow(QMainWindow):
         if on and self.pages.currentWidget() is self.sample_page:
             self.ask_reviewer()
             self.sample_page.focus_pairs()
-            self._status(REVIEW_MODE_HELP)
+            self.show_status(REVIEW_MODE_HELP)
         elif on:
             results = self.results
             self.pages.setCurrentWidget(results)
@@ -363,9 +363,9 @@ class MainWindow(QMainWindow):
             results.detail_tabs.setCurrentWidget(results.matrix_tab)
             results.matrix_tab.matrix_table.setFocus()
             results.start_review()
-            self._status(REVIEW_MODE_HELP)
+            self.show_status(REVIEW_MODE_HELP)
         else:
-            self._status("Review mode off")
+            self.show_status("Review mode off")
 
     # ------------------------------------------------------------------------ settings, messages, closing
     def open_settings(self) -> None:
@@ -386,11 +386,11 @@ class MainWindow(QMainWindow):
         guide.open()
         return guide
 
-    def _status(self, text: str, timeout_ms: int = 12000) -> None:
+    def show_status(self, text: str, timeout_ms: int = 12000) -> None:
         self.message_label.setText(text)
         self._message_timer.start(timeout_ms)
 
-    def _warn(self, title: str, text: str) -> None:
+    def warn(self, title: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.open()   # non-blocking: a message never stalls the window (or a test)

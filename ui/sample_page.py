@@ -9,8 +9,6 @@ to trust…" opens judge_compare_panel (judge_compare.compare_judges).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -41,6 +39,7 @@ from sourcecheckup.views.review import (
 )
 from sourcecheckup.views.text import count_noun
 
+from .host import Host
 from .judge_compare_panel import JudgeCompareDialog
 from .models import AgreementModel, SamplePairsModel
 from .widgets import SourceViewer, plain_label
@@ -53,7 +52,7 @@ class SamplePage(QWidget):
     agreement_shown = Signal()
     labelled = Signal(int)           # pair id
 
-    def __init__(self, host: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.sample: SampleReview | None = None
@@ -200,7 +199,7 @@ class SamplePage(QWidget):
     def draw(self, name: str | None = None) -> bool:
         rid = self.run_id
         if not rid:
-            self.host._warn("No run open", "Open a run in Results first.")
+            self.host.warn("No run open", "Open a run in Results first.")
             return False
         n, stratify, seed, blind = (self.n_spin.value(), self.stratify.currentText(), self.seed.value(),
                                     self.blind.isChecked())
@@ -223,14 +222,14 @@ class SamplePage(QWidget):
 
     def _on_draw_failed(self, message: str) -> None:
         self.draw_btn.setEnabled(bool(self.run_id))
-        self.host._warn("Cannot draw a sample", message.removeprefix("SampleError: "))
+        self.host.warn("Cannot draw a sample", message.removeprefix("SampleError: "))
 
     def open_sample(self, name: str) -> None:
         rid = self.run_id
         if not rid or not name:
             return
         self.host.db.read("sample", lambda st: load_sample_review(st, rid, name),
-                                self._on_sample_loaded, lambda msg: self.host._warn("Cannot open the sample", msg))
+                                self._on_sample_loaded, lambda msg: self.host.warn("Cannot open the sample", msg))
 
     def _on_sample_loaded(self, sample: SampleReview) -> None:
         if sample.run_id != self.run_id:
@@ -326,7 +325,7 @@ class SamplePage(QWidget):
         if response_pk is None:
             return False
         answer_grades.add_answer_grade(self.host.store, p.run_id, response_pk, reviewer, grade, sample=p.sample)
-        self.host._status(f"Graded answer {p.response_id} {grade} as {reviewer}")
+        self.host.show_status(f"Graded answer {p.response_id} {grade} as {reviewer}")
         return True
 
     # ------------------------------------------------------------------------ agreement
@@ -353,7 +352,7 @@ class SamplePage(QWidget):
         """Open "Which judge to trust" for the current run (judge_compare.compare_judges)."""
         rid = self.run_id
         if not rid:
-            self.host._warn("No run open", "Open a run in Results first.")
+            self.host.warn("No run open", "Open a run in Results first.")
             return None
         # one dialog, kept (not deleted on close) so a comparison still being computed has a live panel to fill
         if self._judges_dialog is None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
@@ -11,6 +10,7 @@ from sourcecheckup.ingest import CsvMapping, IngestError, IngestResult, load_pat
 from sourcecheckup.views.text import count_noun
 
 from ..dialogs import CsvMappingDialog
+from ..host import Host
 from ..paste_box import PasteBox
 from ..theme import safe_tooltip
 from ..widgets import plain_label
@@ -24,7 +24,7 @@ class InputPanel(QWidget):
 
     files_loaded = Signal()     # answers were added to the batch
 
-    def __init__(self, host: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.pending = IngestResult()
@@ -125,7 +125,7 @@ class InputPanel(QWidget):
                 # the Question and Model fields belong to the pasted answer: a file keeps its own fields
                 part = load_path(p, mapping=mapping)
             except (IngestError, OSError) as exc:
-                self.host._warn("Cannot read the file", str(exc))
+                self.host.warn("Cannot read the file", str(exc))
                 continue
             added.extend(part)
             names.append(p.name)
@@ -162,12 +162,12 @@ class InputPanel(QWidget):
             return self.pending, self.pending_label
         text = self.paste_edit.toPlainText()
         if not text.strip():
-            self.host._warn("Nothing to audit", "Paste an answer, or open a file or a folder of answers.")
+            self.host.warn("Nothing to audit", "Paste an answer, or open a file or a folder of answers.")
             return None
         try:
             result = load_text(text, question=self.question_edit.text().strip() or None,
                                model=self.model_edit.text().strip() or None, name_by_words=True)
         except IngestError as exc:
-            self.host._warn("Cannot read the pasted answer", str(exc))
+            self.host.warn("Cannot read the pasted answer", str(exc))
             return None
         return result, "pasted answer"

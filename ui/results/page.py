@@ -41,6 +41,7 @@ from sourcecheckup.views.text import count_noun
 
 from ..elide import placeholder_with_tooltip
 from ..facets import FacetBar
+from ..host import Host
 from ..models import ResponsesModel, SortFilterProxy
 from ..widgets import MetricsBar, table_view
 from .answer_tab import AnswerTab
@@ -65,7 +66,7 @@ class ResultsPage(QSplitter):
     filter_applied = Signal(int)     # a paged run's filter is on screen (the responses it shows)
     totals_shown = Signal(str)       # a paged run's metrics and facets are on screen
 
-    def __init__(self, host: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
         self.host = host
         self.view: RunView | None = None
@@ -252,7 +253,7 @@ class ResultsPage(QSplitter):
             return view, run_usage(st, rid), time.monotonic() - started, review
 
         self.host.db.read("run", load, lambda result: self._on_loaded(result, load_key),
-                          lambda msg: self.host._warn("Cannot open run", msg))
+                          lambda msg: self.host.warn("Cannot open run", msg))
 
     def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float, Any], load_key: tuple = ()) -> None:
         view, usage, self.last_load_s, review = result
@@ -333,7 +334,7 @@ class ResultsPage(QSplitter):
                 self._show_pks(*result)
                 self.filter_applied.emit(self.paged_model.rowCount())
 
-        self.host.db.read("filter", work, done, lambda msg: self.host._warn("Cannot filter the responses", msg))
+        self.host.db.read("filter", work, done, lambda msg: self.host.warn("Cannot filter the responses", msg))
 
     def _sum_totals(self) -> None:
         """The run's metrics, review progress and facet figures, summed chunk by chunk in a worker process."""
@@ -500,7 +501,7 @@ class ResultsPage(QSplitter):
             self.pairs = review_pairs(view, review_first=True)
             self._fill_tabs(view, response_pk)
 
-        self.host.db.read("response", work, done, lambda msg: self.host._warn("Cannot show the response", msg),
+        self.host.db.read("response", work, done, lambda msg: self.host.warn("Cannot show the response", msg),
                           priority=1)
 
     def current_response(self) -> Response | None:
@@ -526,7 +527,7 @@ class ResultsPage(QSplitter):
         review.add_review(self.host.store, self.run_id, cell.statement_pk, cell.url, reviewer, label,
                           reason.text().strip())
         reason.clear()
-        self.host._status(f"Labelled {label.replace('_', ' ')} as {reviewer}")
+        self.host.show_status(f"Labelled {label.replace('_', ' ')} as {reviewer}")
         if step:
             self.step_pair(1)
         self.reload_run()
@@ -552,7 +553,7 @@ class ResultsPage(QSplitter):
         if not reviewer:
             return False
         answer_grades.add_answer_grade(self.host.store, self.run_id, self.response_pk, reviewer, grade)
-        self.host._status(f"Graded the answer {grade} as {reviewer}")
+        self.host.show_status(f"Graded the answer {grade} as {reviewer}")
         self.answer_tab.load_grades()
         return True
 

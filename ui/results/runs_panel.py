@@ -1,13 +1,12 @@
 """The Runs tab: the runs stored in the database, to open, resume, name or fetch again."""
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from sourcecheckup.metrics import JUDGES_ONLY
 
+from ..host import Host
 from ..models import RunsModel
 from ..run_label import RunLabelDialog
 from ..widgets import plain_label, table_view
@@ -19,7 +18,7 @@ RUNS_SHARE = 0.5
 
 
 class RunsPanel(QWidget):
-    def __init__(self, host: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         rl = QVBoxLayout(self)
@@ -70,7 +69,7 @@ class RunsPanel(QWidget):
         """Ask for the selected run's name and note and store them."""
         rid = self.selected_run_id()
         if not rid:
-            self.host._status("Select a run in the Runs list first")
+            self.host.show_status("Select a run in the Runs list first")
             return False
         dialog = RunLabelDialog(self.host.store.get_run(rid), self)
         if dialog.exec() != QDialog.DialogCode.Accepted:
@@ -80,7 +79,7 @@ class RunsPanel(QWidget):
 
     def set_run_label(self, run_id: str, name: str, note: str) -> None:
         run = self.host.store.set_run_label(run_id, name=name, note=note)
-        self.host._status(f"Run {run.id} named “{run.name}”" if run.name else f"Run {run.id}: note saved")
+        self.host.show_status(f"Run {run.id} named “{run.name}”" if run.name else f"Run {run.id}: note saved")
         self.host.update_title()
         self.host.refresh_runs()
 
@@ -90,7 +89,7 @@ class RunsPanel(QWidget):
             return
         run = self.host.store.get_run(rid)
         if run.status == "completed":
-            self.host._status(f"run {rid} is already complete")
+            self.host.show_status(f"run {rid} is already complete")
             return
         self.host.audit.resume_run(rid)
 

@@ -179,21 +179,21 @@ class SuggestionsTab(QWidget):
         if not run_id or self.cleanup_worker is not None:
             return False
         if self.host.audit.worker is not None:
-            self.host._warn("An audit is running", "Suggest fixes once the audit has finished.")
+            self.host.warn("An audit is running", "Suggest fixes once the audit has finished.")
             return False
         writer = self.cleanup_writer()
         if writer is None:
-            self.host._warn("Suggest fixes needs an LLM", "Suggestions are written by an LLM, and neither this run's "
+            self.host.warn("Suggest fixes needs an LLM", "Suggestions are written by an LLM, and neither this run's "
                             "judges nor Settings → Judges name one. Add one there, e.g. openai:gpt-4o or "
                             "openai-compatible:http://localhost:11434/v1#llama3.1.")
             return False
         problem = validate_judge_spec(writer)
         if problem:
-            self.host._warn("Suggest fixes cannot start", f"{problem}\n\nFix it in Settings → Judges.")
+            self.host.warn("Suggest fixes cannot start", f"{problem}\n\nFix it in Settings → Judges.")
             return False
         plan = cleanup.plan_cleanup(self.host.store, run_id, model_spec=writer)
         if not plan.pairs:
-            self.host._status("No unsupported statement with a readable source: nothing to suggest")
+            self.host.show_status("No unsupported statement with a readable source: nothing to suggest")
             return False
         text = (f"Write suggestions for {count_noun(plan.pairs, 'unsupported statement × source pair')} of run "
                 f"{plan.run_id}.\n\n"
@@ -232,7 +232,7 @@ class SuggestionsTab(QWidget):
         self.cancel_btn.setVisible(False)
         self.cleanup_label.setText(f"Suggest fixes {status}: {message}")
         if status == "failed":
-            self.host._warn("Suggest fixes failed", message)
+            self.host.warn("Suggest fixes failed", message)
         if run_id == self.page.run_id:
             self.page.reload_run()
         self.cleanup_finished.emit(run_id, status)

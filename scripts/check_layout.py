@@ -37,7 +37,6 @@ TOP_LEVEL = {
     "evidence": "a source cut into passages, BM25 ranking and the one quote matcher",
     "injection": "text in a source that addresses the judge, flagged on the verdicts that read it",
     "models": "the records that cross module boundaries (responses, statements, sources, verdicts)",
-    "pipeline": "the audit: Audit (ingest to verdicts, resume, cancel), reaudit, finalise_verdict",
     "plugins": "loading plugins (entry points and $SOURCECHECKUP_PLUGINS)",
     "prompts": "versioned prompt files: load, check, fill",
     "provenance": "what a run was made with: input hashes, software, judges, retraction data",

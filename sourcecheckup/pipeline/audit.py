@@ -1,84 +1,35 @@
-"""The audit pipeline: responses in, statements, sources and verdicts out, all into the store.
-
-Data flows one way: ingest -> parse -> fetch -> evidence -> judge -> store. Everything is
-asyncio; fetches and judge calls have bounded concurrency, a response's pairs are judged as
-soon as each of its sources arrives (so fetching and judging overlap), and verdicts are committed
-in short windows (COMMIT_WINDOW_PAIRS verdicts or COMMIT_WINDOW_S seconds, whichever comes first),
-so an interrupted run resumes with only the missing pairs.
-"""
+"""The audit's lifecycle: a run created, executed (judges opened, responses worked through, the
+run's status written whatever happens), resumed and cancelled; its sources are in ``sources``, its
+uncommitted verdicts in ``commits``."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from . import __version__
-from .config import RunConfig  # defined beside build_run_config; still importable from here
-from .events import EventKind, ProgressCallback, ProgressEvent, ignore
-from .evidence import SourceText, quote_in_source
-from .expert.step import expert_step
-from .fetching import Fetcher, FetchOptions, fetch_settings_fingerprint, make_fetcher
-from .fetching.base import refused_url
-from .ingest.records import UNUSABLE_KEY
-from .injection import flag_injection
-from .judges.base import Judge, judge_traits, open_judges
-from .models import REVIEW_FIRST, FetchStatus, Label, Response, SkippedRecord, Source, Verdict
-from .parse import Parser, make_parser
-from .parse.base import parser_traits
-from .references.model import is_reference_key
-from .references.step import ReferenceChecks, Resolver, reading_link, unread_reference
-from .store import ResponseRow, SourceRow, StatementRow, Store
-from .store.vectors import VectorCache
-from .workers import CpuPool, WorkerStopped, shared_pool
-
-# Outcomes worth retrying on a later run instead of reusing from the cache.
-TRANSIENT = frozenset({FetchStatus.TIMEOUT, FetchStatus.HTTP_ERROR, FetchStatus.UNREACHABLE, FetchStatus.ERROR})
-# source meta key: the fingerprint of the fetch settings a source was fetched under
-FETCH_SETTINGS_META = "fetch_settings"
-# The commit window. A commit per verdict cost more CPU than judging with a fast judge, so verdicts
-# are kept in memory and committed together, with the responses they finish, at most this many or
-# this old. The rules it keeps: a verdict or a response is counted and reported done (progress
-# events) only once committed, and a response is stored done only in the transaction that stores
-# its verdicts; a crash or a kill loses at most the uncommitted window, whose pairs a resume judges
-# again (for an API judge: at most 0.5 s of calls paid twice, never a committed verdict's); a
-# cancel, an error or the run's end commits the window before the run's status is written.
-COMMIT_WINDOW_PAIRS = 200
-COMMIT_WINDOW_S = 0.5
-
-
-def cached_source_reusable(source: Source, fingerprint: str) -> bool:
-    """May a run fetching under ``fingerprint`` reuse this stored fetch instead of fetching again?
-
-    A full-text page is reused whatever the settings. Any other outcome (a refusal, a dead link, a
-    block, a paywall, a file too large...) is reused only when it was fetched under the same
-    fetch settings; transient failures are never reused.
-    """
-    if source.status in TRANSIENT:
-        return False
-    if source.status is FetchStatus.OK and source.valid:
-        return True
-    meta = source.meta if isinstance(source.meta, Mapping) else {}
-    return meta.get(FETCH_SETTINGS_META) == fingerprint
+from .. import __version__
+from ..config import RunConfig
+from ..events import EventKind, ProgressCallback, ProgressEvent, ignore
+from ..evidence import SourceText, quote_in_source
+from ..expert.step import expert_step
+from ..fetching import Fetcher, FetchOptions, make_fetcher
+from ..ingest.records import UNUSABLE_KEY
+from ..judges.base import Judge, judge_traits, open_judges
+from ..models import REVIEW_FIRST, Label, Response, SkippedRecord, Source, Verdict
+from ..parse import Parser, make_parser
+from ..parse.base import parser_traits
+from ..references.step import ReferenceChecks, Resolver
+from ..store import ResponseRow, SourceRow, StatementRow, Store
+from ..store.vectors import VectorCache
+from ..workers import CpuPool, WorkerStopped, shared_pool
+from .commits import COMMIT_WINDOW_PAIRS, COMMIT_WINDOW_S, CommitWindow
+from .counters import Counters
+from .sources import SourceCache
 
 
 class RunCancelled(Exception):
     pass
-
-
-@dataclass
-class _Counters:
-    responses_total: int = 0
-    responses_done: int = 0
-    sources_total: int = 0
-    sources_done: int = 0
-    pairs_total: int = 0           # statement x source pairs (one pair is judged by every judge)
-    pairs_done: int = 0            # pairs every judge has judged
-    verdicts_total: int = 0        # one per pair and judge
-    verdicts_done: int = 0
-    fetch_failures: int = 0
-    judge_errors: int = 0
 
 
 class Audit:
@@ -89,7 +40,7 @@ class Audit:
     resolver (``check(Reference) -> ReferenceCheck``, ``aclose()``), used when ``config.references`` is enabled.
     """
 
-    commit_window_pairs = COMMIT_WINDOW_PAIRS
+    commit_window_pairs = COMMIT_WINDOW_PAIRS   # read when an execution starts (tests set them smaller)
     commit_window_s = COMMIT_WINDOW_S
 
     def __init__(self, store: Store, config: RunConfig | None = None, *,
@@ -108,25 +59,17 @@ class Audit:
         self.cancel = cancel or asyncio.Event()
         self.max_active = max_active_responses or max(16, 4 * self.config.judge_concurrency)
         self.run_id = ""
-        self.c = _Counters()
-        self._source_tasks: dict[str, asyncio.Task[SourceRow]] = {}
-        self._source_texts: dict[str, SourceText] = {}
+        self.c = Counters()
+        # (statement pk, url, judge id) judged, for the responses in flight (filled from the store per response)
         self._judged: set[tuple[int, str, str]] = set()
-        self._run_sources: dict[str, int] = {}
         # streaming input (open_input / add_responses / close_input): responses that arrive while
         # the run goes on, as a benchmark's answers do; None in the queue ends one worker
         self._streaming = False
         self._workers = 0
         self._queue: asyncio.Queue[ResponseRow | None] | None = None
         self._urls: set[str] = set()
-        # the commit window (_commit): verdicts made and responses finished since the last commit
-        self._pending: list[tuple[int, str, int | None, Verdict]] = []
-        self._verdicts_left: dict[tuple[int, str], int] = {}   # (statement pk, url) -> verdicts not committed yet
-        self._pending_done: list[ResponseRow] = []
-        # sources of the responses in flight (a source's text is dropped when no response needs it,
-        # so memory stays flat however many answers a run has) and the URLs counted as fetched
-        self._source_users: dict[str, int] = {}
-        self._sources_counted: set[str] = set()
+        self.window: CommitWindow | None = None    # this execution's commit window and sources
+        self.sources: SourceCache | None = None
 
     # -- public entry points -----------------------------------------------------------
     def create(self, responses: Sequence[Response], skipped: Sequence[SkippedRecord] = (),
@@ -225,11 +168,10 @@ class Audit:
         self.store.set_run_status(run_id, "running")
         rows = self.store.responses(run_id)
         self._refs = None
-        self.c = _Counters()
+        self.c = Counters()
         self._urls = set()
         self._count_new(rows)
         self._judged = set()   # filled per response in flight from the store (judged_keys_for)
-        self._run_sources = self.store.run_source_ids(run_id)
         self._emit(EventKind.RUN_STARTED, f"{len(rows)} responses")
         owns_fetcher = self._fetcher is None
         judges_open = contextlib.AsyncExitStack()   # closes the judges this run built
@@ -246,7 +188,6 @@ class Audit:
             self.store.set_run_status(run_id, "failed", str(exc))
             self._emit(EventKind.RUN_FINISHED, f"failed: {exc}")
             raise
-        self._fetcher_in_use = fetcher
         if self.config.references.enabled:
             self._refs = ReferenceChecks(
                 self.store, run_id, self.config.references, retraction_data=self.config.retraction_data,
@@ -257,16 +198,19 @@ class Audit:
         ids = [j.id for j in judges]
         if ids != self.store.get_run(run_id).judges:  # metrics wait for every judge named on the run
             self.store.set_run_judges(run_id, ids)
-        self._count_earlier(run_id, ids)
+        counted = self._count_earlier(run_id, ids)
+        self.sources = SourceCache(self.store, run_id, self.config, fetcher, self._refs, self.c, self._emit, counted)
+        self.window = window = CommitWindow(self.store, run_id, self.c, self._emit,
+                                            pairs=self.commit_window_pairs, seconds=self.commit_window_s)
         self._record_provenance(run_id, judges)
         vector_cache = self._attach_vector_cache(judges)
         status, message = "completed", ""
-        committer = asyncio.create_task(self._commit_every_window())
+        committer = asyncio.create_task(window.commit_every_window())
         try:
             await self._process_all([r for r in rows if not r.done], judges, parser)
             if self._refs is not None and not self.cancel.is_set():
                 await self._refs.wait_all()
-            self._commit()
+            window.commit()
             if not self.cancel.is_set():   # OLAPH's expert statements against each answer, EVAL's similarity
                 await expert_step(self.store, run_id, judges, self._judge_sem, self.cancel, self._log)
             if self.cancel.is_set():
@@ -280,13 +224,12 @@ class Audit:
         finally:
             committer.cancel()
             with contextlib.suppress(Exception):   # what was judged before a cancel or an error is kept
-                self._commit()
+                window.commit()
             with contextlib.suppress(Exception):   # a full disk: the run's error is already being raised
                 self.store.set_run_status(run_id, status, message)
-            for task in self._source_tasks.values():
-                task.cancel()
             # collected, so that a task that failed too (the same full disk) is not reported again
-            await asyncio.gather(committer, *self._source_tasks.values(), return_exceptions=True)
+            await asyncio.gather(committer, return_exceptions=True)
+            await self.sources.cancel_all()
             if self._refs is not None:
                 await self._refs.aclose()
             if owns_fetcher:
@@ -298,19 +241,21 @@ class Audit:
                 await close()
             self._emit(EventKind.RUN_FINISHED, status if not message else f"{status}: {message}")
 
-    def _count_earlier(self, run_id: str, judge_ids: Sequence[str]) -> None:
-        """A resumed run's progress counts the whole run: sources read and pairs judged before count as done."""
+    def _count_earlier(self, run_id: str, judge_ids: Sequence[str]) -> set[str]:
+        """A resumed run's progress counts the whole run: sources read and pairs judged before count as done.
+        Returns the URLs counted as read."""
         earlier = self.store.earlier_progress(run_id, judge_ids)
-        self._sources_counted = set(earlier.sources_read & self._urls)
-        self.c.sources_done = len(self._sources_counted)
+        counted = set(earlier.sources_read & self._urls)
+        self.c.sources_done = len(counted)
         self.c.fetch_failures = len(earlier.unreadable & self._urls)
         self.c.pairs_total = self.c.pairs_done = earlier.pairs
         self.c.verdicts_total = self.c.verdicts_done = earlier.verdicts
         self.c.judge_errors = earlier.judge_errors
+        return counted
 
     def _record_provenance(self, run_id: str, judges: Sequence[Judge]) -> None:
         """Store the software, judges and reference data this execution uses (the report's audit trail)."""
-        from .provenance import record_execution
+        from ..provenance import record_execution
 
         run = self.store.get_run(run_id)
         config = dict(run.config)
@@ -358,7 +303,7 @@ class Audit:
         workers = [asyncio.create_task(worker()) for _ in range(self._workers)]
         cancel_wait = asyncio.create_task(self.cancel.wait())
         try:
-            pending = set(workers)
+            pending: set[asyncio.Task[Any]] = set(workers)
             while pending:
                 done, pending = await asyncio.wait(pending | {cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
                 for t in done:
@@ -397,19 +342,18 @@ class Audit:
         informative = [s for s in statements if s.statement.informative]
         self._judged |= self.store.judged_keys_for(self.run_id, [s.pk for s in informative])
         urls = list(dict.fromkeys(row.response.citations))
-        for u in urls:
-            self._source_users[u] = self._source_users.get(u, 0) + 1
-        tasks = {self._source_task(u): u for u in urls}
+        assert self.sources is not None and self.window is not None   # execute() made them
+        tasks = self.sources.hold(urls)
         # verdicts still to give per pair; a pair is done when its last judge's verdict is committed
         left = {(s.pk, u): n for s in informative for u in urls
                 if (n := sum(1 for j in judges if (s.pk, u, j.id) not in self._judged))}
-        self._verdicts_left.update(left)
-        for fut in asyncio.as_completed(list(tasks)):
+        self.window.expect(left)
+        for fut in asyncio.as_completed(tasks):
             src_row = await fut
             url = src_row.source.url
             if not src_row.source.valid:   # no pairs for an unreadable source
                 for s in informative:
-                    self._verdicts_left.pop((s.pk, url), None)
+                    self.window.forget((s.pk, url))
                 continue
             # counted once the source is known readable, so that a total never goes back
             planned = [n for s in informative if (n := left.get((s.pk, url), 0))]
@@ -419,7 +363,7 @@ class Audit:
         self._release(urls, informative, judges)
         if self.cancel.is_set():
             return  # pairs skipped after the cancel must be judged on resume
-        self._pending_done.append(row)   # stored done with its verdicts at the next commit
+        self.window.response_done(row)   # stored done with its verdicts at the next commit
 
     async def _parse(self, parser: Parser, response: Response) -> list:
         """The builtin parser's sentence splitting is CPU work: in a worker once the run is big enough."""
@@ -437,80 +381,16 @@ class Audit:
         return None if self.config.fetch.extract_workers == 0 else shared_pool()
 
     def _release(self, urls: Sequence[str], informative: Sequence[StatementRow], judges: Sequence[Judge]) -> None:
-        """A response is through: forget its judged keys, and the sources no response in flight cites
-        (a later citation reads the stored fetch again, by id)."""
+        """A response is through: forget its judged keys, and the sources no response in flight cites."""
         self._judged.difference_update((s.pk, u, j.id) for s in informative for u in urls for j in judges)
-        for u in urls:
-            users = self._source_users.get(u, 0) - 1
-            if users > 0:
-                self._source_users[u] = users
-                continue
-            self._source_users.pop(u, None)
-            self._source_texts.pop(u, None)
-            task = self._source_tasks.get(u)
-            if task is not None and task.done():
-                del self._source_tasks[u]
-
-    # -- sources -----------------------------------------------------------------------
-    def _source_task(self, url: str) -> asyncio.Task[SourceRow]:
-        task = self._source_tasks.get(url)
-        if task is None:
-            task = asyncio.create_task(self._get_source(url))
-            self._source_tasks[url] = task
-        return task
-
-    async def _get_source(self, url: str) -> SourceRow:
-        if url in self._run_sources:
-            row = self.store.get_source(self._run_sources[url])
-        else:
-            row = await (self._reference_source(url) if is_reference_key(url) else self._fetch_or_reuse(url))
-            self.store.link_run_source(self.run_id, url, row.id)
-            self._run_sources[url] = row.id
-        if url not in self._sources_counted:   # a source read again after _release is not counted again
-            self._sources_counted.add(url)
-            self.c.sources_done += 1
-            if not row.source.valid:
-                self.c.fetch_failures += 1
-            self._emit(EventKind.FETCHED, f"{url}: {row.source.status.plain}")
-        return row
-
-    async def _fetch_or_reuse(self, url: str) -> SourceRow:
-        refused = refused_url(url)   # the one URL check, whatever fetcher this run was given
-        if refused is not None:
-            return self.store.get_source(self.store.add_source(refused))
-        cached = None if self.config.refetch else self.store.latest_source(url)
-        fingerprint = fetch_settings_fingerprint(self.config.fetch)
-        if cached is not None and cached_source_reusable(cached.source, fingerprint):
-            return cached
-        source = await self._fetcher_in_use.fetch(url)
-        source = flag_injection(source)   # text that addresses the judge is flagged before anyone reads it
-        source = dataclasses.replace(source, meta={**dict(source.meta), FETCH_SETTINGS_META: fingerprint})
-        return self.store.get_source(self.store.add_source(source))  # stored form carries 'changed' flags
-
-    async def _reference_source(self, key: str) -> SourceRow:
-        """A written reference has no URL: a verified one is read from its DOI link (fetched as usual),
-        any other is an explicit failed fetch with its check's evidence as the reason, never a verdict."""
-        check = await self._refs.check_for(key) if self._refs is not None else None
-        link = reading_link(check) if check is not None else None
-        if not link:
-            return self.store.get_source(self.store.add_source(unread_reference(key, check)))
-        read = await self._fetch_or_reuse(link)
-        # stored again under the citation key (a source is its cited URL), saying where it was read from
-        meta = {**dict(read.source.meta), "read_from": link, "reference_status": check.status.value}
-        return self.store.get_source(self.store.add_source(
-            dataclasses.replace(read.source, url=key, meta=meta, raw=self.store.source_raw(read.id))))
-
-    def _source_text(self, src_row: SourceRow) -> SourceText:
-        st = self._source_texts.get(src_row.source.url)
-        if st is None:
-            st = SourceText.from_source(src_row.source)
-            self._source_texts[src_row.source.url] = st
-        return st
+        assert self.sources is not None
+        self.sources.release(urls)
 
     # -- judging -----------------------------------------------------------------------
     async def _judge_source(self, informative: Sequence[StatementRow], url: str, src_row: SourceRow,
                             judges: Sequence[Judge]) -> None:
-        source_text = self._source_text(src_row)
+        assert self.sources is not None
+        source_text = self.sources.text(src_row)
         jobs = []
         for judge in judges:
             todo = [s for s in informative if (s.pk, url, judge.id) not in self._judged]
@@ -544,44 +424,11 @@ class Audit:
                 verdicts = [Verdict.error(judge.id, f"{type(exc).__name__}: {exc}",
                                           prompt_version=judge.prompt_version)
                             for _ in statements]
+        assert self.window is not None
         for s, verdict in zip(statements, verdicts):
-            verdict = finalise_verdict(verdict, judge, src_row.source)
-            self._pending.append((s.pk, url, src_row.id, verdict))
             self._judged.add((s.pk, url, judge.id))
-        if len(self._pending) >= self.commit_window_pairs:
-            self._commit()
-
-    async def _commit_every_window(self) -> None:
-        while True:
-            await asyncio.sleep(self.commit_window_s)
-            self._commit()
-
-    def _commit(self) -> None:
-        """Commit the window (see COMMIT_WINDOW_PAIRS): its verdicts, then the responses they finish, in
-        one transaction; only then are they counted and reported done (one JUDGED event a window)."""
-        if not self._pending and not self._pending_done:
-            return
-        verdicts, done = self._pending, self._pending_done
-        self._pending, self._pending_done = [], []
-        try:
-            self.store.commit_judged(self.run_id, verdicts, [r.pk for r in done])
-        except BaseException:   # kept for the commit at the run's end, which fails the run if it fails too
-            self._pending[:0], self._pending_done[:0] = verdicts, done
-            raise
-        self.c.verdicts_done += len(verdicts)
-        for spk, url, _, _ in verdicts:
-            key = (spk, url)
-            if key in self._verdicts_left:
-                self._verdicts_left[key] -= 1
-                if self._verdicts_left[key] <= 0:
-                    del self._verdicts_left[key]
-                    self.c.pairs_done += 1
-        self.c.judge_errors += sum(1 for v in verdicts if v[3].label is Label.JUDGE_ERROR)
-        self.c.responses_done += len(done)
-        if verdicts:
-            self._emit(EventKind.JUDGED)
-        for r in done:
-            self._emit(EventKind.RESPONSE_DONE, r.response.id)
+            self.window.add(s.pk, url, src_row.id, finalise_verdict(verdict, judge, src_row.source))
+        self.window.commit_if_full()
 
     def _log(self, message: str, level: str) -> None:
         self.store.log(self.run_id, message, level)

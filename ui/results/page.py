@@ -20,21 +20,18 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QTabWid
 from sourcecheckup import review
 from sourcecheckup.judges.versions import from_usage
 from sourcecheckup.models import Response
-from sourcecheckup.report.judges import run_usage
 from sourcecheckup.review import answer_grades
 from sourcecheckup.store import Store
 from sourcecheckup.views.browse import (
-    FULL_LOAD_MAX,
     STATUS_KEYS,
     BrowseStart,
     RunTotals,
-    browse_start,
-    page_summaries,
     run_totals_at,
     slice_view,
 )
+from sourcecheckup.views.loading import RunLoad, filter_paged, load_for_results
 from sourcecheckup.views.matrix import MatrixCell, support_matrix
-from sourcecheckup.views.results import ResponseSummary, RunView, load_run_view
+from sourcecheckup.views.results import ResponseSummary, RunView
 from sourcecheckup.views.review import PairRef, review_pairs, review_progress
 from sourcecheckup.views.sources import source_summaries
 from sourcecheckup.views.text import count_noun
@@ -242,26 +239,21 @@ class ResultsPage(QSplitter):
         search, (model, _, _) = self.search_edit.text(), self.facets.chosen()
         load_key = self._filter_key()
 
-        def load(st: Store) -> tuple[RunView | BrowseStart, dict, float, Any]:
-            run = st.get_run(rid)
-            if st.response_count(run.id) > FULL_LOAD_MAX:   # page through it: read the keys only
-                start = browse_start(st, run.id, search=search, model=model, first=PAGE, with_overrides=with_overrides)
-                return start, {}, time.monotonic() - started, None
-            view = load_run_view(st, rid, with_overrides=with_overrides)
-            # a pass over every pair of the run: here in the read pool, not on the GUI thread
-            review = (review_pairs(view, review_first=True), review_progress(view))
-            return view, run_usage(st, rid), time.monotonic() - started, review
+        def load(st: Store) -> tuple[RunLoad, float]:
+            return (load_for_results(st, rid, search=search, model=model, with_overrides=with_overrides, first=PAGE),
+                    time.monotonic() - started)
 
         self.host.db.read("run", load, lambda result: self._on_loaded(result, load_key),
                           lambda msg: self.host.warn("Cannot open run", msg))
 
-    def _on_loaded(self, result: tuple[RunView | BrowseStart, dict, float, Any], load_key: tuple = ()) -> None:
-        view, usage, self.last_load_s, review = result
-        if isinstance(view, BrowseStart):
-            self.show_paged(view, load_key)
+    def _on_loaded(self, result: tuple[RunLoad, float], load_key: tuple = ()) -> None:
+        loaded, self.last_load_s = result
+        if loaded.start is not None:
+            self.show_paged(loaded.start, load_key)
             return
-        self.usage = usage
-        self.show_view(view, review)
+        assert loaded.view is not None
+        self.usage = loaded.usage or {}
+        self.show_view(loaded.view, loaded.review)
 
     # ------------------------------------------------------------------------ a large run, paged
     def show_paged(self, start: BrowseStart, load_key: tuple = ()) -> None:
@@ -324,10 +316,8 @@ class ResultsPage(QSplitter):
         accepts = self.facets.facts_test()
 
         def work(st: Store) -> tuple[list[int], list[ResponseSummary]]:
-            pks = st.browse_response_pks(rid, search=search, model=model)
-            if totals is not None:
-                pks = totals.matching(accepts, among=pks)
-            return pks, page_summaries(st, rid, pks[:PAGE], with_overrides=with_overrides)  # type: ignore[arg-type]
+            return filter_paged(st, rid, search=search, model=model, totals=totals, accepts=accepts,
+                                with_overrides=with_overrides, first=PAGE)
 
         def done(result: tuple[list[int], list[ResponseSummary]]) -> None:
             if self.paged and self.run_id == rid:

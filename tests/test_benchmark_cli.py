@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import cli
 from tests.support.bench_llm import TOPICS, responder
 from tests.support.fake_llm import FakeLLMServer
 
@@ -17,12 +18,10 @@ KEY = "sk-ant-cli-test-77c1"
 
 
 def sc(*args: str, anthropic: FakeLLMServer | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
-           "SOURCECHECKUP_BROWSER": "never", "SOURCECHECKUP_ARCHIVE": "off", "HF_HUB_OFFLINE": "1"}
+    env = {"SOURCECHECKUP_BROWSER": "never", "SOURCECHECKUP_ARCHIVE": "off"}
     if anthropic is not None:   # the anthropic SDK reads both from the environment
         env.update(ANTHROPIC_BASE_URL=anthropic.base_url, ANTHROPIC_API_KEY=KEY)
-    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, text=True,
-                          capture_output=True, timeout=timeout)
+    return cli.sc(*args, env=env, timeout=timeout, in_process=True)
 
 
 @pytest.fixture

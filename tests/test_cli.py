@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import cli
+from tests.support.cli import ROOT
+
+
+def sc(*args: str, **kw) -> subprocess.CompletedProcess:
+    """The command in this process (faster), unless a test passes what only a process takes (input=)."""
+    return cli.sc(*args, in_process=not (kw.keys() - {"env", "timeout"}), **kw)
+
 SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher."
-
-
-def sc(*args: str, env: dict | None = None, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    e = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
-         "HF_HUB_OFFLINE": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=e, text=True,
-                          capture_output=True, timeout=timeout, **kw)
 
 
 def _answers(tmp_path: Path, site: str, n: int = 3) -> Path:

@@ -13,6 +13,7 @@ import pytest
 
 from sourcecheckup.cli import build_parser, main
 from sourcecheckup.store import default_db_path
+from tests.support import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher."
@@ -20,11 +21,8 @@ PROGRESS_COMMANDS = {"audit", "cleanup", "verify-pairs", "demo", "questions", "a
 
 
 def sc(*args: str, env_extra: dict | None = None, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
-           "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off", "SOURCECHECKUP_BROWSER": "never",
-           **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, text=True,
-                          capture_output=True, timeout=120, **kw)
+    env = {"SOURCECHECKUP_ARCHIVE": "off", "SOURCECHECKUP_BROWSER": "never", **(env_extra or {})}
+    return cli.sc(*args, env=env, in_process=not kw, **kw)
 
 
 @pytest.fixture(scope="module")

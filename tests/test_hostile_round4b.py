@@ -9,20 +9,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.support import cli as run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 REFUSED = "http://127.0.0.1:9/x"   # refused as unsafe at once: nothing leaves the machine
 
 
 def cli(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout, **kw)
+    return run_cli.sc(*args, timeout=timeout, in_process=not kw, **kw)
 
 
 def good(i: int) -> str:

@@ -7,10 +7,11 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("/article/hypertension", "/article/metformin-lactic-acidosis", "/article/hfe-hemochromatosis",
@@ -22,10 +23,7 @@ CLAIMS = ("Hypertension is now defined as a blood pressure of 130/80 mm Hg or hi
 
 
 def sc(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT),
-           "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "sourcecheckup", *args], cwd=ROOT, env=env, text=True,
-                          capture_output=True, timeout=timeout)
+    return cli.sc(*args, timeout=timeout, in_process=True)
 
 
 def _answers(folder: Path, site: str, n: int = 7) -> Path:

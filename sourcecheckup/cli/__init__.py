@@ -15,7 +15,16 @@ from typing import Any, Sequence
 from .. import __version__
 from . import benchmark, grades, judges, merge, models, references
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
-from .common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, err, exit_interrupted, require_plugins
+from .common import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+    close_opened,
+    err,
+    exit_interrupted,
+    require_plugins,
+)
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
 from .runs import cmd_compare, cmd_keygen, cmd_report, cmd_runs, cmd_show, cmd_verify_report
 
@@ -285,3 +294,5 @@ def _run(argv: Sequence[str] | None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + 13   # what a shell reports for a command ended by SIGPIPE
+    finally:
+        close_opened()   # the databases it opened, closed now (cli.common.opened)

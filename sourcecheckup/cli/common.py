@@ -107,6 +107,26 @@ def err(msg: str) -> None:
     print(f"sourcecheckup: error: {shown(msg, lines=True)}", file=sys.stderr)
 
 
+# the databases a command opened: closed when it ends (cli.main), so that their last changes are checkpointed
+# into the file then, not whenever the garbage collector comes by (a caller that runs main() in-process)
+_OPENED: list[Any] = []
+
+
+def opened(store: Any) -> Any:
+    """Close ``store`` when the command ends."""
+    _OPENED.append(store)
+    return store
+
+
+def close_opened() -> None:
+    while _OPENED:
+        store = _OPENED.pop()
+        try:
+            store.close()
+        except Exception:   # closing twice, or a connection already gone: nothing left to flush
+            pass
+
+
 def open_store(args: argparse.Namespace, create: bool = False, reading: bool = False):
     """The run database; only commands that write runs (``create``) may start a new one. A reading
     command opens a database it cannot write (a read-only mount) read-only; a writing one is told
@@ -126,7 +146,7 @@ def open_store(args: argparse.Namespace, create: bool = False, reading: bool = F
         raise UsageError(str(exc)) from exc
     if store.read_only:
         print(f"sourcecheckup: note: {path} is opened read-only ({store.read_only_why})", file=sys.stderr)
-    return store
+    return opened(store)
 
 
 def pick_run(store: Any, run: str | None) -> str:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_OK, UsageError, shown
+from .common import EXIT_OK, UsageError, opened, shown
 from .runs import headline_report, print_headline
 
 
@@ -48,7 +48,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         if not spec.path.is_file():
             raise UsageError(f"{spec.path}: no such database")
     try:
-        store = Store(output)
+        store = opened(Store(output))
     except StoreError as exc:
         raise UsageError(str(exc)) from exc
     try:

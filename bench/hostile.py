@@ -218,7 +218,7 @@ async def websocket_probe(base: str) -> None:
     if not browser_status()[0]:
         print("     websocket probe skipped: no browser")
         return
-    from tests.test_hostile import _CountingListener
+    from tests.hostile.test_hostile import _CountingListener
 
     listener = _CountingListener()
     f = make_fetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=8.0, browser="always"))

@@ -86,8 +86,8 @@ async def other_caps() -> None:
     from tests.support.fake_llm import FakeLLMServer, slow
     from tests.support.fake_model_servers import silent, vllm
     from tests.support.fake_scholarly import start_scholarly
-    from tests.test_judge_openai import KEY, STATEMENT
-    from tests.test_reference_lookup import UNKNOWN_DOI, ZINMAN, settings
+    from tests.judges.test_judge_openai import KEY, STATEMENT
+    from tests.references.test_reference_lookup import UNKNOWN_DOI, ZINMAN, settings
 
     with silent() as a, silent() as b, silent() as c, vllm() as vl:
         await detect_servers([vl.port], timeout_s=0.4)   # imports and first connection
@@ -142,7 +142,7 @@ async def other_caps() -> None:
 
 def whois_cap() -> None:
     from sourcecheckup.report.whois import whois_countries
-    from tests.test_whois import FakeWhois
+    from tests.report.test_whois import FakeWhois
 
     quiet = FakeWhois(lambda q: None)
     answering = FakeWhois(lambda q: b"Registrant Country: DE\r\n")
@@ -167,7 +167,7 @@ def hostile_report() -> None:
     import tempfile
 
     from sourcecheckup.report import build_report, report_html
-    from tests.test_report_escaping import _hostile_run
+    from tests.report.test_report_escaping import _hostile_run
 
     def plain(value):   # the same report with every string replaced by as many plain letters
         if isinstance(value, str):

@@ -1,4 +1,4 @@
-"""Check the layout rules of docs/architecture.md; CI runs it (tests/test_layout.py).
+"""Check the layout rules of docs/architecture.md; CI runs it (tests/project/test_layout.py).
 
     python scripts/check_layout.py [--max-lines N] [--quiet]
 

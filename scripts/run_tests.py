@@ -55,7 +55,7 @@ def test_env() -> dict[str, str]:
     """The environment of the test processes. Bytecode is written (``__pycache__`` is git-ignored) even where
     PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python processes (the CLI, the app, servers),
     and each would otherwise compile the project's modules again, and pytest rewrite every test module again in
-    each worker (measured: tests/test_cli.py 15% less CPU)."""
+    each worker (measured: tests/cli/test_cli.py 15% less CPU)."""
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
     subprocess.call([sys.executable, "-m", "compileall", "-q", "sourcecheckup", "ui", "tests"], cwd=ROOT, env=env,
                     stdout=subprocess.DEVNULL)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as build_log:
-        print(f"tests: the frozen-app build (tests/test_ui_build.py) runs beside the rest of the suite "
+        print(f"tests: the frozen-app build (tests/project/test_ui_build.py) runs beside the rest of the suite "
               f"({' '.join(parallel) or 'one process'}); its output follows the suite's", flush=True)
         build = subprocess.Popen(pytest + ["-m", "build", *build_test_files()], cwd=ROOT, env=env, stdout=build_log,
                                  stderr=subprocess.STDOUT)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from sourcecheckup.evidence import normalise_for_match, tokens
-from sourcecheckup.evidence import SourceText
+from sourcecheckup.evidence import SourceText, tokens
 from sourcecheckup.judges.base import BaseJudge, register
 from sourcecheckup.models import Label, Verdict
 

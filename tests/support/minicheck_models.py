@@ -95,8 +95,11 @@ def config_for(kind: str, vocab_size: int, size: str = "tiny", pad_id: int = 0) 
 
 def build_minicheck_model(folder: Path, kind: str, *, size: str = "tiny", seed: int = 0) -> Path:
     """Save a MiniCheck-shaped model of ``kind`` (roberta, deberta, t5) with random weights."""
-    from transformers import (DebertaV2ForSequenceClassification, RobertaForSequenceClassification,
-                              T5ForConditionalGeneration)
+    from transformers import (
+        DebertaV2ForSequenceClassification,
+        RobertaForSequenceClassification,
+        T5ForConditionalGeneration,
+    )
 
     tokenizer = tokenizer_for(kind)
     config = config_for(kind, len(tokenizer), size, pad_id=tokenizer.pad_token_id)

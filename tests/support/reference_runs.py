@@ -7,8 +7,16 @@ r2 (model-b) cites three of them. Statement i of a response is supported by its 
 from __future__ import annotations
 
 from sourcecheckup.models import FetchStatus, Label, Response, Source, Statement, Verdict, sha256_bytes, utcnow
-from sourcecheckup.references.model import (FieldComparison, Notice, NoticeKind, Record, Reference,
-                                            ReferenceCheck, ReferenceStatus, reference_key)
+from sourcecheckup.references.model import (
+    FieldComparison,
+    Notice,
+    NoticeKind,
+    Record,
+    Reference,
+    ReferenceCheck,
+    ReferenceStatus,
+    reference_key,
+)
 from sourcecheckup.store import Store
 
 HOSTILE = '<script>alert("ref")</script><img src=x onerror=alert(1)>'

@@ -1,0 +1,197 @@
+"""The built-in judge's learned reader: the shipped model, its runtime without torch, its window, its
+place in verdicts and provenance, and the training script (on a tiny model, twice: the same result)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sourcecheckup.evidence import SourceText
+from sourcecheckup.judges.builtin import BuiltinJudge, reader
+from sourcecheckup.models import DECIDED_BY, Label, decided_by
+from tests.support.paths import ROOT
+
+PARACETAMOL = ("The usual dose of paracetamol for adults is one or two 500mg tablets up to 4 times in 24 hours. "
+               "Always leave at least 4 hours between doses. Do not take more than 4 doses in 24 hours. This means "
+               "the maximum amount an adult can take is 8 tablets (4g) in 24 hours.")
+
+
+def test_the_shipped_reader_is_small_and_says_what_it_is() -> None:
+    folder = reader.reader_dir()
+    model = folder / "reader-int8.onnx"
+    assert model.is_file() and model.stat().st_size <= 30 * 1024 * 1024
+    card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    assert 0.0 < card["threshold"] < 1.0 and 0.0 <= card["review_band"] < 0.5
+    # trained only on the claim files' training sets; the health sets it is measured on are never in it
+    assert set(card["never_trained_on"]) == {"check_covid_dev.jsonl", "healthver_dev.jsonl"}
+    assert not any("healthver" in k or "check_covid_dev" in k for k in card["stage1_trained_on"])
+    assert (folder / "tokenizer.json").is_file()
+
+
+def test_the_reader_runs_on_onnx_runtime_without_torch() -> None:
+    code = ("import sys, json; from sourcecheckup.judges.builtin.reader import Reader; r = Reader(); "
+            "p = r.probabilities([('The flu vaccine cannot give you flu.', 'The flu vaccine cannot give you flu.'), "
+            "('The flu vaccine can give you flu.', 'Most side effects are mild.')]); "
+            "print(json.dumps({'p': p.tolist(), 'torch': 'torch' in sys.modules}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["torch"] is False
+    same, unrelated = result["p"]
+    assert same > 0.5 > unrelated
+
+
+def test_a_batch_gives_each_pair_the_probability_it_gets_alone() -> None:
+    r = reader.shared_reader()
+    pairs = [("Adults need 10 micrograms of vitamin D a day.", "Adults need 10 micrograms of vitamin D a day."),
+             ("Iron tablets are best taken on an empty stomach.",
+              "Take your iron tablets on an empty stomach, about an hour before a meal. " * 6)]
+    together = r.probabilities(pairs)
+    alone = np.array([r.probabilities([p])[0] for p in pairs])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_the_window_keeps_the_closest_sentences_in_the_page_order() -> None:
+    sentences = ["Opening hours.", "Take two tablets.", "Parking is free.", "Never more than eight a day."]
+    window = reader.evidence_window(sentences, [0.1, 0.9, 0.0, 0.8], budget=9)
+    assert window == "Take two tablets. Never more than eight a day."
+    assert reader.evidence_window(sentences, [0.1, 0.9, 0.0, 0.8], budget=4, must=[2]) == "Parking is free."
+    long = ["word " * 200]
+    assert len(reader.evidence_window(long, [1.0]).split()) == reader.SENTENCE_WORDS
+
+
+def test_verdicts_and_provenance_name_the_reader_and_its_digest() -> None:
+    judge = BuiltinJudge(use_reader=True)
+    record = judge.reader.record()
+    v, = judge.score_pairs([("Always leave at least 4 hours between doses of paracetamol.",
+                             SourceText.from_text(PARACETAMOL))])
+    assert v.prompt_version == "builtin-5"
+    assert v.model_version.startswith(f"builtin-5/{record['name']}@{record['sha256'][:12]}/")
+    prov = judge.provenance()
+    assert prov["reader"]["sha256"] == record["sha256"] and len(record["sha256"]) == 64
+    assert prov["threshold"] == judge.threshold and prov["vetoes"] == sorted(judge.vetoes)
+
+
+def test_review_first_marks_the_reader_probabilities_near_the_threshold() -> None:
+    judge = BuiltinJudge(use_reader=True)
+    page = SourceText.from_text(PARACETAMOL + " Paracetamol is a common painkiller used to treat aches and pain. "
+                                "It can also be used to reduce a high temperature.")
+    statements = ["Paracetamol treats aches and pain.", "Paracetamol lowers a high temperature.",
+                  "Paracetamol is an antibiotic.", "Paracetamol is stronger than morphine.",
+                  "Paracetamol can be taken every 4 hours.", "Paracetamol is sold in 500mg tablets."]
+    verdicts = judge.score_pairs([(s, page) for s in statements])
+    for v in verdicts:
+        if decided_by(v.flags) != "reader":
+            continue
+        near = abs(v.score - judge.threshold) < judge.review_band
+        assert v.review_first == near or (v.label is Label.SUPPORTED and "review first" in v.rationale), v
+
+
+def test_an_exact_check_vetoes_the_reader_on_a_contradicted_dose() -> None:
+    page = SourceText.from_text(PARACETAMOL)
+    statement = "Adults can safely take up to 8 g of paracetamol in 24 hours."
+    vetoed, = BuiltinJudge(use_reader=True).score_pairs([(statement, page)])
+    assert vetoed.label is Label.NOT_SUPPORTED and "contradicted" in vetoed.flags
+    assert DECIDED_BY + "quantity" in vetoed.flags and "8 g" in vetoed.rationale
+    free, = BuiltinJudge(use_reader=True, vetoes=frozenset()).score_pairs([(statement, page)])
+    assert decided_by(free.flags) == "reader"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory):
+    """The training script end to end on a tiny BERT built from a config and a few claim rows."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.tiny_model import build_random_model
+
+    base = tmp_path_factory.mktemp("tiny_base")
+    build_random_model(base, labels=("supported",), hidden_size=32, layers=1, heads=2, intermediate=64,
+                       extra_words=("iron", "daily", "take"))
+    data = tmp_path_factory.mktemp("claims")
+    rows = [{"claim": f"Patients take {n} mg of iron daily.", "evidence": f"Adult patients take {n} mg of iron daily.",
+             "binary_label": "supported", "case_id": f"c{n}"} for n in range(1, 13)]
+    rows += [{"claim": f"Patients take {n} mg of iron daily.", "evidence": "Children should not take iron.",
+              "binary_label": "not_supported", "case_id": f"n{n}"} for n in range(1, 13)]
+    (data / "scifact_train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    def run(work: Path, stages: str) -> None:
+        cmd = [sys.executable, str(ROOT / "scripts" / "train_reader.py"), "--stage", stages, "--data", str(data),
+               "--work", str(work), "--base", str(base), "--out", str(work / "out"), "--epochs", "1",
+               "--holdout", "0.2"]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-3000:]
+
+    first, second = tmp_path_factory.mktemp("run1"), tmp_path_factory.mktemp("run2")
+    run(first, "data,train,export")
+    run(second, "data,train")
+    return first, second
+
+
+def test_the_training_script_builds_pairs_trains_and_exports_int8(tiny_run) -> None:
+    first, _ = tiny_run
+    examples = [json.loads(line) for line in (first / "train.jsonl").read_text().splitlines()]
+    origins = {e["origin"] for e in examples}
+    assert "scifact_train.jsonl" in origins and {"gen:number", "gen:joined"} & origins
+    assert all(e["label"] in (0, 1) for e in examples)
+    out = first / "out"
+    assert (out / "reader-int8.onnx").is_file() and (out / "tokenizer.json").is_file()
+    r = reader.Reader(out)
+    p = r.probabilities([("Patients take 3 mg of iron daily.", "Adult patients take 3 mg of iron daily.")])
+    assert 0.0 <= float(p[0]) <= 1.0
+
+
+def test_training_twice_gives_the_same_model(tiny_run) -> None:
+    from safetensors.numpy import load_file
+
+    first, second = tiny_run
+    a = load_file(str(first / "stage1" / "model.safetensors"))
+    b = load_file(str(second / "stage1" / "model.safetensors"))
+    assert a.keys() == b.keys()
+    assert max(float(np.max(np.abs(a[k] - b[k]))) for k in a) < 1e-5
+
+
+def test_reading_facts_takes_the_weakest_fact_and_the_rationale_names_it(monkeypatch):
+    """With the card's read_facts, a statement is as supported as its least supported fact."""
+    from types import SimpleNamespace
+
+    from sourcecheckup.judges.builtin import reader as rd
+
+    r = rd.shared_reader()
+    monkeypatch.setitem(r.card.data, "read_facts", True)
+    probs = {"whole": 0.9, "fact one": 0.8, "fact two": 0.1, "alone": 0.7}
+    monkeypatch.setattr(r, "best_of", lambda jobs, stop=None: [(probs[w[0]], w[0]) for _, w in jobs])
+    two = SimpleNamespace(windows=["whole"], fact_windows=[("A is B", ["fact one"]), ("C is D", ["fact two"])],
+                          reader=None, weakest=None)
+    one = SimpleNamespace(windows=["alone"], fact_windows=[], reader=None, weakest=None)
+    r.read([("A is B, and C is D.", two), ("E is F.", one)])
+    assert (two.reader, two.weakest) == (0.1, ("C is D", 0.1))
+    assert (one.reader, one.weakest) == (0.7, None)
+    text = rd.rationale(False, 0.1, False, weakest=two.weakest)
+    assert "'C is D'" in text and text.startswith("not supported")
+    monkeypatch.setitem(r.card.data, "read_facts", False)
+    two.reader = two.weakest = None
+    r.read([("A is B, and C is D.", two)])
+    assert (two.reader, two.weakest) == (0.9, None)
+
+
+def test_a_reader_folder_named_in_the_environment_replaces_the_shipped_one(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from sourcecheckup.judges.builtin import reader as rd
+
+    shipped = rd.reader_dir()
+    other = tmp_path / "candidate"
+    shutil.copytree(shipped, other)
+    card = json.loads((other / "card.json").read_text())
+    card.update(name="candidate-reader", threshold=0.42)
+    (other / "card.json").write_text(json.dumps(card))
+    monkeypatch.setenv(rd.READER_DIR_ENV, str(other))
+    assert rd.reader_dir() == other and rd.available()
+    r = rd.Reader()
+    assert r.record()["name"] == "candidate-reader" and r.card.threshold == 0.42
+    monkeypatch.delenv(rd.READER_DIR_ENV)
+    assert rd.reader_dir() == shipped

@@ -47,7 +47,7 @@ def parallel_args() -> list[str]:
 def build_test_files() -> list[str]:
     """The test files that hold tests marked ``build`` (read as text: importing them all costs the seconds of
     collecting the whole suite, which the build's process would spend on its critical path)."""
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py")
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
                   if BUILD_MARK.search(p.read_text(encoding="utf-8")))
 
 

@@ -4,7 +4,7 @@ Softened instructions ("it is best to", "ideally", "you may want to") say what t
 each row rewrites the softener to the plain form's words ("" for "do", "do not" for "do not").
 Limits ("do not take more than 1,200mg", "the maximum is 8 tablets") bound an amount; they do not
 forbid the action, so they are compared only with another limit (how much is the quantity check's).
-Each row carries the example its test reads (tests/test_polarity.py).
+Each row carries the example its test reads (tests/checks/test_polarity.py).
 """
 from __future__ import annotations
 

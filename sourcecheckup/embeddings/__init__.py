@@ -6,7 +6,7 @@ with the Hugging Face hub forced offline so nothing ever touches the network. Th
 ONNX Runtime (:mod:`.encoder_onnx`: the graph is written from the weights once, into the same cache
 folder, and no process imports torch), else on plain torch (:mod:`.encoder`), else through
 sentence-transformers when the folder cannot be read either way; all three give the same vectors
-within float rounding (tests/test_encoder_parity.py). ``SOURCECHECKUP_EMBEDDING_RUNTIME=torch``
+within float rounding (tests/judges/test_encoder_parity.py). ``SOURCECHECKUP_EMBEDDING_RUNTIME=torch``
 (or ``sentence-transformers``) picks a later one.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ sentence is embedded; this module reads the unpacked model folder itself: the to
 encoder layers with ``torch.nn.functional``. It does exactly what the folder's sentence-transformers
 configuration says (``modules.json``: Transformer, mean Pooling, Normalize; ``sentence_bert_config.json``:
 ``max_seq_length``), so the vectors equal sentence-transformers' within float rounding
-(tests/test_encoder_parity.py checks the judge's labels and scores on the suites).
+(tests/judges/test_encoder_parity.py checks the judge's labels and scores on the suites).
 
 ``MiniLMEncoder.open(folder)`` raises ``UnsupportedModel`` when the folder is not a BERT model with
 that exact configuration; :mod:`sourcecheckup.embeddings` then falls back to sentence-transformers.

@@ -154,7 +154,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 def answer_similarities(pairs: Sequence[tuple[str, str]]) -> list[tuple[float | None, float]]:
     """(late interaction, sentence cosine) for each (reference answer, answer) pair. One forward pass a text
     gives both: the token vectors, and their mean, normalised, which is the model's sentence embedding
-    (sentence-transformers' mean pooling over every token; tests/test_expert_metrics.py checks the equality)."""
+    (sentence-transformers' mean pooling over every token; tests/expert/test_expert_metrics.py checks the equality)."""
     encoder = _token_encoder()
     out: list[tuple[float | None, float]] = []
     for ref, ans in pairs:

@@ -4,7 +4,7 @@ A page's furniture (its title, a heading, a navigation or subscription line) sup
 closest sentence about another subject supports nothing; a sentence that states the statement
 outright supports it whatever a negation elsewhere in its passage did to the trained score. And a
 rationale says which side is negated as the words have it ("advises against" is a negation).
-Rules as rows, each with the example its test reads (tests/test_screen_real_pages.py).
+Rules as rows, each with the example its test reads (tests/judges/test_screen_real_pages.py).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ head in one kernel, and this module puts one in place of each such pattern, read
 from the same projections and the bias from the same tensor. Measured on a Flan-T5-large-sized
 graph, 2 texts of 1,300 tokens, 2 threads: with the decoder's products as plain MatMuls
 (fast.t5_support_logits), CPU time 18.5 -> 17.2 s with int8 feed-forward weights, logits
-equal to the last printed digit; the parity tests (tests/test_judge_local_onnx.py) hold the
+equal to the last printed digit; the parity tests (tests/judges/test_judge_local_onnx.py) hold the
 scores to the authors' procedure within 1e-4.
 
 A block whose nodes do not match exactly what is described (another transformers version, a head

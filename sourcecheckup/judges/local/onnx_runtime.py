@@ -2,7 +2,7 @@
 
 ``local:`` runs a MiniCheck checker on ONNX Runtime when asked (option ``runtime=onnx``) and, by
 default (``runtime=auto``), where that was measured faster with the same labels
-(bench/local_judge.py, tests/test_judge_local_onnx.py): Flan-T5 in float32 and with int8 weights,
+(bench/local_judge.py, tests/judges/test_judge_local_onnx.py): Flan-T5 in float32 and with int8 weights,
 DeBERTa-v3 with int8 weights (``quantize=int8``). ``runtime=torch`` keeps PyTorch. The int8
 weights are per-channel (each output column of a weight matrix its own scale) and texts whose int8
 score lies near the threshold are scored again in float32 (kinds.score_checked); PyTorch's
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 GRAPH_VERSION = 2     # 2: Flan-T5's encoder attention fused (onnx_attention.py); an older version's folder is removed
 OPSET = 17
 RUNTIMES = ("auto", "torch", "onnx")
-# model types whose export was checked against the PyTorch model (tests/test_judge_local_onnx.py)
+# model types whose export was checked against the PyTorch model (tests/judges/test_judge_local_onnx.py)
 MODEL_TYPES = ("deberta-v2", "t5")
 # runtime=auto: which model types run on ONNX Runtime, in float32 and with int8 weights (bench/local_judge.py:
 # DeBERTa's float32 graph is no faster than fast.py's PyTorch kernels, Flan-T5's is; RoBERTa stays on PyTorch)

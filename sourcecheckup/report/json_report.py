@@ -67,11 +67,14 @@ def method_notes(report: Mapping[str, Any]) -> list[str]:
         f"abstract-only pages count as valid ({outcomes.get('paywalled', 0) + outcomes.get('abstract_only', 0)} "
         f"cited URLs). Full-text validity = fetched cited URLs read in full / fetched cited URLs "
         f"({c.get('full_text_urls', 0)} of {c.get('urls', 0)}).",
+        f"Per-answer citation validity (Almanac: Zakka et al., NEJM AI 2024) = answers whose every cited URL is valid "
+        f"/ answers citing a URL, every cited URL fetched ({c.get('answers_all_citations_valid', 0)} answers with every "
+        f"citation valid); answers citing no URL are left out.",
         "Statement-level support = supported claims / decided claims; response-level support = responses whose every "
         "claim is supported / decided responses; unused sources = valid sources that support no claim / valid "
         "sources whose every pair is decided.",
-        "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, response-level support and "
-        "unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, t quantile on Satterthwaite's "
+        "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, per-answer citation validity, "
+        "response-level support and unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, t quantile on Satterthwaite's "
         "degrees of freedom, at most responses - 1) for statement-level support.",
     ]
     if len(run.get("judges") or []) > 1:

@@ -75,9 +75,20 @@ def _settings(args: argparse.Namespace, models: list[str], *, question_model: st
             seed=args.seed,
             max_tokens=args.max_tokens, structured=not args.no_structured, concurrency=args.model_concurrency,
             judge_concurrency=getattr(args, "concurrency", 8), parser=getattr(args, "parser", "builtin"),
-            fetch=fetch_options(args, batch=True))
+            fetch=fetch_options(args, batch=True), scope_questions=getattr(args, "scope_questions", 0) or 0,
+            adversarial=bool(getattr(args, "adversarial", False)),
+            adversarial_file=getattr(args, "adversarial_file", None),
+            adversarial_questions=getattr(args, "adversarial_questions", 0) or 0,
+            behaviour_model=getattr(args, "behaviour_model", None),
+            relevance_model=getattr(args, "relevance_model", None))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _scope_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scope-questions", type=int, default=0, metavar="N",
+                   help="per document, also N out-of-scope and N emergency questions, expected to be refused "
+                        "(ASTRID's refusal accuracy)")
 
 
 def _grader_file(args: argparse.Namespace) -> str | None:
@@ -298,6 +309,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, metavar="SPEC", help="the model that writes the questions")
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="questions JSONL")
     p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
+    _scope_argument(p)
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="also write variants: lay,demographic,comorbidities,rephrase,terse")
     p.add_argument("--expert-statements", action="store_true",
@@ -323,6 +335,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--question-model", metavar="SPEC", help="writes questions (default: the first model)")
     p.add_argument("--accuracy-model", metavar="SPEC", help="grades accuracy (default: the question model)")
     p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
+    _scope_argument(p)
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="question variants: lay,demographic,comorbidities,rephrase,terse")
     p.add_argument("--best-of", type=int, default=1, metavar="K",
@@ -334,6 +347,17 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--accuracy", action="store_true", help="grade answers against the document's own answer")
     p.add_argument("--expert-statements", action="store_true",
                    help="the question model also writes must-have / nice-to-have statements (OLAPH measures)")
+    p.add_argument("--adversarial", action="store_true",
+                   help="add variants with adversarial directives (Almanac) and score adversarial safety; "
+                        "implies --accuracy")
+    p.add_argument("--adversarial-file", metavar="JSON",
+                   help="directive templates (default resources/benchmark/adversarial-v1.json)")
+    p.add_argument("--adversarial-questions", type=int, default=0, metavar="N",
+                   help="how many original questions get adversarial variants (default: all)")
+    p.add_argument("--behaviour-model", metavar="SPEC",
+                   help="an LLM that classifies answer / refusal / redirection (default: the parser's rule)")
+    p.add_argument("--relevance-model", metavar="SPEC",
+                   help="an LLM that judges cited sources' relevance to the question (default: built-in)")
     p.add_argument("--resume", metavar="BENCH", help="continue a benchmark: only missing steps are done")
     p.add_argument("--questions", metavar="JSONL", help="with --resume: apply a reviewed questions file")
     p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")

@@ -155,14 +155,16 @@ def first_judge(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 GRADE_CORRECT = {"exact_match": True, "superset": True, "missing": False}   # "error": no decided grade
 
 
-def study_figures(store: Store, data: RunData) -> dict[str, Any] | None:
+def study_figures(store: Store, data: RunData | None = None, *, run_id: str = "") -> dict[str, Any] | None:
     """The three studies' figures of a run, overall and per model (None when the run has none of their rows):
-    what the report's ``studies`` section holds and ``verify-report`` rebuilds."""
-    run_id = data.run.id
+    what the report's ``studies`` section holds and ``verify-report`` rebuilds. ``data`` is loaded only when
+    the run has such rows (a streamed report of a large run passes ``run_id`` alone)."""
+    run_id = data.run.id if data is not None else run_id
     relevance = first_judge(store.source_relevance_rows(run_id))
     bench_id = store.benchmark_of_run(run_id)
     if bench_id is None and not relevance:
         return None
+    data = data if data is not None else store.load_run(run_id)
     first = {r.pk: r.response.model or "(none)" for r in data.responses
              if int(r.response.extra.get("draw", 0) or 0) == 0}
     # an adversarial variant's question is mostly its directive: its sources are not read against it

@@ -24,6 +24,7 @@ from ..metrics import (  # noqa: F401  (the figures' two bases; xlsx reads them 
     metrics_by,
     partial_run_note,
 )
+from ..metrics.studies import study_figures
 from ..models import Verdict, utcnow, verdict_readings
 from ..provenance import software_environment
 from ..references.metrics import retracted_only_statements
@@ -168,6 +169,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
                                                {r.pk: r.response.id for r in data.responses})
     from ..expert.metrics import expert_section
     report["expert"] = expert_section(store, run.id, data.responses)   # OLAPH and EVAL against the expert material
+    # refusal accuracy, context relevance (ASTRID), adversarial safety (Almanac): None for a run without them
+    report["studies"] = study_figures(store, data)
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
     report["by_group"] = {col: grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None

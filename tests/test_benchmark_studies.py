@@ -160,3 +160,37 @@ def test_the_builtin_relevance_judge_on_its_labelled_set():
             tp += relevant and rel == q["page"]
             fp += relevant and rel != q["page"]
     assert (tp, fp) == (14, 5)
+
+
+def test_verify_report_catches_a_changed_figure_in_each(bench, tmp_path):
+    import copy
+    import shutil
+
+    from sourcecheckup.report.json_report import build_report
+    from sourcecheckup.report.verify import verify_report
+    from sourcecheckup.store import Store
+
+    db = tmp_path / "copy.db"
+    shutil.copy(bench["db"], db)     # the stored rows are changed below: the other tests keep theirs
+    with Store(db) as store:
+        run_id = bench["results"]["run_id"]
+        report = build_report(store, run_id)
+        assert verify_report(report, store) == []
+        spec = bench["b"]
+        paths = [("studies", "by_model", spec, "refusal_accuracy", "k"),
+                 ("studies", "by_model", spec, "context_relevance", "k"),
+                 ("studies", "by_model", spec, "adversarial_safety", "k"),
+                 ("by_model", spec, "answer_citation_validity", "k"),
+                 ("metrics", "answer_citation_validity", "k")]
+        for path in paths:
+            edited = copy.deepcopy(report)
+            node = edited
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] += 1
+            found = verify_report(edited, store)
+            assert any(".".join(path[:2]) in d and path[-2] in d for d in found), (path, found)
+        # a stored row changed after the report was written: the rebuilt figure differs
+        with store.db.conn:
+            store.db.conn.execute("UPDATE bench_behaviour SET behaviour = 'answer' WHERE behaviour = 'redirection'")
+        assert any("refusal_accuracy" in d for d in verify_report(report, store))

@@ -80,6 +80,10 @@ def method_notes(report: Mapping[str, Any]) -> list[str]:
     ]
     if len(run.get("judges") or []) > 1:
         notes.insert(1, f"Between judges the rule is {run.get('consensus')}.")
+    studies = report.get("studies") or {}
+    for key, text in (studies.get("definitions") or {}).items():
+        if key in (studies.get("names") or {}):   # refusal accuracy, context relevance, adversarial safety
+            notes.append(f"{studies['names'][key]} = {text}.")
     return notes
 
 

@@ -194,3 +194,30 @@ def test_verify_report_catches_a_changed_figure_in_each(bench, tmp_path):
         with store.db.conn:
             store.db.conn.execute("UPDATE bench_behaviour SET behaviour = 'answer' WHERE behaviour = 'redirection'")
         assert any("refusal_accuracy" in d for d in verify_report(report, store))
+
+
+def test_compare_gives_b_minus_a_of_each_study_figure(bench, tmp_path):
+    import shutil
+
+    from sourcecheckup.compare import compare_runs, format_comparison
+    from sourcecheckup.store import Store
+
+    db = tmp_path / "b.db"
+    shutil.copy(bench["db"], db)
+    with Store(db) as store_b:     # in B, the careful model's emergency redirections became answers
+        with store_b.db.conn:
+            store_b.db.conn.execute("UPDATE bench_behaviour SET behaviour = 'answer' WHERE behaviour = 'redirection'")
+    run = bench["results"]["run_id"]
+    with Store(bench["db"]) as store_a, Store(db) as store_b:
+        c = compare_runs(store_a, run, run, store_b=store_b)
+        text = format_comparison(c)
+    diffs = {d["metric"]: d for d in c["study_differences"]}
+    refusal = diffs["refusal_accuracy"]
+    # 18 first-draw answers with an expected behaviour; the 3 redirections were 3 of A's 12 met expectations
+    assert (refusal["n_a"], refusal["n_b"]) == (18, 18)
+    assert refusal["a"] == pytest.approx(12 / 18) and refusal["b"] == pytest.approx(9 / 18)
+    assert refusal["diff"] == pytest.approx(-3 / 18) and refusal["ci95"][0] < refusal["diff"] < refusal["ci95"][1]
+    assert diffs["context_relevance"]["diff"] == 0
+    acv = next(d for d in c["differences"] if d["metric"] == "answer_citation_validity")
+    assert acv["n_a"] == acv["n_b"] > 0
+    assert "Refusal accuracy" in text and "per-answer citation validity" in text

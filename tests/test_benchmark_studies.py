@@ -221,3 +221,37 @@ def test_compare_gives_b_minus_a_of_each_study_figure(bench, tmp_path):
     acv = next(d for d in c["differences"] if d["metric"] == "answer_citation_validity")
     assert acv["n_a"] == acv["n_b"] > 0
     assert "Refusal accuracy" in text and "per-answer citation validity" in text
+
+
+def test_the_app_benchmark_page_shows_each_figure(bench, qtbot, tmp_path):
+    pytest.importorskip("pytestqt")
+    import shutil
+
+    from PySide6.QtCore import QSettings, Qt
+
+    from tests.support.app import WAIT_MS
+    from ui.main_window import MainWindow
+    from ui.settings import AppSettings
+
+    db = tmp_path / "app.db"
+    shutil.copy(bench["db"], db)
+    w = MainWindow(db, AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))
+    qtbot.addWidget(w)
+    try:
+        page = w.benchmark_page
+        page.load_bench(bench["results"]["benchmark"])
+        qtbot.waitUntil(lambda: page.results_model.rowCount() == 2, timeout=WAIT_MS)
+        m = page.results_model
+        heads = [m.headerData(c, Qt.Orientation.Horizontal) for c in range(m.columnCount())]
+        careful = next(i for i, r in enumerate(m.rows) if r.model == bench["b"])
+        shown = {h: m.data(m.index(careful, c)) for c, h in enumerate(heads)}
+        fig = bench["results"]["models"][bench["b"]]["studies"]
+        for head, key in (("Refusal accuracy", "refusal_accuracy"), ("Context relevance", "context_relevance"),
+                          ("Adversarial safety", "adversarial_safety")):
+            assert shown[head].endswith(f"· {fig[key]['k']}/{fig[key]['n']}"), (head, shown[head])
+        acv = bench["results"]["models"][bench["b"]]["metrics"]["answer_citation_validity"]
+        assert shown["Answer citation validity"].endswith(f"· {acv['k']}/{acv['n']}")
+        assert "expected refuse:emergency: redirection 3" in shown["Refused / answered"]
+    finally:
+        page.shutdown(10_000)
+        w.db.wait(10_000)

@@ -428,6 +428,9 @@ class MetricsBar(QWidget):
         full = getattr(metrics, "full_text_validity", None)
         if full is not None and full.value is not None:
             parts.append(f"full-text validity {percent(full.value)} ({full.k}/{full.n})")
+        answers = getattr(metrics, "answer_citation_validity", None)   # Almanac: every citation of the answer valid
+        if answers is not None and answers.value is not None:
+            parts.append(f"per-answer citation validity {percent(answers.value)} ({answers.k}/{answers.n})")
         if c.get("partial"):
             parts.append(partial_run_note(c))
         if judge_error_note(c):

@@ -58,7 +58,7 @@ def test_the_benchmark_prints_each_figure_per_model_with_its_interval(bench):
     for heading in ("refusal accuracy", "context relevance", "adversarial safety", "answer citation validity"):
         assert heading in out
     assert "Chowdhury" in out and "Zakka" in out
-    careful = [line for line in out.splitlines() if line.startswith("careful")][-1]
+    careful = [line for line in out.splitlines() if line.startswith("  careful")][-1]
     assert careful.count("%") == 4 and careful.count("/") >= 4
 
 

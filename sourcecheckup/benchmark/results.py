@@ -217,12 +217,13 @@ def _dict_pct(m: dict[str, Any] | None) -> str:
 
 def _study_lines(results: BenchResults) -> list[str]:
     """The other studies' figures per model (ASTRID, Almanac), with their intervals and counts."""
-    lines = [f"{'model':<36} {'refusal accuracy':>22} {'context relevance':>22} {'adversarial safety':>22} "
+    lines = ["the other studies, first draws (adversarial variants apart):",
+             f"  {'model':<34} {'refusal accuracy':>22} {'context relevance':>22} {'adversarial safety':>22} "
              f"{'answer citation validity':>24}"]
     for name, r in results.models.items():
         st = r.studies or StudyFigures().as_dict()
         acv = r.metrics.answer_citation_validity.as_dict() if r.metrics else None
-        lines.append(f"{short_name(name)[:36]:<36} {_dict_pct(st['refusal_accuracy']):>22} "
+        lines.append(f"  {short_name(name)[:34]:<34} {_dict_pct(st['refusal_accuracy']):>22} "
                      f"{_dict_pct(st['context_relevance']):>22} {_dict_pct(st['adversarial_safety']):>22} "
                      f"{_dict_pct(acv):>24}")
     for name, r in results.models.items():

@@ -66,7 +66,7 @@ def test_refusal_accuracy_is_the_hand_count_of_expected_behaviour(bench):
     rows = _rows(bench["db"], "SELECT b.model, b.behaviour, q.expect, q.expect_reason FROM bench_behaviour b JOIN "
                               "bench_questions q ON q.bench_id = b.bench_id AND q.qid = b.qid WHERE b.draw = 0 "
                               "AND q.variant != 'adversarial' AND q.expect != ''")
-    for spec, name in ((bench["a"], "good"), (bench["b"], "careful")):
+    for spec in (bench["a"], bench["b"]):
         mine = [r for r in rows if r["model"] == spec]
         met = sum(1 for r in mine if (r["expect"] == "answer" and r["behaviour"] == "answer")
                   or (r["expect_reason"] == "emergency" and r["behaviour"] == "redirection")

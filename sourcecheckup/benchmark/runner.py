@@ -27,8 +27,6 @@ from ..models import Response, SkippedRecord
 from ..pipeline import Audit
 from ..prompts import load_prompt
 from ..store import Store
-from .documents import BenchInput, load_document
-from .records import Answer, AnswerStatus, Document, Question, answer_record
 from .behaviour import (
     BEHAVIOUR_PROMPT,
     BEHAVIOUR_RULE,
@@ -40,6 +38,8 @@ from .behaviour import (
     payload_present,
     scope_questions,
 )
+from .documents import BenchInput, load_document
+from .records import Answer, AnswerStatus, Document, Question, answer_record
 from .relevance import judge_relevance
 from .selection import check_select, combined_score, grader_scores, pick_best
 from .steps import (

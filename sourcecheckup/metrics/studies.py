@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..store import RunData, Store
 from . import Metric, clustered_counts, proportion_of
@@ -151,7 +151,7 @@ def relevance_figures(rows: Iterable[Mapping[str, Any]], fig: StudyFigures) -> d
     return {pk: proportion_of(sum(v), len(v)) for pk, v in per.items()}
 
 
-def first_judge(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def first_judge(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The rows of the first judge that judged (one judge's figure; another judge's rows are kept apart)."""
     if not rows:
         return []

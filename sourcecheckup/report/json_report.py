@@ -75,8 +75,8 @@ def method_notes(report: Mapping[str, Any]) -> list[str]:
         "claim is supported / decided responses; unused sources = valid sources that support no claim / valid "
         "sources whose every pair is decided.",
         "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, per-answer citation validity, "
-        "response-level support and unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, t quantile on Satterthwaite's "
-        "degrees of freedom, at most responses - 1) for statement-level support.",
+        "response-level support and unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, "
+        "t quantile on Satterthwaite's degrees of freedom, at most responses - 1) for statement-level support.",
     ]
     if len(run.get("judges") or []) > 1:
         notes.insert(1, f"Between judges the rule is {run.get('consensus')}.")

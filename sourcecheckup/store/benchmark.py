@@ -1,5 +1,6 @@
 """The benchmark's tables (migration 4): benchmarks, bench_documents, bench_questions, bench_answers,
-bench_accuracy; and (migration 10) bench_behaviour and source_relevance. Rows go in and come out as stored; :mod:`sourcecheckup.benchmark.storage` makes records."""
+bench_accuracy; and (migration 10) bench_behaviour and source_relevance. Rows go in and come out as stored;
+:mod:`sourcecheckup.benchmark.storage` makes records."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable

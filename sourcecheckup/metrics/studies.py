@@ -152,10 +152,11 @@ def relevance_figures(rows: Iterable[Mapping[str, Any]], fig: StudyFigures) -> d
 
 
 def first_judge(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The rows of the first judge that judged (one judge's figure; another judge's rows are kept apart)."""
+    """The rows of the one judge a figure rests on: an LLM judge where one judged (``--relevance-model``), else
+    the built-in reading; another judge's rows are kept in the store, never mixed into the figure."""
     if not rows:
         return []
-    judge = min(r["judge"] for r in rows)
+    judge = min({r["judge"] for r in rows}, key=lambda j: (j == "builtin", j))
     return [r for r in rows if r["judge"] == judge]
 
 

@@ -323,3 +323,17 @@ def test_a_classifier_or_grader_error_is_left_out_never_counted_against_the_mode
     assert (fig.adversarial_safety.k, fig.adversarial_safety.n) == (1, 2)
     assert fig.adversarial_counts["undecided"] == 1 and fig.adversarial_counts["followed"] == 1
     assert fig.adversarial_safety.ci95 == tuple(_interval(1, 2))
+
+
+def test_questions_writes_out_of_scope_and_emergency_questions_expected_to_be_refused(tmp_path, site):
+    docs = tmp_path / "documents.txt"
+    docs.write_text(f"{site}/article/hypertension\n")
+    qfile = tmp_path / "q.jsonl"
+    with FakeLLMServer("openai", responder=responder(site)) as oa:
+        done = sc("questions", str(docs), "--model", f"openai-compatible:{oa.base_url}#good", "-o", str(qfile),
+                  "--scope-questions", "1", "--allow-host", "127.0.0.1", "--db", str(tmp_path / "q.db"))
+    assert done.returncode == 0, done.stderr
+    got = {(q.expect, q.expect_reason) for q in read_questions(qfile)}
+    assert got == {("answer", ""), ("refuse", "out_of_scope"), ("refuse", "emergency")}
+    scope = [q for q in read_questions(qfile) if q.expect == "refuse"]
+    assert all(q.prompt_version.startswith("scope-v1@") for q in scope)

@@ -337,3 +337,21 @@ def test_questions_writes_out_of_scope_and_emergency_questions_expected_to_be_re
     assert got == {("answer", ""), ("refuse", "out_of_scope"), ("refuse", "emergency")}
     scope = [q for q in read_questions(qfile) if q.expect == "refuse"]
     assert all(q.prompt_version.startswith("scope-v1@") for q in scope)
+
+
+def test_the_relevance_command_judges_any_run_and_its_report_shows_the_figure(bench, tmp_path):
+    import shutil
+
+    db = tmp_path / "r.db"
+    shutil.copy(bench["db"], db)
+    run = bench["results"]["run_id"]
+    done = sc("relevance", run, "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "0 cited sources judged now" in done.stdout     # the benchmark judged them all already
+    fig = bench["results"]["models"][bench["b"]]["studies"]["context_relevance"]
+    assert f"{fig['k']}/{fig['n']}" in done.stdout
+    html = tmp_path / "r.html"
+    assert sc("report", run, "--db", str(db), "-o", str(html)).returncode == 0
+    text = html.read_text(encoding="utf-8")
+    assert 'id="studies"' in text and "Chowdhury" in text and "Zakka" in text
+    assert sc("verify-report", str(html), "--db", str(db)).returncode == 0

@@ -302,6 +302,38 @@ def _add_fetch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")
 
 
+def cmd_relevance(args: argparse.Namespace) -> int:
+    """Context relevance (ASTRID) of any audit run whose answers carry their questions: stored, then shown."""
+    from ..benchmark.relevance import judge_relevance
+    from ..llm import make_client
+    from ..metrics.studies import study_figures
+    from ..report.studies_report import figure_text
+    from .common import pick_run
+
+    store = open_store(args)
+    run_id = pick_run(store, args.run)
+
+    async def go() -> int:
+        model = make_client(args.model) if args.model else None
+        try:
+            return await judge_relevance(store, run_id, model=model)
+        finally:
+            if model is not None:
+                await model.aclose()
+
+    judged = asyncio.run(go())
+    section = study_figures(store, run_id=run_id)
+    if section is None:
+        err(f"run {run_id}: no answer carries a question with a cited source that could be read")
+        return EXIT_FAIL
+    print(f"run {run_id}: {judged} cited sources judged now; judge {section['relevance_judge']} "
+          f"({', '.join(section['relevance_versions'])})")
+    print(f"context relevance, all answers: {figure_text(section['overall']['context_relevance'])}")
+    for name, fig in section["by_model"].items():
+        print(f"  {name}: {figure_text(fig['context_relevance'])}")
+    return EXIT_OK
+
+
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("questions", parents=[common],
                        help="write questions from reference documents (JSONL to review and edit)")
@@ -366,3 +398,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_generation_options(p)
     _add_fetch_options(p)
     p.set_defaults(func=cmd_benchmark)
+
+    p = sub.add_parser("relevance", parents=[common],
+                       help="judge each cited source of a run's answers against its question (context relevance)")
+    p.add_argument("run", nargs="?", help="run id or prefix (default: the latest run)")
+    p.add_argument("--model", metavar="SPEC", help="an LLM judge (default: the built-in reading)")
+    p.set_defaults(func=cmd_relevance)

@@ -221,6 +221,10 @@ def test_compare_gives_b_minus_a_of_each_study_figure(bench, tmp_path):
     acv = next(d for d in c["differences"] if d["metric"] == "answer_citation_validity")
     assert acv["n_a"] == acv["n_b"] > 0
     assert "Refusal accuracy" in text and "per-answer citation validity" in text
+    from sourcecheckup.views.runs import comparison_view
+
+    shown = {d.metric: d for d in comparison_view(c).differences}      # the app's Compare page
+    assert shown["Refusal accuracy"].diff_value == pytest.approx(-3 / 18) and "Per-answer citation validity" in shown
 
 
 def test_the_app_benchmark_page_shows_each_figure(bench, qtbot, tmp_path):

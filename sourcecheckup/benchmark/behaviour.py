@@ -7,6 +7,7 @@ classifier reads ``resources/prompts/behaviour-v1.txt``; both are versioned in e
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -21,6 +22,7 @@ from ..models import Response, StatementCategory
 from ..parse.builtin import BuiltinParser
 from ..prompts import Prompt, load_prompt
 from ..resources import resources_dir
+from ..store import Store
 from .records import AnswerStatus, Document, Question, QuestionSource
 from .steps import _structured, document_block
 
@@ -108,6 +110,28 @@ def payload_present(text: str, payload: str) -> bool:
     return bool(payload.strip()) and norm(payload) in norm(text)
 
 
+async def classify_run(store: Store, run_id: str, *, model: LLMClient | None = None,
+                       options: CallOptions = CallOptions(temperature=0.0, max_tokens=300)) -> int:
+    """Classify every answer of an audit run whose record carries ``expect`` (answer / refuse) and has no stored
+    behaviour yet (by the rule, or ``model``); returns how many were classified."""
+    done = {r["response_pk"] for r in store.response_behaviour_rows(run_id) if r["behaviour"] != ERROR}
+    todo = [r for r in store.responses(run_id)
+            if str(r.response.extra.get("expect") or "") in ("answer", "refuse") and r.pk not in done]
+    prompt = load_prompt(BEHAVIOUR_PROMPT, required=("question", "answer")) if model is not None else None
+
+    async def one(pk: int, question: str, text: str) -> dict[str, Any]:
+        if model is not None and prompt is not None:
+            got = await classify_by_llm(model, prompt, question, text, options=options)
+        else:
+            got = Classified(classify_by_rule(text), "rule", BEHAVIOUR_RULE)
+        return {"response_pk": pk, "behaviour": got.behaviour, "method": got.method, "version": got.version,
+                "rationale": got.rationale}
+
+    rows = await asyncio.gather(*(one(r.pk, r.response.question or "", r.response.text) for r in todo))
+    store.save_response_behaviour(run_id, rows)
+    return len(rows)
+
+
 # ----------------------------------------------------------------------------- adversarial directives
 
 @dataclass(frozen=True)
@@ -186,5 +210,6 @@ async def scope_questions(model: LLMClient, doc: Document, count: int, *, qid_pr
 
 
 __all__ = ["ADVERSARIAL", "BEHAVIOUR_PROMPT", "BEHAVIOUR_RULE", "Classified", "Directive", "Directives",
-           "adversarial_variant", "classify_by_llm", "classify_by_rule", "load_directives", "payload_present",
+           "adversarial_variant", "classify_by_llm", "classify_by_rule", "classify_run", "load_directives",
+           "payload_present",
            "scope_questions"]

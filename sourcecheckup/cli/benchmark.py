@@ -334,6 +334,38 @@ def cmd_relevance(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_refusal(args: argparse.Namespace) -> int:
+    """Refusal accuracy (ASTRID) of an audit run whose answer records carry ``expect`` (and ``reason``)."""
+    from ..benchmark.behaviour import classify_run
+    from ..llm import make_client
+    from ..metrics.studies import study_figures
+    from ..report.studies_report import figure_text
+    from .common import pick_run
+
+    store = open_store(args)
+    run_id = pick_run(store, args.run)
+
+    async def go() -> int:
+        model = make_client(args.model) if args.model else None
+        try:
+            return await classify_run(store, run_id, model=model)
+        finally:
+            if model is not None:
+                await model.aclose()
+
+    classified = asyncio.run(go())
+    section = study_figures(store, run_id=run_id)
+    if section is None or not section["overall"]["refusal_accuracy"]["n"]:
+        err(f"run {run_id}: no answer record says \"expect\": \"answer\" or \"refuse\"")
+        return EXIT_FAIL
+    print(f"run {run_id}: {classified} answers classified now")
+    for name, fig in [("all answers", section["overall"]), *section["by_model"].items()]:
+        confusion = "; ".join(f"expected {k}: " + ", ".join(f"{b} {n}" for b, n in v.items())
+                              for k, v in fig["confusion"].items())
+        print(f"refusal accuracy, {name}: {figure_text(fig['refusal_accuracy'])} ({confusion})")
+    return EXIT_OK
+
+
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("questions", parents=[common],
                        help="write questions from reference documents (JSONL to review and edit)")
@@ -404,3 +436,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("run", nargs="?", help="run id or prefix (default: the latest run)")
     p.add_argument("--model", metavar="SPEC", help="an LLM judge (default: the built-in reading)")
     p.set_defaults(func=cmd_relevance)
+
+    p = sub.add_parser("refusal", parents=[common],
+                       help="classify the answers whose records say \"expect\": answer | refuse (refusal accuracy)")
+    p.add_argument("run", nargs="?", help="run id or prefix (default: the latest run)")
+    p.add_argument("--model", metavar="SPEC", help="an LLM classifier (default: the parser's rule)")
+    p.set_defaults(func=cmd_refusal)

@@ -163,6 +163,12 @@ def first_judge(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 GRADE_CORRECT = {"exact_match": True, "superset": True, "missing": False}   # "error": no decided grade
 
 
+def _expectation(extra: Mapping[str, Any]) -> dict[str, Any]:
+    """An audited answer's expected behaviour from its record ("expect", "reason"), as a question row."""
+    return {"expect": str(extra.get("expect") or ""), "expect_reason": str(extra.get("reason") or ""),
+            "variant": str(extra.get("variant") or "original")}
+
+
 def study_outcomes(store: Store, run_id: str) -> dict[str, list[bool]]:
     """Each study figure's 0/1 outcomes over the whole run ({} without study rows): `compare`'s units."""
     section = study_figures(store, run_id=run_id, keep_outcomes=True)
@@ -177,7 +183,8 @@ def study_figures(store: Store, data: RunData | None = None, *, run_id: str = ""
     run_id = data.run.id if data is not None else run_id
     relevance = first_judge(store.source_relevance_rows(run_id))
     bench_id = store.benchmark_of_run(run_id)
-    if bench_id is None and not relevance:
+    answered = store.response_behaviour_rows(run_id) if bench_id is None else []
+    if bench_id is None and not relevance and not answered:
         return None
     data = data if data is not None else store.load_run(run_id)
     first = {r.pk: r.response.model or "(none)" for r in data.responses
@@ -188,6 +195,13 @@ def study_figures(store: Store, data: RunData | None = None, *, run_id: str = ""
     behaviours = store.bench_behaviour_rows(bench_id) if bench_id else []
     grades = ({(g["qid"], g["model"]): GRADE_CORRECT.get(g["label"]) for g in store.bench_grade_rows(bench_id)
                if int(g["draw"] or 0) == 0} if bench_id else {})
+    if answered:   # an audit run's answers with "expect" in their records: each answer is its own question
+        by_pk = {r.pk: r for r in data.responses}
+        questions = {by_pk[b["response_pk"]].response.id: _expectation(by_pk[b["response_pk"]].response.extra)
+                     for b in answered if b["response_pk"] in by_pk}
+        behaviours = [{"qid": by_pk[b["response_pk"]].response.id, "model": first.get(b["response_pk"], "(none)"),
+                       "draw": 0, "behaviour": b["behaviour"], "payload_present": None}
+                      for b in answered if b["response_pk"] in first]
     models = sorted({*first.values(), *(b["model"] for b in behaviours)})
 
     def figures(model: str | None) -> StudyFigures:

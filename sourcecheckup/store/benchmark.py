@@ -1,6 +1,6 @@
 """The benchmark's tables (migration 4): benchmarks, bench_documents, bench_questions, bench_answers,
-bench_accuracy; and (migration 10) bench_behaviour and source_relevance. Rows go in and come out as stored;
-:mod:`sourcecheckup.benchmark.storage` makes records."""
+bench_accuracy; and (migration 10) bench_behaviour, source_relevance and response_behaviour. Rows go in and
+come out as stored; :mod:`sourcecheckup.benchmark.storage` makes records."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
@@ -178,3 +178,15 @@ class BenchTables:
     def source_relevance_rows(self, run_id: str) -> list[dict[str, Any]]:
         return list(self.db.query("SELECT * FROM source_relevance WHERE run_id = ? ORDER BY response_pk, url, judge",
                                   [run_id]))
+
+    # -- behaviour of an audited answer that carries its expected behaviour (outside a benchmark) ------
+    def save_response_behaviour(self, run_id: str, rows: Iterable[dict[str, Any]]) -> None:
+        with self.db.conn:
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO response_behaviour (run_id, response_pk, behaviour, method, version, rationale, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, r["response_pk"], r["behaviour"], r["method"], r["version"], r.get("rationale", ""),
+                  utcnow()) for r in rows])
+
+    def response_behaviour_rows(self, run_id: str) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM response_behaviour WHERE run_id = ? ORDER BY response_pk", [run_id]))

@@ -184,6 +184,10 @@ def _m10_benchmark_studies(db: sqlite_utils.Database) -> None:
                "created_at TEXT)")
     db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_source_relevance ON source_relevance "
                "(run_id, response_pk, url, judge)")
+    # an audited answer (outside a benchmark) whose record says what it should do ("expect"): its behaviour
+    db.execute("CREATE TABLE IF NOT EXISTS response_behaviour (pk INTEGER PRIMARY KEY, run_id TEXT, response_pk INTEGER, "
+               "behaviour TEXT, method TEXT, version TEXT, rationale TEXT, created_at TEXT)")
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_response_behaviour ON response_behaviour (run_id, response_pk)")
 
 
 # Append-only: each later release adds a function at the end; never edit a released one.

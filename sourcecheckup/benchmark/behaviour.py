@@ -211,5 +211,4 @@ async def scope_questions(model: LLMClient, doc: Document, count: int, *, qid_pr
 
 __all__ = ["ADVERSARIAL", "BEHAVIOUR_PROMPT", "BEHAVIOUR_RULE", "Classified", "Directive", "Directives",
            "adversarial_variant", "classify_by_llm", "classify_by_rule", "classify_run", "load_directives",
-           "payload_present",
-           "scope_questions"]
+           "payload_present", "scope_questions"]

@@ -63,6 +63,7 @@ class BenchStage(str, Enum):
     ACCURACY = "accuracy"
     AUDIT = "audit"
     SELECTION = "selection"
+    STUDIES = "studies"              # refusal / redirection, directive payloads, cited sources' relevance
     FINISHED = "finished"
 
 
@@ -560,8 +561,8 @@ class Benchmark:
         if row.run_id:
             judged = await judge_relevance(self.store, row.run_id, options=options,
                                            model=self.model(s.relevance_model) if s.relevance_model else None)
-            self._emit(BenchStage.SELECTION, judged, judged, f"{len(todo)} answers classified, "
-                                                             f"{judged} cited sources judged for relevance")
+            self._emit(BenchStage.STUDIES, judged, judged, f"{len(todo)} answers classified, "
+                                                           f"{judged} cited sources judged for relevance")
 
     # -- 6. best-of-K --------------------------------------------------------------------------
     def _select_best(self) -> None:

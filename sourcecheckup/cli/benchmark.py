@@ -431,6 +431,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_fetch_options(p)
     p.set_defaults(func=cmd_benchmark)
 
+
+def add_study_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``relevance`` and ``refusal``: the other studies' figures of any audit run (docs/benchmark-studies.md)."""
     p = sub.add_parser("relevance", parents=[common],
                        help="judge each cited source of a run's answers against its question (context relevance)")
     p.add_argument("run", nargs="?", help="run id or prefix (default: the latest run)")

@@ -388,3 +388,24 @@ def test_an_audited_answer_carrying_its_expected_behaviour_gets_refusal_accuracy
     report = json.loads(out.read_text())
     assert report["studies"]["overall"]["refusal_accuracy"]["k"] == 2
     assert sc("verify-report", str(out), "--db", db).returncode == 0
+
+
+def test_the_benchmark_page_asks_for_questions_to_refuse_and_adversarial_variants(qtbot, tmp_path):
+    pytest.importorskip("pytestqt")
+    from PySide6.QtCore import QSettings
+
+    from ui.main_window import MainWindow
+    from ui.settings import AppSettings
+
+    w = MainWindow(tmp_path / "a.db", AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))
+    qtbot.addWidget(w)
+    try:
+        page = w.benchmark_page
+        page.models_edit.setPlainText("openai-compatible:http://127.0.0.1:9/v1#m")
+        page.scope_questions.setValue(2)
+        page.adversarial.setChecked(True)
+        s = page.bench_settings()
+        assert s is not None and (s.scope_questions, s.adversarial, s.accuracy) == (2, True, True)
+    finally:
+        page.shutdown(10_000)
+        w.db.wait(10_000)

@@ -256,6 +256,13 @@ def test_the_app_benchmark_page_shows_each_figure(bench, qtbot, tmp_path):
         acv = bench["results"]["models"][bench["b"]]["metrics"]["answer_citation_validity"]
         assert shown["Answer citation validity"].endswith(f"· {acv['k']}/{acv['n']}")
         assert "expected refuse:emergency: redirection 3" in shown["Refused / answered"]
+        # the audit run on the Results page: the run's own figures beside its other ones, in the count line
+        with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
+            page.open_run_btn.click()
+        overall = bench["results"]["models"][bench["b"]]["studies"]["context_relevance"]
+        parts = " · ".join(w.results.metrics_bar._count_parts)
+        assert "per-answer citation validity" in parts and "context relevance" in parts
+        assert "refusal accuracy" in parts and "adversarial safety" in parts and overall["n"] > 0
     finally:
         page.shutdown(10_000)
         w.db.wait(10_000)

@@ -21,7 +21,9 @@ SAME_RUN_WARNING = ("A and B are the same run: there is nothing to compare (ever
 NO_SHARED_WARNING = ("The runs share no statements (they audited different answers): the differences below compare "
                      "different answers, not a change in the same answers, and say nothing about a judge or a fix.")
 
-METRICS = ("url_validity", "statement_support", "response_support", "unused_sources")
+METRICS = ("url_validity", "statement_support", "response_support", "unused_sources", "answer_citation_validity")
+# the other studies' figures (metrics.studies), compared where either run has their rows
+STUDY_METRICS = ("refusal_accuracy", "context_relevance", "adversarial_safety")
 
 # how a matched statement's status moved from A to B: only "support_changed" is a change of support (both runs
 # decided it, and differently); the rest are named apart, never counted as one
@@ -93,6 +95,9 @@ def metric_outcomes(data: RunData, assessed: Sequence[ResponseAssessment]) -> di
             out["response_support"].append(r.supported)
         out["unused_sources"].extend([True] * len(r.unused_urls))
         out["unused_sources"].extend([False] * (len(r.valid_urls) - len(r.unused_urls) - len(r.undecided_urls)))
+        urls = [u for u in r.urls if not is_reference_key(u)]
+        if urls and all(u in data.sources for u in urls):   # Almanac: 1 only when every citation is valid
+            out["answer_citation_validity"].append(all(data.sources[u].source.valid for u in urls))
     return out
 
 
@@ -179,6 +184,7 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
                                     "change": change})
     matched = len(set(sa) & set(sb))
     expert = _expert_differences(store_a, data_a.run.id, store_b, data_b.run.id, same_run, seed)
+    studies = _study_differences(store_a, data_a.run.id, store_b, data_b.run.id, same_run, seed)
     warnings = [SAME_RUN_WARNING] if same_run else ([NO_SHARED_WARNING] if not matched else [])
     return {
         "warnings": warnings,
@@ -203,7 +209,28 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
         "sources_matched": len(set(data_a.sources) & set(data_b.sources)),
         "changed_sources": changed_sources,
         **({"expert_differences": expert} if expert else {}),
+        **({"study_differences": studies} if studies else {}),
     }
+
+
+def _study_differences(store_a: Store, run_a: str, store_b: Store, run_b: str, same_run: bool,
+                       seed: int) -> list[dict[str, Any]]:
+    """B - A for refusal accuracy, context relevance and adversarial safety, each with the interval
+    :func:`difference` draws; [] when neither run has their rows."""
+    from .metrics.studies import study_outcomes
+
+    out_a, out_b = study_outcomes(store_a, run_a), study_outcomes(store_b, run_b)
+    if not (out_a or out_b):
+        return []
+    diffs = []
+    for i, m in enumerate(STUDY_METRICS):
+        a, b = out_a.get(m, []), out_b.get(m, [])
+        if same_run:
+            va = sum(a) / len(a) if a else None
+            diffs.append(Difference(m, va, va, None, (None, None), len(a), len(b)).as_dict())
+        else:
+            diffs.append(difference(a, b, m, seed=seed + 70 + i).as_dict())
+    return diffs
 
 
 def _expert_differences(store_a: Store, run_a: str, store_b: Store, run_b: str, same_run: bool,
@@ -242,7 +269,8 @@ def statement_moves_text(c: dict[str, Any]) -> str:
 def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
     """The comparison as terminal text."""
     names = {"url_validity": "source URL validity", "statement_support": "statement-level support",
-             "response_support": "response-level support", "unused_sources": "unused sources"}
+             "response_support": "response-level support", "unused_sources": "unused sources",
+             "answer_citation_validity": "per-answer citation validity"}
 
     lines = [f"warning: {w}" for w in c.get("warnings", [])]
     lines.append(f"A = run {c['run_a']['id']} ({c['run_a']['created_at'][:19]}), "
@@ -272,6 +300,15 @@ def format_comparison(c: dict[str, Any], limit: int = 50) -> str:
             ci = "" if d["ci95"][0] is None else (f"{d['ci95'][0]:+.3f} to {d['ci95'][1]:+.3f}" if similarity else
                                                   f"{100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f} points")
             lines.append(f"  {MEASURE_NAMES[d['metric']]:<46} {show(d['a']):>7} {show(d['b']):>7} {diff:>8}  {ci}")
+    if c.get("study_differences"):
+        from .metrics.studies import STUDY_NAMES
+
+        lines.append("\nthe other studies (ASTRID: refusal accuracy, context relevance; Almanac: adversarial safety)")
+        for d in c["study_differences"]:
+            diff = "n/a" if d["diff"] is None else f"{100 * d['diff']:+.1f}"
+            ci = "" if d["ci95"][0] is None else f"{100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f} points"
+            lines.append(f"  {STUDY_NAMES[d['metric']]:<23} {percent(d['a']):>7} {percent(d['b']):>7} {diff:>8}  {ci}"
+                         f"  (n {d['n_a']} / {d['n_b']})")
     lines.append(f"sources matched {c['sources_matched']}; changed {len(c['changed_sources'])}")
     for s in c["changed_sources"][:limit]:
         what = s.get("change") or ("content changed" if s["content_changed"] else f"{s['status_a']} -> {s['status_b']}")

@@ -63,6 +63,7 @@ QUESTIONS_READY = "questions_ready"
 STAGE_WORDS = {BenchStage.DOCUMENTS: "Reading reference documents", BenchStage.QUESTIONS: "Writing questions",
                BenchStage.ANSWERS: "Asking the models", BenchStage.ACCURACY: "Grading accuracy",
                BenchStage.AUDIT: "Auditing the answers", BenchStage.SELECTION: "Choosing the best of K",
+               BenchStage.STUDIES: "Classifying refusals and judging sources' relevance",
                BenchStage.FINISHED: "Finished"}
 
 
@@ -144,6 +145,16 @@ class BenchmarkPage(QWidget):
         self.accuracy.setToolTip("grade each answer against the short answer taken from its document "
                                  "(exact match / superset / missing), kept apart from citation support")
         ol.addRow("", self.accuracy)
+        # the other studies (docs/benchmark-studies.md): questions to refuse (ASTRID), directives (Almanac)
+        self.scope_questions = QSpinBox()
+        self.scope_questions.setRange(0, 5)
+        self.scope_questions.setToolTip("per document, also this many out-of-scope and as many emergency questions "
+                                        "the models should refuse or redirect (refusal accuracy)")
+        ol.addRow("Questions to refuse", self.scope_questions)
+        self.adversarial = QCheckBox("Adversarial variants")
+        self.adversarial.setToolTip("also ask each question with adversarial directives appended and score "
+                                    "adversarial safety (grades accuracy too)")
+        ol.addRow("", self.adversarial)
         fl.addWidget(opts)
 
         steps = QGroupBox("4. Run")
@@ -278,6 +289,7 @@ class BenchmarkPage(QWidget):
             return BenchSettings(models=models, judges=judges, question_model=writer, per_doc=self.per_doc.value(),
                                  variants=[v for v, cb in self.variant_checks.items() if cb.isChecked()],
                                  best_of=self.best_of.value(), accuracy=self.accuracy.isChecked(),
+                                 scope_questions=self.scope_questions.value(), adversarial=self.adversarial.isChecked(),
                                  judge_concurrency=s.concurrency, parser=s.parser, fetch=s.fetch_options(batch=True))
         except ValueError as exc:
             self.host.warn("Cannot start the benchmark", str(exc))

@@ -454,6 +454,13 @@ class BenchResultsModel(_RowModel[BenchModelRow]):
         ("Statement support", lambda r: r.statement_support),
         ("Response support", lambda r: r.response_support),
         ("Accuracy", lambda r: r.accuracy),
+        # the other studies: ASTRID (refusal accuracy, context relevance), Almanac (adversarial safety,
+        # per-answer citation validity); each with its 95% interval and k/n
+        ("Refusal accuracy", lambda r: r.refusal_accuracy),
+        ("Context relevance", lambda r: r.context_relevance),
+        ("Adversarial safety", lambda r: r.adversarial_safety),
+        ("Answer citation validity", lambda r: r.answer_citation_validity),
+        ("Refused / answered", lambda r: r.refusal_confusion or "–"),
         ("Best-of-K gain", lambda r: r.best_of or "–"),
         ("Accuracy grades", lambda r: r.accuracy_labels or "–"),
         ("Answer outcomes", lambda r: r.answer_status),

@@ -3,7 +3,7 @@ plain text: QPlainTextEdit.setPlainText / QTextCursor.insertText, or QLabel with
 from __future__ import annotations
 
 import re
-from typing import Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -400,7 +400,7 @@ class MetricsBar(QWidget):
 
     def show_metrics(self, metrics: MetricSet, n_overrides: int, status: str, cost: str = "",
                      judges: Sequence[str] = (), judge_versions: str = "", judge_warning: str = "",
-                     with_overrides: bool | None = None) -> None:
+                     with_overrides: bool | None = None, studies: Mapping[str, Any] | None = None) -> None:
         """``judge_versions``: the judge version that gave the verdicts, in words; ``judge_warning``: set
         when it ran degraded (the built-in judge without its embedding model), shown in the judge's line;
         ``with_overrides``: the figures' basis (default: the toggle's state), named on every card."""
@@ -428,6 +428,14 @@ class MetricsBar(QWidget):
         full = getattr(metrics, "full_text_validity", None)
         if full is not None and full.value is not None:
             parts.append(f"full-text validity {percent(full.value)} ({full.k}/{full.n})")
+        answers = getattr(metrics, "answer_citation_validity", None)   # Almanac: every citation of the answer valid
+        if answers is not None and answers.value is not None:
+            parts.append(f"per-answer citation validity {percent(answers.value)} ({answers.k}/{answers.n})")
+        for key, name in (("context_relevance", "context relevance"), ("refusal_accuracy", "refusal accuracy"),
+                          ("adversarial_safety", "adversarial safety")):   # the other studies, where the run has them
+            fig = (studies or {}).get("overall", {}).get(key) or {}
+            if fig.get("value") is not None:
+                parts.append(f"{name} {percent(fig['value'])} ({fig['k']}/{fig['n']})")
         if c.get("partial"):
             parts.append(partial_run_note(c))
         if judge_error_note(c):

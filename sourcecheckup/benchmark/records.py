@@ -80,6 +80,11 @@ class Question:
     edited: bool = False
     must_have: tuple[str, ...] = ()      # the expert statements a good answer has (OLAPH)
     nice_to_have: tuple[str, ...] = ()   # and those it may have
+    expect: str = ""                     # "answer" or "refuse" (ASTRID's refusal accuracy); "" when not stated
+    expect_reason: str = ""              # why to refuse: out_of_scope, no_information, emergency
+    directive_kind: str = ""             # an adversarial variant's directive (Almanac), from the template file
+    payload: str = ""                    # what following the directive puts in the answer (machine-checked)
+    directive_version: str = ""          # the template file's version
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,10 @@ class AccuracyGrade:
 # ----------------------------------------------------------------------------- questions JSONL
 
 QUESTION_KEYS = ("id", "question", "reference_answer", "must_have", "nice_to_have", "question_source", "variant",
-                 "parent_id", "document_url", "generator", "prompt_version", "flags", "drop")
+                 "parent_id", "document_url", "generator", "prompt_version", "flags", "drop", "expect", "reason",
+                 "directive_kind", "payload", "directive_version")
+EXPECTS = ("answer", "refuse")
+REFUSE_REASONS = ("out_of_scope", "no_information", "emergency")
 
 
 def question_to_json(q: Question) -> dict[str, Any]:
@@ -129,7 +137,10 @@ def question_to_json(q: Question) -> dict[str, Any]:
             "must_have": list(q.must_have), "nice_to_have": list(q.nice_to_have),
             "question_source": q.question_source, "variant": q.variant, "parent_id": q.parent_qid,
             "document_url": q.document_url, "generator": q.generator, "prompt_version": q.prompt_version,
-            "flags": list(q.flags), "drop": q.dropped}
+            "flags": list(q.flags), "drop": q.dropped,
+            **({"expect": q.expect} if q.expect else {}), **({"reason": q.expect_reason} if q.expect_reason else {}),
+            **({"directive_kind": q.directive_kind, "payload": q.payload, "directive_version": q.directive_version}
+               if q.directive_kind else {})}
 
 
 def write_questions(path: str | Path, questions: Iterable[Question]) -> int:
@@ -181,7 +192,15 @@ def question_from_mapping(obj: Mapping[str, Any], where: str, default_id: str, s
         lists = {key: statement_list(obj.get(key), f"'{key}'") for key in ("must_have", "nice_to_have")}
     except IngestError as exc:
         raise QuestionFileError(f"{where}: {exc}") from None
+    expect, reason = str(obj.get("expect") or "").strip(), str(obj.get("reason") or "").strip()
+    if expect and expect not in EXPECTS:
+        raise QuestionFileError(f"{where}: 'expect' is '{expect}'; write one of {', '.join(EXPECTS)}")
+    if reason and (expect != "refuse" or reason not in REFUSE_REASONS):
+        raise QuestionFileError(f"{where}: 'reason' goes with \"expect\": \"refuse\" and is one of "
+                                f"{', '.join(REFUSE_REASONS)}")
     return Question(qid=qid, question=text.strip(), reference_answer=str(ref).strip(),
+                    expect=expect, expect_reason=reason, directive_kind=str(obj.get("directive_kind") or ""),
+                    payload=str(obj.get("payload") or ""), directive_version=str(obj.get("directive_version") or ""),
                     question_source=str(obj.get("question_source") or QuestionSource.IMPORTED.value),
                     variant=str(obj.get("variant") or "original"),
                     parent_qid=(str(obj["parent_id"]) if obj.get("parent_id") else None),

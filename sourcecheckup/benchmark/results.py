@@ -17,6 +17,7 @@ from typing import Any
 from ..llm.pricing import estimate_cost
 from ..llm.spec import model_name, short_name
 from ..metrics import Metric, MetricSet, assess_run, metrics_by, percent, proportion
+from ..metrics.studies import ADVERSARIAL, StudyFigures, study_figures
 from ..review.answer_grades import AnswerGrade, answer_grades, graders_grade
 from ..store import Store
 from .records import AccuracyLabel, AnswerStatus
@@ -70,6 +71,7 @@ class ModelResult:
     accuracy: Metric | None = None              # (exact_match + superset) / graded, first draws
     accuracy_labels: dict[str, int] = field(default_factory=dict)
     best_of: BestOfK | None = None
+    studies: dict[str, Any] | None = None       # refusal, adversarial safety, context relevance (metrics.studies)
 
 
 @dataclass
@@ -98,7 +100,8 @@ class BenchResults:
                                   "selected_support": r.best_of.selected_support, "gain": r.best_of.gain,
                                   "select": r.best_of.select,
                                   "accuracy": r.best_of.accuracy.as_dict() if r.best_of.accuracy else None,
-                                  "graded_good": r.best_of.good.as_dict() if r.best_of.good else None}}
+                                  "graded_good": r.best_of.good.as_dict() if r.best_of.good else None},
+                              "studies": r.studies}
                        for name, r in self.models.items()},
             "by_variant": {k: ms(v) for k, v in self.by_variant.items()},
             "by_question_source": {k: ms(v) for k, v in self.by_question_source.items()},
@@ -122,12 +125,17 @@ def benchmark_results(store: Store, bench_id: str) -> BenchResults:
     by_source: dict[str, MetricSet] = {}
     support: dict[str, float | None] = {}
     good: dict[str, bool] = {}          # answer id -> the reviewers' majority grade is Good
+    studies: dict[str, Any] = {}
+    adversarial = {q.qid for q in bs.questions(row.id, include_dropped=True) if q.variant == ADVERSARIAL}
     if row.run_id:
         data = store.load_run(row.run_id)
         assessed = assess_run(data)
         extra = {r.pk: r.response.extra for r in data.responses}
         first = [a for a in assessed if int(extra[a.response_pk].get("draw", 0) or 0) == 0]
-        per_model = metrics_by(data, lambda r: r.model, assessed=first, seed=seed)
+        # adversarial answers have their own figure (adversarial safety): the per-model citation metrics leave them out
+        plain = [a for a in first if str(extra[a.response_pk].get("variant") or "") != ADVERSARIAL]
+        per_model = metrics_by(data, lambda r: r.model, assessed=plain, seed=seed)
+        studies = (study_figures(store, data) or {}).get("by_model", {})
         by_variant = metrics_by(data, lambda r: str(extra[r.response_pk].get("variant") or "original"),
                                 assessed=first, seed=seed)
         by_source = metrics_by(data, lambda r: str(extra[r.response_pk].get("question_source") or "(none)"),
@@ -148,12 +156,14 @@ def benchmark_results(store: Store, bench_id: str) -> BenchResults:
             acc[1] += a.tokens_out
         costs = [estimate_cost(m, t[0], t[1]) for m, t in by_version.items()]
         cost = None if not costs or any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        labels = [grades[(a.qid, a.model, 0)].label for a in mine if a.draw == 0 and (a.qid, a.model, 0) in grades]
+        labels = [grades[(a.qid, a.model, 0)].label for a in mine
+                  if a.draw == 0 and (a.qid, a.model, 0) in grades and a.qid not in adversarial]
         decided = [lab.correct for lab in labels if lab.correct is not None]
         result = ModelResult(spec, per_model.get(spec), dict(sorted(status.items())),
                              sum(a.tokens_in for a in mine), sum(a.tokens_out for a in mine), cost,
                              accuracy=proportion(decided, seed + 7) if labels else None,
-                             accuracy_labels=dict(sorted(Counter(lab.value for lab in labels).items())))
+                             accuracy_labels=dict(sorted(Counter(lab.value for lab in labels).items())),
+                             studies=studies.get(spec))
         if best_of_k > 1:
             result.best_of = _best_of(spec, mine, best_of_k, str(row.config.get("select", "support")), flags,
                                       support, grades, good)
@@ -198,6 +208,41 @@ def _pct(m: Metric | None) -> str:
     return f"{percent(m.value)} ({100 * (lo or 0):.0f}-{100 * (hi or 0):.0f})"
 
 
+def _dict_pct(m: dict[str, Any] | None) -> str:
+    if not m or m.get("value") is None:
+        return "n/a"
+    lo, hi = m["ci95"]
+    return f"{percent(m['value'])} ({100 * (lo or 0):.0f}-{100 * (hi or 0):.0f}) {m['k']}/{m['n']}"
+
+
+def _study_lines(results: BenchResults) -> list[str]:
+    """The other studies' figures per model (ASTRID, Almanac), with their intervals and counts."""
+    lines = ["the other studies, first draws (adversarial variants apart):",
+             f"  {'model':<34} {'refusal accuracy':>22} {'context relevance':>22} {'adversarial safety':>22} "
+             f"{'answer citation validity':>24}"]
+    for name, r in results.models.items():
+        st = r.studies or StudyFigures().as_dict()
+        acv = r.metrics.answer_citation_validity.as_dict() if r.metrics else None
+        lines.append(f"  {short_name(name)[:34]:<34} {_dict_pct(st['refusal_accuracy']):>22} "
+                     f"{_dict_pct(st['context_relevance']):>22} {_dict_pct(st['adversarial_safety']):>22} "
+                     f"{_dict_pct(acv):>24}")
+    for name, r in results.models.items():
+        st = r.studies
+        if not st:
+            continue
+        confusion = "; ".join(f"expected {k}: " + ", ".join(f"{b} {n}" for b, n in v.items())
+                              for k, v in st["confusion"].items())
+        if confusion:
+            lines.append(f"  {name} refusal: {confusion}")
+        adv = st["adversarial_counts"]
+        if adv.get("answers"):
+            lines.append(f"  {name} adversarial: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in adv.items())
+                         + f" · non-adversarial accuracy {_pct(r.accuracy)}")
+    lines.append("(refusal accuracy and context relevance: ASTRID, Chowdhury et al.; adversarial safety and "
+                 "per-answer citation validity: Almanac, Zakka et al., NEJM AI 2024; 95% intervals, k/n)")
+    return lines
+
+
 def format_results(results: BenchResults) -> str:
     """The per-model table as the CLI prints it."""
     lines = [f"benchmark {results.bench.id} ({results.bench.status}): {results.documents} documents, "
@@ -211,6 +256,7 @@ def format_results(results: BenchResults) -> str:
         lines.append(f"{short_name(name)[:36]:<36} {answered:>7} {_pct(m.url_validity if m else None):>17} "
                      f"{_pct(m.statement_support if m else None):>17} {_pct(m.response_support if m else None):>17} "
                      f"{_pct(r.accuracy):>17}")
+    lines += _study_lines(results)
     lines.append("answers by outcome, tokens and cost:")
     for name, r in results.models.items():
         cost = "cost unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}"

@@ -25,9 +25,22 @@ from ..llm.client import CallOptions, LLMCallError, LLMClient
 from ..metrics import assess_run
 from ..models import Response, SkippedRecord
 from ..pipeline import Audit
+from ..prompts import load_prompt
 from ..store import Store
+from .behaviour import (
+    BEHAVIOUR_PROMPT,
+    BEHAVIOUR_RULE,
+    Classified,
+    adversarial_variant,
+    classify_by_llm,
+    classify_by_rule,
+    load_directives,
+    payload_present,
+    scope_questions,
+)
 from .documents import BenchInput, load_document
 from .records import Answer, AnswerStatus, Document, Question, answer_record
+from .relevance import judge_relevance
 from .selection import check_select, combined_score, grader_scores, pick_best
 from .steps import (
     Prompts,
@@ -50,6 +63,7 @@ class BenchStage(str, Enum):
     ACCURACY = "accuracy"
     AUDIT = "audit"
     SELECTION = "selection"
+    STUDIES = "studies"              # refusal / redirection, directive payloads, cited sources' relevance
     FINISHED = "finished"
 
 
@@ -93,12 +107,21 @@ class BenchSettings:
     fetch: FetchOptions = field(default_factory=FetchOptions)
     max_doc_tokens: int = 12_000
     metrics_seed: int = 0
+    # issue 43: the other studies' benchmarks (ASTRID, Almanac); see .behaviour and .relevance
+    scope_questions: int = 0                 # per document: this many out-of-scope and as many emergency questions
+    adversarial: bool = False                # add adversarial variants (directives from adversarial_file)
+    adversarial_file: str | None = None      # None: resources/benchmark/adversarial-v1.json
+    adversarial_questions: int = 0           # how many original questions get them (0: all)
+    behaviour_model: str | None = None       # classifies answer / refusal / redirection; None: the rule
+    relevance_model: str | None = None       # judges cited sources' relevance; None: the built-in reading
 
     def __post_init__(self) -> None:
         self.variants = list(check_variants(list(self.variants)))
         check_select(self.select, self.grader_file)
         if self.best_of < 1 or self.per_doc < 1 or self.concurrency < 1:
             raise ValueError("best_of, per_doc and concurrency must be at least 1")
+        if self.adversarial:
+            self.accuracy = True    # "stayed correct" is the accuracy grade against the original's answer
 
     @property
     def writer(self) -> str | None:
@@ -204,6 +227,7 @@ class Benchmark:
             if self.cancel.is_set():
                 status, message = "cancelled", "cancelled by the user"
                 return
+            await self._studies()
             self._select_best()
             self._emit(BenchStage.FINISHED, message="; ".join(self.problems[:3]))
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -268,6 +292,11 @@ class Benchmark:
                 questions = await generate_questions(self.model(s.writer or ""), prompts, doc, s.per_doc,
                                                      qid_prefix=f"d{doc.ord + 1}", options=options,
                                                      max_doc_tokens=s.max_doc_tokens)
+                questions = [dataclasses.replace(q, expect=q.expect or "answer") for q in questions]
+                if s.scope_questions:
+                    questions += await scope_questions(self.model(s.writer or ""), doc, s.scope_questions,
+                                                       qid_prefix=f"d{doc.ord + 1}", options=options,
+                                                       max_doc_tokens=s.max_doc_tokens)
                 if s.expert_statements:
                     from .expert import load_expert_prompt, with_expert_statements
                     questions = await with_expert_statements(
@@ -301,7 +330,7 @@ class Benchmark:
             await ask(doc)
 
         await asyncio.gather(*(fetch_then_ask(i, loc) for i, loc in to_fetch), *(ask(d) for d in to_ask))
-        if s.variants:
+        if s.variants or s.adversarial:
             await self._variants(prompts, options)
 
     async def _variants(self, prompts: Prompts, options: CallOptions) -> None:
@@ -309,8 +338,13 @@ class Benchmark:
         assert s is not None
         stored = self.bench.questions(self.bench_id, include_dropped=True)
         have = {q.qid for q in stored}
-        todo = [(q, v) for q in stored if q.variant == "original" and not q.dropped
-                for v in s.variants if f"{q.qid}-{v}" not in have]
+        originals = [q for q in stored if q.variant == "original" and not q.dropped and q.expect != "refuse"]
+        todo = [(q, v) for q in originals for v in s.variants if f"{q.qid}-{v}" not in have]
+        if s.adversarial:
+            directives = load_directives(s.adversarial_file)
+            chosen = originals[:s.adversarial_questions] if s.adversarial_questions else originals
+            self._add_questions([v for q in chosen for d in directives.directives
+                                 if (v := adversarial_variant(q, d, directives.version)).qid not in have])
 
         async def one(q: Question, v: str) -> None:
             if self.cancel.is_set():
@@ -498,6 +532,37 @@ class Benchmark:
         # all of them, those already in the run too: a crash can fall between adding and marking
         self.bench.mark_in_run(self.bench_id, [(a.qid, a.model, a.draw) for a in answers])
         return audit
+
+    # -- 5b. the other studies: each answer's behaviour and payload, each cited source's relevance ----------
+    async def _studies(self) -> None:
+        s = self.settings
+        assert s is not None
+        row = self.bench.get(self.bench_id)
+        questions = {q.qid: q for q in self.bench.questions(self.bench_id, include_dropped=True)}
+        done = {(b["qid"], b["model"], b["draw"]) for b in self.store.bench_behaviour_rows(self.bench_id)
+                if b["behaviour"] != "error"}
+        todo = [a for a in self.bench.answers(self.bench_id) if a.status.audited and a.text.strip()
+                and a.qid in questions and (a.qid, a.model, a.draw) not in done]
+        prompt = load_prompt(BEHAVIOUR_PROMPT, required=("question", "answer")) if s.behaviour_model else None
+        options = CallOptions(temperature=0.0, seed=s.seed, max_tokens=300, structured=s.structured)
+
+        async def one(a: Answer) -> None:
+            q = questions[a.qid]
+            if s.behaviour_model and prompt is not None:
+                got = await classify_by_llm(self.model(s.behaviour_model), prompt, q.question, a.text, options=options)
+            else:
+                got = Classified(classify_by_rule(a.text, a.status), "rule", BEHAVIOUR_RULE)
+            present = payload_present(a.text, q.payload) if q.payload else None
+            self.store.save_bench_behaviour(self.bench_id, a.qid, a.model, a.draw, behaviour=got.behaviour,
+                                                  method=got.method, version=got.version,
+                                                  payload_present=present, rationale=got.rationale)
+
+        await asyncio.gather(*(one(a) for a in todo))
+        if row.run_id:
+            judged = await judge_relevance(self.store, row.run_id, options=options,
+                                           model=self.model(s.relevance_model) if s.relevance_model else None)
+            self._emit(BenchStage.STUDIES, judged, judged, f"{len(todo)} answers classified, "
+                                                           f"{judged} cited sources judged for relevance")
 
     # -- 6. best-of-K --------------------------------------------------------------------------
     def _select_best(self) -> None:

@@ -183,7 +183,8 @@ async def make_variant(model: LLMClient | None, prompts: Prompts, original: Ques
     base = dict(qid=f"{original.qid}-{variant}", reference_answer=original.reference_answer,
                 must_have=original.must_have, nice_to_have=original.nice_to_have,
                 question_source=original.question_source, variant=variant, parent_qid=original.qid,
-                document_pk=original.document_pk, document_url=original.document_url)
+                document_pk=original.document_pk, document_url=original.document_url, expect=original.expect,
+                expect_reason=original.expect_reason)
     if variant == "demographic":
         rng = random.Random(f"{seed}:{original.qid}")
         return Question(question=f"{demographic_prefix(rng)} {original.question}", generator="",

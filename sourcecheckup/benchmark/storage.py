@@ -88,7 +88,10 @@ class BenchStore:
                         tokens_out=r["tokens_out"] or 0, flags=tuple(load_json(r["flags"], [])),
                         dropped=bool(r["dropped"]), edited=bool(r["edited"]),
                         must_have=tuple(load_json(r.get("must_have"), [])),
-                        nice_to_have=tuple(load_json(r.get("nice_to_have"), [])))
+                        nice_to_have=tuple(load_json(r.get("nice_to_have"), [])),
+                        expect=r.get("expect") or "", expect_reason=r.get("expect_reason") or "",
+                        directive_kind=r.get("directive_kind") or "", payload=r.get("payload") or "",
+                        directive_version=r.get("directive_version") or "")
 
     def _require_question(self, bench_id: str, qid: str) -> None:
         if not self.store.has_bench_question(bench_id, qid):

@@ -229,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gui)
 
     benchmark.add_commands(sub, progress)
+    benchmark.add_study_commands(sub, common)
     references.add_commands(sub, common)
     merge.add_command(sub, common)
     models.add_commands(sub, common)

@@ -75,9 +75,20 @@ def _settings(args: argparse.Namespace, models: list[str], *, question_model: st
             seed=args.seed,
             max_tokens=args.max_tokens, structured=not args.no_structured, concurrency=args.model_concurrency,
             judge_concurrency=getattr(args, "concurrency", 8), parser=getattr(args, "parser", "builtin"),
-            fetch=fetch_options(args, batch=True))
+            fetch=fetch_options(args, batch=True), scope_questions=getattr(args, "scope_questions", 0) or 0,
+            adversarial=bool(getattr(args, "adversarial", False)),
+            adversarial_file=getattr(args, "adversarial_file", None),
+            adversarial_questions=getattr(args, "adversarial_questions", 0) or 0,
+            behaviour_model=getattr(args, "behaviour_model", None),
+            relevance_model=getattr(args, "relevance_model", None))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _scope_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scope-questions", type=int, default=0, metavar="N",
+                   help="per document, also N out-of-scope and N emergency questions, expected to be refused "
+                        "(ASTRID's refusal accuracy)")
 
 
 def _grader_file(args: argparse.Namespace) -> str | None:
@@ -291,6 +302,70 @@ def _add_fetch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", metavar="DIR", help="local source pack: DIR/sources.json maps URL -> file")
 
 
+def cmd_relevance(args: argparse.Namespace) -> int:
+    """Context relevance (ASTRID) of any audit run whose answers carry their questions: stored, then shown."""
+    from ..benchmark.relevance import judge_relevance
+    from ..llm import make_client
+    from ..metrics.studies import study_figures
+    from ..report.studies_report import figure_text
+    from .common import pick_run
+
+    store = open_store(args)
+    run_id = pick_run(store, args.run)
+
+    async def go() -> int:
+        model = make_client(args.model) if args.model else None
+        try:
+            return await judge_relevance(store, run_id, model=model)
+        finally:
+            if model is not None:
+                await model.aclose()
+
+    judged = asyncio.run(go())
+    section = study_figures(store, run_id=run_id)
+    if section is None:
+        err(f"run {run_id}: no answer carries a question with a cited source that could be read")
+        return EXIT_FAIL
+    print(f"run {run_id}: {judged} cited sources judged now; judge {section['relevance_judge']} "
+          f"({', '.join(section['relevance_versions'])})")
+    print(f"context relevance, all answers: {figure_text(section['overall']['context_relevance'])}")
+    for name, fig in section["by_model"].items():
+        print(f"  {name}: {figure_text(fig['context_relevance'])}")
+    return EXIT_OK
+
+
+def cmd_refusal(args: argparse.Namespace) -> int:
+    """Refusal accuracy (ASTRID) of an audit run whose answer records carry ``expect`` (and ``reason``)."""
+    from ..benchmark.behaviour import classify_run
+    from ..llm import make_client
+    from ..metrics.studies import study_figures
+    from ..report.studies_report import figure_text
+    from .common import pick_run
+
+    store = open_store(args)
+    run_id = pick_run(store, args.run)
+
+    async def go() -> int:
+        model = make_client(args.model) if args.model else None
+        try:
+            return await classify_run(store, run_id, model=model)
+        finally:
+            if model is not None:
+                await model.aclose()
+
+    classified = asyncio.run(go())
+    section = study_figures(store, run_id=run_id)
+    if section is None or not section["overall"]["refusal_accuracy"]["n"]:
+        err(f"run {run_id}: no answer record says \"expect\": \"answer\" or \"refuse\"")
+        return EXIT_FAIL
+    print(f"run {run_id}: {classified} answers classified now")
+    for name, fig in [("all answers", section["overall"]), *section["by_model"].items()]:
+        confusion = "; ".join(f"expected {k}: " + ", ".join(f"{b} {n}" for b, n in v.items())
+                              for k, v in fig["confusion"].items())
+        print(f"refusal accuracy, {name}: {figure_text(fig['refusal_accuracy'])} ({confusion})")
+    return EXIT_OK
+
+
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("questions", parents=[common],
                        help="write questions from reference documents (JSONL to review and edit)")
@@ -298,6 +373,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, metavar="SPEC", help="the model that writes the questions")
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="questions JSONL")
     p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
+    _scope_argument(p)
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="also write variants: lay,demographic,comorbidities,rephrase,terse")
     p.add_argument("--expert-statements", action="store_true",
@@ -323,6 +399,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--question-model", metavar="SPEC", help="writes questions (default: the first model)")
     p.add_argument("--accuracy-model", metavar="SPEC", help="grades accuracy (default: the question model)")
     p.add_argument("--per-doc", type=int, default=1, help="questions per document (default 1)")
+    _scope_argument(p)
     p.add_argument("--variants", action="append", metavar="LIST",
                    help="question variants: lay,demographic,comorbidities,rephrase,terse")
     p.add_argument("--best-of", type=int, default=1, metavar="K",
@@ -334,6 +411,17 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--accuracy", action="store_true", help="grade answers against the document's own answer")
     p.add_argument("--expert-statements", action="store_true",
                    help="the question model also writes must-have / nice-to-have statements (OLAPH measures)")
+    p.add_argument("--adversarial", action="store_true",
+                   help="add variants with adversarial directives (Almanac) and score adversarial safety; "
+                        "implies --accuracy")
+    p.add_argument("--adversarial-file", metavar="JSON",
+                   help="directive templates (default resources/benchmark/adversarial-v1.json)")
+    p.add_argument("--adversarial-questions", type=int, default=0, metavar="N",
+                   help="how many original questions get adversarial variants (default: all)")
+    p.add_argument("--behaviour-model", metavar="SPEC",
+                   help="an LLM that classifies answer / refusal / redirection (default: the parser's rule)")
+    p.add_argument("--relevance-model", metavar="SPEC",
+                   help="an LLM that judges cited sources' relevance to the question (default: built-in)")
     p.add_argument("--resume", metavar="BENCH", help="continue a benchmark: only missing steps are done")
     p.add_argument("--questions", metavar="JSONL", help="with --resume: apply a reviewed questions file")
     p.add_argument("--parser", default="builtin", metavar="SPEC", help="statement parser (default builtin)")
@@ -342,3 +430,18 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_generation_options(p)
     _add_fetch_options(p)
     p.set_defaults(func=cmd_benchmark)
+
+
+def add_study_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``relevance`` and ``refusal``: the other studies' figures of any audit run (docs/benchmark-studies.md)."""
+    p = sub.add_parser("relevance", parents=[common],
+                       help="judge each cited source of a run's answers against its question (context relevance)")
+    p.add_argument("run", nargs="?", help="run id or prefix (default: the latest run)")
+    p.add_argument("--model", metavar="SPEC", help="an LLM judge (default: the built-in reading)")
+    p.set_defaults(func=cmd_relevance)
+
+    p = sub.add_parser("refusal", parents=[common],
+                       help="classify the answers whose records say \"expect\": answer | refuse (refusal accuracy)")
+    p.add_argument("run", nargs="?", help="run id or prefix (default: the latest run)")
+    p.add_argument("--model", metavar="SPEC", help="an LLM classifier (default: the parser's rule)")
+    p.set_defaults(func=cmd_refusal)

@@ -60,7 +60,8 @@ CI_METHODS = {
 # each headline metric's name as a report shows it
 METRIC_NAMES = {"url_validity": "Source URL validity", "full_text_validity": "Full-text validity",
                 "statement_support": "Statement-level support",
-                "response_support": "Response-level support", "unused_sources": "Unused sources"}
+                "response_support": "Response-level support", "unused_sources": "Unused sources",
+                "answer_citation_validity": "Per-answer citation validity"}
 
 
 def percent(value: float | None, digits: int = 1, *, missing: str = "n/a", signed: bool = False) -> str:
@@ -312,13 +313,17 @@ class MetricSet:
     counts: dict[str, Any] = field(default_factory=dict)
     # URLs read in full (status ok, not a paywall teaser nor an abstract) / fetched URLs: URL validity counts those too
     full_text_validity: Metric = field(default_factory=lambda: Metric(None, (None, None), 0, 0))
+    # answers whose every cited URL is valid / answers citing a URL, all of them fetched (Almanac: Zakka et al.,
+    # NEJM AI 2024, citation validity scored 1 per answer only when every citation is valid)
+    answer_citation_validity: Metric = field(default_factory=lambda: Metric(None, (None, None), 0, 0))
 
     def as_dict(self) -> dict[str, Any]:
         return {"url_validity": self.url_validity.as_dict(),
                 "full_text_validity": self.full_text_validity.as_dict(),
                 "statement_support": self.statement_support.as_dict(),
                 "response_support": self.response_support.as_dict(),
-                "unused_sources": self.unused_sources.as_dict()}
+                "unused_sources": self.unused_sources.as_dict(),
+                "answer_citation_validity": self.answer_citation_validity.as_dict()}
 
 
 class MetricsTally:
@@ -337,6 +342,8 @@ class MetricsTally:
         self.statements = self.responses_unparsed = self.verdicts = self.judge_errors = 0
         self.unused_undecided = 0
         self.written_references = 0                  # citations of written references without a URL
+        self.answers_all_valid = self.answers_cited = 0   # per-answer citation validity: k, n
+        self.answers_no_url = self.answers_url_pending = 0
 
     def add(self, data: RunData, assessed: Sequence[ResponseAssessment]) -> "MetricsTally":
         """Add responses (``assessed``, with their rows in ``data``)."""
@@ -352,6 +359,7 @@ class MetricsTally:
                     self.url_n += 1
                     self.url_k += bool(src.source.valid)
                     self.full_text_k += bool(src.source.valid and src.source.status is FetchStatus.OK)
+            self._add_answer_validity(data, r)
             open_urls = [u for u in r.urls if u in r.valid_urls or u not in data.sources]
             for s in r.statements:
                 if s.row.statement.informative:
@@ -385,6 +393,18 @@ class MetricsTally:
                 self.judge_errors += sum(1 for v in vs if v.verdict.label is Label.JUDGE_ERROR)
         return self
 
+    def _add_answer_validity(self, data: RunData, r: ResponseAssessment) -> None:
+        """One answer in per-answer citation validity: 1 only when every cited URL is valid; an answer citing
+        no URL, or with a cited URL not fetched yet, is left out (and counted apart)."""
+        urls = [u for u in r.urls if not is_reference_key(u)]
+        if not urls:
+            self.answers_no_url += 1
+        elif any(u not in data.sources for u in urls):
+            self.answers_url_pending += 1
+        else:
+            self.answers_cited += 1
+            self.answers_all_valid += all(data.sources[u].source.valid for u in urls)
+
     def result(self, seed: int = 0, *, skipped: int = 0, bootstrap: bool = True) -> "MetricSet":
         """The metrics from the counts (``seed`` and ``bootstrap`` are kept for callers: no interval resamples)."""
         status_counts, outcome_counts = self.status_counts, self.outcome_counts
@@ -410,6 +430,7 @@ class MetricsTally:
         }
         counts["judges_disagree"] = status_counts.get(StatementStatus.JUDGES_DISAGREE.value, 0)
         counts["full_text_urls"] = self.full_text_k
+        counts["answers_all_citations_valid"] = self.answers_all_valid
         # what each figure leaves out of its denominator, and why (every summary names these)
         # written references without a URL are no cited URLs: URL validity leaves them out, and says so
         written = {"written_reference": self.written_references} if self.written_references else {}
@@ -421,6 +442,7 @@ class MetricsTally:
             "statement_support": {k: status_counts.get(k, 0) for k in ("judges_disagree", "judge_error", "pending")},
             "response_support": {k: self.response_excluded.get(k, 0) for k in RESPONSE_EXCLUSIONS},
             "unused_sources": {"undecided": self.unused_undecided},
+            "answer_citation_validity": {"no_url": self.answers_no_url, "not_fetched": self.answers_url_pending},
         }
         counts["partial"] = bool(counts["urls_pending"] or counts["responses_unparsed"]
                                  or self.pairs_judged < self.pairs_total or counts["statements_pending"])
@@ -429,7 +451,8 @@ class MetricsTally:
         responses = proportion_of(sum(self.response_ok), len(self.response_ok))
         return MetricSet(proportion_of(self.url_k, self.url_n), statements, responses,
                          proportion_of(self.unused_k, self.unused_n), counts,
-                         proportion_of(self.full_text_k, self.url_n))
+                         proportion_of(self.full_text_k, self.url_n),
+                         proportion_of(self.answers_all_valid, self.answers_cited))
 
 
 def proportion_of(k: int, n: int) -> Metric:
@@ -497,10 +520,11 @@ def overrides_words(n: int, applied: bool) -> str:
 # what each figure leaves out, in words: (unit singular, plural) and each reason's words
 _EXCLUDED_UNITS = {"url_validity": ("cited URL", "cited URLs"), "full_text_validity": ("cited URL", "cited URLs"),
                    "statement_support": ("claim", "claims"), "response_support": ("response", "responses"),
-                   "unused_sources": ("valid source", "valid sources")}
+                   "unused_sources": ("valid source", "valid sources"),
+                   "answer_citation_validity": ("answer", "answers")}
 EXCLUSION_WORDS = {"not_fetched": "not fetched yet", "judge_error": "judge error", "judges_disagree": "judges disagree",
                    "pending": "not judged yet", "not_read": "not read yet", "no_claims": "no claims",
-                   "undecided": "with an undecided pair",
+                   "undecided": "with an undecided pair", "no_url": "citing no URL",
                    "written_reference": "written reference without a URL, checked as a reference"}
 
 

@@ -7,6 +7,7 @@ from typing import Any, Iterator
 from ..metrics import EXCLUSION_WORDS
 from .csvsafe import SafeWriter
 from .expert_report import expert_csv_rows
+from .studies_report import studies_csv_rows
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
                "url", "source_status", "judge", "label", "score", "quote", "quote_found", "rationale", "flags",
@@ -26,6 +27,7 @@ def report_csv(report: dict[str, Any]) -> str:
     for resp in report["responses"]:
         w.writerows(csv_rows(resp, applied, (run["id"], run.get("name") or "")))
     w.writerows(expert_csv_rows(report.get("expert"), (run["id"], run.get("name") or ""), len(CSV_COLUMNS)))
+    w.writerows(studies_csv_rows(report, (run["id"], run.get("name") or ""), len(CSV_COLUMNS)))
     return buf.getvalue()
 
 

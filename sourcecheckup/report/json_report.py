@@ -24,6 +24,7 @@ from ..metrics import (  # noqa: F401  (the figures' two bases; xlsx reads them 
     metrics_by,
     partial_run_note,
 )
+from ..metrics.studies import study_figures
 from ..models import Verdict, utcnow, verdict_readings
 from ..provenance import software_environment
 from ..references.metrics import retracted_only_statements
@@ -67,15 +68,22 @@ def method_notes(report: Mapping[str, Any]) -> list[str]:
         f"abstract-only pages count as valid ({outcomes.get('paywalled', 0) + outcomes.get('abstract_only', 0)} "
         f"cited URLs). Full-text validity = fetched cited URLs read in full / fetched cited URLs "
         f"({c.get('full_text_urls', 0)} of {c.get('urls', 0)}).",
+        f"Per-answer citation validity (Almanac: Zakka et al., NEJM AI 2024) = answers whose every cited URL is valid "
+        f"/ answers citing a URL, every cited URL fetched ({c.get('answers_all_citations_valid', 0)} answers with every "
+        f"citation valid); answers citing no URL are left out.",
         "Statement-level support = supported claims / decided claims; response-level support = responses whose every "
         "claim is supported / decided responses; unused sources = valid sources that support no claim / valid "
         "sources whose every pair is decided.",
-        "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, response-level support and "
-        "unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, t quantile on Satterthwaite's "
-        "degrees of freedom, at most responses - 1) for statement-level support.",
+        "Intervals (95%): Clopper-Pearson exact for URL validity, full-text validity, per-answer citation validity, "
+        "response-level support and unused sources; Korn-Graubard (Clopper-Pearson on claims / design effect, "
+        "t quantile on Satterthwaite's degrees of freedom, at most responses - 1) for statement-level support.",
     ]
     if len(run.get("judges") or []) > 1:
         notes.insert(1, f"Between judges the rule is {run.get('consensus')}.")
+    studies = report.get("studies") or {}
+    for key, text in (studies.get("definitions") or {}).items():
+        if key in (studies.get("names") or {}):   # refusal accuracy, context relevance, adversarial safety
+            notes.append(f"{studies['names'][key]} = {text}.")
     return notes
 
 
@@ -165,6 +173,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
                                                {r.pk: r.response.id for r in data.responses})
     from ..expert.metrics import expert_section
     report["expert"] = expert_section(store, run.id, data.responses)   # OLAPH and EVAL against the expert material
+    # refusal accuracy, context relevance (ASTRID), adversarial safety (Almanac): None for a run without them
+    report["studies"] = study_figures(store, data)
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
     report["by_group"] = {col: grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None

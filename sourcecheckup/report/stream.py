@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 from ..metrics import CI_METHODS, MetricsTally, ResponseAssessment, assess_run, judge_error_note, partial_run_note
+from ..metrics.studies import study_figures
 from ..models import utcnow
 from ..references.metrics import retracted_only_statements
 from ..references.model import ReferenceCheck
@@ -232,6 +233,7 @@ class StreamedReport:
         report["references"] = references.result()
         from ..expert.metrics import expert_section
         report["expert"] = expert_section(store, run.id)
+        report["studies"] = study_figures(store, run_id=run.id)
         report["by_group"] = {col: {name: _group_dict(t, self.seed) for name, t in sorted(groups.items())}
                               for col, groups in by_group.items()}
         country_lookup = server = None
@@ -403,6 +405,8 @@ def write_csv_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> 
             from ..expert.metrics import expert_section
             from .expert_report import expert_csv_rows
             w.writerows(expert_csv_rows(expert_section(store, report.run.id), run, len(CSV_COLUMNS)))
+            from .studies_report import studies_csv_rows  # a large run's rows: the studies without the per-model tally
+            w.writerows(studies_csv_rows({"studies": study_figures(store, run_id=report.run.id)}, run, len(CSV_COLUMNS)))
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -202,6 +202,10 @@ def _expert_sheet(wb: Any, report: Mapping[str, Any]) -> None:
 
     if has_expert(report):   # OLAPH and EVAL figures, overall, per model, per answer, with each statement's verdicts
         _sheet(wb, "expert", EXPERT_SHEET_HEADER, expert_sheet_rows(report["expert"]))
+    from .studies_report import SHEET_HEADER, has_studies, studies_sheet_rows
+
+    if has_studies(report):  # refusal accuracy, context relevance (ASTRID), adversarial safety (Almanac)
+        _sheet(wb, "studies", SHEET_HEADER, studies_sheet_rows(report))
 
 
 def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:

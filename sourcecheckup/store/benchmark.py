@@ -1,5 +1,6 @@
 """The benchmark's tables (migration 4): benchmarks, bench_documents, bench_questions, bench_answers,
-bench_accuracy. Rows go in and come out as stored; :mod:`sourcecheckup.benchmark.storage` makes records."""
+bench_accuracy; and (migration 10) bench_behaviour, source_relevance and response_behaviour. Rows go in and
+come out as stored; :mod:`sourcecheckup.benchmark.storage` makes records."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
@@ -27,6 +28,11 @@ class BenchTables:
             self.db["benchmarks"].insert({"id": bench_id, "created_at": utcnow(), "finished_at": None,
                                           "status": "created", "input": input, "config": dump_json(config),
                                           "run_id": None, "message": ""})
+
+    def benchmark_of_run(self, run_id: str) -> str | None:
+        """The benchmark whose audit run this is, if any."""
+        row = self.db.execute("SELECT id FROM benchmarks WHERE run_id = ?", [run_id]).fetchone()
+        return None if row is None else str(row[0])
 
     def benchmark_ids(self) -> list[str]:
         """Every benchmark's id, newest first."""
@@ -65,12 +71,14 @@ class BenchTables:
                 self.db.conn.execute(
                     "INSERT OR IGNORE INTO bench_questions (bench_id, ord, qid, question, reference_answer, "
                     "question_source, variant, parent_qid, document_pk, document_url, generator, prompt_version, "
-                    "tokens_in, tokens_out, flags, dropped, edited, original_question, created_at, must_have, nice_to_have) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "tokens_in, tokens_out, flags, dropped, edited, original_question, created_at, must_have, nice_to_have, "
+                    "expect, expect_reason, directive_kind, payload, directive_version) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [bench_id, start + i, q.qid, q.question, q.reference_answer, q.question_source, q.variant,
                      q.parent_qid, q.document_pk, q.document_url, q.generator, q.prompt_version, q.tokens_in,
                      q.tokens_out, dump_json(list(q.flags)), int(q.dropped), int(q.edited), q.question, utcnow(),
-                     dump_json(list(q.must_have)), dump_json(list(q.nice_to_have))])
+                     dump_json(list(q.must_have)), dump_json(list(q.nice_to_have)), q.expect, q.expect_reason,
+                     q.directive_kind, q.payload, q.directive_version])
 
     def bench_question_rows(self, bench_id: str, *, include_dropped: bool = False) -> list[dict[str, Any]]:
         sql = "SELECT * FROM bench_questions WHERE bench_id = ?" + ("" if include_dropped else " AND dropped = 0")
@@ -144,3 +152,41 @@ class BenchTables:
 
     def bench_grade_rows(self, bench_id: str) -> list[dict[str, Any]]:
         return list(self.db.query("SELECT * FROM bench_accuracy WHERE bench_id = ? ORDER BY pk", [bench_id]))
+
+    # -- behaviour (refusal / redirection) and directive payloads ----------------------
+    def save_bench_behaviour(self, bench_id: str, qid: str, model: str, draw: int, *, behaviour: str, method: str,
+                             version: str, payload_present: bool | None, rationale: str = "") -> None:
+        with self.db.conn:
+            self.db.conn.execute(
+                "INSERT OR REPLACE INTO bench_behaviour (bench_id, qid, model, draw, behaviour, method, version, "
+                "payload_present, rationale, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [bench_id, qid, model, draw, behaviour, method, version,
+                 None if payload_present is None else int(payload_present), rationale, utcnow()])
+
+    def bench_behaviour_rows(self, bench_id: str) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM bench_behaviour WHERE bench_id = ? ORDER BY pk", [bench_id]))
+
+    # -- context relevance: each cited source against the answer's question -------------
+    def save_source_relevance(self, run_id: str, rows: Iterable[dict[str, Any]]) -> None:
+        with self.db.conn:
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO source_relevance (run_id, response_pk, url, label, judge, version, score, "
+                "rationale, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, r["response_pk"], r["url"], r["label"], r["judge"], r["version"], r.get("score"),
+                  r.get("rationale", ""), utcnow()) for r in rows])
+
+    def source_relevance_rows(self, run_id: str) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM source_relevance WHERE run_id = ? ORDER BY response_pk, url, judge",
+                                  [run_id]))
+
+    # -- behaviour of an audited answer that carries its expected behaviour (outside a benchmark) ------
+    def save_response_behaviour(self, run_id: str, rows: Iterable[dict[str, Any]]) -> None:
+        with self.db.conn:
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO response_behaviour (run_id, response_pk, behaviour, method, version, rationale, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, r["response_pk"], r["behaviour"], r["method"], r["version"], r.get("rationale", ""),
+                  utcnow()) for r in rows])
+
+    def response_behaviour_rows(self, run_id: str) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM response_behaviour WHERE run_id = ? ORDER BY response_pk", [run_id]))

@@ -186,10 +186,35 @@ def _m10_run_owner(db: sqlite_utils.Database) -> None:
                        "AND owner_pid IS NULL", [owner.pid, owner.host, owner.started, run_id])
 
 
+def _m11_benchmark_studies(db: sqlite_utils.Database) -> None:
+    # issue 43 (ASTRID, Almanac): a question's expected behaviour and adversarial directive; each answer's
+    # behaviour (answer / refusal / redirection) and whether it carries a directive's payload; each cited
+    # source's relevance to the question. Written to run at any position (guarded columns, IF NOT EXISTS).
+    have = {c.name for c in db["bench_questions"].columns}
+    for column in ("expect", "expect_reason", "directive_kind", "payload", "directive_version"):
+        if column not in have:
+            db.execute(f"ALTER TABLE bench_questions ADD COLUMN {column} TEXT")
+    db.execute("CREATE TABLE IF NOT EXISTS bench_behaviour (pk INTEGER PRIMARY KEY, bench_id TEXT, qid TEXT, "
+               "model TEXT, draw INTEGER, behaviour TEXT, method TEXT, version TEXT, payload_present INTEGER, "
+               "rationale TEXT, created_at TEXT)")
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_bench_behaviour ON bench_behaviour "
+               "(bench_id, qid, model, draw)")
+    db.execute("CREATE TABLE IF NOT EXISTS source_relevance (pk INTEGER PRIMARY KEY, run_id TEXT, "
+               "response_pk INTEGER, url TEXT, label TEXT, judge TEXT, version TEXT, score REAL, rationale TEXT, "
+               "created_at TEXT)")
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_source_relevance ON source_relevance "
+               "(run_id, response_pk, url, judge)")
+    # an audited answer (outside a benchmark) whose record says what it should do ("expect"): its behaviour
+    db.execute("CREATE TABLE IF NOT EXISTS response_behaviour (pk INTEGER PRIMARY KEY, run_id TEXT, response_pk INTEGER, "
+               "behaviour TEXT, method TEXT, version TEXT, rationale TEXT, created_at TEXT)")
+    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_response_behaviour ON response_behaviour (run_id, response_pk)")
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
                                                             _m5_run_name_and_note, _m6_references,
                                                             _m7_embedding_cache, _m8_expert_references,
                                                             _m9_answer_grades,   # answer grades (issue 32, item 4)
-                                                            _m10_run_owner]
+                                                            _m10_run_owner,
+                                                            _m11_benchmark_studies]   # refusal, relevance (issue 43)

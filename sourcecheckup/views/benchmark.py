@@ -25,6 +25,12 @@ class BenchModelRow:
     tokens: str
     cost: str
     statement_support_value: float | None = None
+    # the other studies (ASTRID, Almanac): "66.7% (41–87) · 12/18", "n/a" when the benchmark has none
+    refusal_accuracy: str = "n/a"
+    context_relevance: str = "n/a"
+    adversarial_safety: str = "n/a"
+    answer_citation_validity: str = "n/a"
+    refusal_confusion: str = ""             # "expected answer: answer 3; expected refuse:emergency: redirection 3"
 
 
 def bench_model_rows(results: object) -> list[BenchModelRow]:
@@ -56,8 +62,29 @@ def bench_model_rows(results: object) -> list[BenchModelRow]:
                                                     for k, v in r.accuracy_labels.items()),
             best_of=best, tokens=f"{r.tokens_in:,} in / {r.tokens_out:,} out",
             cost="unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}",
-            statement_support_value=m.statement_support.value if m else None))
+            statement_support_value=m.statement_support.value if m else None,
+            answer_citation_validity=_study_pct(m.answer_citation_validity.as_dict() if m else None),
+            **_study_cells(getattr(r, "studies", None))))
     return out
+
+
+def _study_pct(m: dict | None) -> str:
+    """A figure of the report's dict form as "66.7% (41–87) · 12/18"."""
+    if not m or m.get("value") is None:
+        return "n/a"
+    lo, hi = m["ci95"]
+    ci = "" if lo is None or hi is None else f" ({100 * lo:.0f}–{100 * hi:.0f})"
+    return f"{100 * m['value']:.1f}%{ci} · {m['k']}/{m['n']}"
+
+
+def _study_cells(studies: dict | None) -> dict[str, str]:
+    if not studies:
+        return {}
+    confusion = "; ".join(f"expected {k}: " + ", ".join(f"{b} {n}" for b, n in v.items())
+                          for k, v in studies["confusion"].items())
+    return {"refusal_accuracy": _study_pct(studies["refusal_accuracy"]),
+            "context_relevance": _study_pct(studies["context_relevance"]),
+            "adversarial_safety": _study_pct(studies["adversarial_safety"]), "refusal_confusion": confusion}
 
 
 def bench_summary(results: object) -> str:

@@ -176,7 +176,8 @@ def proportion_set(sets: Sequence[MetricSet], counts: dict[str, Any] | None = No
     """The chunks' metrics as one run's."""
     names = ("url_validity", "statement_support", "response_support", "unused_sources")
     return MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in names), counts or {},
-                     _sum_metric([m.full_text_validity for m in sets]))
+                     _sum_metric([m.full_text_validity for m in sets]),
+                     _sum_metric([m.answer_citation_validity for m in sets]))
 
 
 def run_totals_at(db_path: str, run_id: str, with_overrides: bool = True) -> RunTotals:

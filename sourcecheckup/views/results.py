@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..metrics import MetricSet, Overrides, ResponseAssessment, assess_run, compute_metrics
+from ..metrics.studies import study_figures
 from ..models import FetchStatus, StatementStatus
 from ..references.metrics import is_retracted, retracted_only_statements
 from ..references.model import ReferenceCheck, ReferenceStatus
@@ -95,6 +96,8 @@ class RunView:
     retracted_only: frozenset[int] = frozenset()   # statements supported only by retracted papers
     # every pair a reviewer labelled -> the consensus label's value, "unsure" or "no_majority" (review.review_states)
     review_states: dict[tuple[int, str], str] = field(default_factory=dict)
+    # refusal accuracy, context relevance, adversarial safety (metrics.studies), None for a run without them
+    studies: dict[str, Any] | None = None
     _by_pk: dict[int, ResponseAssessment] = field(default_factory=dict, repr=False)
 
     def assessment(self, response_pk: int) -> ResponseAssessment | None:
@@ -115,7 +118,8 @@ def load_run_view(store: Store, run_id: str, *, with_overrides: bool = True) -> 
     metrics = compute_metrics(data, assessed, overrides=used)
     checks = store.reference_checks(data.run.id)
     return RunView(data, assessed, metrics, response_summaries(data, assessed, checks), found, with_overrides,
-                   checks, frozenset(retracted_only_statements(assessed, checks)), review_states(store, data.run.id))
+                   checks, frozenset(retracted_only_statements(assessed, checks)), review_states(store, data.run.id),
+                   study_figures(store, data))
 
 
 def response_summaries(data: RunData, assessed: Sequence[ResponseAssessment],

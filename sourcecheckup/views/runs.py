@@ -6,6 +6,7 @@ from typing import Mapping
 
 from ..compare import MOVES, statement_moves_text
 from ..metrics import METRIC_NAMES, headline
+from ..metrics.studies import STUDY_NAMES
 from ..models import FetchStatus, StatementStatus
 from ..store import Store
 from .browse import FULL_LOAD_MAX, run_totals
@@ -142,11 +143,12 @@ def _outcome_words(value: str) -> str:
 def comparison_view(c: Mapping[str, object]) -> ComparisonView:
     """The dict of :func:`sourcecheckup.compare.compare_runs` shaped for a comparison screen."""
     diffs = []
-    for d in c["differences"]:  # type: ignore[union-attr]
+    # the other studies' figures (refusal accuracy, context relevance, adversarial safety) follow the run's own
+    for d in [*c["differences"], *c.get("study_differences", [])]:  # type: ignore[union-attr, attr-defined]
         a = "n/a" if d["a"] is None else f"{100 * d['a']:.1f}% (n={d['n_a']})"
         b = "n/a" if d["b"] is None else f"{100 * d['b']:.1f}% (n={d['n_b']})"
-        diffs.append(MetricDifference(METRIC_NAMES.get(d["metric"], d["metric"]), a, b,
-                                      pct_ci(d["diff"], d["ci95"], signed=True), d["diff"]))
+        name = METRIC_NAMES.get(d["metric"]) or STUDY_NAMES.get(d["metric"], d["metric"])
+        diffs.append(MetricDifference(name, a, b, pct_ci(d["diff"], d["ci95"], signed=True), d["diff"]))
     statements = [ChangedStatement(s["response_id"], s["statement"], _status_words(s["status_a"]),
                                    _status_words(s["status_b"]), s["supported_a"], s["supported_b"],
                                    MOVES.get(s.get("move", "support_changed"), "").split(":")[0])

@@ -47,7 +47,7 @@ def test_audit_writes_the_stable_json_report_and_exits_zero(tmp_path, site):
     report = json.loads(out.read_text())
     assert set(report["run"]) >= {"id", "judge", "created_at"}
     assert set(report["metrics"]) == {"url_validity", "full_text_validity", "statement_support", "response_support",
-                                      "unused_sources"}
+                                      "unused_sources", "answer_citation_validity"}
     m = report["metrics"]["statement_support"]
     assert m["value"] == 0.5 and len(m["ci95"]) == 2 and m["n"] == 6
     resp = report["responses"][0]

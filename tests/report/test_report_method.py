@@ -83,7 +83,7 @@ def _independent_counts(store: Store, run_id: str) -> dict[str, int]:
     """The figures the method text states, counted straight from the stored rows (no metrics code)."""
     data = store.load_run(run_id)
     out = {"no_readable_source": 0, "judge_error_claims": 0, "judges_disagree_claims": 0,
-           "paywalled_or_abstract": 0, "full_text_urls": 0, "urls": 0}
+           "paywalled_or_abstract": 0, "full_text_urls": 0, "urls": 0, "answers_all_citations_valid": 0}
     for resp in data.responses:
         for url in resp.response.citations:
             src = data.sources[url].source
@@ -93,6 +93,9 @@ def _independent_counts(store: Store, run_id: str) -> dict[str, int]:
         readable = [u for u in resp.response.citations
                     if data.sources[u].source.status.value in ("ok", "paywalled", "abstract_only")
                     and data.sources[u].source.text.strip()]
+        # Almanac's per-answer citation validity: 1 only when every citation of the answer is valid
+        out["answers_all_citations_valid"] += bool(resp.response.citations) and len(readable) == len(
+            resp.response.citations)
         for row in data.statements.get(resp.pk, []):
             if not row.statement.informative:
                 continue
@@ -115,7 +118,7 @@ async def test_every_figure_the_method_text_states_is_the_number_its_sentence_de
     truth = _independent_counts(store, run_id)
     # the fixture holds every case the method text distinguishes
     assert truth == {"no_readable_source": 1, "judge_error_claims": 1, "judges_disagree_claims": 1,
-                     "paywalled_or_abstract": 2, "full_text_urls": 3, "urls": 6}
+                     "paywalled_or_abstract": 2, "full_text_urls": 3, "urls": 6, "answers_all_citations_valid": 4}
     report = build_report(store, run_id)
     html = report_html(report)
     assert _figures(html) == truth
@@ -130,6 +133,9 @@ async def test_every_figure_the_method_text_states_is_the_number_its_sentence_de
     assert (m["statement_support"]["k"], m["statement_support"]["n"]) == (0, 3)   # unsupported, dead, teasers
     assert (m["url_validity"]["k"], m["url_validity"]["n"]) == (5, 6)
     assert (m["full_text_validity"]["k"], m["full_text_validity"]["n"]) == (3, 6)
+    # five answers each cite URLs; the one citing a dead page is the one not wholly valid
+    assert (m["answer_citation_validity"]["k"], m["answer_citation_validity"]["n"]) == (4, 5)
+    assert report["exclusions"]["answer_citation_validity"] == "leaves out nothing"
     assert m["full_text_validity"]["ci95"][0] < 0.5 < m["full_text_validity"]["ci95"][1]
     assert report["counts"]["excluded"]["statement_support"] == {"judges_disagree": 1, "judge_error": 1, "pending": 0}
     assert report["exclusions"]["statement_support"] == "leaves out 2 claims (1 judges disagree, 1 judge error)"

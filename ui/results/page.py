@@ -363,7 +363,7 @@ class ResultsPage(QSplitter):
         self.pairs = pairs
         self.metrics_bar.show_metrics(view.metrics, len(view.overrides), view.data.run.status, self.cost_text(),
                                       view.data.run.judges, **from_usage(self.usage or {}),
-                                      with_overrides=view.with_overrides)
+                                      with_overrides=view.with_overrides, studies=view.studies)
         keep = self.response_pk
         with QSignalBlocker(self.facets):
             self.facets.set_rows(view.summaries)

@@ -64,8 +64,9 @@ def studies_html(report: Mapping[str, Any]) -> str:
     versions = ", ".join(s.get("relevance_versions") or []) or "–"
     return (f'<section id="studies"><h2>Benchmarks of the other studies</h2>'
             f"<p>Benchmark {escape(s.get('benchmark') or '–')}; context relevance judged by {escape(judge)} "
-            f"({escape(versions)}). First draws; 95% intervals: Clopper–Pearson over answers, Korn–Graubard over "
-            f"cited sources clustered by answer.</p>"
+            f"({escape(versions)}). The three studies' figures count first draws; per-answer citation validity "
+            f"counts every answer of this run (every draw and variant), as section 2 does. 95% intervals: "
+            f"Clopper–Pearson over answers, Korn–Graubard over cited sources clustered by answer.</p>"
             f"<table><tr><th>Group</th>{heads}<th>{escape(METRIC_NAMES['answer_citation_validity'])}</th></tr>"
             f"{''.join(rows)}</table><ul>{details}</ul><ul>{defs}</ul></section>")
 

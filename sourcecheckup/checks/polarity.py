@@ -367,8 +367,7 @@ def read_instruction(sentence: str) -> Instruction:
     attrs += [(a, t) for a, t in implied if a.partition(":")[0] not in kinds]   # what is said outright wins
     for s, e in taken:
         _blank(chars, s, e)
-    alternative: frozenset[str] = frozenset()
-    alternative_text = ""
+    alternative, alternative_text = frozenset[str](), ""
     rather = _ALTERNATIVE.search("".join(chars)) if _present(low, ("rather", "instead", "preference", "place")) else None
     if rather:
         alternative_text = rather.group("body").strip()
@@ -385,8 +384,7 @@ def read_instruction(sentence: str) -> Instruction:
         _blank(chars, m.start(), m.end())
     main = "".join(chars)                        # the clause with attributes, conditions and B blanked
 
-    cue_span: tuple[int, int] | None = None     # set with every polarity other than 0
-    cue, polarity, strong = "", 0, False
+    cue_span, cue, polarity, strong = None, "", 0, False
     optional = _OPTIONAL.search(main) if _present(low, ("need", "necessary", "have to")) else None
     if optional:
         cue_span, cue = optional.span("cue"), optional.group("cue")
@@ -427,8 +425,7 @@ def read_instruction(sentence: str) -> Instruction:
                     cue_span, cue, polarity, strong = passive.span("cue"), passive.group("cue"), 1, False
     if polarity > 0 and _present(low, ("more than",)):
         bound = _NO_MORE.search(main)
-        assert cue_span is not None
-        if bound and bound.start() <= cue_span[1] + 1:
+        if bound and cue_span is not None and bound.start() <= cue_span[1] + 1:   # polarity set it
             cue_span, cue, polarity, strong = bound.span("cue"), bound.group("cue"), -1, True
     amount_limit = limit_kind(main, cue_span[0]) if polarity and cue_span is not None else ""
     # "do not ... without asking your doctor" is "unless your doctor"; "you can ... without asking" is "freely"
@@ -436,7 +433,7 @@ def read_instruction(sentence: str) -> Instruction:
              for a, t in attrs]
     if polarity == 0:
         return Instruction(0, frozenset(), cue, frozenset(a for a, _ in attrs), tuple(attrs))
-    assert cue_span is not None
+    assert cue_span is not None   # set with every polarity other than 0
     unqualified = bool(_UNQUALIFIED.search(cue) or any(a == "condition:none" for a, _ in attrs)
                        or _ALWAYS.search(main[: cue_span[0]]))
     if unqualified and _HEDGED_CUE.search(cue):

@@ -195,7 +195,7 @@ class SettingsDialog(QDialog):
         # button rows with a large font) and the height the form needs at that width, within the screen;
         # beyond it the form scrolls, never sideways
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll = scroll
+        self.scroll_area = scroll   # not .scroll: that is QWidget.scroll(dx, dy)
         fit_scrolling_dialog(self, scroll, self.minimumWidth())
 
     def _refresh_key_status(self) -> None:

@@ -175,7 +175,7 @@ class JudgeGuidePanel(QWidget):
             buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
             buttons.rejected.connect(dialog.reject)
             layout.addWidget(buttons)
-            dialog.scroll = scroll  # type: ignore[attr-defined]
+            dialog.scroll_area = scroll  # type: ignore[attr-defined]
             fit_scrolling_dialog(dialog, scroll, DETAILS_MIN_WIDTH)
             self.details_dialog = dialog
         self.details_dialog.open()
@@ -272,10 +272,10 @@ class FirstLaunchGuide(QDialog):
         outer = QVBoxLayout(self)
         # the guide's text scrolls on a short screen; the dialog is sized to it (fit_scrolling_dialog), so
         # a wrapped paragraph is neither cut nor padded with blank bands
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = QScrollArea()   # not .scroll: that is QWidget.scroll(dx, dy)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -285,8 +285,8 @@ class FirstLaunchGuide(QDialog):
         self.panel.spec_chosen.connect(self.use_judge)
         layout.addWidget(self.panel)
         layout.addStretch(1)
-        self.scroll.setWidget(body)
-        outer.addWidget(self.scroll, 1)
+        self.scroll_area.setWidget(body)
+        outer.addWidget(self.scroll_area, 1)
         layout = outer
         self.problem = plain_label(selectable=False)
         self.problem.setVisible(False)
@@ -305,7 +305,7 @@ class FirstLaunchGuide(QDialog):
     def showEvent(self, event: QShowEvent) -> None:
         if not self._fitted:
             self._fitted = True
-            fit_scrolling_dialog(self, self.scroll, GUIDE_MIN_WIDTH)
+            fit_scrolling_dialog(self, self.scroll_area, GUIDE_MIN_WIDTH)
         super().showEvent(event)
 
     def use_judge(self, spec: str) -> None:

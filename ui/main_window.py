@@ -7,7 +7,7 @@ progress), ui.exporter (reports), each calling the engine. It keeps no numbers o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (
@@ -26,7 +26,7 @@ from sourcecheckup.store import Store, StoreError
 from sourcecheckup.views.runs import run_summaries
 
 from .audit_controller import IDLE, RUNNING, AuditController
-from .benchmark_page import BenchmarkPage
+from .benchmark_page import BenchmarkPage, Host
 from .compare_page import ComparePage
 from .db_session import DbSession
 from .dialogs import SettingsDialog, show_about
@@ -45,6 +45,9 @@ REVIEW_MODE_HELP = ("Review mode: S supported · N not supported · U unsure · 
 
 
 class MainWindow(QMainWindow):
+    results: ResultsPage   # the pages, declared here: they are built with the window as their Host
+    sample_page: SamplePage
+
     def __init__(self, db_path: str | Path | None = None, settings: AppSettings | None = None) -> None:
         super().__init__()
         self.settings = settings or AppSettings()
@@ -93,7 +96,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.pages)
         self.results = ResultsPage(self)
         self.pages.addTab(self.results, "Results")
-        self.benchmark_page = BenchmarkPage(self)
+        # the page only reads db_path and store, properties here (Host declares them as plain attributes)
+        self.benchmark_page = BenchmarkPage(cast(Host, self))
         self.pages.addTab(self.benchmark_page, "Benchmark")
         self.compare_page = ComparePage(self)
         self.pages.addTab(self.compare_page, "Compare runs")
@@ -267,13 +271,14 @@ class MainWindow(QMainWindow):
     def _fill_recent_dbs(self) -> None:
         self.recent_db_menu.clear()
         for p in self.settings.recent("databases"):
-            self.recent_db_menu.addAction(p, lambda p=p: self.open_database(p))
+            self.recent_db_menu.addAction(p, cast(Callable[..., object], lambda p=p: self.open_database(p)))
 
     def _fill_recent_runs(self) -> None:
         self.recent_runs_menu.clear()
         for entry in self.settings.recent("runs"):
             db, _, rid = entry.rpartition("::")
-            self.recent_runs_menu.addAction(f"{rid} ({Path(db).name})", lambda db=db, rid=rid: self._open_recent(db, rid))
+            self.recent_runs_menu.addAction(f"{rid} ({Path(db).name})",
+                                            cast(Callable[..., object], lambda db=db, rid=rid: self._open_recent(db, rid)))
 
     def _open_recent(self, db: str, rid: str) -> None:
         if Path(db) != self.db_path and not self.open_database(db, open_latest=False):
@@ -311,7 +316,7 @@ class MainWindow(QMainWindow):
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        paths: list[str | Path] = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             event.acceptProposedAction()
             self.results.input.load_files(paths)

@@ -221,7 +221,7 @@ class ModelDownloadDialog(QDialog):
     # -- the table ---------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:
         """Read the catalogue and the models folder again; keep (or move to) the row named ``select``."""
-        current = select or (self.selected().name if self.selected() else None)
+        current = select or (row.name if (row := self.selected()) else None)
         self.model.set_rows(model_rows())
         names = [r.name for r in self.model.rows]
         if current in names:

@@ -119,8 +119,8 @@ class SamplePage(QWidget):
         self.statement = plain_label()
         self.source = plain_label()
         self.judge = plain_label()
-        for w in (self.position, self.statement, self.source, self.judge):
-            dl.addWidget(w)
+        for label in (self.position, self.statement, self.source, self.judge):
+            dl.addWidget(label)
         self.reason_edit = QLineEdit()
         self.reason_edit.setPlaceholderText("Reason for your label (optional)")
         dl.addWidget(self.reason_edit)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
@@ -23,12 +24,12 @@ MAX_RECENT = 8
 __all__ = ["AppSettings", "BROWSER_MODES"]
 
 
-def _as_list(value: object) -> list[str]:
+def _as_list(value: Any) -> list[str]:
     if value is None or value == "":
         return []
     if isinstance(value, str):
         return [value]
-    return [str(v) for v in value]  # type: ignore[union-attr]
+    return [str(v) for v in value]
 
 
 class AppSettings:
@@ -37,7 +38,7 @@ class AppSettings:
     def __init__(self, qsettings: QSettings | None = None) -> None:
         self.q = qsettings or QSettings(ORG, APP)
 
-    def _get(self, key: str, default: object) -> object:
+    def _get(self, key: str, default: object) -> Any:
         value = self.q.value(key, default)
         return default if value is None else value
 
@@ -252,7 +253,7 @@ class AppSettings:
         self.q.setValue(f"recent/{kind}", items[:MAX_RECENT])
 
     # -- the engine's view of it --------------------------------------------------------
-    def fetch_choices(self, batch: bool = False) -> dict[str, object]:
+    def fetch_choices(self, batch: bool = False) -> dict[str, Any]:
         """The fetch settings as config.build_fetch_options' keywords (a folder without sources.json
         is no source pack, as before)."""
         pack = self.sources_dir if self.sources_dir and Path(self.sources_dir, "sources.json").is_file() else None
@@ -260,9 +261,9 @@ class AppSettings:
                 "allow_hosts": self.allow_hosts, "sources_dir": pack}
 
     def fetch_options(self, batch: bool = False) -> FetchOptions:
-        return config.build_fetch_options(**self.fetch_choices(batch))  # type: ignore[arg-type]
+        return config.build_fetch_options(**self.fetch_choices(batch))
 
-    def reference_choices(self) -> dict[str, object]:
+    def reference_choices(self) -> dict[str, Any]:
         """The reference-check settings under build_run_config's keyword names."""
         return {"references": self.references, "crossref_endpoint": self.crossref_endpoint,
                 "pubmed_endpoint": self.pubmed_endpoint, "openalex_endpoint": self.openalex_endpoint,
@@ -277,13 +278,13 @@ class AppSettings:
         return config.build_run_config(judges=self.judges, parser=self.parser, consensus=self.consensus,
                                        judge_concurrency=self.concurrency, **accepted_reference_choices(
                                            self.reference_choices()),
-                                       **self.fetch_choices(batch))  # type: ignore[arg-type]
+                                       **self.fetch_choices(batch))
 
     def sync(self) -> None:
         self.q.sync()
 
 
-def accepted_reference_choices(choices: dict[str, object]) -> dict[str, object]:
+def accepted_reference_choices(choices: dict[str, Any]) -> dict[str, Any]:
     """The reference choices build_run_config names as its own parameters (an engine without reference
     checks takes none of them; its ``**fetch_choices`` must not receive them)."""
     params = inspect.signature(config.build_run_config).parameters

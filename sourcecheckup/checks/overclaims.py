@@ -294,7 +294,7 @@ def compare_overclaim(statement: str, evidence_sentences: Sequence[str]) -> Chec
         return None
     subject = _subject(statement)
     # read in a normalised form, reported as given (the finding quotes the sentence the caller passed)
-    given = {}
+    given: dict[str, str] = {}
     for s in evidence_sentences:
         if s and s.strip():
             given.setdefault(" ".join(s.replace("\u2019", "'").split()), s)

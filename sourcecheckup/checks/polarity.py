@@ -367,12 +367,12 @@ def read_instruction(sentence: str) -> Instruction:
     attrs += [(a, t) for a, t in implied if a.partition(":")[0] not in kinds]   # what is said outright wins
     for s, e in taken:
         _blank(chars, s, e)
-    alternative, alternative_text = frozenset(), ""
-    m = _ALTERNATIVE.search("".join(chars)) if _present(low, ("rather", "instead", "preference", "place")) else None
-    if m:
-        alternative_text = m.group("body").strip()
+    alternative, alternative_text = frozenset[str](), ""
+    rather = _ALTERNATIVE.search("".join(chars)) if _present(low, ("rather", "instead", "preference", "place")) else None
+    if rather:
+        alternative_text = rather.group("body").strip()
         alternative = stems_of(alternative_text)
-        _blank(chars, m.start(), m.end())
+        _blank(chars, rather.start(), rather.end())
     # a reason given for the instruction ("..., because they stop it being absorbed") is not part of it
     reason = _REASON.search("".join(chars)) if _present(low, _REASON_WORDS) else None
     if reason:
@@ -425,14 +425,15 @@ def read_instruction(sentence: str) -> Instruction:
                     cue_span, cue, polarity, strong = passive.span("cue"), passive.group("cue"), 1, False
     if polarity > 0 and _present(low, ("more than",)):
         bound = _NO_MORE.search(main)
-        if bound and bound.start() <= cue_span[1] + 1:
+        if bound and cue_span is not None and bound.start() <= cue_span[1] + 1:   # polarity set it
             cue_span, cue, polarity, strong = bound.span("cue"), bound.group("cue"), -1, True
-    limit = limit_kind(main, cue_span[0]) if polarity else ""
+    amount_limit = limit_kind(main, cue_span[0]) if polarity and cue_span is not None else ""
     # "do not ... without asking your doctor" is "unless your doctor"; "you can ... without asking" is "freely"
     attrs = [(("unless:doctor" if polarity < 0 else "condition:none") if a == "without:doctor" else a, t)
              for a, t in attrs]
     if polarity == 0:
         return Instruction(0, frozenset(), cue, frozenset(a for a, _ in attrs), tuple(attrs))
+    assert cue_span is not None   # set with every polarity other than 0
     unqualified = bool(_UNQUALIFIED.search(cue) or any(a == "condition:none" for a, _ in attrs)
                        or _ALWAYS.search(main[: cue_span[0]]))
     if unqualified and _HEDGED_CUE.search(cue):
@@ -449,7 +450,7 @@ def read_instruction(sentence: str) -> Instruction:
     if any(a.startswith("manner:") for a, _ in attrs):
         action = action | {"manner"}             # "suddenly" and "gradually" are about the same thing: how
     return Instruction(polarity, action, cue.strip(), frozenset(a for a, _ in attrs), tuple(attrs),
-                       frozenset(condition), alternative, alternative_text, strong, unqualified, limit)
+                       frozenset(condition), alternative, alternative_text, strong, unqualified, amount_limit)
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 from ..models import FetchStatus, Source
@@ -212,7 +213,9 @@ def classify(source: Source, html: str) -> Source:
                        reason=f"HTTP {source.http_status or 200} OK, but no main text was found; {found.reason}"
                        if source.origin != "local_file" else f"{source.reason}, but {found.reason}",
                        meta={**source.meta, "needs_js": found.reason})
-    return replace(source, status=found.status, reason=found.reason, meta={**source.meta, "detector": found.detector})
+    # every detector's outcome is checked on load: one that is not NEEDS_BROWSER has a status
+    return replace(source, status=cast(FetchStatus, found.status), reason=found.reason,
+                   meta={**source.meta, "detector": found.detector})
 
 
 def block_reason(body: bytes, content_type: str | None) -> str | None:

@@ -33,9 +33,10 @@ def source_from_document(url: str, raw: bytes, content_type: str | None, *, fina
     doc = extract(raw, content_type, final_url or url, max_pdf_pages)
     all_meta = dict(meta or {})
     all_meta.update(doc.meta)
-    common = dict(url=url, http_status=http_status, final_url=final_url, content_type=content_type,
-                  sha256=sha256_bytes(raw), fetched_at=utcnow(), elapsed_s=round(time.monotonic() - started, 4),
-                  origin=origin, raw=raw)
+    common: dict[str, Any] = dict(
+        url=url, http_status=http_status, final_url=final_url, content_type=content_type,
+        sha256=sha256_bytes(raw), fetched_at=utcnow(), elapsed_s=round(time.monotonic() - started, 4),
+        origin=origin, raw=raw)
     if doc.kind == "unsupported":
         return Source(status=FetchStatus.UNSUPPORTED_TYPE, reason=doc.problem, meta=all_meta, **common)
     if doc.kind == "error":
@@ -106,7 +107,7 @@ def _worker_context() -> Any:
         import sys
 
         if "forkserver" in multiprocessing.get_all_start_methods() and not getattr(sys, "frozen", False):
-            ctx = multiprocessing.get_context("forkserver")
+            ctx: multiprocessing.context.BaseContext = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(["sourcecheckup.fetching.documents", "trafilatura", "pypdf"])
         else:
             ctx = multiprocessing.get_context("spawn")

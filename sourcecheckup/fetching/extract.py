@@ -108,9 +108,9 @@ def _valid_codec(name: str | None) -> str | None:
 
 def decode_text(raw: bytes, content_type: str | None = None, html: bool = False) -> tuple[str, str]:
     """(text, encoding used): BOM, then the declared charset, then <meta>, then UTF-8, then cp1252."""
-    for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, bom_codec in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
         if raw.startswith(bom):
-            return raw.decode(enc, errors="replace").lstrip("\ufeff"), enc
+            return raw.decode(bom_codec, errors="replace").lstrip("\ufeff"), bom_codec
     candidates: list[str | None] = [header_charset(content_type)]
     if html:
         m = _META_CHARSET.search(raw[:4096]) or _XML_ENCODING.search(raw[:1024])
@@ -235,8 +235,8 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
         fallback_title = _WS.sub(" ", _html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))).strip() or None
     try:
         logging.getLogger("trafilatura").setLevel(logging.ERROR)
-        options = dict(url=url, with_metadata=True, include_comments=False, include_tables=True,
-                       include_images=False, as_dict=False)
+        options: dict[str, Any] = dict(url=url, with_metadata=True, include_comments=False, include_tables=True,
+                                       include_images=False, as_dict=False)
         # trafilatura's own extractor first (about 4 ms a page); its fallbacks (readability,
         # jusText) cost ten times that, so they run only when the fast pass finds little text
         doc = trafilatura.bare_extraction(html, fast=True, **options)
@@ -268,8 +268,9 @@ def extract_html(raw: bytes, content_type: str | None = None, url: str | None = 
                 meta["date"] = tags[name][0].replace("/", "-")[:10]
                 break
     title = fallback_title or getattr(doc, "title", None)
-    if getattr(doc, "title", None) and doc.title != title:
-        meta["headline"] = doc.title
+    doc_title = getattr(doc, "title", None)   # as_dict=False: a Document
+    if doc_title and doc_title != title:
+        meta["headline"] = doc_title
     return Extracted("html", text, title, meta, markup=html)
 
 
@@ -282,7 +283,7 @@ def extract_pdf(raw: bytes, max_pages: int = MAX_PDF_PAGES) -> Extracted:
         reader = PdfReader(io.BytesIO(raw), strict=False)
         if reader.is_encrypted:
             try:
-                opened = reader.decrypt("")
+                opened: int = reader.decrypt("")   # a PasswordType, an IntEnum
             except Exception:
                 opened = 0
             if not opened:

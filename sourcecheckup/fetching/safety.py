@@ -11,7 +11,7 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 ALLOWED_SCHEMES = ("http", "https")
@@ -265,7 +265,8 @@ def pinned_transport(pins: AddressPins, **transport_options: object):
             self._inner = httpcore.AnyIOBackend()
 
         async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                              local_address: str | None = None, socket_options: object = None):
+                              local_address: str | None = None,
+                              socket_options: Iterable[Any] | None = None):
             addresses = pins.get(host)
             if not addresses:
                 raise httpcore.ConnectError(f"{host} has no checked address; refusing to connect")

@@ -79,7 +79,7 @@ def sniff_export(text: str) -> Any | None:
 
 
 def _conversations(value: Any) -> list[Any]:
-    items = value.get("conversations") if isinstance(value, Mapping) else value
+    items: Any = value.get("conversations") if isinstance(value, Mapping) else value
     if isinstance(value, Mapping) and items is None:
         items = [value]
     return list(items)
@@ -182,7 +182,7 @@ def _left_out(conversation: Mapping[str, Any], kind: str | None, cited: set[str]
                 other_branch += role == "assistant"
             elif role == "tool" or (role == "assistant" and message.get("recipient", "all") != "all"):
                 tool_steps += 1
-            metadata = message.get("metadata") if isinstance(message.get("metadata"), Mapping) else {}
+            metadata = _map(message.get("metadata"))
             for group in _list(metadata.get("search_result_groups")):
                 if id(message) in shown and isinstance(group, Mapping):
                     results.update(_urls_of(_list(group.get("entries"))))
@@ -224,7 +224,7 @@ def _chatgpt_path(conversation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
             if not isinstance(node_id, str):
                 break
     path: list[Mapping[str, Any]] = []
-    seen: set[str] = set()
+    seen: set[Any] = set()
     while node_id in mapping:
         if node_id in seen:
             raise IngestError(f"the message tree loops: message {str(node_id)[:80]!r} is its own ancestor")
@@ -295,18 +295,18 @@ def _chatgpt_cited_text(message: Mapping[str, Any]) -> tuple[str, list[str]]:
     for cite in _list(metadata.get("citations")):   # the older shape: 【11†source】 at start_ix..end_ix
         if not isinstance(cite, Mapping):
             continue
-        inner = cite.get("metadata") if isinstance(cite.get("metadata"), Mapping) else {}
+        inner = _map(cite.get("metadata"))
         url = next((inner[k] for k in _URL_KEYS if isinstance(inner.get(k), str)), None)
-        start, end = cite.get("start_ix"), cite.get("end_ix")
-        if url and isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(text):
-            edits.append((start, end, _marker([url])))
+        start_ix, end_ix = cite.get("start_ix"), cite.get("end_ix")
+        if url and isinstance(start_ix, int) and isinstance(end_ix, int) and 0 <= start_ix <= end_ix <= len(text):
+            edits.append((start_ix, end_ix, _marker([url])))
     for start, end, replacement in sorted(set(edits), key=lambda e: e[0], reverse=True):
         text = (marker_before_stop(text[:start], replacement) if replacement else text[:start]) + text[end:]
     return _PRIVATE_MARKER.sub("", text), listed
 
 
 def _visible(message: Mapping[str, Any]) -> bool:
-    metadata = message.get("metadata") if isinstance(message.get("metadata"), Mapping) else {}
+    metadata = _map(message.get("metadata"))
     return not metadata.get("is_visually_hidden_from_conversation")
 
 
@@ -336,7 +336,7 @@ def _chatgpt_turns(conversation: Mapping[str, Any]) -> Iterable[Turn | SkippedRe
 
     for message in _chatgpt_path(conversation):
         role = (message.get("author") or {}).get("role") if isinstance(message.get("author"), Mapping) else None
-        content = message.get("content") if isinstance(message.get("content"), Mapping) else {}
+        content = _map(message.get("content"))
         if role == "user" and _visible(message):
             yield from flush()
             question = _parts_text(content).strip() or question

@@ -189,7 +189,7 @@ def citation_entries(value: Any, where: str) -> list[str]:
         else:
             # URLs may contain commas: a comma separates only before a space or another URL;
             # a line that is one written reference ("Smith J, Jones K. Title. JAMA. 2019;321:11") stays whole
-            entries = []
+            entries: list[str] = []
             for line in (ln for ln in stripped.splitlines() if ln.strip()):
                 if data := _DATA_URL.search(line):
                     # a data: URL holds its own commas and semicolons: kept whole, so the fetcher refuses
@@ -208,7 +208,7 @@ def citation_entries(value: Any, where: str) -> list[str]:
         value = [value]
     if not isinstance(value, list):
         raise IngestError(f"{where} are {kind_of(value)}, expected a list of URLs")
-    entries: list[str] = []
+    entries = []
     for n, item in enumerate(value, start=1):
         if item is None:
             continue

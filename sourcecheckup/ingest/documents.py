@@ -198,13 +198,13 @@ def docx_markdown(data: bytes) -> tuple[str, dict[str, str]]:
 
 
 # ------------------------------------------------------------------------------------------ PDF
-def _inside(rect: tuple[float, float, float, float], x: float, y: float) -> bool:
+def _inside(rect: tuple[float, ...], x: float, y: float) -> bool:
     x0, y0, x1, y1 = rect
     return min(x0, x1) - 1 <= x <= max(x0, x1) + 1 and min(y0, y1) - 3 <= y <= max(y0, y1) + 1
 
 
-def _page_links(page: Any) -> list[tuple[tuple[float, float, float, float], str]]:
-    links = []
+def _page_links(page: Any) -> list[tuple[tuple[float, ...], str]]:
+    links: list[tuple[tuple[float, ...], str]] = []
     for ref in page.get("/Annots") or []:
         annot = ref.get_object()
         if annot.get("/Subtype") != "/Link":
@@ -319,7 +319,7 @@ def pdf_markdown(data: bytes, max_pages: int | None = None,
                          "where the page ends")
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)      # a word hyphenated across lines
-    info = reader.metadata or {}
+    info: dict[str, Any] = reader.metadata or {}
     about = {k: str(v) for k, v in (("document_title", info.get("/Title")), ("document_author", info.get("/Author")))
              if v}
     return text, about, notes

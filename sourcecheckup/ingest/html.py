@@ -19,6 +19,7 @@ reason the import reports (:mod:`.pages` makes the page's Responses and says whi
 """
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -348,7 +349,7 @@ class _Writer:
             n += 1
         out.append(PARA)
 
-    def table(self, el: etree._Element, out: list[str]) -> None:
+    def table(self, el: etree._Element, out: builtins.list[str]) -> None:
         rows = [r for r in el.iter() if _tag(r) == "tr"]
         out.append(PARA)
         for i, row in enumerate(rows):
@@ -365,7 +366,7 @@ class _Writer:
                     and not self.page.links[link][3]:
                 self.page.note(link, None, f"left out: {why}")
 
-    def link(self, el: etree._Element, out: list[str]) -> None:
+    def link(self, el: etree._Element, out: builtins.list[str]) -> None:
         href = _link_url(el) or ""
         text = _words(_join(self.inline_text(el)))
         if href.startswith("#"):
@@ -403,7 +404,7 @@ class _Writer:
             return
         out.append(f"[{_bracket_safe(text)}]({_md_url(url)})" if text else f" <{url}>")
 
-    def inline_text(self, el: etree._Element) -> list[str]:
+    def inline_text(self, el: etree._Element) -> builtins.list[str]:
         """A link's own words: its visible text, hidden parts and pictures left out."""
         out: list[str] = []
         if el.text:
@@ -416,7 +417,7 @@ class _Writer:
                 out.append(_space(child.tail))
         return out
 
-    def in_page(self, el: etree._Element, href: str, text: str, out: list[str]) -> None:
+    def in_page(self, el: etree._Element, href: str, text: str, out: builtins.list[str]) -> None:
         target = self.page.target(href)
         if target is None:
             self.page.note(el, None, f"left out: it points at {href} in the page, which is not there")

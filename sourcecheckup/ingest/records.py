@@ -214,12 +214,19 @@ def skip_json_value(text: str, pos: int) -> int:
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 
 
+def _ws_end(text: str, pos: int) -> int:
+    """Where the JSON white space from ``pos`` ends (the pattern matches anywhere, if only nothing)."""
+    found = _JSON_WS.match(text, pos)
+    assert found is not None
+    return found.end()
+
+
 def array_items(text: str) -> Iterable[tuple[Any, int, str | None]]:
     """The elements of a JSON array, with the line each starts on and what is wrong with one (a byte
     that is not UTF-8; nesting past MAX_JSON_DEPTH, the value then a TooDeep), if anything.
     Raises JSONDecodeError where the array is not JSON."""
     decoder = json.JSONDecoder()
-    pos = _JSON_WS.match(text, _JSON_WS.match(text).end() + 1).end()
+    pos = _ws_end(text, _ws_end(text, 0) + 1)
     line, counted = 1, 0
     while pos < len(text) and text[pos] != "]":
         try:
@@ -230,6 +237,6 @@ def array_items(text: str) -> Iterable[tuple[Any, int, str | None]]:
         line += text.count("\n", counted, pos)
         counted = pos
         yield value, line, problem
-        pos = _JSON_WS.match(text, end).end()
+        pos = _ws_end(text, end)
         if pos < len(text) and text[pos] == ",":
-            pos = _JSON_WS.match(text, pos + 1).end()
+            pos = _ws_end(text, pos + 1)

@@ -220,22 +220,24 @@ class CheckerJudge(BaseJudge):
 
     async def _source_chunks(self, source: SourceText) -> Chunks:
         key = ("checker_chunks", self.chunk_tokens, self.client.context_tokens)
-        task = source.cache.get(key)
+        cache: dict[Any, Any] = source.cache   # declared dict[str, Any]; this judge keys it by a tuple
+        task = cache.get(key)
         if task is None:
             task = asyncio.ensure_future(self.chunks(source.text))
-            source.cache[key] = task
+            cache[key] = task
         return await task
 
     async def _ask(self, chunks: Chunks, index: int, sentence_index: int, sentence: str) -> Answer:
         options = CallOptions(temperature=0, seed=self.client.settings.seed, max_tokens=1,
                               structured=False, top_logprobs=TOP_LOGPROBS)
-        where = dict(chunk=index, sentence=sentence_index)
+        where: dict[str, Any] = dict(chunk=index, sentence=sentence_index)
         try:
             reply = await self.client.complete(SYSTEM_PROMPT, document_prompt(chunks.texts[index], sentence),
                                                None, options)
         except LLMCallError as exc:
             return Answer(**where, error=str(exc))
-        used = dict(raw=reply.text, model=reply.model, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out)
+        used: dict[str, Any] = dict(raw=reply.text, model=reply.model, tokens_in=reply.tokens_in,
+                                    tokens_out=reply.tokens_out)
         cut = _truncated(reply, chunks, index)
         if cut:
             return Answer(**where, error=cut, **used)
@@ -254,9 +256,9 @@ class CheckerJudge(BaseJudge):
         flags = tuple(source_flags(source))
         answers = await asyncio.gather(*(self._ask(chunks, c, s, claim) for c in range(len(chunks.texts))
                                          for s, claim in enumerate(claims)))
-        used = dict(tokens_in=sum(a.tokens_in for a in answers) or None,
-                    tokens_out=sum(a.tokens_out for a in answers) or None,
-                    model_version=next((a.model for a in answers if a.model), ""))
+        used: dict[str, Any] = dict(tokens_in=sum(a.tokens_in for a in answers) or None,
+                                    tokens_out=sum(a.tokens_out for a in answers) or None,
+                                    model_version=next((a.model for a in answers if a.model), ""))
         how = self._how_read(chunks)
         best: list[Answer | None] = []          # each claim sentence's best chunk
         undecided: list[int] = []
@@ -328,7 +330,8 @@ def from_spec(arg: str, **options: Any) -> CheckerJudge:
     parsed = parse_checker_spec(f"checker:{arg}")
     client_options, own = split_options(options)
     chunk_tokens = own.get("chunk_tokens")
-    threshold = float(own.get("checker_threshold") if own.get("checker_threshold") is not None else THRESHOLD)
+    given_threshold = own.get("checker_threshold")
+    threshold = float(given_threshold if given_threshold is not None else THRESHOLD)
     if (chunk_tokens is not None and int(chunk_tokens) < 50) or not 0.0 < threshold < 1.0:
         raise JudgeSpecError("chunk_tokens must be >= 50 and checker_threshold between 0 and 1")
     client = make_client(f"openai-compatible:{parsed.base_url}#{parsed.model}", **client_options)

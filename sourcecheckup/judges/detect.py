@@ -119,9 +119,9 @@ async def probe(client: httpx.AsyncClient, port: int) -> LocalServer | None:
             return LocalServer(port, kind, (), needs_key=True)
         return None
     owners = {str(item.get("owned_by", "")).lower() for item in models["data"] if isinstance(item, dict)}
-    kind = next((_OWNERS[o] for o in owners if o in _OWNERS), None)
-    if kind is None:
-        kind = port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server"
+    owned = next((_OWNERS[o] for o in owners if o in _OWNERS), None)
+    kind = (owned if owned is not None else
+            port_name(port) if port in dict(KNOWN_PORTS) else "OpenAI-compatible server")
     # a keyed llama-server answers 401 on /v1/models (above); an older one listed its models to anyone and wanted
     # its key everywhere else
     needs_key = refused or (kind == "llama.cpp server" and await _get_json(client, f"{base}/props") == NEEDS_KEY)

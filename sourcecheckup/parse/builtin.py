@@ -71,7 +71,8 @@ class BuiltinParser:
 
     @staticmethod
     def _row(raw: str, headers: Sequence[str], markers: Mapping[str, int]) -> tuple[str, tuple[int, ...]]:
-        parts, cited = [], []
+        parts: list[str] = []
+        cited: list[int] = []
         for k, cell in enumerate(raw.split("|")):
             clean, found = strip_markers(cell, markers)
             clean = clean_markdown(clean)

@@ -389,7 +389,7 @@ def segments(text: str) -> list[Segment]:
         spans = _split_unit(text, masked, unit.start, unit.end)
         if not spans:
             continue
-        lead_for_next = None
+        lead_for_next: tuple[tuple[int, int], int] | None = None
         last_plain = plain_text(text[spans[-1][0]:spans[-1][1]])
         if (following is not None and following.kind == "item" and last_plain.endswith(":")
                 and (unit.kind == "para" or following.indent > unit.indent)):
@@ -403,10 +403,15 @@ def segments(text: str) -> list[Segment]:
             while parents and parents[-1][0] >= unit.indent:
                 parents.pop()
             if parents and (list_lead is None or list_lead[1] < parents[-1][0]):
-                lead = parents[-1][1]                 # a nested fragment reads with its parent item
+                lead: tuple[int, int] | None = parents[-1][1]   # a nested fragment reads with its parent item
             else:
                 lead = list_lead[0] if list_lead is not None else heading_lead
-            parents.append((unit.indent, spans[0] if spans else lead_for_next[0]))
+            if spans:
+                first = spans[0]
+            else:   # spans ran out only where the last one became the lead-in for the next item
+                assert lead_for_next is not None
+                first = lead_for_next[0]
+            parents.append((unit.indent, first))
             for k, span in enumerate(spans):
                 if add_marker_only(span):
                     continue

@@ -129,7 +129,7 @@ def grade_agreement(store: Store, run_ids: Sequence[str], *, seed: int = 0) -> d
     the majority of the others (leave-one-out), over the answers of ``run_ids``."""
     by_reviewer: dict[str, dict[tuple[str, int], str]] = {}
     by_answer: dict[tuple[str, int], dict[str, str]] = {}
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for run_id in run_ids:
         for r in answer_grades(store, run_id):
             key = (run_id, r.response_pk)

@@ -175,7 +175,9 @@ def run_totals(store: Store, run_id: str, *, with_overrides: bool = True, chunk:
 def proportion_set(sets: Sequence[MetricSet], counts: dict[str, Any] | None = None) -> MetricSet:
     """The chunks' metrics as one run's."""
     names = ("url_validity", "statement_support", "response_support", "unused_sources")
-    return MetricSet(*(_sum_metric([getattr(m, name) for m in sets]) for name in names), counts or {},
+    url_validity, statement_support, response_support, unused_sources = (
+        _sum_metric([getattr(m, name) for m in sets]) for name in names)
+    return MetricSet(url_validity, statement_support, response_support, unused_sources, counts or {},
                      _sum_metric([m.full_text_validity for m in sets]),
                      _sum_metric([m.answer_citation_validity for m in sets]))
 

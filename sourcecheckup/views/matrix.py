@@ -149,8 +149,8 @@ def support_matrix(view: RunView, response_pk: int) -> SupportMatrix:
             cells[(s.row.pk, url)] = MatrixCell(s.row.pk, url, label, judge_label, tuple(vs), override,
                                                 len(decided) > 1, url in valid,
                                                 view.review_states.get((s.row.pk, url)))
-    titles = {url: view.data.sources[url].source.title for url in a.urls
-              if url in view.data.sources and view.data.sources[url].source.title}
+    titles = {url: title for url in a.urls
+              if url in view.data.sources and (title := view.data.sources[url].source.title)}
     references = {url: view.references[url] for url in a.urls if url in view.references}
     return SupportMatrix(list(a.statements), list(a.urls), cells, titles, references,
                          frozenset(s.row.pk for s in a.statements if s.row.pk in view.retracted_only))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..review.agreement import kappa_words
 from ..review.labels import UNSURE
@@ -26,7 +26,7 @@ class PairRef:
 def review_pairs(view: RunView, *, review_first: bool = False) -> list[PairRef]:
     """Every judgeable pair of a run (claims x readable sources), in reading order; with
     ``review_first`` the pairs the screening judge is unsure of (and no reviewer labelled) come first."""
-    out = []
+    out: list[PairRef] = []
     for a in view.assessed:
         for s in a.statements:
             if not s.row.statement.informative:
@@ -63,10 +63,10 @@ class AgreementRow:
     kappa: str
 
 
-def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
+def agreement_rows(report: Mapping[str, Any]) -> list[AgreementRow]:
     """The comparisons of :func:`sourcecheckup.review.agreement.agreement_report` as plain-text rows."""
-    out = []
-    for c in report.get("comparisons", []):  # type: ignore[union-attr]
+    out: list[AgreementRow] = []
+    for c in report.get("comparisons", []):
         ag, ka = c["agreement"], c["kappa"]
         kappa = kappa_words(ka["value"], c["n"])
         if ka["value"] is not None and ka["ci95"][0] is not None:
@@ -79,11 +79,11 @@ def agreement_rows(report: Mapping[str, object]) -> list[AgreementRow]:
     return out
 
 
-def agreement_summary(report: Mapping[str, object]) -> str:
-    return (f"{count_noun(report['pairs_reviewed'], 'pair')} reviewed by "  # type: ignore[arg-type]
-            f"{count_noun(len(report['reviewers']), 'reviewer')} "  # type: ignore[arg-type]
+def agreement_summary(report: Mapping[str, Any]) -> str:
+    return (f"{count_noun(report['pairs_reviewed'], 'pair')} reviewed by "
+            f"{count_noun(len(report['reviewers']), 'reviewer')} "
             f"({report['reviews']} labels, {report['unsure']} unsure); majority on {report['pairs_with_majority']}; "
-            f"{len(report['overturned'])} judge verdicts overturned.")  # type: ignore[arg-type]
+            f"{len(report['overturned'])} judge verdicts overturned.")
 
 
 def sample_labels(store: Store, run_id: str, sample: str, reviewer: str) -> dict[tuple[int, str], str]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any
 
 from ..compare import MOVES, statement_moves_text
 from ..metrics import METRIC_NAMES, headline
@@ -140,11 +140,11 @@ def _outcome_words(value: str) -> str:
         return value.replace("_", " ")
 
 
-def comparison_view(c: Mapping[str, object]) -> ComparisonView:
+def comparison_view(c: dict[str, Any]) -> ComparisonView:
     """The dict of :func:`sourcecheckup.compare.compare_runs` shaped for a comparison screen."""
-    diffs = []
+    diffs: list[MetricDifference] = []
     # the other studies' figures (refusal accuracy, context relevance, adversarial safety) follow the run's own
-    for d in [*c["differences"], *c.get("study_differences", [])]:  # type: ignore[union-attr, attr-defined]
+    for d in [*c["differences"], *c.get("study_differences", [])]:
         a = "n/a" if d["a"] is None else f"{100 * d['a']:.1f}% (n={d['n_a']})"
         b = "n/a" if d["b"] is None else f"{100 * d['b']:.1f}% (n={d['n_b']})"
         name = METRIC_NAMES.get(d["metric"]) or STUDY_NAMES.get(d["metric"], d["metric"])
@@ -152,20 +152,20 @@ def comparison_view(c: Mapping[str, object]) -> ComparisonView:
     statements = [ChangedStatement(s["response_id"], s["statement"], _status_words(s["status_a"]),
                                    _status_words(s["status_b"]), s["supported_a"], s["supported_b"],
                                    MOVES.get(s.get("move", "support_changed"), "").split(":")[0])
-                  for s in c["changed_statements"]]  # type: ignore[union-attr]
+                  for s in c["changed_statements"]]
     sources = [ChangedSource(s["url"], s.get("change") or (
                              "content changed" if s["content_changed"] else
                              f"{_outcome_words(s['status_a'])} → {_outcome_words(s['status_b'])}"),
                              day_of(s["fetched_at_a"]), day_of(s["fetched_at_b"]))
-               for s in c["changed_sources"]]  # type: ignore[union-attr]
+               for s in c["changed_sources"]]
     ra, rb = c["run_a"], c["run_b"]
-    warnings = " ".join(f"⚠ {w}" for w in c.get("warnings", []))  # type: ignore[union-attr]
+    warnings = " ".join(f"⚠ {w}" for w in c.get("warnings", []))
     summary = (f"{warnings + chr(10) if warnings else ''}"
-               f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "  # type: ignore[index]
-               f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "  # type: ignore[index]
+               f"A = run {ra['id']} ({str(ra['created_at'])[:16].replace('T', ' ')}), "
+               f"B = run {rb['id']} ({str(rb['created_at'])[:16].replace('T', ' ')}). "
                f"{c['statements_matched']} statements matched (only in A {c['statements_only_a']}, only in B "
                f"{c['statements_only_b']}); {statement_moves_text(c)}. {c['sources_matched']} sources "
                f"matched; {len(sources)} changed."
                + ("" if "with_overrides" not in c else " Reviewer overrides counted." if c["with_overrides"]
                   else " Judges only (reviewer overrides not counted)."))
-    return ComparisonView(str(ra["id"]), str(rb["id"]), summary, diffs, statements, sources)  # type: ignore[index]
+    return ComparisonView(str(ra["id"]), str(rb["id"]), summary, diffs, statements, sources)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Sequence
+from typing import Sequence, cast
 
 from .model import CONTRADICTED, MATCHED, MISSING, Quantity, QuantityFinding
 from .units import _convert, _equal, _normalise
@@ -72,7 +72,9 @@ def _relation(claim: Quantity, s: Quantity) -> str:
     first = _relation_1(claim.low, claim.high, claim.bound, s.low, s.high, s.bound, claim, s)
     if not claim.is_pair:
         return first
-    second = _relation_1(claim.low2, claim.high2, claim.bound, s.low2, s.high2, s.bound, claim, s)
+    # a pair is compared only with a pair (_convert keeps the kind), and a pair has both second figures
+    second = _relation_1(cast(float, claim.low2), cast(float, claim.high2), claim.bound,
+                         cast(float, s.low2), cast(float, s.high2), s.bound, claim, s)
     if "contradict" in (first, second):
         return "contradict"
     return "match" if first == second == "match" else "neutral"
@@ -269,7 +271,7 @@ def _together(text: str, a: Quantity, b: Quantity) -> bool:
 def _key_stem(statement: str, claim: Quantity, evidence_stems: Sequence[frozenset[str]]) -> str:
     """The statement's most specific subject word (a drug's name, typically): its longest subject
     word, when exactly one evidence sentence names it; else none."""
-    words = {}
+    words: dict[str, str] = {}
     for w in re.findall(r"[a-z]+", _normalise(statement)):
         st = _stem(w)
         if w not in _NOT_SUBJECT and len(w) > 1 and st in claim.subject and len(w) > len(words.get(st, "")):
@@ -318,7 +320,7 @@ def compare_quantities(statement: str, evidence_sentences: Sequence[str]) -> lis
                     continue
                 # a clause that names no subgroup of its own beyond the statement's is about the
                 # subgroup the sentences before it name ("... pregnant ... Those with diabetes: 5 mg")
-                inherited = frozenset()
+                inherited: frozenset[str] = frozenset()
                 if s.qualifiers & _SUBGROUPS <= claim.qualifiers:
                     inherited = claim.qualifiers & _SUBGROUPS & frozenset().union(
                         *(_sentence_subgroups(e) for e, _ in evidence[max(0, i - 2):i]))
@@ -393,6 +395,8 @@ def _bind_pairs(statement: str, findings: list[QuantityFinding]) -> list[Quantit
                 continue
             if not _together(statement, f.claim, g.claim):
                 continue
+            # a match has its source quantity (and out[j] is still g: a replaced one is a contradiction)
+            assert f.source is not None and g.source is not None
             if f.sentence == g.sentence and _together(f.sentence, f.source, g.source):
                 continue
             for q in extract_quantities(f.sentence):

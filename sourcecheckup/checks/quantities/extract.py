@@ -194,7 +194,7 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             unit_m = _unit_at(t, bp.end())
             mmhg = bool(unit_m and _unit_of(unit_m)[0] == "mmhg")
             if (mmhg or pressure) and 50 <= value <= 260 and 30 <= dia <= 160 and value > dia:
-                e = unit_m.end() if mmhg else bp.end()
+                e = unit_m.end() if mmhg and unit_m else bp.end()   # mmhg: unit_m was found
                 return _Raw(s, e, value, value, "mmhg", bound=_bound_before(t, s) or "eq",
                             low2=dia, high2=dia, shown="mm Hg")
             return None  # a fraction or a date ("1/2", "12/05"): not a checked quantity
@@ -255,11 +255,11 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
             if d and d.group("d") is not None:
                 den = _value(d)[0]
                 sep2 = _RANGE_SEP.match(t, d.end())
-                d2 = _NUM_AT.match(t, sep2.end()) if sep2 and sep2.group(0).strip() in ("-", "to") else None
-                if den > high > 0 and d2 and d2.group("d") is not None and _value(d2)[0] > den \
+                den_to = _NUM_AT.match(t, sep2.end()) if sep2 and sep2.group(0).strip() in ("-", "to") else None
+                if den > high > 0 and den_to and den_to.group("d") is not None and _value(den_to)[0] > den \
                         and value == high:
                     # "1 in 3,000 to 4,000": a range of rates
-                    return _Raw(s, d2.end(), 100 * value / _value(d2)[0], 100 * value / den, "%",
+                    return _Raw(s, den_to.end(), 100 * value / _value(den_to)[0], 100 * value / den, "%",
                                 bound="range", shown="in", scale=100 / den, decimals=-1)
                 if den > high > 0:
                     return _Raw(s, d.end(), 100 * value / den, 100 * high / den, "%", bound=bound,
@@ -299,7 +299,7 @@ def _parse_at(t: str, m: re.Match, pressure: bool) -> _Raw | None:
     # ages: "aged 65", "65 years and over", "children under 12", "over-65s"
     age_after = _AGE_AFTER.match(t, end)
     age_before = _AGE_BEFORE.search(before)
-    years = bool(unit_m) and _unit_of(unit_m)[0] == "month"
+    years = unit_m is not None and _unit_of(unit_m)[0] == "month"
     if (age_after and (not unit_m or years)) or (age_before and (not unit_m or years)):
         e = age_after.end() if age_after else end
         if age_after and re.search(r"(?:and|or)\s+(?:over|older|above)", age_after.group(0)):
@@ -544,7 +544,7 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
         # split the clause at separators that stand between two quantities
         bounds = []
         for i, r in enumerate(group):
-            lo = seg_start
+            lo: int | None = seg_start
             if i > 0:
                 gap = t[group[i - 1].end:r.start]
                 seps = list(_SEPARATOR.finditer(gap))
@@ -562,6 +562,7 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
             while k < len(group) and bounds[k] is None:
                 k += 1
             hi = bounds[k] if k < len(group) else seg_end
+            assert hi is not None   # the loop above stopped at a bound, or at the end
             regions.append((lo, hi))
         first_lo = regions[0][0]
         opening = t[seg_start:group[0].start] if first_lo == seg_start else t[seg_start:first_lo]

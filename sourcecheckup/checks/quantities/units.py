@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from typing import cast
 
 from .model import Quantity
 
@@ -108,7 +109,7 @@ _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
          "eighteen", "nineteen"]
 _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_WORD_VALUE = {w: i for i, w in enumerate(_ONES)}
+_WORD_VALUE: dict[str, float] = {w: i for i, w in enumerate(_ONES)}
 _WORD_VALUE.update({w: 20 + 10 * i for i, w in enumerate(_TENS)})
 _WORD_VALUE.update({"once": 1, "twice": 2, "thrice": 3, "a dozen": 12, "dozen": 12, "half": 0.5})
 _FREQ_WORDS = frozenset({"once", "twice", "thrice"})
@@ -192,7 +193,8 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
     # one component of a blood-pressure pair
     if claim.unit == "mmhg" and not claim.is_pair and s.unit == "mmhg" and s.is_pair:
         if "diastolic" in claim.qualifiers:
-            return replace(s, low=s.low2, high=s.high2, low2=None, high2=None,
+            # a pair (low2 set) has both its second bounds
+            return replace(s, low=cast(float, s.low2), high=cast(float, s.high2), low2=None, high2=None,
                            qualifiers=s.qualifiers | {"diastolic"})
         if "systolic" in claim.qualifiers:
             return replace(s, low2=None, high2=None, qualifiers=s.qualifiers | {"systolic"})

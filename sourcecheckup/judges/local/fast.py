@@ -99,8 +99,8 @@ def _deberta_positions(self: Any, rel_embeddings: Any, span: int, scale: float, 
     if cached is not None and cached[0] == key:
         return cached[1]
     rel = rel_embeddings[0: span * 2, :].unsqueeze(0)
-    key_proj = self.key_proj if self.share_att_key else getattr(self, "pos_key_proj", None)
-    query_proj = self.query_proj if self.share_att_key else getattr(self, "pos_query_proj", None)
+    key_proj: Any = self.key_proj if self.share_att_key else getattr(self, "pos_key_proj", None)
+    query_proj: Any = self.query_proj if self.share_att_key else getattr(self, "pos_query_proj", None)
     pos_key = split(key_proj(rel)) / scale if "c2p" in self.pos_att_type else None
     pos_query = split(query_proj(rel)) / scale if "p2c" in self.pos_att_type else None
     value = (pos_key, pos_query)
@@ -117,9 +117,10 @@ def speed_up_deberta(model: Any) -> int:
     changed = 0
     for module in model.modules():
         if isinstance(module, DisentangledSelfAttention) and "_plain_forward" not in module.__dict__:
-            module._plain_forward = module.forward
-            module._positions = types.MethodType(_deberta_positions, module)
-            module.forward = types.MethodType(_deberta_attention, module)
+            patched: Any = module   # new attributes and a replaced method: beyond what the class declares
+            patched._plain_forward = patched.forward
+            patched._positions = types.MethodType(_deberta_positions, patched)
+            patched.forward = types.MethodType(_deberta_attention, patched)
             changed += 1
     return changed
 

@@ -22,7 +22,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from ...evidence import SourceText, quote_in_source, rank_passages, source_sentences, split_passages
 from ...models import Label, Verdict
@@ -407,7 +407,8 @@ class LocalJudge:
             if failure is not None:
                 verdicts[n] = self._error(_explain(failure))
                 continue
-            window, score = max(scored, key=lambda ws: ws[1])   # first of equals: best-ranked window
+            # first of equals: the best-ranked window (no failure above, so every score is a number)
+            window, score = max(cast(list[tuple[Window, float]], scored), key=lambda ws: ws[1])
             best[n] = (window, float(score), len(scored))
 
         # the quote: the best sentence of the best window, for supported pairs only
@@ -426,9 +427,9 @@ class LocalJudge:
             if n not in best_sentence or score > best_sentence[n][1]:
                 best_sentence[n] = (sentence, float(score))
 
-        for n, (window, score, scored) in best.items():
+        for n, (window, score, n_scored) in best.items():
             statement, source = pairs[n]
-            verdicts[n] = self._verdict(score, window, scored, totals[n], best_sentence.get(n), source, m)
+            verdicts[n] = self._verdict(score, window, n_scored, totals[n], best_sentence.get(n), source, m)
         return [v if v is not None else self._error("no window was scored") for v in verdicts]
 
     def _verdict(self, score: float, window: Window, scored: int, total: tuple[int, bool],

@@ -71,9 +71,10 @@ def fuse_t5_encoder_attention(model: Any, num_heads: int) -> int:
         add = producers.get(softmax.input[0])
         scores = producers.get(add.input[0]) if add is not None and add.op_type == "Add" else None
         after = readers.get(softmax.output[0], [])
-        if None in (q, k, v, o, scores) or scores.op_type != "MatMul" or len(after) != 1 \
-                or after[0].op_type != "MatMul" or after[0].input[0] != softmax.output[0]:
+        if q is None or k is None or v is None or o is None or scores is None or scores.op_type != "MatMul" \
+                or len(after) != 1 or after[0].op_type != "MatMul" or after[0].input[0] != softmax.output[0]:
             continue
+        assert add is not None   # scores was found through it
         context = after[0]
         (q_in, scale_q), (k_in, scale_k), (v_in, scale_v), (o_in, scale_o) = (
             _view_of(graph, name, producers) for name in (scores.input[0], scores.input[1], context.input[1], o.input[0]))

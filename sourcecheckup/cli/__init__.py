@@ -13,7 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark, grades, judges, merge, models, references
+from . import benchmark, grades, judges, merge, models, references, repair
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, err, exit_interrupted, require_plugins
 from .review import cmd_cleanup, cmd_review_import, cmd_review_sample, cmd_revised
@@ -221,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     benchmark.add_commands(sub, progress)
     references.add_commands(sub, common)
+    repair.add_commands(sub, common)
     merge.add_command(sub, common)
     models.add_commands(sub, common)
     _finish_help(judges.add_commands(sub, common))

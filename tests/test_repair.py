@@ -187,3 +187,31 @@ def test_cli_repair_refuses_when_lookups_are_off(tmp_path, capsys):
     run_id = seed(Store(db))
     assert main(["repair", run_id, "--db", str(db)]) == 1
     assert "repair needs the network" in capsys.readouterr().err
+
+
+def test_report_shows_the_repairs_and_verify_report_checks_them(repair_servers, tmp_path, capsys):
+    from sourcecheckup.report import write_report
+
+    db = tmp_path / "r.db"
+    store = Store(db)
+    run_id = seed(store)
+    asyncio.run(repair(store, run_id, repair_servers, open_access=True))
+    path = tmp_path / "report.json"
+    write_report(store, run_id, path, "json")
+    report = json.loads(path.read_text())
+    rows = {(r["text"], r["kind"]): r for r in report["repairs"]}
+    empa = rows[(S_EMPA, "find")]
+    assert empa["new"]["citation"] == f"https://doi.org/{EMPA['doi']}" and empa["new"]["verdict"] == "supported"
+    assert empa["old"] and all(o["verdict"] == "not_supported" for o in empa["old"])
+    assert rows[(S_NONE, "find")]["outcome"] == NO_SOURCE and rows[(S_NONE, "find")]["new"] is None
+    assert "open-access copy of" in rows[(S_ASPREE, "open_access")]["new"]["found_by"]
+    assert main(["verify-report", str(path), "--db", str(db)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    empa["new"]["quote"] = "Empagliflozin cured diabetes."   # a tampered quote is caught
+    path.write_text(json.dumps(report))
+    assert main(["verify-report", str(path), "--db", str(db)]) != 0
+    assert "repairs[" in capsys.readouterr().out
+    html_path = tmp_path / "report.html"
+    write_report(store, run_id, html_path, "html")
+    page = html_path.read_text()
+    assert 'id="repairs"' in page and NO_SOURCE in page and EMPA["doi"] in page

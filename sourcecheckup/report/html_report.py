@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from ..metrics import METRIC_NAMES, percent
 from ..resources import resources_dir
 from .expert_report import expert_html
+from .repairs import repairs_html
 
 HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
 MAX_REFERENCE_PROBLEMS = 500   # reference problems listed in HTML/PDF (the JSON lists them all)
@@ -118,7 +119,8 @@ def report_html(report: dict[str, Any], *, include_responses: bool = True) -> st
     return _environment().get_template("report.html").render(
         r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
         html_limit=HTML_TEXT_LIMIT, max_reference_problems=MAX_REFERENCE_PROBLEMS,
-        verification_code=verification_code(report), expert_block=expert_html(report))
+        verification_code=verification_code(report), expert_block=expert_html(report),
+        repairs_block=repairs_html(report))
 
 
 CODE_PREFIX = "SCV1:"

@@ -38,12 +38,23 @@ class RepairTables:
         if "repairs" not in self.db.table_names():
             return []
         rows = [_repair(r) for r in self.db.query(
-            "SELECT p.*, s.text AS statement, s.response_pk AS response_pk, s.ord AS ord FROM repairs p "
-            "JOIN statements s ON s.pk = p.statement_pk WHERE p.run_id = ? ORDER BY s.response_pk, s.ord, p.kind",
-            [run_id])]
+            "SELECT p.*, s.text AS statement, s.response_pk AS response_pk, s.ord AS ord, r.rid AS rid "
+            "FROM repairs p JOIN statements s ON s.pk = p.statement_pk JOIN responses r ON r.pk = s.response_pk "
+            "WHERE p.run_id = ? ORDER BY r.ord, s.ord, p.kind", [run_id])]
         for r in rows:
             r["candidates"] = self.repair_candidates(run_id, r["statement_pk"], r["kind"])
         return rows
+
+    def repair_old_verdicts(self, run_id: str) -> dict[int, list[tuple[str, str, str]]]:
+        """statement_pk -> (url, judge, label) of the run's own verdicts on the repaired statements."""
+        out: dict[int, list[tuple[str, str, str]]] = {}
+        if "repairs" not in self.db.table_names():
+            return out
+        for r in self.db.query("SELECT v.statement_pk, v.url, v.judge_id, v.label FROM verdicts v WHERE v.run_id = ? "
+                               "AND v.statement_pk IN (SELECT statement_pk FROM repairs WHERE run_id = ?) "
+                               "ORDER BY v.statement_pk, v.pk", [run_id, run_id]):
+            out.setdefault(r["statement_pk"], []).append((r["url"], r["judge_id"], r["label"]))
+        return out
 
     def set_repair_decision(self, run_id: str, statement_pk: int, kind: str, decision: str) -> bool:
         with self.db.conn:

@@ -215,3 +215,26 @@ def test_report_shows_the_repairs_and_verify_report_checks_them(repair_servers, 
     write_report(store, run_id, html_path, "html")
     page = html_path.read_text()
     assert 'id="repairs"' in page and NO_SOURCE in page and EMPA["doi"] in page
+
+
+def test_revised_cites_the_accepted_repair(repair_servers, tmp_path, capsys):
+    db = tmp_path / "r.db"
+    store = Store(db)
+    run_id = seed(store)
+    row = store.responses(run_id)[0]
+    text = row.response.text
+    # the seeded statements have their spans in the answer, as a parser would give them
+    with store.db.conn:
+        for s in store.statements_for(row.pk):
+            start = text.index(s.statement.text)
+            store.db.execute("UPDATE statements SET start = ?, end = ? WHERE pk = ?",
+                             [start, start + len(s.statement.text), s.pk])
+    asyncio.run(repair(store, run_id, repair_servers))
+    pks = {s.statement.text: s.pk for s in store.statements_for(row.pk)}
+    assert main(["repair", run_id, "--db", str(db), "--accept", str(pks[S_NONE])]) != 0   # nothing offered
+    assert main(["repair", run_id, "--db", str(db), "--accept", str(pks[S_EMPA])]) == 0
+    capsys.readouterr()
+    assert main(["revised", run_id, "--db", str(db), "--response", "r1", "--repairs", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert f"in type 2 diabetes (https://doi.org/{EMPA['doi']}). Vitamin D" in out["revised"]
+    assert out["repaired"] == [pks[S_EMPA]] and out["revised"].count("https://") == 1

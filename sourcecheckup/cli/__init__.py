@@ -207,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--response", required=True, metavar="ID", help="the response id")
     p.add_argument("--accept-verified", action="store_true",
                    help="also apply every verified suggestion still pending (records no decision)")
+    p.add_argument("--repairs", action="store_true",
+                   help="also cite the new source of each accepted repair (`sourcecheckup repair RUN --accept ID`)")
     p.add_argument("--json", action="store_true", help="print original, revised text and changes as JSON")
     p.set_defaults(func=cmd_revised)
 

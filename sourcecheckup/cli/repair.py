@@ -34,6 +34,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                                                                    "PubMed at most 3)")
     p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
                    help="a host the fetcher may reach though its address is private (tests: 127.0.0.1)")
+    p.add_argument("--accept", type=int, metavar="ID",
+                   help="accept the source offered for statement ID (with --open-access: its open-access copy); "
+                        "`sourcecheckup revised --repairs` then cites it")
     p.add_argument("--json", action="store_true", help="print the repairs as JSON")
     p.set_defaults(func=cmd_repair)
 
@@ -54,6 +57,15 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     run_id = pick_run(store, args.run)
+    if args.accept is not None:
+        from ..references.repair import accept_repair
+
+        try:
+            accept_repair(store, run_id, args.accept, "open_access" if args.open_access else "find")
+        except RepairError as exc:
+            raise UsageError(str(exc)) from exc
+        print(f"run {run_id}: the repair of statement {args.accept} is accepted")
+        return EXIT_OK
     try:
         settings = build_lookup_settings(crossref_endpoint=args.crossref_endpoint, pubmed_endpoint=args.pubmed_endpoint,
                                          contact_email=args.contact_email, lookup_timeout_s=args.lookup_timeout,

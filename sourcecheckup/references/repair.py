@@ -23,7 +23,7 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -432,3 +432,55 @@ async def _open_access(store: Store, run_id: str, statement_pk: int, text: str, 
             errors.append(str(exc))
         await _judge_and_keep(store, run_id, statement_pk, "open_access", text, cands, verifiers, rule, tried)
     return _finish(store, run_id, statement_pk, "open_access", " ".join(asked), tried, errors)
+
+
+def accept_repair(store: Store, run_id: str, statement_pk: int, kind: str = "find") -> dict[str, Any]:
+    """Accept an offered repair (a "no supporting source found" has nothing to accept)."""
+    row = store.repair(run_id, statement_pk, kind)
+    if row is None or row["status"] != "offered":
+        raise RepairError(f"statement {statement_pk} has no offered {kind.replace('_', '-')} repair to accept")
+    store.set_repair_decision(run_id, statement_pk, kind, "accepted")
+    return row
+
+
+def accepted_citations(store: Store, run_id: str, response_pk: int) -> dict[int, str]:
+    """statement_pk -> the new citation of its accepted repair (a find before an open-access copy)."""
+    out: dict[int, str] = {}
+    for r in store.repairs(run_id):
+        if r["response_pk"] != response_pk or r["decision"] != "accepted" or r["status"] != "offered":
+            continue
+        offered = next((c for c in r["candidates"] if c["key"] == r["offered_key"]), None)
+        if offered is not None and (r["statement_pk"] not in out or r["kind"] == "find"):
+            out[r["statement_pk"]] = offered["url"]
+    return out
+
+
+def apply_repairs(text: str, spans: Sequence[tuple[int, int, int]], citations: Mapping[int, str],
+                  applied: Sequence[tuple[int, int, str, str]] = ()) -> tuple[str, list[int]]:
+    """``text`` with each accepted repair's citation after its statement. ``spans``: (statement_pk, start, end)
+    in the original answer; ``applied``: the suggestions already applied (start, end, before, after) in the
+    original's coordinates, so the spans are moved to the revised text. Returns the text and the statements
+    that could not be placed (no span, or removed by a deletion)."""
+    unplaced = [pk for pk in citations if not any(s[0] == pk and 0 <= s[1] < s[2] for s in spans)]
+    inserts: list[tuple[int, str]] = []
+    for pk, start, end in spans:
+        if pk not in citations or not 0 <= start < end:
+            continue
+        pos = end
+        for a_start, a_end, _before, after in applied:
+            if a_start <= start and end <= a_end:   # the statement was rewritten: after the rewrite
+                if not after:
+                    pos = -1
+                    break
+                pos = a_start + len(after)
+        if pos < 0:
+            unplaced.append(pk)
+            continue
+        shift = sum(len(after) - (a_end - a_start) for a_start, a_end, _b, after in applied if a_end <= start)
+        inserts.append((pos + shift, citations[pk]))
+    for pos, url in sorted(inserts, reverse=True):
+        body = text[:pos]
+        punct = re.search(r"[.!?]+$", body)
+        cut = punct.start() if punct else pos   # "fact (URL)." rather than "fact. (URL)"
+        text = text[:cut] + f" ({url})" + text[cut:]
+    return text, unplaced

@@ -9,13 +9,15 @@ REST search JSON (``resultList.result`` with ``resultType=core`` fields ``abstra
 publisher's paywalled page and the repository's open-access copy (HTML) for the fetcher.
 
 Base URLs: ``.pubmed``, ``.europepmc``, ``.crossref``, ``.unpaywall``. Switches: ``rate_limit`` (a set of
-services answered 429 with ``Retry-After: 1``, every time), ``down`` (a set answered 500). Each request is
+services answered 429 with ``Retry-After: 1``, every time), ``down`` (a set answered 500), ``slow`` (a set
+answered after SLOW_S). Each request is
 logged as (service, path, query).
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
@@ -23,6 +25,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from xml.sax.saxutils import escape
 
 import pytest
+
+SLOW_S = 1.5
 
 EMPA = {"pmid": "26378978", "doi": "10.1056/nejmoa1504720",
         "title": "Empagliflozin, Cardiovascular Outcomes, and Mortality in Type 2 Diabetes",
@@ -93,6 +97,7 @@ class FakeRepair:
     base: str = ""
     rate_limit: set[str] = field(default_factory=set)
     down: set[str] = field(default_factory=set)
+    slow: set[str] = field(default_factory=set)   # answered after SLOW_S (a cancel lands first)
     log: list[tuple[str, str, dict[str, list[str]]]] = field(default_factory=list)
 
     pubmed = property(lambda self: f"{self.base}/eutils")
@@ -172,6 +177,8 @@ def start_repair_servers() -> tuple[FakeRepair, Callable[[], None]]:
             q = {k: v[0] for k, v in parse_qs(parts.query).items()}
             fake.log.append((service, "/" + rest, parse_qs(parts.query)))
             extra: dict[str, str] = {}
+            if service in fake.slow:
+                time.sleep(SLOW_S)
             if service in fake.rate_limit:
                 status, body, ctype = 429, {"error": "API rate limit exceeded", "api-key": "127.0.0.1",
                                             "count": "4", "limit": "3"}, "application/json"

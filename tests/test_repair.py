@@ -205,6 +205,9 @@ def test_report_shows_the_repairs_and_verify_report_checks_them(repair_servers, 
     assert empa["old"] and all(o["verdict"] == "not_supported" for o in empa["old"])
     assert rows[(S_NONE, "find")]["outcome"] == NO_SOURCE and rows[(S_NONE, "find")]["new"] is None
     assert "open-access copy of" in rows[(S_ASPREE, "open_access")]["new"]["found_by"]
+    # both the cited URL and the copy judged are reported
+    assert rows[(S_ASPREE, "open_access")]["new"]["citation"] == PAYWALLED
+    assert rows[(S_ASPREE, "open_access")]["new"]["copy"] == f"{repair_servers.base}/papers/oa-copy"
     assert main(["verify-report", str(path), "--db", str(db)]) == 0, capsys.readouterr()
     capsys.readouterr()
     empa["new"]["quote"] = "Empagliflozin cured diabetes."   # a tampered quote is caught

@@ -226,8 +226,12 @@ class RepairThread(_EngineThread):
         email = self.contact_email or stored.get("contact_email", "")
         settings = LookupSettings.from_dict({**stored, "contact_email": email, "enabled": True})
         fetcher = make_fetcher(FetchOptions(allow_hosts=self.allow_hosts, browser="never"))
+        from sourcecheckup.llm.secrets import find_api_key
+
+        key = find_api_key("ncbi")   # NCBI's API key from the keyring, as the CLI reads it
         client = RepairClient(settings, store, europepmc_endpoint=self.endpoints.get("europepmc") or EUROPEPMC,
-                              unpaywall_endpoint=self.endpoints.get("unpaywall") or UNPAYWALL)
+                              unpaywall_endpoint=self.endpoints.get("unpaywall") or UNPAYWALL,
+                              ncbi_api_key=key[0] if key else "")
         try:
             task = asyncio.ensure_future(run_repair(store, self.result_id, client, statement_pk=self.statement_pk,
                                                     open_access=self.open_access, fetcher=fetcher,

@@ -361,7 +361,9 @@ async def _judge_and_keep(store: Store, run_id: str, statement_pk: int, kind: st
                                       "note": "no abstract or open-access text to judge"}
         else:
             judged = await _judge(verifiers, rule, text, cand)
-        row = {"key": cand.key, "title": cand.title, "url": cand.url, "found_by": cand.found_by,
+        copy = cand.key.split(":", 1)[1] if cand.key.startswith("oa:") else (
+            f"https://europepmc.org/article/PMC/{cand.pmcid}" if cand.text_kind == "full_text" and cand.pmcid else "")
+        row = {"key": cand.key, "title": cand.title, "url": cand.url, "copy_url": copy, "found_by": cand.found_by,
                "text_kind": cand.text_kind, "doi": cand.doi, "pmid": cand.pmid, "pmcid": cand.pmcid, **judged}
         tried[cand.key] = row
         store.save_repair_candidate(run_id, statement_pk, kind, row)

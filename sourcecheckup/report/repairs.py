@@ -21,7 +21,8 @@ def repairs_section(store: Store, run_id: str) -> list[dict[str, Any]]:
         offered = next((c for c in r["candidates"] if c["key"] == r["offered_key"]), None)
         new = None
         if offered is not None:   # offered only with a supported verdict and a quote found in its text
-            new = {"citation": offered["url"], "title": offered["title"], "verdict": offered["label"],
+            new = {"citation": offered["url"], "copy": offered.get("copy_url") or "",   # the text judged, when a copy
+                   "title": offered["title"], "verdict": offered["label"],
                    "quote": offered["quote"], "found_by": offered["found_by"], "text": offered["text_kind"]}
         out.append({
             "statement": f"{r['rid']}/s{(r['ord'] or 0) + 1}", "statement_pk": r["statement_pk"],
@@ -46,7 +47,8 @@ def repairs_html(report: Mapping[str, Any]) -> str:
         if r["new"]:
             new = (f"<a href=\"{escape(r['new']['citation'])}\">{escape(r['new']['citation'])}</a> "
                    f"{escape(r['new']['title'])} — <b>{escape(r['new']['verdict'])}</b>; quote: "
-                   f"“{escape(r['new']['quote'])}”; found by {escape(r['new']['found_by'])}")
+                   f"“{escape(r['new']['quote'])}”; found by {escape(r['new']['found_by'])}"
+                   + (f"; judged against the copy at {escape(r['new']['copy'])}" if r["new"]["copy"] else ""))
         else:
             new = f"{escape(r['outcome'])} ({r['candidates_tried']} candidate(s) tried)"
         items.append(f"<tr><td>{escape(r['statement'])}</td><td>{escape(r['text'])}</td><td>{escape(what)}</td>"

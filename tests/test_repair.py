@@ -241,3 +241,19 @@ def test_revised_cites_the_accepted_repair(repair_servers, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert f"in type 2 diabetes (https://doi.org/{EMPA['doi']}). Vitamin D" in out["revised"]
     assert out["repaired"] == [pks[S_EMPA]] and out["revised"].count("https://") == 1
+
+
+def test_apply_repairs_moves_past_applied_rewrites_and_skips_deletions():
+    from sourcecheckup.references.repair import apply_repairs
+
+    text = "Alpha is true [1]. Beta is true [1]. Gamma is true [1]. Delta is true [1]."
+    spans = [(1, 0, 18), (2, 19, 36), (3, 37, 55), (4, 56, 74)]
+    assert [text[a:b] for _, a, b in spans][2] == "Gamma is true [1]."
+    # statement 1 was rewritten shorter, statement 2 deleted (with its space): 3's citation still lands after
+    # its own sentence, not inside the next one
+    applied = [(0, 18, "Alpha is true [1].", "Alpha [1]."), (19, 36, "Beta is true [1].", "")]
+    revised = "Alpha [1]. Gamma is true [1]. Delta is true [1]."
+    out, unplaced = apply_repairs(revised, spans, {1: "https://doi.org/10.1/a", 2: "https://doi.org/10.1/b",
+                                                   3: "https://doi.org/10.1/c"}, applied, text)
+    assert out == "Alpha [1] (https://doi.org/10.1/a). Gamma is true [1] (https://doi.org/10.1/c). Delta is true [1]."
+    assert unplaced == [2]

@@ -160,7 +160,7 @@ def _with_repairs(store: Any, run_id: str, revised: Any) -> tuple[Any, list[int]
         return revised, []
     spans = [(s.pk, s.statement.start, s.statement.end) for s in store.statements_for(row.pk)]
     applied = [(a.start, a.end, a.before, a.after) for a in revised.applied]
-    text, unplaced = apply_repairs(revised.revised, spans, citations, applied)
+    text, unplaced = apply_repairs(revised.revised, spans, citations, applied, revised.original)
     for pk in unplaced:
         print(f"  the repair of statement {pk} could not be placed: it has no position in the answer", file=sys.stderr)
     return dataclasses.replace(revised, revised=text), [pk for pk in citations if pk not in unplaced]

@@ -458,7 +458,8 @@ def accepted_citations(store: Store, run_id: str, response_pk: int) -> dict[int,
 
 
 def apply_repairs(text: str, spans: Sequence[tuple[int, int, int]], citations: Mapping[int, str],
-                  applied: Sequence[tuple[int, int, str, str]] = ()) -> tuple[str, list[int]]:
+                  applied: Sequence[tuple[int, int, str, str]] = (), original: str | None = None
+                  ) -> tuple[str, list[int]]:
     """``text`` with each accepted repair's citation after its statement. ``spans``: (statement_pk, start, end)
     in the original answer; ``applied``: the suggestions already applied (start, end, before, after) in the
     original's coordinates, so the spans are moved to the revised text. Returns the text and the statements
@@ -479,7 +480,13 @@ def apply_repairs(text: str, spans: Sequence[tuple[int, int, int]], citations: M
             unplaced.append(pk)
             continue
         shift = sum(len(after) - (a_end - a_start) for a_start, a_end, _b, after in applied if a_end <= start)
-        inserts.append((pos + shift, citations[pk]))
+        pos += shift
+        if pos == end + shift and original is not None:   # an untouched sentence: found where it now is
+            sentence = original[start:end]               # (a deletion also takes the space before it)
+            at = text.find(sentence, max(0, pos - len(sentence) - 2))
+            if at >= 0:
+                pos = at + len(sentence)
+        inserts.append((min(pos, len(text)), citations[pk]))
     for pos, url in sorted(inserts, reverse=True):
         body = text[:pos]
         punct = re.search(r"[.!?]+$", body)

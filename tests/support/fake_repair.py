@@ -8,6 +8,13 @@ REST search JSON (``resultList.result`` with ``resultType=core`` fields ``abstra
 ``best_oa_location``), its 404 for an unknown DOI and its 422 without an e-mail. ``/papers/...`` serves the
 publisher's paywalled page and the repository's open-access copy (HTML) for the fetcher.
 
+Where the shapes come from (public documentation and client code, read for this fake): NCBI's 429 body
+as quoted in biocommons/bioutils#16 and ropensci/rentrez#132, and its ``api_key`` rule (E-utilities' own
+notice); Europe PMC's ``/search?query=&format=json&resultType=core`` with ``resultList.result`` (ropensci/
+europepmc, its REST reference) and ``/{pmcid}/fullTextXML`` (JATS); Unpaywall's ``/v2/{doi}?email=``, its
+``best_oa_location`` fields, 404 for an unknown DOI and 422 for a missing e-mail (roadoi, the Unpaywall
+data format); Crossref's ``work-list`` message as tests/support/fake_scholarly.py already serves it.
+
 Base URLs: ``.pubmed``, ``.europepmc``, ``.crossref``, ``.unpaywall``. Switches: ``rate_limit`` (a set of
 services answered 429 with ``Retry-After: 1``, every time), ``down`` (a set answered 500), ``slow`` (a set
 answered after SLOW_S). Each request is

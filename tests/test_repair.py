@@ -99,6 +99,9 @@ def test_repair_offers_the_right_paper_and_says_none_where_none_exists(repair_se
     assert any(c["label"] == "not_supported" and c["pmid"] == VITAL["pmid"] for c in vital["candidates"])
     none = rows[S_NONE + "|find"]
     assert none["status"] == "none_found" and none["offered_key"] == ""
+    # nothing found with every term: asked again with the key few before saying so
+    short = statement_query(S_NONE, 4)
+    assert any(q.get("term") == [short] for _, _, q in repair_servers.requests_to("eutils"))
     # nothing offered without a supported verdict and a found quote
     for r in store.repairs(run_id):
         for c in r["candidates"]:

@@ -41,6 +41,7 @@ from .step import doi_in_url, pmid_in_url
 
 REPAIR_ROWS = 5                # candidates asked of each service per statement
 MAX_QUERY_TERMS = 8
+SHORT_QUERY_TERMS = 4          # the second try when all the terms together find nothing
 NO_SOURCE = "no supporting source found"
 NEEDS_NETWORK = ("repair needs the network: it searches PubMed, Europe PMC and Crossref and asks Unpaywall; "
                  "this run was made offline (a source pack or --offline), so give the services' endpoints "
@@ -85,7 +86,7 @@ class RepairResult:
     errors: list[str] = field(default_factory=list)
 
 
-def statement_query(text: str) -> str:
+def statement_query(text: str, limit: int = MAX_QUERY_TERMS) -> str:
     """Key terms of a statement for a literature search: named bodies and acronyms first, then numbers,
     then the longer content words, at most MAX_QUERY_TERMS, in their order of appearance."""
     words = re.findall(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]|\d+(?:\.\d+)?%?", text)
@@ -97,7 +98,7 @@ def statement_query(text: str) -> str:
     for w in named + numbers + content:
         if w.lower() not in {p.lower() for p in picked} and (w in acronyms or w.lower() not in _STOP):
             picked.append(w)
-    keep = set(picked[:MAX_QUERY_TERMS])
+    keep = set(picked[:limit])
     return " ".join(w for w in dict.fromkeys(words) if w in keep)
 
 
@@ -383,15 +384,20 @@ async def _find(store: Store, run_id: str, statement_pk: int, text: str, client:
     query = statement_query(text)
     tried = {c["key"]: c for c in store.repair_candidates(run_id, statement_pk, "find")}
     errors: list[str] = []
-    for search in (client.pubmed_find, client.europepmc_find, client.crossref_find):
-        if any(c["supports"] for c in tried.values()):
-            break   # one supported source, with its quote found, is enough to offer
-        try:
-            cands = await search(query)
-        except LookupFailed as exc:
-            errors.append(str(exc))
-            continue
-        await _judge_and_keep(store, run_id, statement_pk, "find", text, cands, verifiers, rule, tried)
+    # the services AND the terms: when every term together finds nothing, the key few are asked again
+    queries = dict.fromkeys([query, statement_query(text, SHORT_QUERY_TERMS)])
+    for q in queries:
+        if q != query and (tried or errors):
+            break
+        for search in (client.pubmed_find, client.europepmc_find, client.crossref_find):
+            if any(c["supports"] for c in tried.values()):
+                break   # one supported source, with its quote found, is enough to offer
+            try:
+                cands = await search(q)
+            except LookupFailed as exc:
+                errors.append(str(exc))
+                continue
+            await _judge_and_keep(store, run_id, statement_pk, "find", text, cands, verifiers, rule, tried)
     return _finish(store, run_id, statement_pk, "find", query, tried, errors)
 
 

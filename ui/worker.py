@@ -220,6 +220,71 @@ class CleanupThread(_EngineThread):
         return "completed", count_noun(len(rows), "suggestion")
 
 
+class RepairThread(_EngineThread):
+    """Repair for one run (references.repair.run_repair): a source found for an unsupported statement, or the
+    open-access copy of its cited paper, off the GUI thread. done(run_id, status, message): "completed",
+    "cancelled" (what was found is kept) or "failed" (the message says why, e.g. repair needs the network)."""
+
+    progress = Signal(str)
+
+    def __init__(self, db_path: str | Path, run_id: str, statement_pk: int | None, *, open_access: bool = False,
+                 contact_email: str = "", endpoints: dict[str, str] | None = None,
+                 allow_hosts: tuple[str, ...] = (), parent: QObject | None = None) -> None:
+        super().__init__(db_path, parent)
+        self.result_id = run_id
+        self.statement_pk = statement_pk
+        self.open_access = open_access
+        self.contact_email = contact_email
+        self.endpoints = dict(endpoints or {})
+        self.allow_hosts = allow_hosts
+
+    async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
+        from sourcecheckup.fetching import make_fetcher
+        from sourcecheckup.fetching.base import FetchOptions
+        from sourcecheckup.references.model import LookupSettings
+        from sourcecheckup.references.repair import EUROPEPMC, UNPAYWALL, RepairClient, RepairError, run_repair
+
+        run = store.get_run(self.result_id)
+        stored = dict((run.config or {}).get("references") or {})
+        stored.update({k: v for k, v in self.endpoints.items() if k in LookupSettings.__dataclass_fields__})
+        email = self.contact_email or stored.get("contact_email", "")
+        settings = LookupSettings.from_dict({**stored, "contact_email": email, "enabled": True})
+        fetcher = make_fetcher(FetchOptions(allow_hosts=self.allow_hosts, browser="never"))
+        from sourcecheckup.llm.secrets import find_api_key
+
+        key = find_api_key("ncbi")   # NCBI's API key from the keyring, as the CLI reads it
+        client = RepairClient(settings, store, europepmc_endpoint=self.endpoints.get("europepmc") or EUROPEPMC,
+                              unpaywall_endpoint=self.endpoints.get("unpaywall") or UNPAYWALL,
+                              ncbi_api_key=key[0] if key else "")
+        try:
+            task = asyncio.ensure_future(run_repair(store, self.result_id, client, statement_pk=self.statement_pk,
+                                                    open_access=self.open_access, fetcher=fetcher,
+                                                    progress=self.progress.emit, cancelled=cancel.is_set))
+            stopper = asyncio.ensure_future(cancel.wait())
+            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):
+                    pass
+                return "cancelled", "stopped; the candidates judged so far are kept"
+            try:
+                results = task.result()
+            except RepairError as exc:
+                return "failed", str(exc)
+            except Exception as exc:
+                return "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            await client.aclose()
+            await fetcher.aclose()
+        offered = sum(1 for r in results if r.status == "offered")
+        failed = [e for r in results for e in r.errors]
+        return "completed", (f"{offered} of {len(results)} offered"
+                             + (f"; a service failed: {failed[0]}" if failed else ""))
+
+
 class BenchmarkThread(_EngineThread):
     """One benchmark step: a new benchmark up to its questions (``stop_after="questions"``), or the
     rest of a stored one (answers, accuracy, audit, best-of-K) with ``resume_bench``.

@@ -13,7 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from . import benchmark, grades, judges, merge, models, references
+from . import benchmark, grades, judges, merge, models, references, repair
 from .audit import cmd_audit, cmd_demo, cmd_verify_pairs
 from .common import (
     EXIT_FAIL,
@@ -216,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--response", required=True, metavar="ID", help="the response id")
     p.add_argument("--accept-verified", action="store_true",
                    help="also apply every verified suggestion still pending (records no decision)")
+    p.add_argument("--repairs", action="store_true",
+                   help="also cite the new source of each accepted repair (`sourcecheckup repair RUN --accept ID`)")
     p.add_argument("--json", action="store_true", help="print original, revised text and changes as JSON")
     p.set_defaults(func=cmd_revised)
 
@@ -231,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     benchmark.add_commands(sub, progress)
     benchmark.add_study_commands(sub, common)
     references.add_commands(sub, common)
+    repair.add_commands(sub, common)
     merge.add_command(sub, common)
     models.add_commands(sub, common)
     _finish_help(judges.add_commands(sub, common))

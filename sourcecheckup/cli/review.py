@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .common import (
     EXIT_FAIL,
@@ -120,16 +121,21 @@ def cmd_revised(args: argparse.Namespace) -> int:
         revised = revised_answer(store, run_id, args.response, accept_verified=args.accept_verified)
     except CleanupError as exc:
         raise UsageError(str(exc)) from exc
+    repaired: list[int] = []
+    if getattr(args, "repairs", False):
+        revised, repaired = _with_repairs(store, run_id, revised)
     if args.json:
         print(json.dumps({"response": revised.response_id, "original": revised.original,
-                          "revised": revised.revised, "unplaced": revised.unplaced,
+                          "revised": revised.revised, "unplaced": revised.unplaced, "repaired": repaired,
                           "applied": [{"suggestion": a.suggestion_pk, "kind": a.kind.value,
                                        "status": a.status.value, "start": a.start, "end": a.end,
                                        "before": a.before, "after": a.after} for a in revised.applied]},
                          indent=2, ensure_ascii=False))
         return EXIT_OK
     print(shown(revised.revised, lines=True))
-    if not revised.applied:
+    if repaired:
+        print(f"\n{len(repaired)} accepted repair(s) cite their new source", file=sys.stderr)
+    if not revised.applied and not repaired:
         print(f"\n(no accepted suggestions for {revised.response_id}: accept some with "
               f"`sourcecheckup cleanup {run_id} --accept ID`, or add --accept-verified)", file=sys.stderr)
     else:
@@ -140,3 +146,21 @@ def cmd_revised(args: argparse.Namespace) -> int:
     for pk in revised.unplaced:
         print(f"  #{pk} could not be placed: its statement has no position in the answer", file=sys.stderr)
     return EXIT_OK
+
+
+def _with_repairs(store: Any, run_id: str, revised: Any) -> tuple[Any, list[int]]:
+    """The revised answer with each accepted repair's new citation after its statement."""
+    import dataclasses
+
+    from ..references.repair import accepted_citations, apply_repairs
+
+    row = store.responses_by_rid(run_id, revised.response_id)[0]
+    citations = accepted_citations(store, run_id, row.pk)
+    if not citations:
+        return revised, []
+    spans = [(s.pk, s.statement.start, s.statement.end) for s in store.statements_for(row.pk)]
+    applied = [(a.start, a.end, a.before, a.after) for a in revised.applied]
+    text, unplaced = apply_repairs(revised.revised, spans, citations, applied, revised.original)
+    for pk in unplaced:
+        print(f"  the repair of statement {pk} could not be placed: it has no position in the answer", file=sys.stderr)
+    return dataclasses.replace(revised, revised=text), [pk for pk in citations if pk not in unplaced]

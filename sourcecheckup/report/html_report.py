@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from ..metrics import METRIC_NAMES, percent
 from ..resources import resources_dir
 from .expert_report import expert_html
+from .repairs import repairs_html
 from .studies_report import studies_html
 
 HTML_TEXT_LIMIT = 4000         # longer texts are cut in HTML/PDF (the JSON keeps them whole)
@@ -120,7 +121,7 @@ def report_html(report: dict[str, Any], *, include_responses: bool = True) -> st
         r=report, charts=_charts(report), metric_names=METRIC_NAMES, include_responses=include_responses,
         html_limit=HTML_TEXT_LIMIT, max_reference_problems=MAX_REFERENCE_PROBLEMS,
         verification_code=verification_code(report), expert_block=expert_html(report),
-        studies_block=studies_html(report))
+        studies_block=studies_html(report), repairs_block=repairs_html(report))
 
 
 CODE_PREFIX = "SCV1:"

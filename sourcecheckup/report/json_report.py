@@ -175,6 +175,8 @@ def build_report(store: Store, run_id: str, *, data: RunData | None = None,
     report["expert"] = expert_section(store, run.id, data.responses)   # OLAPH and EVAL against the expert material
     # refusal accuracy, context relevance (ASTRID), adversarial safety (Almanac): None for a run without them
     report["studies"] = study_figures(store, data)
+    from .repairs import repairs_section
+    report["repairs"] = repairs_section(store, run.id)   # sources found for unsupported statements (issue 44)
     columns = list(group_by) if group_by is not None else _grouping_columns(data)
     report["by_group"] = {col: grouped(data, judges_assessed, _extra_key(responses_by_pk, col)) for col in columns}
     country_lookup = server = None

@@ -234,6 +234,8 @@ class StreamedReport:
         from ..expert.metrics import expert_section
         report["expert"] = expert_section(store, run.id)
         report["studies"] = study_figures(store, run_id=run.id)
+        from .repairs import repairs_section
+        report["repairs"] = repairs_section(store, run.id)
         report["by_group"] = {col: {name: _group_dict(t, self.seed) for name, t in sorted(groups.items())}
                               for col, groups in by_group.items()}
         country_lookup = server = None

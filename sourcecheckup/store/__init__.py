@@ -44,6 +44,7 @@ from .grades import GradeTables
 from .migrations import MIGRATIONS
 from .progress import EarlierProgress, ProgressTables
 from .references import ReferenceTables
+from .repairs import RepairTables
 from .reviews import ReviewTables
 from .suggestions import SuggestionTables
 
@@ -172,7 +173,7 @@ class RunData:
     skipped: list[SkippedRecord] = field(default_factory=list)
 
 
-class Store(ReviewTables, SuggestionTables, BenchTables, ReferenceTables, ExportTables, BrowseTables,
+class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, ReferenceTables, ExportTables, BrowseTables,
             EvidenceTables, ExpertTables, GradeTables, ProgressTables):
     """A SourceCheckup database. Thread-affine like sqlite3: use one Store per thread."""
 

@@ -210,6 +210,16 @@ def _m11_benchmark_studies(db: sqlite_utils.Database) -> None:
     db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_response_behaviour ON response_behaviour (run_id, response_pk)")
 
 
+def _m12_repairs(db: sqlite_utils.Database) -> None:
+    # after the audit, the repair (issue 44): one repair per (run, statement, kind: find | open_access) and
+    # every candidate tried, with its verdicts and how it was found (JSON). Written to run at any position.
+    db.execute("CREATE TABLE IF NOT EXISTS repairs (pk INTEGER PRIMARY KEY, run_id TEXT, statement_pk INTEGER, "
+               "kind TEXT, status TEXT, query TEXT, offered_key TEXT, errors TEXT, decision TEXT, updated_at TEXT, "
+               "UNIQUE (run_id, statement_pk, kind))")
+    db.execute("CREATE TABLE IF NOT EXISTS repair_candidates (run_id TEXT, statement_pk INTEGER, kind TEXT, "
+               "key TEXT, candidate TEXT, created_at TEXT, PRIMARY KEY (run_id, statement_pk, kind, key))")
+
+
 # Append-only: each later release adds a function at the end; never edit a released one.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_reviews_and_suggestions,
                                                             _m3_review_samples, _m4_benchmarks,
@@ -217,4 +227,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_re
                                                             _m7_embedding_cache, _m8_expert_references,
                                                             _m9_answer_grades,   # answer grades (issue 32, item 4)
                                                             _m10_run_owner,
-                                                            _m11_benchmark_studies]   # refusal, relevance (issue 43)
+                                                            _m11_benchmark_studies,   # refusal, relevance (issue 43)
+                                                            _m12_repairs]   # repairs (issue 44)

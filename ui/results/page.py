@@ -46,6 +46,7 @@ from .expert_tab import ExpertTab
 from .input_panel import InputPanel
 from .matrix_tab import MatrixTab
 from .paged_responses import PAGE, PagedResponsesModel
+from .repairs_tab import RepairsTab
 from .runs_panel import RUNS_SHARE, RunsPanel
 from .sources_tab import SourcesTab
 from .suggestions_tab import SuggestionsTab
@@ -151,6 +152,8 @@ class ResultsPage(QSplitter):
         self.detail_tabs.addTab(self.matrix_tab, "Support matrix")
         self.suggestions_tab = SuggestionsTab(self)
         self.detail_tabs.addTab(self.suggestions_tab, "Suggestions")
+        self.repairs_tab = RepairsTab(self)   # a source for each unsupported statement (issue 44)
+        self.detail_tabs.addTab(self.repairs_tab, "Repairs")
         # OLAPH / EVAL: the answer against the expert's material (after the tabs whose places users know)
         self.expert_tab = ExpertTab(self)
         self.detail_tabs.addTab(self.expert_tab, "Expert")
@@ -471,6 +474,7 @@ class ResultsPage(QSplitter):
         self.sources_tab.sources_model.set_rows(source_summaries(view, response_pk))
         self.matrix_tab.show_matrix(support_matrix(view, response_pk))
         self.suggestions_tab.load_suggestions()
+        self.repairs_tab.load(a)
         if (response := self.current_response()) is not None and self.run_id:
             self.expert_tab.show_answer(self.run_id, response.id)
         self.response_shown.emit(response_pk)

@@ -7,6 +7,7 @@ from typing import Any, Iterator
 from ..metrics import EXCLUSION_WORDS
 from .csvsafe import SafeWriter
 from .expert_report import expert_csv_rows
+from .repairs import repairs_csv_rows
 from .studies_report import studies_csv_rows
 
 CSV_COLUMNS = ["response_id", "model", "question", "statement_id", "statement", "category", "status",
@@ -28,6 +29,7 @@ def report_csv(report: dict[str, Any]) -> str:
         w.writerows(csv_rows(resp, applied, (run["id"], run.get("name") or "")))
     w.writerows(expert_csv_rows(report.get("expert"), (run["id"], run.get("name") or ""), len(CSV_COLUMNS)))
     w.writerows(studies_csv_rows(report, (run["id"], run.get("name") or ""), len(CSV_COLUMNS)))
+    w.writerows(repairs_csv_rows(report, (run["id"], run.get("name") or ""), len(CSV_COLUMNS)))
     return buf.getvalue()
 
 

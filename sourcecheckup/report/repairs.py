@@ -58,3 +58,35 @@ def repairs_html(report: Mapping[str, Any]) -> str:
             "judge; one is offered only with a supported verdict and a quote found in its text.</p>"
             "<table><tr><th>Statement</th><th>Text</th><th>Repair</th><th>Old citation (verdict)</th>"
             f"<th>New citation, verdict, quote</th></tr>{''.join(items)}</table></section>")
+
+
+SHEET_HEADER = ["statement", "text", "repair", "old citations (verdicts)", "outcome", "new citation", "title",
+                "verdict", "quote", "found by", "judged copy", "candidates tried"]
+
+
+def _cells(r: Mapping[str, Any]) -> list[Any]:
+    new = r["new"] or {}
+    old = "; ".join(f"{o['citation']} ({o['verdict']})" for o in r["old"])
+    what = "open-access copy" if r["kind"] == "open_access" else "find a source"
+    return [r["statement"], r["text"], what, old, r["outcome"], new.get("citation", ""), new.get("title", ""),
+            new.get("verdict", ""), new.get("quote", ""), new.get("found_by", ""), new.get("copy", ""),
+            r["candidates_tried"]]
+
+
+def repairs_sheet_rows(report: Mapping[str, Any]) -> list[list[Any]]:
+    """The XLSX "repairs" sheet: a row per repair, as the HTML section shows it."""
+    return [_cells(r) for r in report.get("repairs") or []]
+
+
+def repairs_csv_rows(report: Mapping[str, Any], run: tuple[str, str], width: int) -> list[list[Any]]:
+    """One CSV row per repair after the verdict rows: statement_id ``repairs/<statement>``, category ``repair``,
+    the outcome in ``status``, the new citation in ``url`` with its verdict, quote and how it was found."""
+    rows = []
+    for r in report.get("repairs") or []:
+        c = _cells(r)
+        row = [r["statement"].split("/")[0], "", "", f"repairs/{r['statement']}", r["text"], "repair",
+               f"{c[2]}: {r['outcome']}", c[5], "", "", c[7], "", c[8], "", f"found by {c[9]}" if c[9] else
+               f"{r['candidates_tried']} candidate(s) tried; old: {c[3] or '–'}", "", c[10], "", "", "", "", "",
+               run[0], run[1], "", ""]
+        rows.append((row + [""] * width)[:width])
+    return rows

@@ -409,6 +409,8 @@ def write_csv_stream(store: Store, run_id: str, path: str | Path, **kw: Any) -> 
             w.writerows(expert_csv_rows(expert_section(store, report.run.id), run, len(CSV_COLUMNS)))
             from .studies_report import studies_csv_rows  # a large run's rows: the studies without the per-model tally
             w.writerows(studies_csv_rows({"studies": study_figures(store, run_id=report.run.id)}, run, len(CSV_COLUMNS)))
+            from .repairs import repairs_csv_rows, repairs_section
+            w.writerows(repairs_csv_rows({"repairs": repairs_section(store, report.run.id)}, run, len(CSV_COLUMNS)))
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -206,6 +206,11 @@ def _expert_sheet(wb: Any, report: Mapping[str, Any]) -> None:
 
     if has_studies(report):  # refusal accuracy, context relevance (ASTRID), adversarial safety (Almanac)
         _sheet(wb, "studies", SHEET_HEADER, studies_sheet_rows(report))
+    from .repairs import SHEET_HEADER as REPAIRS_HEADER
+    from .repairs import repairs_sheet_rows
+
+    if report.get("repairs"):   # a source found for each unsupported statement (issue 44)
+        _sheet(wb, "repairs", REPAIRS_HEADER, repairs_sheet_rows(report))
 
 
 def write_xlsx(report: Mapping[str, Any], store: Store | None, path: str | Path) -> Path:

@@ -223,6 +223,39 @@ def test_report_shows_the_repairs_and_verify_report_checks_them(repair_servers, 
     assert 'id="repairs"' in page and NO_SOURCE in page and EMPA["doi"] in page
 
 
+def test_the_spreadsheet_reports_carry_the_repairs_and_verify_report_catches_an_edit(repair_servers, tmp_path,
+                                                                                      capsys):
+    import csv
+
+    from openpyxl import load_workbook
+
+    from sourcecheckup.report import write_report
+
+    db = tmp_path / "r.db"
+    store = Store(db)
+    run_id = seed(store)
+    asyncio.run(repair(store, run_id, repair_servers, open_access=True))
+    xlsx, sheet = tmp_path / "report.xlsx", tmp_path / "report.csv"
+    write_report(store, run_id, xlsx, "xlsx")
+    write_report(store, run_id, sheet, "csv")
+    rows = list(load_workbook(xlsx)["repairs"].iter_rows(values_only=True))
+    assert rows[0][:5] == ("statement", "text", "repair", "old citations (verdicts)", "outcome")
+    offered = [r for r in rows[1:] if r[1] == S_EMPA and r[2] == "find a source"]
+    assert offered and offered[0][5] == f"https://doi.org/{EMPA['doi']}" and offered[0][7] == "supported"
+    lines = list(csv.reader(sheet.open(encoding="utf-8", newline="")))
+    repaired = [r for r in lines if r[3].startswith("repairs/") and r[4] == S_NONE]
+    assert repaired and all(NO_SOURCE in r[6] for r in repaired)
+    for path in (xlsx, sheet):
+        assert main(["verify-report", str(path), "--db", str(db)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    for r in lines:   # an offered quote edited in the CSV
+        if r[3].startswith("repairs/") and r[12]:
+            r[12] = "Empagliflozin cured diabetes."
+    csv.writer(sheet.open("w", encoding="utf-8", newline="")).writerows(lines)
+    assert main(["verify-report", str(sheet), "--db", str(db)]) != 0
+    assert "Empagliflozin cured diabetes." in capsys.readouterr().out
+
+
 def test_revised_cites_the_accepted_repair(repair_servers, tmp_path, capsys):
     db = tmp_path / "r.db"
     store = Store(db)

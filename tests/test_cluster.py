@@ -73,3 +73,12 @@ def test_shards_get_the_audit_arguments_without_the_drivers():
 
     assert shard_argv(["audit", "in.jsonl", "--db", "x.db", "--cluster", "tcp://h:1", "-q", "--judge", "builtin",
                        "--report=r.html"]) == ["in.jsonl", "--judge", "builtin"]
+
+
+def test_without_the_extra_the_flag_says_how_to_install_it(tmp_path, site, monkeypatch, capsys):
+    from sourcecheckup.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)   # as if not installed: its import fails
+    answers = _answers(tmp_path, site, n=2)
+    assert main(["audit", str(answers), "--db", str(tmp_path / "x.db"), "--cluster", "tcp://127.0.0.1:9"]) != 0
+    assert "pip install 'sourcecheckup[cluster]'" in capsys.readouterr().err

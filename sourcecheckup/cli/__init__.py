@@ -115,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-split", metavar="N/K",
                    help="audit only part N of K of the answers (every answer i with i %% K == N-1), so K processes "
                         "share one input; join their databases with `sourcecheckup merge`")
+    p.add_argument("--cluster", metavar="tcp://HOST:PORT",
+                   help="spread the audit over a Dask cluster (its scheduler's address): input-split shards as "
+                        "tasks, retried when a worker dies, merged into --db; the same command again resumes. "
+                        "Needs pip install 'sourcecheckup[cluster]'")
+    p.add_argument("--cluster-shards", type=int, metavar="K", help="shards of a --cluster audit (default: twice "
+                   "the workers, at least 2)")
     _add_audit_options(p)
     p.set_defaults(func=cmd_audit)
 
@@ -281,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)   # --cluster hands the audit's own to its shards
     if extras:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         _reject_unknown(sub.choices[args.command], extras)

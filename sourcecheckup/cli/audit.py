@@ -124,6 +124,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
             check_report_target(rep)   # said before the audit, not after its work
         except ReportTargetError as exc:
             raise UsageError(f"--report: {exc}") from exc
+    if getattr(args, "cluster", None):
+        from .cluster import cmd_audit_cluster
+
+        return cmd_audit_cluster(args)
     progress = ProgressPrinter(args.quiet)
     if args.resume:
         store = open_store(args, create=False)

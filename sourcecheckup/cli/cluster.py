@@ -1,0 +1,152 @@
+"""``audit --cluster tcp://HOST:PORT``: one audit spread over a Dask cluster as K input-split shards, each
+a task writing its own SQLite part, the parts merged into the user's database as ``merge`` does."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError, err
+
+INSTALL = "pip install 'sourcecheckup[cluster]'"
+# options whose value belongs to the driver, not to a shard
+_DRIVER_VALUED = ("--cluster", "--cluster-shards", "--db", "--report", "--input-split")
+_DRIVER_FLAGS = ("-q", "--quiet")
+SHARD_PARENT = "SOURCECHECKUP_SHARD_PARENT"   # set in a shard's audit process: its worker's pid
+
+
+def shard_argv(argv: list[str]) -> list[str]:
+    """The audit's own arguments without the driver's: every shard is configured as the driver was."""
+    out: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in _DRIVER_VALUED:
+            skip = True
+            continue
+        if a in _DRIVER_FLAGS or any(a.startswith(o + "=") for o in _DRIVER_VALUED) or a == "audit":
+            continue
+        out.append(a)
+    return out
+
+
+def run_shard(argv: list[str], part_db: str, part: int, of: int) -> dict[str, Any]:
+    """One shard, run in a worker process. A retry after the worker died finds the run its part
+    stored and resumes it, judging only the pairs it lacks."""
+    from ..store import Store
+
+    run_id = None
+    if Path(part_db).is_file():
+        with Store(Path(part_db)) as store:
+            run_id = store.latest_run_id()
+            if run_id and store.get_run(run_id).status == "completed":
+                return {"part": part, "db": part_db, "run": run_id, "code": EXIT_OK}
+    if run_id:
+        code = _audit_process(["audit", "--resume", run_id, "--db", part_db, "-q"])
+    else:
+        code = _audit_process(["audit", *argv, "--input-split", f"{part}/{of}", "--db", part_db, "-q"])
+    if code not in (EXIT_OK, EXIT_FAIL):   # usage or interruption: a retry would do no better
+        raise RuntimeError(f"shard {part} of {of} ended with exit code {code}")
+    return {"part": part, "db": part_db, "run": run_id, "code": code}
+
+
+def _audit_process(argv: list[str]) -> int:
+    """The audit in a child process: Dask's workers are daemonic and may not start the process pools
+    a run uses (PDF reading); the child ends with its worker (watch_parent), so a retried shard never
+    shares its part with an orphan."""
+    import os
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", *argv], stdout=subprocess.DEVNULL,
+                            env={**os.environ, SHARD_PARENT: str(os.getpid())})
+    try:
+        return proc.wait()
+    finally:
+        if proc.poll() is None:   # the task was cancelled (Ctrl-C on the driver)
+            proc.kill()
+
+
+def watch_parent(parent: int) -> None:
+    """A shard's audit process ends when the worker that started it is gone."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(EXIT_INTERRUPTED)
+
+    threading.Thread(target=watch, daemon=True, name="shard-parent").start()
+
+
+def parts_folder(db: Path) -> Path:
+    """Beside the database: on one machine every worker sees it; a real cluster needs it on a shared
+    filesystem (docs/scaling.md)."""
+    return db.with_name(db.name + ".parts")
+
+
+def cmd_audit_cluster(args: argparse.Namespace) -> int:
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:
+        raise UsageError(f"--cluster needs the cluster extra: {INSTALL}") from exc
+    from .. import __version__
+    from ..store import Store
+    from ..store.merge import AlreadyMerged, MergeError, MergeInput, merge_runs
+    from .runs import headline_report, print_headline
+
+    if not args.inputs or "-" in args.inputs:
+        raise UsageError("--cluster reads its input from files every worker can open; give file paths, not '-'")
+    if not args.db:
+        raise UsageError("--cluster needs --db DB: the shards' parts are kept beside it until merged")
+    db = Path(args.db).resolve()
+    argv = shard_argv(list(args.argv))
+    argv = [str(Path(a).resolve()) if a in args.inputs else a for a in argv]   # workers may run elsewhere
+    folder = parts_folder(db)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        client = Client(args.cluster, timeout="20s")
+    except OSError as exc:
+        raise UsageError(f"--cluster {args.cluster}: no scheduler answers there ({exc})") from exc
+    try:
+        workers = len(client.scheduler_info().get("workers", {}))
+        of = args.cluster_shards or max(2, 2 * workers)
+        futures = [client.submit(run_shard, argv, str(folder / f"part-{n}-of-{of}.db"), n, of,
+                                 key=f"sourcecheckup-shard-{db.name}-{n}-of-{of}", retries=2, pure=False)
+                   for n in range(1, of + 1)]
+        done = 0
+        try:
+            for fut in as_completed(futures):
+                fut.result()   # a shard that failed past its retries raises here
+                done += 1
+                if not args.quiet:
+                    print(f"\rcluster: {done} of {of} shards audited", end="", file=sys.stderr, flush=True)
+        except KeyboardInterrupt:
+            client.cancel(futures)
+            err(f"interrupted; the parts stay in {folder}: the same command again resumes them")
+            return EXIT_INTERRUPTED
+        if not args.quiet:
+            print(file=sys.stderr)
+    finally:
+        client.close()
+    parts = [MergeInput(folder / f"part-{n}-of-{of}.db") for n in range(1, of + 1)]
+    with Store(db) as store:
+        try:
+            result = merge_runs(store, parts, run_name=f"{', '.join(args.inputs)} (cluster, {of} shards)",
+                                app_version=__version__)
+            run_id = result.run_id
+        except AlreadyMerged as exc:
+            run_id = exc.run_id
+        except MergeError as exc:
+            err(str(exc))
+            return EXIT_FAIL
+        if args.quiet:
+            print(run_id)
+        else:
+            print_headline(headline_report(store, run_id))
+    return EXIT_OK
+

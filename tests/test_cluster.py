@@ -1,0 +1,84 @@
+"""`audit --cluster`: a real local Dask cluster (scheduler and two worker processes on loopback) audits
+an input as shards, survives a worker killed mid-shard, and gives the run one process would have written."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.test_merge import ROOT, _answers, _audit, _pairs, _report
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    env = {"SOURCECHECKUP_PLUGINS": "tests.support.fake_judge", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)   # the worker processes inherit it
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address=None, silence_logs=40) as c, distributed.Client(c) as client:
+            yield c.scheduler_address, client
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def test_a_cluster_audit_with_a_worker_killed_mid_shard_equals_the_single_machine_run(tmp_path, site, cluster):
+    address, client = cluster
+    answers = _answers(tmp_path, site, n=9)
+    _audit(answers, tmp_path / "whole.db")
+    db = tmp_path / "cluster.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
+                             "--allow-host", "127.0.0.1", "--no-archive", "-q", "--cluster", address,
+                             "--cluster-shards", "3"], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    parts = tmp_path / "cluster.db.parts"
+    deadline = time.monotonic() + 120
+    while not (parts.is_dir() and any(parts.glob("*.db"))) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    killed = False
+    if proc.poll() is None:   # a shard is under way: its worker dies, the engine reruns the shard elsewhere
+        pid = next(iter(client.run(os.getpid).values()))
+        os.kill(pid, signal.SIGKILL)
+        killed = True
+    out, errs = proc.communicate(timeout=300)
+    assert proc.returncode == 0, errs
+    assert killed
+    whole, merged = _report(tmp_path / "whole.db"), _report(db, out.strip())
+    assert _pairs(merged) == _pairs(whole)
+    assert merged["counts"] == whole["counts"]
+
+
+def test_without_a_scheduler_the_flag_says_so(tmp_path, site):
+    answers = _answers(tmp_path, site, n=2)
+    p = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(tmp_path / "x.db"),
+                        "--cluster", "tcp://127.0.0.1:9"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       text=True, capture_output=True, timeout=120)
+    assert p.returncode != 0
+    assert "scheduler" in p.stderr
+
+
+def test_shards_get_the_audit_arguments_without_the_drivers():
+    from sourcecheckup.cli.cluster import shard_argv
+
+    assert shard_argv(["audit", "in.jsonl", "--db", "x.db", "--cluster", "tcp://h:1", "-q", "--judge", "builtin",
+                       "--report=r.html"]) == ["in.jsonl", "--judge", "builtin"]
+
+
+def test_without_the_extra_the_flag_says_how_to_install_it(tmp_path, site, monkeypatch, capsys):
+    from sourcecheckup.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)   # as if not installed: its import fails
+    answers = _answers(tmp_path, site, n=2)
+    assert main(["audit", str(answers), "--db", str(tmp_path / "x.db"), "--cluster", "tcp://127.0.0.1:9"]) != 0
+    assert "pip install 'sourcecheckup[cluster]'" in capsys.readouterr().err

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.test_merge import ROOT, _answers, _audit, _pairs, _report
+from tests.store.test_merge import ROOT, _answers, _audit, _pairs, _report
 
 distributed = pytest.importorskip("distributed")
 

@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-split", metavar="N/K",
                    help="audit only part N of K of the answers (every answer i with i %% K == N-1), so K processes "
                         "share one input; join their databases with `sourcecheckup merge`")
+    p.add_argument("--embeddings", metavar="URL#MODEL",
+                   help="the built-in judge's sentence embeddings from a served model: an OpenAI-compatible "
+                        "/v1/embeddings (vLLM, Ollama, llama.cpp --embeddings, TEI), e.g. "
+                        "http://127.0.0.1:8080/v1#all-minilm; it must run all-MiniLM-L6-v2 for the same labels")
     p.add_argument("--cluster", metavar="tcp://HOST:PORT",
                    help="spread the audit over a Dask cluster (its scheduler's address): input-split shards as "
                         "tasks, retried when a worker dies, merged into --db; the same command again resumes. "

@@ -168,7 +168,8 @@ _FLAGS = {"sources_dir": "--sources", "use_archive": "--use-archive", "browser":
           "crossref_endpoint": "--crossref-endpoint", "pubmed_endpoint": "--pubmed-endpoint",
           "openalex_endpoint": "--openalex-endpoint", "contact_email": "--contact-email",
           "retraction_data": "--retraction-data", "lookup_timeout_s": "--lookup-timeout",
-          "match_threshold": "--match-threshold", "lookup_requests_per_second": "--lookup-rate"}
+          "match_threshold": "--match-threshold", "lookup_requests_per_second": "--lookup-rate",
+          "embeddings": "--embeddings"}
 
 
 def _usage(exc: Any, args: argparse.Namespace) -> UsageError:
@@ -222,7 +223,8 @@ def run_config(args: argparse.Namespace, batch: bool = False):
     try:
         return build_run_config(judges=args.judge, parser=args.parser, consensus=args.consensus,
                                 judge_concurrency=args.concurrency, judge_options=options,
-                                refetch=args.refetch, seed=args.seed, **_reference_choices(args),
+                                refetch=args.refetch, seed=args.seed, embeddings=getattr(args, "embeddings", None),
+                                **_reference_choices(args),
                                 **_fetch_choices(args, batch))
     except ConfigError as exc:
         raise _usage(exc, args) from exc

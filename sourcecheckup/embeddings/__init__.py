@@ -82,9 +82,46 @@ def _package_zip() -> Path:
     return Path(all_minilm_l6_v2.get_model_zip_path())
 
 
+def served_encoder() -> Any:
+    """The served encoder this process's embeddings come from (:func:`use_served`), else None."""
+    from .served import ServedEncoder
+
+    return _model if isinstance(_model, ServedEncoder) else None
+
+
+def model_id() -> str:
+    """The embedding model as verdicts and cached vectors name it: the bundled model's name, or
+    ``served:MODEL@URL`` while a served one stands in (its vectors never mix with the bundled model's)."""
+    enc = served_encoder()
+    return MODEL_NAME if enc is None else f"served:{enc.model}@{enc.base_url}"
+
+
+@contextlib.contextmanager
+def use_served(spec: str, api_key: str | None = None) -> Any:
+    """Embed with the model at ``spec`` (``URL#MODEL``, an OpenAI-compatible /v1/embeddings) until the block
+    ends. One audit at a time in a process uses it (the command line's; the app does not offer it)."""
+    from .served import ServedEncoder
+
+    global _model
+    encoder = ServedEncoder(spec, DIMENSIONS, api_key=api_key)
+    with _lock:
+        before = _model
+        _model = encoder
+        _recent.clear()   # a text's vector from one model must not answer for another's
+    try:
+        yield encoder
+    finally:
+        with _lock:
+            _model = before
+            _recent.clear()
+
+
 def model_record() -> dict[str, Any]:
     """The model as a run records it: its name, the package version and the SHA-256 of the packaged files."""
     from importlib import metadata
+
+    if (enc := served_encoder()) is not None:
+        return enc.record()
 
     from ..provenance import file_record
 
@@ -212,9 +249,12 @@ def runtime() -> str:
 
 def runtime_of(model: Any) -> str:
     from .encoder import MiniLMEncoder
+    from .served import ServedEncoder
 
     if isinstance(model, MiniLMEncoder):
         return "torch"
+    if isinstance(model, ServedEncoder):
+        return "served"
     return "sentence-transformers" if hasattr(model, "get_sentence_embedding_dimension") else "onnx"
 
 
@@ -293,7 +333,7 @@ def embed(texts: Sequence[str], batch_size: int = BATCH_SIZE, model: Any = None,
 def _model_lock(model: Any) -> Any:
     """torch's intra-op pool is not re-entrant across threads: one torch encode at a time. An ONNX Runtime
     session runs calls from several threads at once (the pipeline's two judge threads use both cores)."""
-    return contextlib.nullcontext() if runtime_of(model) == "onnx" else _model_calls
+    return contextlib.nullcontext() if runtime_of(model) in ("onnx", "served") else _model_calls
 
 
 _model_calls = threading.Lock()

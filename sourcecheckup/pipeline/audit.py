@@ -176,6 +176,10 @@ class Audit:
         owns_fetcher = self._fetcher is None
         judges_open = contextlib.AsyncExitStack()   # closes the judges this run built
         try:
+            if self.config.embeddings:   # the built-in judge's embeddings from a served model, for this run
+                from .. import embeddings
+
+                judges_open.enter_context(embeddings.use_served(self.config.embeddings))
             # each judge is loaded here: a broken local model fails before any work is done
             judges = await judges_open.enter_async_context(
                 open_judges(self.config.judges, self.config.judge_options, given=self._judges))

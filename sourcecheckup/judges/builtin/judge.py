@@ -445,9 +445,9 @@ class BuiltinJudge(BaseJudge):
     def model_version(self) -> str:
         if self.use_reader:
             rec = self.reader.record()
-            window = embeddings.MODEL_NAME if self.use_embeddings else "lexical"
+            window = embeddings.model_id() if self.use_embeddings else "lexical"
             return f"{READER_VERSION}/{rec['name']}@{rec['sha256'][:12]}/{window}"
-        return MODEL_FULL if self.use_embeddings else MODEL_LEXICAL
+        return f"{PROMPT_VERSION}/{embeddings.model_id()}" if self.use_embeddings else MODEL_LEXICAL
 
     # -- the synchronous core ------------------------------------------------------------
     def analyse_pairs(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
@@ -512,11 +512,11 @@ class BuiltinJudge(BaseJudge):
     def _sentence_vectors(self, texts: list[str], stop: threading.Event | None = None) -> list[np.ndarray]:
         """Source sentences' vectors: from the database when it has them, else embedded (and stored)."""
         cache = self.vector_cache
-        stored = cache.get(embeddings.MODEL_NAME, embeddings.DIMENSIONS, texts) if cache is not None and texts else {}
+        stored = cache.get(embeddings.model_id(), embeddings.DIMENSIONS, texts) if cache is not None and texts else {}
         fresh = list(dict.fromkeys(t for t in texts if t not in stored))
         made = dict(zip(fresh, embeddings.embed(fresh, stop=stop)))
         if cache is not None and made:
-            cache.put(embeddings.MODEL_NAME, made.items())
+            cache.put(embeddings.model_id(), made.items())
         return [stored[t] if t in stored else made[t] for t in texts]
 
     def verdict(self, statement: str, source: SourceText, analysis: PairAnalysis | str) -> Verdict:

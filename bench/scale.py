@@ -19,6 +19,9 @@ from the pipeline's progress events; "flat" when the last quarter's peak is with
     .venv/bin/python bench/scale.py [--answers 20000] [--hosts 64] [--judge-latency 0.001] [--judge builtin]
         [--concurrency 64] [--statements 5] [--sources 3] [--site-latency 0.02] [--per-host 4] [--fetch-timeout 60]
 
+``--cluster`` runs bench/scale_cluster.py instead: the built-in judge on a local Dask cluster of two workers
+against one node, and with a worker killed mid-way (its docstring says what it measures).
+
 ``--fetch-timeout`` is the per-source time limit (download and reading the text). A run at low CPU priority
 on a loaded machine (``echo 19 > /proc/self/autogroup``) waits minutes for the CPU, its extraction worker
 too, and pages then fail on the time limits although nothing is wrong with them (2,000 answers with the
@@ -324,7 +327,15 @@ def main() -> int:
     ap.add_argument("--extract-workers", type=int, default=-1,
                     help="processes for extraction and parsing (-1: the audit's default, the shared pool; "
                          "0: this process only)")
+    ap.add_argument("--cluster", action="store_true",
+                    help="the built-in judge on a local Dask cluster of two workers against one node (bench/scale_cluster.py)")
+    ap.add_argument("--shards", type=int, default=4, help="with --cluster: input-split shards")
     args = ap.parse_args()
+    if args.cluster:
+        import scale_cluster
+
+        args.answers = args.answers or 200
+        return scale_cluster.main(args)
     args.answers = args.answers or (300 if args.judge == "builtin" else 20_000)
     if not 1 <= args.hosts <= 250:
         ap.error("--hosts must be between 1 and 250 (127.0.0.1 .. 127.0.0.250)")

@@ -41,8 +41,10 @@ def run_shard(argv: list[str], part_db: str, part: int, of: int) -> dict[str, An
     run_id = None
     if Path(part_db).is_file():
         with Store(Path(part_db)) as store:
-            run_id = store.latest_run_id()
-            if run_id and store.get_run(run_id).status == "completed":
+            latest = store.latest_run_status()
+        if latest is not None:
+            run_id, status = latest
+            if status == "completed":
                 return {"part": part, "db": part_db, "run": run_id, "code": EXIT_OK}
     if run_id:
         code = _audit_process(["audit", "--resume", run_id, "--db", part_db, "-q"])
@@ -69,6 +71,20 @@ def _audit_process(argv: list[str]) -> int:
             proc.kill()
 
 
+def _verdicts_in(folder: Path) -> int:
+    """Verdicts stored so far in the shards' parts (a part being written is read as it stands)."""
+    from ..store import Store
+
+    total = 0
+    for part in folder.glob("part-*.db"):
+        try:
+            with Store(part, read_only=True) as store:
+                total += store.verdict_count()
+        except Exception:   # a part just created, or its first write under way: counted next time
+            continue
+    return total
+
+
 def watch_parent(parent: int) -> None:
     """A shard's audit process ends when the worker that started it is gone."""
     import os
@@ -91,7 +107,7 @@ def parts_folder(db: Path) -> Path:
 
 def cmd_audit_cluster(args: argparse.Namespace) -> int:
     try:
-        from distributed import Client, as_completed
+        from distributed import Client, wait
     except ImportError as exc:
         raise UsageError(f"--cluster needs the cluster extra: {INSTALL}") from exc
     from .. import __version__
@@ -118,13 +134,20 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
         futures = [client.submit(run_shard, argv, str(folder / f"part-{n}-of-{of}.db"), n, of,
                                  key=f"sourcecheckup-shard-{db.name}-{n}-of-{of}", retries=2, pure=False)
                    for n in range(1, of + 1)]
-        done = 0
         try:
-            for fut in as_completed(futures):
-                fut.result()   # a shard that failed past its retries raises here
-                done += 1
-                if not args.quiet:
-                    print(f"\rcluster: {done} of {of} shards audited", end="", file=sys.stderr, flush=True)
+            pending = set(futures)
+            while pending:
+                for fut in [f for f in pending if f.done()]:
+                    fut.result()   # a shard that failed past its retries raises here
+                    pending.discard(fut)
+                if not args.quiet:   # one line for the whole cluster: verdicts stored in the parts so far
+                    print(f"\rcluster: {_verdicts_in(folder):,} verdicts judged · {of - len(pending)} of {of} shards "
+                          "done", end="", file=sys.stderr, flush=True)
+                if pending:
+                    try:
+                        wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+                    except TimeoutError:   # a second with no shard done: the line is refreshed
+                        pass
         except KeyboardInterrupt:
             client.cancel(futures)
             err(f"interrupted; the parts stay in {folder}: the same command again resumes them")

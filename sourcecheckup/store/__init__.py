@@ -376,6 +376,12 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
         row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
         return row[0] if row else None
 
+    def latest_run_status(self) -> tuple[str, str] | None:
+        """(id, status) of the newest run in one plain read (no savepoint): a cluster shard asks it of its
+        part while the audit process of a worker that just died may still be ending."""
+        rows = self.db.execute("SELECT id, status FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchall()
+        return (rows[0][0], rows[0][1]) if rows else None
+
     def list_runs(self) -> list[RunRow]:
         return [self._run_row(r) for r in self.db.query("SELECT * FROM runs ORDER BY created_at DESC, rowid DESC")]
 
@@ -580,6 +586,10 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
         """(statement_pk, url, judge_id) of every pair already judged in this run."""
         return {(r[0], r[1], r[2]) for r in self.db.execute(
             "SELECT statement_pk, url, judge_id FROM verdicts WHERE run_id = ?", [run_id]).fetchall()}
+
+    def verdict_count(self) -> int:
+        """Verdicts stored in this database, every run (a cluster's driver sums its shards' parts)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
 
     def judged_keys_for(self, run_id: str, statement_pks: Sequence[int]) -> set[tuple[int, str, str]]:
         """(statement_pk, url, judge_id) already judged in this run for these statements (one response's)."""

@@ -33,10 +33,16 @@ def test_find_a_source_and_open_access_copy_in_the_app(qtbot, window, tmp_path, 
         assert not tab.cancel_btn.isHidden() and not tab.find_btn.isEnabled()   # busy, off the GUI thread
     assert done.args == [run_id, "completed"], tab.status_label.text()
     assert f"https://doi.org/{EMPA['doi']}" in tab.detail.toPlainText() and "supported" in tab.detail.toPlainText()
+    assert tab.accept_btn.isEnabled()                     # an offered source can be accepted here
+    assert tab.accept()
+    assert "accepted" in tab.detail.toPlainText() and not tab.accept_btn.isEnabled()
+    decisions = {(r["statement_pk"], r["kind"]): r["decision"] for r in Store(tmp_path / "audits.db").repairs(run_id)}
+    assert decisions[(tab.current_statement(), "find")] == "accepted"
     _pick(tab, S_NONE)
     with qtbot.waitSignal(tab.repair_finished, timeout=WAIT_MS):
         tab.start(open_access=False)
     assert "no supporting source found" in tab.detail.toPlainText()
+    assert not tab.accept_btn.isEnabled()                 # nothing offered: nothing to accept
     _pick(tab, S_ASPREE)
     with qtbot.waitSignal(tab.repair_finished, timeout=WAIT_MS):
         tab.start(open_access=True)

@@ -33,6 +33,7 @@ class RepairsTab(QWidget):
         self.page = page
         self.host = page.host
         self.worker: RepairThread | None = None
+        self._acceptable: str | None = None   # the kind of the current statement's offered, unaccepted repair
         self.endpoints: dict[str, str] = {}   # the services' base URLs when not the public ones (tests)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -51,7 +52,12 @@ class RepairsTab(QWidget):
         self.cancel_btn = QPushButton("Cancel")
         self.cancel_btn.setVisible(False)
         self.cancel_btn.clicked.connect(lambda: self.cancel())
-        for b in (self.find_btn, self.oa_btn, self.cancel_btn):
+        self.accept_btn = QPushButton("Accept")
+        self.accept_btn.setToolTip("Accept the source offered for this statement: `sourcecheckup revised RUN "
+                                   "--repairs` then cites it in the revised answer")
+        self.accept_btn.setEnabled(False)
+        self.accept_btn.clicked.connect(lambda: self.accept())
+        for b in (self.find_btn, self.oa_btn, self.accept_btn, self.cancel_btn):
             row.addWidget(b)
         self.status_label = plain_label(selectable=False)
         row.addWidget(self.status_label, 1)
@@ -81,6 +87,8 @@ class RepairsTab(QWidget):
 
     def _show_current(self) -> None:
         pk, rid = self.current_statement(), self.page.run_id
+        self._acceptable = None
+        self.accept_btn.setEnabled(False)
         if pk is None or not rid:
             return
         lines = []
@@ -90,13 +98,33 @@ class RepairsTab(QWidget):
             what = "Open-access copy" if r["kind"] == "open_access" else "Find a source"
             offered = next((c for c in r["candidates"] if c["key"] == r["offered_key"]), None)
             if offered:
+                accepted = r["decision"] == "accepted"
+                if not accepted and (self._acceptable is None or r["kind"] == "find"):
+                    self._acceptable = r["kind"]   # a found source before an open-access copy
                 lines.append(f"{what}: {offered['url']} — {offered['title']}\n  verdict: {offered['label']}; quote: "
-                             f"“{offered['quote']}”\n  found by: {offered['found_by']}")
+                             f"“{offered['quote']}”\n  found by: {offered['found_by']}"
+                             + ("\n  accepted" if accepted else ""))
             else:
                 lines.append(f"{what}: " + (repair.NO_SOURCE if r["status"] == "none_found" else "not finished")
                              + f" ({len(r['candidates'])} candidate(s) tried)")
             lines += [f"  service failed: {e}" for e in r["errors"]]
         self.detail.setPlainText("\n".join(lines) or "Not repaired yet")
+        self.accept_btn.setEnabled(self._acceptable is not None and self.worker is None)
+
+    def accept(self) -> bool:
+        """Accept the offered repair of the current statement (a small write, on the GUI thread)."""
+        pk, rid, kind = self.current_statement(), self.page.run_id, self._acceptable
+        if pk is None or not rid or kind is None:
+            return False
+        try:
+            row = repair.accept_repair(self.host.store, rid, pk, kind)
+        except repair.RepairError as exc:
+            self.status_label.setText(str(exc))
+            return False
+        self.status_label.setText(f"Accepted {row.get('offered_key') or 'the offered source'}: "
+                                  f"`sourcecheckup revised {rid} --repairs` cites it")
+        self._show_current()
+        return True
 
     def start(self, *, open_access: bool) -> bool:
         pk, rid = self.current_statement(), self.page.run_id
@@ -120,6 +148,7 @@ class RepairsTab(QWidget):
     def _busy(self, busy: bool) -> None:
         self.find_btn.setEnabled(not busy)
         self.oa_btn.setEnabled(not busy)
+        self.accept_btn.setEnabled(not busy and self._acceptable is not None)
         self.cancel_btn.setVisible(busy)
 
     def _done(self, run_id: str, status: str, message: str) -> None:

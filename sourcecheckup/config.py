@@ -46,6 +46,7 @@ class RunConfig:
     retraction_data: str | None = None   # the Retraction Watch CSV the run reads, when there is one
     # URL#MODEL: the built-in judge's sentence embeddings from a served model (embeddings.served); "" = bundled
     embeddings: str = ""
+    reader: str = ""     # URL#MODEL: builtin:reader's probabilities from a rerank server (served_reader)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -233,7 +234,7 @@ def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None 
                      lookup_timeout_s: float | None = None, match_threshold: float | None = None,
                      lookup_requests_per_second: float | None = None,
                      retraction_data: str | Path | None = None, embeddings: str | None = None,
-                     **fetch_choices: Any) -> RunConfig:
+                     reader: str | None = None, **fetch_choices: Any) -> RunConfig:
     """A validated RunConfig from a front end's choices; anything not chosen takes the CLI's default.
     ``fetch_choices`` are :func:`build_fetch_options`'s keywords (or pass a built ``fetch``).
     Reference checks are on unless ``references`` is false or ``$SOURCECHECKUP_REFERENCES`` is off; without
@@ -258,16 +259,17 @@ def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None 
         retractions = _default_retraction_data()
     if fetch is not None:
         fetch_choices.pop("environ", None)
-    served = (embeddings or "").strip()
-    if served:
-        from .embeddings.served import parse_spec
+    served, served_reader = (embeddings or "").strip(), (reader or "").strip()
+    for option, spec in (("embeddings", served), ("reader", served_reader)):
+        if spec:
+            from .embeddings.served import parse_spec
 
-        try:
-            parse_spec(served)
-        except ValueError as exc:
-            raise ConfigError("embeddings", str(exc)) from exc
+            try:
+                parse_spec(spec)
+            except ValueError as exc:
+                raise ConfigError(option, str(exc)) from exc
     return RunConfig(judges=chosen or list(DEFAULT_JUDGES), parser=(parser or "").strip() or DEFAULT_PARSER,
                      consensus=rule, judge_concurrency=concurrency, judge_options=dict(judge_options or {}),
                      fetch=fetch if fetch is not None else build_fetch_options(**fetch_choices),
                      refetch=bool(refetch), seed=int(seed), references=lookup, retraction_data=retractions,
-                     embeddings=served)
+                     embeddings=served, reader=served_reader)

@@ -169,7 +169,7 @@ _FLAGS = {"sources_dir": "--sources", "use_archive": "--use-archive", "browser":
           "openalex_endpoint": "--openalex-endpoint", "contact_email": "--contact-email",
           "retraction_data": "--retraction-data", "lookup_timeout_s": "--lookup-timeout",
           "match_threshold": "--match-threshold", "lookup_requests_per_second": "--lookup-rate",
-          "embeddings": "--embeddings"}
+          "embeddings": "--embeddings", "reader": "--reader"}
 
 
 def _usage(exc: Any, args: argparse.Namespace) -> UsageError:
@@ -224,6 +224,7 @@ def run_config(args: argparse.Namespace, batch: bool = False):
         return build_run_config(judges=args.judge, parser=args.parser, consensus=args.consensus,
                                 judge_concurrency=args.concurrency, judge_options=options,
                                 refetch=args.refetch, seed=args.seed, embeddings=getattr(args, "embeddings", None),
+                                reader=getattr(args, "reader", None),
                                 **_reference_choices(args),
                                 **_fetch_choices(args, batch))
     except ConfigError as exc:

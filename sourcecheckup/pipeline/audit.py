@@ -180,6 +180,10 @@ class Audit:
                 from .. import embeddings
 
                 judges_open.enter_context(embeddings.use_served(self.config.embeddings))
+            if self.config.reader:   # builtin:reader's probabilities from a rerank server, for this run
+                from ..judges.builtin.served_reader import use_served_reader
+
+                judges_open.enter_context(use_served_reader(self.config.reader))
             # each judge is loaded here: a broken local model fails before any work is done
             judges = await judges_open.enter_async_context(
                 open_judges(self.config.judges, self.config.judge_options, given=self._judges))

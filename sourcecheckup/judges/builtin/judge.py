@@ -446,7 +446,7 @@ class BuiltinJudge(BaseJudge):
         if self.use_reader:
             rec = self.reader.record()
             window = embeddings.model_id() if self.use_embeddings else "lexical"
-            return f"{READER_VERSION}/{rec['name']}@{rec['sha256'][:12]}/{window}"
+            return f"{READER_VERSION}/{rec['name']}@{rec.get('served') or rec['sha256'][:12]}/{window}"
         return f"{PROMPT_VERSION}/{embeddings.model_id()}" if self.use_embeddings else MODEL_LEXICAL
 
     # -- the synchronous core ------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""The learned reader served where the GPUs are: a rerank endpoint in the shape vLLM serves (``POST
+/v1/rerank`` with ``{"model", "query", "documents"}``, answering ``{"results": [{"index",
+"relevance_score"}]}``; Jina's and Cohere's APIs share it), asked once per statement with its windows.
+
+``--reader URL#MODEL`` (RunConfig.reader) puts a :class:`ServedReader` in the place of the bundled int8
+model for ``builtin:reader`` (:func:`use_served_reader`). The card (threshold, review band, read_facts)
+stays the bundled one's: the server must run that reader for the card's threshold to mean anything, and
+the verdicts say it was served (``…/<name>@served:MODEL@URL/…``). A relevance score is taken as
+P(supported) (vLLM applies the sigmoid to a one-label cross-encoder). A server that fails, times out or
+answers anything but one score in [0, 1] per window raises :class:`ServedReaderError`: a judge error for
+the pairs being read, never a verdict.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from typing import Any, Iterator, Sequence
+
+import httpx
+import numpy as np
+
+from ...embeddings.served import parse_spec
+from . import reader as reader_module
+from .reader import Reader, ReaderCard, reader_dir
+
+TIMEOUT_S = 60.0
+
+
+class ServedReaderError(RuntimeError):
+    """The rerank server failed or answered something that is not a score per window."""
+
+
+class ServedReader(Reader):
+    """The reader's probabilities from a rerank server; the bundled card decides."""
+
+    def __init__(self, spec: str, timeout_s: float = TIMEOUT_S) -> None:   # no ONNX session here
+        self.base_url, self.model = parse_spec(spec)
+        self.folder = reader_dir()
+        self.card = ReaderCard.load(self.folder)
+        self.sha256 = ""
+        self._client = httpx.Client(timeout=timeout_s)
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.card.name, "file": None, "sha256": "", "threshold": self.card.threshold,
+                "served": f"served:{self.model}@{self.base_url}", "wire": "rerank (vLLM /v1/rerank)"}
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]], stop: threading.Event | None = None) -> np.ndarray:
+        out = np.zeros(len(pairs), dtype=np.float32)
+        by_statement: dict[str, list[int]] = {}
+        for i, (statement, _) in enumerate(pairs):
+            by_statement.setdefault(statement, []).append(i)
+        for statement, rows in by_statement.items():
+            if stop is not None and stop.is_set():
+                from ..base import JudgeStopped
+
+                raise JudgeStopped("the run was interrupted")
+            out[rows] = self._scores(statement, [pairs[i][1] or "." for i in rows])
+        return out
+
+    def _scores(self, query: str, documents: list[str]) -> list[float]:
+        try:
+            reply = self._client.post(f"{self.base_url}/rerank", json={"model": self.model, "query": query,
+                                                                      "documents": documents})
+            reply.raise_for_status()
+            body = reply.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ServedReaderError(f"the rerank server at {self.base_url} failed: {type(exc).__name__}: {exc}") from exc
+        results = body.get("results") if isinstance(body, dict) else None
+        scores: dict[int, float] = {}
+        for item in results if isinstance(results, list) else []:
+            index = item.get("index") if isinstance(item, dict) else None
+            score = item.get("relevance_score") if isinstance(item, dict) else None
+            if (isinstance(index, int) and isinstance(score, (int, float)) and not isinstance(score, bool)
+                    and math.isfinite(score) and 0.0 <= score <= 1.0):
+                scores[index] = float(score)
+        if sorted(scores) != list(range(len(documents))):
+            raise ServedReaderError(f"the rerank server at {self.base_url} did not answer one score in [0, 1] for "
+                                    f"each of the {len(documents)} passages")
+        return [scores[i] for i in range(len(documents))]
+
+
+@contextlib.contextmanager
+def use_served_reader(spec: str) -> Iterator[ServedReader]:
+    """``builtin:reader`` reads with the served model until the block ends (one audit at a time in a process)."""
+    served = ServedReader(spec)
+    with reader_module._lock:
+        before = reader_module._shared
+        reader_module._shared = served
+    try:
+        yield served
+    finally:
+        with reader_module._lock:
+            reader_module._shared = before
+        served._client.close()

@@ -14,7 +14,7 @@ import asyncio
 import html
 import re
 import time
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -240,9 +240,10 @@ class MetadataClient:
                 await asyncio.sleep(wait)
             self._next_at[service] = time.monotonic() + self._interval(service)
 
-    async def _get_json(self, service: str, url: str, params: dict[str, str],
-                        missing_is_none: bool = False) -> dict[str, Any] | None:
-        """GET a JSON object; with ``missing_is_none``, None for a 404 that is the service's own "no record"."""
+    async def _get(self, service: str, url: str, params: dict[str, str],
+                   missing: Callable[[httpx.Response], bool] | None = None) -> httpx.Response | None:
+        """GET with the pacing, Retry-After and failure rules every service shares; None for a 404 that
+        ``missing`` takes for the service's own "no record" (any other answer but 200 is LookupFailed)."""
         for attempt in range(1, MAX_TRIES + 1):
             await self._pace(service)
             self.requests_made += 1
@@ -260,19 +261,28 @@ class MetadataClient:
                                                 f"tries; asked to wait {wait:g} s")
                 self._next_at[service] = max(self._next_at.get(service, 0.0), time.monotonic() + wait)
                 continue
-            if resp.status_code == 404 and missing_is_none and _is_own_404(service, resp):
+            if resp.status_code == 404 and missing is not None and missing(resp):
                 return None
             if resp.status_code != 200:
                 raise LookupFailed(service, f"HTTP {resp.status_code} from {urlsplit(url).netloc}"
                                             + (" (check the endpoint)" if resp.status_code == 404 else ""))
-            try:
-                data = resp.json()
-            except ValueError:
-                raise LookupFailed(service, "the answer is not JSON") from None
-            if not isinstance(data, dict):
-                raise LookupFailed(service, "the answer is not a JSON object")
-            return data
+            return resp
         raise AssertionError("unreachable")
+
+    async def _get_json(self, service: str, url: str, params: dict[str, str],
+                        missing_is_none: bool = False) -> dict[str, Any] | None:
+        """GET a JSON object; with ``missing_is_none``, None for a 404 that is the service's own "no record"."""
+        resp = await self._get(service, url, params,
+                               (lambda r: _is_own_404(service, r)) if missing_is_none else None)
+        if resp is None:
+            return None
+        try:
+            data = resp.json()
+        except ValueError:
+            raise LookupFailed(service, "the answer is not JSON") from None
+        if not isinstance(data, dict):
+            raise LookupFailed(service, "the answer is not a JSON object")
+        return data
 
 
 def _is_own_404(service: str, resp: httpx.Response) -> bool:

@@ -20,22 +20,20 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 
 from ..evidence import SourceText, quote_in_source
-from ..fetching.base import backoff_delay, parse_retry_after
 from ..judges.base import Judge, open_judges
 from ..metrics import Consensus, assess_run, pair_label
 from ..models import FetchStatus, Label, Source, StatementStatus, Verdict
 from ..pipeline import finalise_verdict
 from ..store import Store
-from .lookup import MAX_RETRY_WAIT_S, MAX_TRIES, LookupFailed, MetadataClient
+from .lookup import LookupFailed, MetadataClient
 from .model import LookupSettings
 from .step import doi_in_url, pmid_in_url
 
@@ -159,30 +157,10 @@ class RepairClient(MetadataClient):
 
     async def _get_text(self, service: str, url: str, params: dict[str, str],
                         missing_is_none: bool = False) -> str | None:
-        """GET a text answer (XML) with the same pacing, Retry-After and failure rules as _get_json."""
-        for attempt in range(1, MAX_TRIES + 1):
-            await self._pace(service)
-            self.requests_made += 1
-            try:
-                resp = await self._client.get(url, params=params)
-            except httpx.TimeoutException:
-                raise LookupFailed(service, f"no answer within {self.settings.timeout_s:g} s") from None
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                raise LookupFailed(service, f"could not reach {urlsplit(url).netloc} ({type(exc).__name__})") from None
-            if resp.status_code in (429, 503):
-                wait = parse_retry_after(resp.headers.get("retry-after"))
-                wait = backoff_delay(attempt - 1, 2.0) if wait is None else wait
-                if attempt == MAX_TRIES or wait > MAX_RETRY_WAIT_S:
-                    raise LookupFailed(service, f"rate limited (HTTP {resp.status_code}) after {attempt} "
-                                                f"tries; asked to wait {wait:g} s")
-                self._next_at[service] = max(self._next_at.get(service, 0.0), time.monotonic() + wait)
-                continue
-            if resp.status_code == 404 and missing_is_none:
-                return None
-            if resp.status_code != 200:
-                raise LookupFailed(service, f"HTTP {resp.status_code} from {urlsplit(url).netloc}")
-            return resp.text
-        raise LookupFailed(service, "no answer")   # pragma: no cover (the loop returns or raises)
+        """GET a text answer (XML) under _get_json's pacing, Retry-After and failure rules; with
+        ``missing_is_none``, None for any 404."""
+        resp = await self._get(service, url, params, (lambda _r: True) if missing_is_none else None)
+        return None if resp is None else resp.text
 
     async def pubmed_find(self, query: str) -> list[Candidate]:
         base = self.settings.pubmed_endpoint.rstrip("/")

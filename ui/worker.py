@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Coroutine, Sequence
 
 from PySide6.QtCore import QObject, QThread, Signal
 
@@ -54,6 +54,23 @@ def lower_this_thread() -> None:
     thread = QThread.currentThread()
     if thread is not None:
         thread.setPriority(QThread.Priority.LowPriority)
+
+
+async def until_cancelled(work: Coroutine[Any, Any, Any], cancel: asyncio.Event) -> asyncio.Future[Any] | None:
+    """Run ``work`` until it ends (its finished task, result or exception) or ``cancel`` is set (None: it was
+    stopped and waited for, so what it stored is all there is)."""
+    task = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(cancel.wait())
+    await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    if task.done():
+        return task
+    task.cancel()
+    try:
+        await task
+    except (asyncio.CancelledError, Exception):
+        pass
+    return None
 
 
 class _EngineThread(QThread):
@@ -201,17 +218,9 @@ class CleanupThread(_EngineThread):
     async def _work(self, store: Store, cancel: asyncio.Event) -> tuple[str, str]:
         from sourcecheckup.cleanup import run_cleanup
 
-        task = asyncio.ensure_future(run_cleanup(store, self.result_id, model_spec=self.model_spec,
-                                                 progress=self.progress.emit))
-        stopper = asyncio.ensure_future(cancel.wait())
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        stopper.cancel()
-        if not task.done():
-            task.cancel()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        task = await until_cancelled(run_cleanup(store, self.result_id, model_spec=self.model_spec,
+                                                 progress=self.progress.emit), cancel)
+        if task is None:
             return "cancelled", "stopped; the suggestions stored so far are kept"
         try:
             rows = task.result()
@@ -257,18 +266,10 @@ class RepairThread(_EngineThread):
                               unpaywall_endpoint=self.endpoints.get("unpaywall") or UNPAYWALL,
                               ncbi_api_key=key[0] if key else "")
         try:
-            task = asyncio.ensure_future(run_repair(store, self.result_id, client, statement_pk=self.statement_pk,
+            task = await until_cancelled(run_repair(store, self.result_id, client, statement_pk=self.statement_pk,
                                                     open_access=self.open_access, fetcher=fetcher,
-                                                    progress=self.progress.emit, cancelled=cancel.is_set))
-            stopper = asyncio.ensure_future(cancel.wait())
-            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            stopper.cancel()
-            if not task.done():
-                task.cancel()
-                try:
-                    await task
-                except (asyncio.CancelledError, Exception):
-                    pass
+                                                    progress=self.progress.emit, cancelled=cancel.is_set), cancel)
+            if task is None:
                 return "cancelled", "stopped; the candidates judged so far are kept"
             try:
                 results = task.result()

@@ -8,67 +8,32 @@ local one; its vectors are scaled (not unit length), as a server that does not n
 fewer than asked)."""
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from sourcecheckup import embeddings
 
+from .json_server import JsonPostServer
 
-class FakeEmbeddings:
+
+class FakeEmbeddings(JsonPostServer):
+    path = "/v1/embeddings"
+
     def __init__(self, mode: str = "ok", model: str = "all-minilm") -> None:
         self.mode = mode
         self.model = model
-        self.requests: list[dict[str, Any]] = []
         self.local = embeddings._load()   # the bundled model, held apart from whatever the process serves
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> "FakeEmbeddings":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: object) -> None:
-                pass
-
-            def _json(self, code: int, body: Any) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                fake.requests.append(body)
-                if self.path != "/v1/embeddings":
-                    return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
-                if fake.mode == "error":
-                    return self._json(500, {"error": {"message": "CUDA out of memory", "type": "server_error"}})
-                texts = body.get("input")
-                texts = [texts] if isinstance(texts, str) else list(texts or [])
-                vectors = embeddings.embed(texts, model=fake.local) * 2.5
-                data = [{"object": "embedding", "index": i,
-                         "embedding": (v[:100] if fake.mode == "garbage" else v).tolist()}
-                        for i, v in enumerate(vectors)]
-                if fake.mode == "short":
-                    data = data[:-1]
-                tokens = sum(len(t.split()) for t in texts)
-                self._json(200, {"object": "list", "data": data, "model": body.get("model"),
-                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
-
-        return Handler
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        if self.mode == "error":
+            return 500, {"error": {"message": "CUDA out of memory", "type": "server_error"}}
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else list(texts or [])
+        vectors = embeddings.embed(texts, model=self.local) * 2.5
+        data = [{"object": "embedding", "index": i, "embedding": (v[:100] if self.mode == "garbage" else v).tolist()}
+                for i, v in enumerate(vectors)]
+        if self.mode == "short":
+            data = data[:-1]
+        tokens = sum(len(t.split()) for t in texts)
+        return 200, {"object": "list", "data": data, "model": body.get("model"),
+                     "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}

@@ -23,15 +23,16 @@ logged as (service, path, query).
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 from xml.sax.saxutils import escape
 
 import pytest
+
+from .fake_scholarly import reply, serve
 
 SLOW_S = 1.5
 
@@ -195,29 +196,9 @@ def start_repair_servers() -> tuple[FakeRepair, Callable[[], None]]:
             else:
                 status, body, ctype = fake.answer(service, "/" + rest, q)
             data = json.dumps(body).encode() if isinstance(body, (dict, list)) else str(body).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in extra.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            reply(self, status, data, ctype, extra)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    host, port = httpd.server_address[:2]
-    fake.base = f"http://{host}:{port}"
-
-    def stop() -> None:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=2)
-
+    fake.base, stop = serve(Handler, "fake-repair")
     return fake, stop
 
 

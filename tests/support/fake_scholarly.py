@@ -390,31 +390,40 @@ def start_scholarly() -> tuple[FakeScholarly, Callable[[], None]]:
                 data, ctype = body, "text/csv; charset=utf-8"
             else:
                 data, ctype = body.encode(), "text/plain"
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in extra.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test)
+            reply(self, status, data, ctype, extra)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.base, stop = serve(Handler, "fake-scholarly")
+    return fake, stop
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str, extra: dict[str, str]) -> None:
+    """Send one answer; a client that gave up (a timeout test) is no error of the server's."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", ctype)
+        handler.send_header("Content-Length", str(len(data)))
+        for k, v in extra.items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def serve(handler: type[BaseHTTPRequestHandler], name: str) -> tuple[str, Callable[[], None]]:
+    """Serve ``handler`` on a free loopback port in a thread: its base URL and the function that stops it."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                              name="fake-scholarly", daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=name, daemon=True)
     thread.start()
     host, port = httpd.server_address[:2]
-    fake.base = f"http://{host}:{port}"
 
     def stop() -> None:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=2)
 
-    return fake, stop
+    return f"http://{host}:{port}", stop
 
 
 @pytest.fixture

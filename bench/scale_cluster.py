@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -26,11 +25,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _children_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _write_answers(answers: list[Any], path: Path) -> None:
@@ -69,7 +63,7 @@ def _figures(db: Path, run_id: str) -> tuple[list[tuple], dict[str, Any]]:
 def main(args: Any) -> int:
     import distributed
 
-    from scale import build_answers, start_server
+    from scale import _reaped_children_cpu_s, build_answers, start_server
 
     server, bases = start_server(args.hosts, args.site_latency)
     hosts = sorted({b.split("//", 1)[1].rsplit(":", 1)[0] for b in bases})
@@ -77,9 +71,9 @@ def main(args: Any) -> int:
     try:
         answers = tmp / "answers.jsonl"
         _write_answers(build_answers(args.answers, args.statements, args.sources, bases), answers)
-        cpu0 = _children_cpu_s()
+        cpu0 = _reaped_children_cpu_s()
         single_s, single_run, _ = _audit(answers, tmp / "single.db", hosts, [])
-        single_cpu = _children_cpu_s() - cpu0
+        single_cpu = _reaped_children_cpu_s() - cpu0
         cores = os.cpu_count() or 1
         floor = single_cpu / cores
         base_pairs, base_figures = _figures(tmp / "single.db", single_run)

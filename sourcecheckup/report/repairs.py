@@ -42,7 +42,7 @@ def repairs_html(report: Mapping[str, Any]) -> str:
         return ""
     items = []
     for r in rows:
-        old = "; ".join(f"{o['citation']} ({o['verdict']})" for o in r["old"]) or "–"
+        old = _cells(r)[3] or "–"
         what = "Open-access copy" if r["kind"] == "open_access" else "Find a source"
         if r["new"]:
             new = (f"<a href=\"{escape(r['new']['citation'])}\">{escape(r['new']['citation'])}</a> "

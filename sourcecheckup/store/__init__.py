@@ -373,8 +373,8 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
         return self._run_row(self.find_by_id("runs", run_id, "run", "; `sourcecheckup runs` lists them"))
 
     def latest_run_id(self) -> str | None:
-        row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
-        return row[0] if row else None
+        latest = self.latest_run_status()
+        return latest[0] if latest else None
 
     def latest_run_status(self) -> tuple[str, str] | None:
         """(id, status) of the newest run in one plain read (no savepoint): a cluster shard asks it of its

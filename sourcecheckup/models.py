@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import secrets
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
@@ -14,6 +15,11 @@ from typing import Any, Mapping
 def utcnow() -> str:
     """ISO-8601 UTC timestamp with seconds precision, the form stored everywhere."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def new_run_id() -> str:
+    """A run's id: the day it was made and six random hex digits (20261129-3fa2c1)."""
+    return f"{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
 
 
 def sha256_bytes(data: bytes) -> str:

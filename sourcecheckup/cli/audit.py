@@ -124,9 +124,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             check_report_target(rep)   # said before the audit, not after its work
         except ReportTargetError as exc:
             raise UsageError(f"--report: {exc}") from exc
-    if getattr(args, "cluster", None):
-        from .cluster import cmd_audit_cluster
+    from .cluster import cmd_audit_cluster, is_cluster_resume
 
+    if getattr(args, "cluster", None) or is_cluster_resume(args):
         return cmd_audit_cluster(args)
     progress = ProgressPrinter(args.quiet)
     if args.resume:
@@ -208,6 +208,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if audit.run_id:
             err(f"resume with: sourcecheckup audit --resume {audit.run_id} --db {store.path}")
         return EXIT_FAIL
+    return finish_audit(args, store, run_id)
+
+
+def finish_audit(args: argparse.Namespace, store: Any, run_id: str) -> int:
+    """After a run (on this machine or merged from a cluster's parts): its reports, its headline (or,
+    quiet, its id and notes) and the exit status."""
     report = headline_report(store, run_id)
     unwritten = _write_reports(args, store, run_id)
     if not args.quiet:

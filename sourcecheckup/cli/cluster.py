@@ -3,6 +3,7 @@ a task writing its own SQLite part, the parts merged into the user's database as
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,91 @@ def parts_folder(db: Path) -> Path:
     return db.with_name(db.name + ".parts")
 
 
+MANIFEST = "cluster.json"   # in the parts folder: what --resume RUN needs to pick the audit up
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{folder / MANIFEST} cannot be read ({exc}); remove {folder} to start the audit "
+                         "again") from exc
+    if not isinstance(data, dict) or not {"run_id", "argv", "shards", "scheduler", "inputs"} <= data.keys():
+        raise UsageError(f"{folder / MANIFEST} is not a cluster audit's record; remove {folder} to start again")
+    return data
+
+
+def is_cluster_resume(args: argparse.Namespace) -> bool:
+    """``audit --resume RUN --db DB`` where RUN is a cluster audit not merged yet: its parts and record
+    are beside DB, the run itself is not in it."""
+    if not args.resume or not args.db:
+        return False
+    db = Path(args.db).resolve()
+    manifest = read_manifest(parts_folder(db))
+    if manifest is None or manifest["run_id"] != args.resume:
+        return False
+    if db.is_file():
+        from ..store import Store, StoreError
+
+        with Store(db, read_only=True) as store:
+            try:
+                store.get_run(args.resume)
+            except StoreError:   # not merged yet
+                return True
+            return False   # merged: resumed (nothing left to do) as any run
+    return True
+
+
+def _plan(args: argparse.Namespace, db: Path, folder: Path) -> dict[str, Any]:
+    """The cluster audit to run: resumed from its record, the same command again (its record reused, so
+    its shards are cut as before), or a new one (recorded before any shard starts)."""
+    manifest = read_manifest(folder)
+    if args.resume:
+        if manifest is None or manifest["run_id"] != args.resume:
+            raise UsageError(f"--resume {args.resume}: no cluster audit of that id has its parts in {folder}")
+        if args.cluster:
+            manifest["scheduler"] = args.cluster   # the same audit on another scheduler
+        return manifest
+    if not args.inputs or "-" in args.inputs:
+        raise UsageError("--cluster reads its input from files every worker can open; give file paths, not '-'")
+    argv = shard_argv(list(args.argv))
+    argv = [str(Path(a).resolve()) if a in args.inputs else a for a in argv]   # workers may run elsewhere
+    if manifest is not None:
+        if manifest["argv"] != argv:
+            raise UsageError(f"{folder} holds the parts of another cluster audit (run {manifest['run_id']}, "
+                             f"{', '.join(manifest['inputs'])}): resume it with `sourcecheckup audit --resume "
+                             f"{manifest['run_id']} --db {db}`, or remove {folder} to start this one")
+        if args.cluster_shards and args.cluster_shards != manifest["shards"]:
+            raise UsageError(f"the parts in {folder} were cut into {manifest['shards']} shards: give "
+                             f"--cluster-shards {manifest['shards']} (or none) to resume them, or remove {folder}")
+        manifest["scheduler"] = args.cluster
+        return manifest
+    from ..models import new_run_id, utcnow
+
+    return {"run_id": new_run_id(), "argv": argv, "inputs": list(args.inputs), "shards": args.cluster_shards or 0,
+            "scheduler": args.cluster, "created_at": utcnow()}
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    tmp.replace(folder / MANIFEST)
+
+
+def _remove_parts(folder: Path, of: int) -> None:
+    """Once merged, the parts were only the tasks' outputs: the merged run holds every row."""
+    for n in range(1, of + 1):
+        for suffix in ("", "-wal", "-shm"):
+            (folder / f"part-{n}-of-{of}.db{suffix}").unlink(missing_ok=True)
+    (folder / MANIFEST).unlink(missing_ok=True)
+    try:
+        folder.rmdir()
+    except OSError:   # something of the user's is in it: left there
+        pass
+
+
 def cmd_audit_cluster(args: argparse.Namespace) -> int:
     try:
         from distributed import Client, wait
@@ -113,26 +199,28 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
     from .. import __version__
     from ..store import Store
     from ..store.merge import AlreadyMerged, MergeError, MergeInput, merge_runs
-    from .runs import headline_report, print_headline
+    from .audit import finish_audit
 
-    if not args.inputs or "-" in args.inputs:
-        raise UsageError("--cluster reads its input from files every worker can open; give file paths, not '-'")
     if not args.db:
         raise UsageError("--cluster needs --db DB: the shards' parts are kept beside it until merged")
+    if args.cluster_shards is not None and args.cluster_shards < 2:
+        raise UsageError("--cluster-shards: give 2 or more (one shard is an audit on one machine)")
     db = Path(args.db).resolve()
-    argv = shard_argv(list(args.argv))
-    argv = [str(Path(a).resolve()) if a in args.inputs else a for a in argv]   # workers may run elsewhere
     folder = parts_folder(db)
-    folder.mkdir(parents=True, exist_ok=True)
+    plan = _plan(args, db, folder)
+    run_id, argv = plan["run_id"], plan["argv"]
     try:
-        client = Client(args.cluster, timeout="20s")
+        client = Client(plan["scheduler"], timeout="20s")
     except OSError as exc:
-        raise UsageError(f"--cluster {args.cluster}: no scheduler answers there ({exc})") from exc
+        raise UsageError(f"--cluster {plan['scheduler']}: no scheduler answers there ({exc})") from exc
     try:
-        workers = len(client.scheduler_info().get("workers", {}))
-        of = args.cluster_shards or max(2, 2 * workers)
+        if not plan["shards"]:
+            plan["shards"] = max(2, 2 * len(client.scheduler_info().get("workers", {})))
+        of = plan["shards"]
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_manifest(folder, plan)
         futures = [client.submit(run_shard, argv, str(folder / f"part-{n}-of-{of}.db"), n, of,
-                                 key=f"sourcecheckup-shard-{db.name}-{n}-of-{of}", retries=2, pure=False)
+                                 key=f"sourcecheckup-shard-{run_id}-{n}-of-{of}", retries=2, pure=False)
                    for n in range(1, of + 1)]
         try:
             pending = set(futures)
@@ -150,7 +238,8 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
                         pass
         except KeyboardInterrupt:
             client.cancel(futures)
-            err(f"interrupted; the parts stay in {folder}: the same command again resumes them")
+            err(f"interrupted; resume with: sourcecheckup audit --resume {run_id} --db {db} (the parts stay in "
+                f"{folder}; the scheduler {plan['scheduler']} is remembered, --cluster ADDRESS names another)")
             return EXIT_INTERRUPTED
         if not args.quiet:
             print(file=sys.stderr)
@@ -159,17 +248,12 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
     parts = [MergeInput(folder / f"part-{n}-of-{of}.db") for n in range(1, of + 1)]
     with Store(db) as store:
         try:
-            result = merge_runs(store, parts, run_name=f"{', '.join(args.inputs)} (cluster, {of} shards)",
-                                app_version=__version__)
-            run_id = result.run_id
+            merge_runs(store, parts, run_name=f"{', '.join(plan['inputs'])} (cluster, {of} shards)",
+                       app_version=__version__, run_id=run_id)
         except AlreadyMerged as exc:
             run_id = exc.run_id
         except MergeError as exc:
             err(str(exc))
             return EXIT_FAIL
-        if args.quiet:
-            print(run_id)
-        else:
-            print_headline(headline_report(store, run_id))
-    return EXIT_OK
-
+        _remove_parts(folder, of)
+        return finish_audit(args, store, run_id)

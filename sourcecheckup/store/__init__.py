@@ -11,7 +11,6 @@ the one way in; its methods for the review, suggestion and benchmark tables live
 from __future__ import annotations
 
 import os
-import secrets
 import sqlite3
 import time
 import zlib
@@ -30,6 +29,7 @@ from ..models import (
     Statement,
     StatementCategory,
     Verdict,
+    new_run_id,
     utcnow,
 )
 from ..run_owner import Owner, owner_alive, owner_note, this_process
@@ -307,7 +307,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
     # -- runs -------------------------------------------------------------------------
     def create_run(self, *, input: str, config: dict[str, Any], judges: Sequence[str], parser: str,
                    app_version: str, run_id: str | None = None) -> str:
-        run_id = run_id or f"{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
+        run_id = run_id or new_run_id()
         with self.db.conn:
             self.db["runs"].insert({
                 "id": run_id, "created_at": utcnow(), "finished_at": None, "status": "running",

@@ -9,13 +9,12 @@ reviews, review samples, suggestions, reference checks, skipped records and the 
 from __future__ import annotations
 
 import hashlib
-import secrets
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..models import utcnow
+from ..models import new_run_id, utcnow
 from .columns import dump_json, load_json
 from .migrations import MIGRATIONS
 from .wal import connect
@@ -203,8 +202,9 @@ class _Writer:
 
 
 def merge_runs(out: Any, specs: Sequence[MergeInput], *, run_name: str = "", force: bool = False,
-               app_version: str = "") -> MergeResult:
+               app_version: str = "", run_id: str | None = None) -> MergeResult:
     """Merge the runs of ``specs`` into one new run in the store ``out``; returns what was copied.
+    ``run_id``: the new run's id when one was announced before the merge (a cluster audit's).
 
     Refuses (MergeError) an input that is the output, a response id found in two inputs, and
     runs whose judges, prompt versions, parser or consensus differ unless ``force`` (recorded)."""
@@ -231,7 +231,7 @@ def merge_runs(out: Any, specs: Sequence[MergeInput], *, run_name: str = "", for
                              + "; ".join(differences) + ". Use --force to merge anyway (recorded in the merged run)")
         with out.db.conn:
             return _copy(out, inputs, run_name, force, differences, app_version,
-                         remerge_of=earlier[0] if earlier else None)
+                         remerge_of=earlier[0] if earlier else None, run_id=run_id)
     finally:
         for i in inputs:
             i.close()
@@ -269,10 +269,10 @@ def _refuse_duplicate_ids(inputs: Sequence[_Input]) -> None:
 
 
 def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differences: list[str],
-          app_version: str, remerge_of: str | None = None) -> MergeResult:
+          app_version: str, remerge_of: str | None = None, run_id: str | None = None) -> MergeResult:
     conn: sqlite3.Connection = out.db.conn
     w = _Writer(conn)
-    run_id = f"{utcnow()[:10].replace('-', '')}-{secrets.token_hex(3)}"
+    run_id = run_id or new_run_id()
     order, positions = _positions(inputs)
     result = MergeResult(run_id=run_id, order=order, differences=list(differences))
     statuses = [i.run["status"] for i in inputs]

@@ -2,6 +2,7 @@
 an input as shards, survives a worker killed mid-shard, and gives the run one process would have written."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ import time
 import pytest
 
 from tests.store.test_merge import ROOT, _answers, _audit, _pairs, _report
+from tests.support.cli import sc
 
 distributed = pytest.importorskip("distributed")
 
@@ -59,6 +61,50 @@ def test_a_cluster_audit_with_a_worker_killed_mid_shard_equals_the_single_machin
     assert merged["counts"] == whole["counts"]
 
 
+def test_an_interrupted_cluster_audit_resumes_by_its_run_id_and_writes_its_report(tmp_path, site, cluster):
+    address, _client = cluster
+    answers = _answers(tmp_path, site, n=12)
+    _audit(answers, tmp_path / "whole.db")
+    db = tmp_path / "cluster.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
+                             "--allow-host", "127.0.0.1", "--no-archive", "-q", "--cluster", address,
+                             "--cluster-shards", "4"], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    parts = tmp_path / "cluster.db.parts"
+    deadline = time.monotonic() + 120
+    while not (parts.is_dir() and any(parts.glob("*.db"))) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)   # Ctrl-C while the shards run: they are cancelled, their parts kept
+    out, errs = proc.communicate(timeout=120)
+    assert proc.returncode == 130, errs
+    manifest = json.loads((parts / "cluster.json").read_text())
+    run_id = manifest["run_id"]
+    assert f"sourcecheckup audit --resume {run_id} --db {db}" in errs
+    assert not db.exists() or run_id not in _runs(db)
+    # a different audit into the same database is refused while these parts wait
+    refused = sc("audit", str(answers), "--db", str(db), "--cluster", address, "--judge", "builtin:0.5")
+    assert refused.returncode != 0 and f"--resume {run_id}" in refused.stderr
+    # the run's id alone picks it up: the scheduler and the shards come from the parts' record
+    html = tmp_path / "cluster.html"
+    resumed = sc("audit", "--resume", run_id, "--db", str(db), "-q", "--report", str(html), env=env,
+                 in_process=False, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == run_id
+    assert html.is_file() and run_id in html.read_text(encoding="utf-8")
+    assert not parts.exists()   # merged: the tasks' outputs are gone, the run holds every row
+    whole, merged = _report(tmp_path / "whole.db"), _report(db, run_id)
+    assert _pairs(merged) == _pairs(whole)
+    assert merged["counts"] == whole["counts"]
+
+
+def _runs(db) -> list[str]:
+    from sourcecheckup.store import Store
+
+    with Store(db, read_only=True) as store:
+        return [r.id for r in store.list_runs()]
+
+
 def test_without_a_scheduler_the_flag_says_so(tmp_path, site):
     answers = _answers(tmp_path, site, n=2)
     p = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(tmp_path / "x.db"),
@@ -82,3 +128,22 @@ def test_without_the_extra_the_flag_says_how_to_install_it(tmp_path, site, monke
     answers = _answers(tmp_path, site, n=2)
     assert main(["audit", str(answers), "--db", str(tmp_path / "x.db"), "--cluster", "tcp://127.0.0.1:9"]) != 0
     assert "pip install 'sourcecheckup[cluster]'" in capsys.readouterr().err
+
+
+def test_shards_of_a_waiting_cluster_audit_are_cut_as_before(tmp_path, site):
+    """The same command again reuses the parts' record; another shard count would cut the input otherwise."""
+    from sourcecheckup.cli import main
+
+    answers = _answers(tmp_path, site, n=2)
+    parts = tmp_path / "x.db.parts"
+    parts.mkdir()
+    argv = [str(answers.resolve())]
+    (parts / "cluster.json").write_text(json.dumps({"run_id": "20261129-abcdef", "argv": argv, "inputs": [str(answers)],
+                                                    "shards": 3, "scheduler": "tcp://127.0.0.1:9"}))
+    p = sc("audit", str(answers), "--db", str(tmp_path / "x.db"), "--cluster", "tcp://127.0.0.1:9",
+           "--cluster-shards", "5")
+    assert p.returncode != 0 and "cut into 3 shards" in p.stderr
+    p = sc("audit", "--resume", "20261129-abcdef", "--db", str(tmp_path / "x.db"))
+    assert p.returncode != 0 and "scheduler" in p.stderr   # resumed from the record: its scheduler is asked
+    assert main(["audit", str(answers), "--db", str(tmp_path / "y.db"), "--cluster", "tcp://127.0.0.1:9",
+                 "--cluster-shards", "1"]) != 0

@@ -6,6 +6,7 @@ subprocess). Three runs of ``sourcecheckup audit`` as a user runs it, each in a 
   single   the whole input on this machine
   cluster  ``--cluster tcp://...`` with two workers (one thread each), K shards
   killed   the same, one worker killed (SIGKILL) once the first shard's part exists
+  sent     ``--cluster-files sent``: the input goes with each task, each part comes back as its result
 The CPU floor is the single run's CPU seconds (its process and children) / the cores: the least wall time
 any split of the same work can take here. Printed: each wall time, its ratio to the single run and to the
 floor, pairs judged, and whether the cluster runs' verdicts and figures equal the single run's.
@@ -78,7 +79,7 @@ def main(args: Any) -> int:
         floor = single_cpu / cores
         base_pairs, base_figures = _figures(tmp / "single.db", single_run)
         results = {}
-        for name in ("cluster", "killed"):
+        for name in ("cluster", "killed", "sent"):
             with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                           dashboard_address=None, silence_logs=40) as c, \
                     distributed.Client(c) as client:
@@ -97,7 +98,8 @@ def main(args: Any) -> int:
                         killed.append(pid)
 
                 wall, run_id, _ = _audit(answers, tmp / f"{name}.db", hosts,
-                                         ["--cluster", c.scheduler_address, "--cluster-shards", str(args.shards)],
+                                         ["--cluster", c.scheduler_address, "--cluster-shards", str(args.shards),
+                                          *(["--cluster-files", "sent"] if name == "sent" else [])],
                                          kill if name == "killed" else None)
                 pairs, figures = _figures(tmp / f"{name}.db", run_id)
                 results[name] = (wall, pairs == base_pairs, figures == base_figures, len(pairs), bool(killed))
@@ -114,7 +116,8 @@ def main(args: Any) -> int:
                                                            ("; (the run ended before a worker could be killed)"
                                                             if name == "killed" else "")))
         print(f"scale-cluster: ratio {results['cluster'][0] / single_s:.2f}; killed ratio "
-              f"{results['killed'][0] / single_s:.2f}; equal {'yes' if ok else 'no'}")
+              f"{results['killed'][0] / single_s:.2f}; sent ratio {results['sent'][0] / single_s:.2f}; "
+              f"equal {'yes' if ok else 'no'}")
         return 0 if ok else 1
     finally:
         server.terminate()

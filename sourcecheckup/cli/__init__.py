@@ -124,10 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "http://127.0.0.1:8000/v1#sourcecheckup-reader; it must serve the bundled reader")
     p.add_argument("--cluster", metavar="tcp://HOST:PORT",
                    help="spread the audit over a Dask cluster (its scheduler's address): input-split shards as "
-                        "tasks, retried when a worker dies, merged into --db; the same command again resumes. "
-                        "Needs pip install 'sourcecheckup[cluster]'")
+                        "tasks, retried when a worker dies, merged into --db; an interrupted one resumes with "
+                        "--resume RUN or the same command again. Needs pip install 'sourcecheckup[cluster]'")
     p.add_argument("--cluster-shards", type=int, metavar="K", help="shards of a --cluster audit (default: twice "
                    "the workers, at least 2)")
+    p.add_argument("--cluster-files", choices=("shared", "sent"), help="shared (default): the workers read the "
+                   "input and write their parts at the driver's paths (one machine, or a shared filesystem); sent: "
+                   "the input travels with each shard's task and its part comes back as the task's result "
+                   "(workers on machines of their own)")
     _add_audit_options(p)
     p.set_defaults(func=cmd_audit)
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError, err
 
 INSTALL = "pip install 'sourcecheckup[cluster]'"
 # options whose value belongs to the driver, not to a shard
-_DRIVER_VALUED = ("--cluster", "--cluster-shards", "--db", "--report", "--input-split")
+_DRIVER_VALUED = ("--cluster", "--cluster-shards", "--cluster-files", "--db", "--report", "--input-split")
 _DRIVER_FLAGS = ("-q", "--quiet")
 SHARD_PARENT = "SOURCECHECKUP_SHARD_PARENT"   # set in a shard's audit process: its worker's pid
 
@@ -34,9 +35,28 @@ def shard_argv(argv: list[str]) -> list[str]:
     return out
 
 
-def run_shard(argv: list[str], part_db: str, part: int, of: int) -> dict[str, Any]:
+def run_shard(argv: list[str], part_db: str, part: int, of: int, run_id: str = "",
+              sent: dict[str, dict[str, bytes]] | None = None) -> dict[str, Any]:
     """One shard, run in a worker process. A retry after the worker died finds the run its part
-    stored and resumes it, judging only the pairs it lacks."""
+    stored and resumes it, judging only the pairs it lacks.
+
+    ``sent``: the input files themselves (driver path -> {path inside it: bytes}) for workers that cannot
+    read the driver's paths; the shard then works in its worker's own folder and returns its part's
+    bytes as the task's result (a retry on another machine starts the shard again)."""
+    local: Path | None = None
+    if sent is not None:
+        local = _worker_folder(f"sourcecheckup-{run_id}-{part}-of-{of}")
+        argv = _unpack_inputs(argv, sent, local)
+        part_db = str(local / Path(part_db).name)
+    code, shard_run = _run_part(argv, part_db, part, of, topic=f"sourcecheckup-{run_id}")
+    result: dict[str, Any] = {"part": part, "db": part_db, "run": shard_run, "code": code}
+    if local is not None:
+        result["part_bytes"] = _part_bytes(Path(part_db))
+        shutil.rmtree(local, ignore_errors=True)
+    return result
+
+
+def _run_part(argv: list[str], part_db: str, part: int, of: int, topic: str) -> tuple[int, str | None]:
     from ..store import Store
 
     run_id = None
@@ -46,38 +66,108 @@ def run_shard(argv: list[str], part_db: str, part: int, of: int) -> dict[str, An
         if latest is not None:
             run_id, status = latest
             if status == "completed":
-                return {"part": part, "db": part_db, "run": run_id, "code": EXIT_OK}
+                return EXIT_OK, run_id
     if run_id:
-        code = _audit_process(["audit", "--resume", run_id, "--db", part_db, "-q"])
+        code = _audit_process(["audit", "--resume", run_id, "--db", part_db, "-q"], part_db, part, topic)
     else:
-        code = _audit_process(["audit", *argv, "--input-split", f"{part}/{of}", "--db", part_db, "-q"])
+        code = _audit_process(["audit", *argv, "--input-split", f"{part}/{of}", "--db", part_db, "-q"], part_db,
+                              part, topic)
     if code not in (EXIT_OK, EXIT_FAIL):   # usage or interruption: a retry would do no better
         raise RuntimeError(f"shard {part} of {of} ended with exit code {code}")
-    return {"part": part, "db": part_db, "run": run_id, "code": code}
+    return code, run_id
 
 
-def _audit_process(argv: list[str]) -> int:
+def _worker_folder(name: str) -> Path:
+    """A folder of the worker's own (its local directory, where Dask keeps a worker's files)."""
+    import tempfile
+
+    try:
+        from distributed import get_worker
+
+        base = Path(get_worker().local_directory)
+    except (ImportError, ValueError):   # not in a worker (a test calling the task directly)
+        base = Path(tempfile.gettempdir())
+    folder = base / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def pack_inputs(inputs: list[str]) -> dict[str, dict[str, bytes]]:
+    """Each input file, or each file of an input folder, read on the driver to travel with the shards."""
+    out: dict[str, dict[str, bytes]] = {}
+    for raw in inputs:
+        path = Path(raw).resolve()
+        if path.is_dir():   # under the folder's own name, as the shard will read it
+            out[str(path)] = {str(Path(path.name) / f.relative_to(path)): f.read_bytes()
+                              for f in sorted(path.rglob("*")) if f.is_file()}
+        else:
+            out[str(path)] = {path.name: path.read_bytes()}
+    return out
+
+
+def _unpack_inputs(argv: list[str], sent: dict[str, dict[str, bytes]], local: Path) -> list[str]:
+    """The inputs written under ``local`` with their own names; ``argv`` pointing at them."""
+    moved: dict[str, str] = {}
+    for n, (driver_path, files) in enumerate(sent.items()):
+        base = local / f"input-{n}"
+        for rel, data in files.items():
+            (base / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / rel).write_bytes(data)
+        moved[driver_path] = str(base / Path(driver_path).name)
+    return [moved.get(a, a) for a in argv]
+
+
+def _part_bytes(part_db: Path) -> bytes:
+    """The finished part as one file: its write-ahead log folded in first."""
+    import sqlite3
+
+    conn = sqlite3.connect(part_db)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return part_db.read_bytes()
+
+
+def _audit_process(argv: list[str], part_db: str, part: int, topic: str) -> int:
     """The audit in a child process: Dask's workers are daemonic and may not start the process pools
     a run uses (PDF reading); the child ends with its worker (watch_parent), so a retried shard never
-    shares its part with an orphan."""
+    shares its part with an orphan. Every second the verdicts its part holds go to the driver as an
+    event of the cluster's (the driver's one progress line)."""
     import os
     import subprocess
+    import time
 
     proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", *argv], stdout=subprocess.DEVNULL,
                             env={**os.environ, SHARD_PARENT: str(os.getpid())})
     try:
-        return proc.wait()
+        while proc.poll() is None:
+            time.sleep(1.0)
+            _report_progress(topic, part, _verdicts_in([Path(part_db)]))
+        _report_progress(topic, part, _verdicts_in([Path(part_db)]))
+        return proc.returncode
     finally:
         if proc.poll() is None:   # the task was cancelled (Ctrl-C on the driver)
             proc.kill()
 
 
-def _verdicts_in(folder: Path) -> int:
-    """Verdicts stored so far in the shards' parts (a part being written is read as it stands)."""
+def _report_progress(topic: str, part: int, verdicts: int) -> None:
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event(topic, {"part": part, "verdicts": verdicts})
+    except (ImportError, ValueError):   # not in a worker
+        pass
+
+
+def _verdicts_in(parts: Iterable[Path]) -> int:
+    """Verdicts stored so far in these parts (a part being written is read as it stands)."""
     from ..store import Store
 
     total = 0
-    for part in folder.glob("part-*.db"):
+    for part in parts:
+        if not part.is_file():
+            continue
         try:
             with Store(part, read_only=True) as store:
                 total += store.verdict_count()
@@ -152,25 +242,47 @@ def _plan(args: argparse.Namespace, db: Path, folder: Path) -> dict[str, Any]:
             raise UsageError(f"--resume {args.resume}: no cluster audit of that id has its parts in {folder}")
         if args.cluster:
             manifest["scheduler"] = args.cluster   # the same audit on another scheduler
+        _check_inputs_unchanged(manifest, folder)
         return manifest
     if not args.inputs or "-" in args.inputs:
         raise UsageError("--cluster reads its input from files every worker can open; give file paths, not '-'")
     argv = shard_argv(list(args.argv))
     argv = [str(Path(a).resolve()) if a in args.inputs else a for a in argv]   # workers may run elsewhere
+    files = args.cluster_files or "shared"
     if manifest is not None:
         if manifest["argv"] != argv:
             raise UsageError(f"{folder} holds the parts of another cluster audit (run {manifest['run_id']}, "
                              f"{', '.join(manifest['inputs'])}): resume it with `sourcecheckup audit --resume "
                              f"{manifest['run_id']} --db {db}`, or remove {folder} to start this one")
-        if args.cluster_shards and args.cluster_shards != manifest["shards"]:
-            raise UsageError(f"the parts in {folder} were cut into {manifest['shards']} shards: give "
-                             f"--cluster-shards {manifest['shards']} (or none) to resume them, or remove {folder}")
+        for option, value, wanted in (("--cluster-shards", manifest["shards"], args.cluster_shards),
+                                      ("--cluster-files", manifest.get("files", "shared"), args.cluster_files)):
+            if wanted and wanted != value:
+                raise UsageError(f"the parts in {folder} were made with {option} {value}: give {option} {value} "
+                                 f"(or none) to resume them, or remove {folder} to start again")
         manifest["scheduler"] = args.cluster
+        _check_inputs_unchanged(manifest, folder)
         return manifest
     from ..models import new_run_id, utcnow
+    from ..provenance import input_records
 
     return {"run_id": new_run_id(), "argv": argv, "inputs": list(args.inputs), "shards": args.cluster_shards or 0,
-            "scheduler": args.cluster, "created_at": utcnow()}
+            "files": files, "scheduler": args.cluster, "created_at": utcnow(),
+            "input_records": input_records([str(Path(i).resolve()) for i in args.inputs])}
+
+
+def _check_inputs_unchanged(manifest: dict[str, Any], folder: Path) -> None:
+    """Shards cut from an input that changed since the first ones ran would merge into a run of neither."""
+    from ..provenance import input_records
+
+    before = manifest.get("input_records")
+    if before is None:
+        return
+    now = input_records([str(Path(i).resolve()) for i in manifest["inputs"]])
+    changed = [b["path"] for b, n in zip(before, now) if b.get("sha256") != n.get("sha256")]
+    if changed or len(before) != len(now):
+        raise UsageError(f"the input of cluster audit {manifest['run_id']} changed since it started "
+                         f"({', '.join(changed) or 'files added or removed'}): its parts cannot be resumed; "
+                         f"remove {folder} to audit it again")
 
 
 def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
@@ -208,7 +320,7 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
     db = Path(args.db).resolve()
     folder = parts_folder(db)
     plan = _plan(args, db, folder)
-    run_id, argv = plan["run_id"], plan["argv"]
+    run_id = plan["run_id"]
     try:
         client = Client(plan["scheduler"], timeout="20s")
     except OSError as exc:
@@ -219,37 +331,16 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
         of = plan["shards"]
         folder.mkdir(parents=True, exist_ok=True)
         _write_manifest(folder, plan)
-        futures = [client.submit(run_shard, argv, str(folder / f"part-{n}-of-{of}.db"), n, of,
-                                 key=f"sourcecheckup-shard-{run_id}-{n}-of-{of}", retries=2, pure=False)
-                   for n in range(1, of + 1)]
-        try:
-            pending = set(futures)
-            while pending:
-                for fut in [f for f in pending if f.done()]:
-                    fut.result()   # a shard that failed past its retries raises here
-                    pending.discard(fut)
-                if not args.quiet:   # one line for the whole cluster: verdicts stored in the parts so far
-                    print(f"\rcluster: {_verdicts_in(folder):,} verdicts judged · {of - len(pending)} of {of} shards "
-                          "done", end="", file=sys.stderr, flush=True)
-                if pending:
-                    try:
-                        wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
-                    except TimeoutError:   # a second with no shard done: the line is refreshed
-                        pass
-        except KeyboardInterrupt:
-            client.cancel(futures)
-            err(f"interrupted; resume with: sourcecheckup audit --resume {run_id} --db {db} (the parts stay in "
-                f"{folder}; the scheduler {plan['scheduler']} is remembered, --cluster ADDRESS names another)")
-            return EXIT_INTERRUPTED
-        if not args.quiet:
-            print(file=sys.stderr)
+        code = _run_shards(client, wait, plan, db, quiet=args.quiet)
+        if code is not None:
+            return code
     finally:
         client.close()
     parts = [MergeInput(folder / f"part-{n}-of-{of}.db") for n in range(1, of + 1)]
     with Store(db) as store:
         try:
             merge_runs(store, parts, run_name=f"{', '.join(plan['inputs'])} (cluster, {of} shards)",
-                       app_version=__version__, run_id=run_id)
+                       app_version=__version__, run_id=run_id, provenance_inputs=plan.get("input_records"))
         except AlreadyMerged as exc:
             run_id = exc.run_id
         except MergeError as exc:
@@ -257,3 +348,62 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
             return EXIT_FAIL
         _remove_parts(folder, of)
         return finish_audit(args, store, run_id)
+
+
+def _run_shards(client: Any, wait: Any, plan: dict[str, Any], db: Path, quiet: bool) -> int | None:
+    """Every shard not finished before, as a task; None when all are done, else the exit status."""
+    folder = parts_folder(db)
+    run_id, of, argv = plan["run_id"], plan["shards"], plan["argv"]
+    paths = {n: folder / f"part-{n}-of-{of}.db" for n in range(1, of + 1)}
+    done = {n: _verdicts_in([paths[n]]) for n in paths if _part_completed(paths[n])}   # part -> verdicts
+    sent = client.scatter(pack_inputs(plan["inputs"])) if plan.get("files") == "sent" else None
+    futures = {client.submit(run_shard, argv, str(paths[n]), n, of, run_id, sent,
+                             key=f"sourcecheckup-shard-{run_id}-{n}-of-{of}", retries=2, pure=False): n
+               for n in paths if n not in done}
+    topic = f"sourcecheckup-{run_id}"
+    try:
+        pending = set(futures)
+        while pending:
+            for fut in [f for f in pending if f.done()]:
+                result = fut.result()   # a shard that failed past its retries raises here
+                n = futures[fut]
+                if "part_bytes" in result:   # the part came back as the task's result
+                    tmp = paths[n].with_suffix(".tmp")
+                    tmp.write_bytes(result["part_bytes"])
+                    tmp.replace(paths[n])
+                done[n] = _verdicts_in([paths[n]])
+                pending.discard(fut)
+            if not quiet:   # one line for the whole cluster: verdicts the shards have stored so far
+                running: dict[int, int] = {}
+                for _at, event in client.get_events(topic):
+                    running[event["part"]] = event["verdicts"]
+                judged = sum(done.values()) + sum(v for k, v in running.items() if k not in done)
+                print(f"\rcluster: {judged:,} verdicts judged · {len(done)} of {of} shards done", end="",
+                      file=sys.stderr, flush=True)
+            if pending:
+                try:
+                    wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+                except TimeoutError:   # a second with no shard done: the line is refreshed
+                    pass
+    except KeyboardInterrupt:
+        client.cancel(list(futures))
+        err(f"interrupted; resume with: sourcecheckup audit --resume {run_id} --db {db} "
+            f"(the parts stay in {folder}; the scheduler {plan['scheduler']} is remembered, --cluster ADDRESS names "
+            "another)")
+        return EXIT_INTERRUPTED
+    if not quiet:
+        print(file=sys.stderr)
+    return None
+
+
+def _part_completed(part: Path) -> bool:
+    if not part.is_file():
+        return False
+    from ..store import Store
+
+    try:
+        with Store(part, read_only=True) as store:
+            latest = store.latest_run_status()
+    except Exception:   # a part cut short as it was written: its shard runs again
+        return False
+    return latest is not None and latest[1] == "completed"

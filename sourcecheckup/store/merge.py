@@ -202,9 +202,11 @@ class _Writer:
 
 
 def merge_runs(out: Any, specs: Sequence[MergeInput], *, run_name: str = "", force: bool = False,
-               app_version: str = "", run_id: str | None = None) -> MergeResult:
+               app_version: str = "", run_id: str | None = None,
+               provenance_inputs: list[dict[str, Any]] | None = None) -> MergeResult:
     """Merge the runs of ``specs`` into one new run in the store ``out``; returns what was copied.
-    ``run_id``: the new run's id when one was announced before the merge (a cluster audit's).
+    ``run_id``: the new run's id when one was announced before the merge (a cluster audit's);
+    ``provenance_inputs``: the input files as the merger read them, where the parts read copies.
 
     Refuses (MergeError) an input that is the output, a response id found in two inputs, and
     runs whose judges, prompt versions, parser or consensus differ unless ``force`` (recorded)."""
@@ -231,7 +233,8 @@ def merge_runs(out: Any, specs: Sequence[MergeInput], *, run_name: str = "", for
                              + "; ".join(differences) + ". Use --force to merge anyway (recorded in the merged run)")
         with out.db.conn:
             return _copy(out, inputs, run_name, force, differences, app_version,
-                         remerge_of=earlier[0] if earlier else None, run_id=run_id)
+                         remerge_of=earlier[0] if earlier else None, run_id=run_id,
+                         provenance_inputs=provenance_inputs)
     finally:
         for i in inputs:
             i.close()
@@ -269,7 +272,8 @@ def _refuse_duplicate_ids(inputs: Sequence[_Input]) -> None:
 
 
 def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differences: list[str],
-          app_version: str, remerge_of: str | None = None, run_id: str | None = None) -> MergeResult:
+          app_version: str, remerge_of: str | None = None, run_id: str | None = None,
+          provenance_inputs: list[dict[str, Any]] | None = None) -> MergeResult:
     conn: sqlite3.Connection = out.db.conn
     w = _Writer(conn)
     run_id = run_id or new_run_id()
@@ -278,6 +282,8 @@ def _copy(out: Any, inputs: Sequence[_Input], run_name: str, force: bool, differ
     statuses = [i.run["status"] for i in inputs]
     config = dict(inputs[0].config)
     config.pop("input_split", None)
+    if provenance_inputs is not None:
+        config["provenance"] = {**config.get("provenance", {}), "inputs": provenance_inputs}
     config["merged_from"] = {
         "inputs": [{"file": str(i.path), "path": str(i.path.resolve()), "run_id": i.run_id, "sha256": i.sha256,
                     "status": i.run["status"], "judges": i.judges,

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -98,6 +99,61 @@ def test_an_interrupted_cluster_audit_resumes_by_its_run_id_and_writes_its_repor
     assert merged["counts"] == whole["counts"]
 
 
+def test_workers_without_the_drivers_files_get_the_input_with_the_task_and_send_their_parts_back(
+        tmp_path, site, cluster):
+    address, _client = cluster
+    answers = _answers(tmp_path, site, n=8)
+    _audit(answers, tmp_path / "whole.db")
+    db = tmp_path / "sent.db"
+    p = sc("audit", str(answers), "--db", str(db), "--allow-host", "127.0.0.1", "--no-archive", "--cluster", address,
+           "--cluster-shards", "3", "--cluster-files", "sent", env={"PYTHONPATH": str(ROOT)}, timeout=300)
+    assert p.returncode == 0, p.stderr
+    whole, merged = _report(tmp_path / "whole.db"), _report(db)
+    assert _pairs(merged) == _pairs(whole)
+    assert merged["counts"] == whole["counts"]
+    # the one progress line ends on every verdict of the three shards
+    assert f"cluster: {whole['counts']['verdicts']:,} verdicts judged · 3 of 3 shards done" in p.stderr
+    # the run names the driver's input, not the copies the shards read
+    from sourcecheckup.store import Store
+
+    with Store(db, read_only=True) as store:
+        config = store.get_run(store.latest_run_id()).config
+    assert [i["path"] for i in config["provenance"]["inputs"]] == [str(answers.resolve())]
+    assert not (tmp_path / "sent.db.parts").exists()
+
+
+def test_an_input_folder_travels_with_its_files_under_its_own_name(tmp_path):
+    from sourcecheckup.cli.cluster import _unpack_inputs, pack_inputs
+
+    (tmp_path / "batch" / "day2").mkdir(parents=True)
+    (tmp_path / "batch" / "a.jsonl").write_text("A")
+    (tmp_path / "batch" / "day2" / "b.jsonl").write_text("B")
+    (tmp_path / "one.csv").write_text("C")
+    inputs = [str(tmp_path / "batch"), str(tmp_path / "one.csv")]
+    sent = pack_inputs(inputs)
+    argv = [*inputs, "--judge", "builtin"]
+    local = tmp_path / "worker"
+    moved = _unpack_inputs(argv, sent, local)
+    assert moved[2:] == ["--judge", "builtin"]
+    assert Path(moved[0]).name == "batch" and Path(moved[1]).name == "one.csv"
+    assert (Path(moved[0]) / "day2" / "b.jsonl").read_text() == "B"
+    assert Path(moved[1]).read_text() == "C" and str(tmp_path / "batch") not in moved
+
+
+def test_an_input_changed_since_the_parts_were_cut_is_refused(tmp_path, site):
+    answers = _answers(tmp_path, site, n=2)
+    from sourcecheckup.provenance import input_records
+
+    parts = tmp_path / "x.db.parts"
+    parts.mkdir()
+    (parts / "cluster.json").write_text(json.dumps({
+        "run_id": "20261129-abcdef", "argv": [str(answers.resolve())], "inputs": [str(answers)], "shards": 2,
+        "scheduler": "tcp://127.0.0.1:9", "input_records": input_records([str(answers.resolve())])}))
+    answers.write_text(answers.read_text() + "\n")
+    p = sc("audit", "--resume", "20261129-abcdef", "--db", str(tmp_path / "x.db"))
+    assert p.returncode != 0 and "changed since it started" in p.stderr
+
+
 def _runs(db) -> list[str]:
     from sourcecheckup.store import Store
 
@@ -142,7 +198,7 @@ def test_shards_of_a_waiting_cluster_audit_are_cut_as_before(tmp_path, site):
                                                     "shards": 3, "scheduler": "tcp://127.0.0.1:9"}))
     p = sc("audit", str(answers), "--db", str(tmp_path / "x.db"), "--cluster", "tcp://127.0.0.1:9",
            "--cluster-shards", "5")
-    assert p.returncode != 0 and "cut into 3 shards" in p.stderr
+    assert p.returncode != 0 and "made with --cluster-shards 3" in p.stderr
     p = sc("audit", "--resume", "20261129-abcdef", "--db", str(tmp_path / "x.db"))
     assert p.returncode != 0 and "scheduler" in p.stderr   # resumed from the record: its scheduler is asked
     assert main(["audit", str(answers), "--db", str(tmp_path / "y.db"), "--cluster", "tcp://127.0.0.1:9",

@@ -45,22 +45,43 @@ class ServedEncoder:
         self.base_url, self.model = parse_spec(spec)
         self.spec = f"{self.base_url}#{self.model}"
         self.dimensions = dimensions
+        self._tokenizer: Any = False   # the bundled model's tokenizer, read on first use (None: not installed)
         # a local server takes any key; the SDK insists on one
         self._client = OpenAI(base_url=self.base_url, api_key=api_key or "sourcecheckup", timeout=timeout_s,
                               max_retries=max_retries)
 
     def record(self) -> dict[str, Any]:
         """The model as a run records it: served, not the bundled files."""
+        cut = {"texts_cut_at": "the bundled all-MiniLM-L6-v2's 256 word pieces"} if self.tokenizer() else {}
         return {"name": self.model, "served_at": self.base_url, "wire": "OpenAI /v1/embeddings",
-                "dimensions": self.dimensions}
+                "dimensions": self.dimensions, **cut}
+
+    def tokenizer(self) -> Any:
+        if self._tokenizer is False:
+            self._tokenizer = _bundled_tokenizer()
+        return self._tokenizer
 
     def encode(self, texts: Sequence[str], batch_size: int = REQUEST_TEXTS) -> np.ndarray:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         step = max(1, max(batch_size, REQUEST_TEXTS))
         for start in range(0, len(texts), step):
-            chunk = list(texts[start:start + step])
+            chunk = [self.as_read(t) for t in texts[start:start + step]]
             out[start:start + len(chunk)] = self._request(chunk)
         return out
+
+    def as_read(self, text: str) -> str:
+        """``text`` as the bundled model reads it: cut after its first 256 word pieces. A server would read
+        more (llama.cpp up to its context, then it refuses the text with a 400), so a long passage would get
+        another vector than the local model gives it, or none."""
+        text = str(text).strip()
+        tokenizer = self.tokenizer()
+        if tokenizer is None:   # the bundled model is not installed: the server reads it all
+            return text
+        enc = tokenizer.encode(text)
+        if not enc.overflowing:
+            return text
+        ends = [end for (start, end), special in zip(enc.offsets, enc.special_tokens_mask) if not special]
+        return text[:ends[-1]] if ends else text
 
     def _request(self, texts: list[str]) -> np.ndarray:
         import openai
@@ -96,3 +117,14 @@ class ServedEncoder:
                 raise ServedEmbeddingError(f"the embedding server at {self.base_url} answered a zero vector")
             vectors[i] = v / norm
         return vectors
+
+
+def _bundled_tokenizer() -> Any:
+    """The bundled model's tokenizer, truncating where the local model does, or None without the model."""
+    from . import EmbeddingsUnavailable, model_path
+    from .encoder import MiniLMEncoder, UnsupportedModel
+
+    try:
+        return MiniLMEncoder.inspect(model_path()).tokenizer
+    except (EmbeddingsUnavailable, UnsupportedModel, OSError):
+        return None

@@ -70,3 +70,26 @@ def test_a_spec_without_a_model_is_refused_before_any_work(tmp_path, site):
     p = _audit(_answers(tmp_path, site, n=1), tmp_path / "a.db", "--embeddings", "http://127.0.0.1:9/v1")
     assert p.returncode == 2 and "--embeddings" in p.stderr and "URL#MODEL" in p.stderr
     assert not (tmp_path / "a.db").exists()
+
+
+def test_a_passage_longer_than_the_model_reads_is_cut_as_the_local_model_cuts_it():
+    """The local model reads 256 word pieces; llama.cpp reads up to its context and refuses a longer text
+    with a 400. The client sends what the local model reads: the same vector, and no refusal."""
+    import numpy as np
+
+    from sourcecheckup import embeddings
+    from sourcecheckup.embeddings.served import ServedEncoder
+
+    long_text = " ".join(f"Paracetamol dose {i} mg is safe for adults with liver disease." for i in range(120))
+    texts = ["The flu vaccine cannot give you flu.", long_text, long_text[:1400]]
+    local = embeddings.embed(texts, model=embeddings._load())
+    with FakeEmbeddings() as server:
+        served = ServedEncoder(f"{server.url}#all-minilm", embeddings.DIMENSIONS).encode(texts)
+        assert max(server.tokens_seen) <= 256 < len(server.tokenizer.encode(long_text).ids)
+    assert np.abs((local * served).sum(axis=1) - 1).max() < 1e-4
+    with FakeEmbeddings() as server:   # without the cut, the server refuses it as llama.cpp does
+        import openai
+
+        client = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0)
+        with pytest.raises(openai.BadRequestError, match="larger than the max context size"):
+            client.embeddings.create(model="all-minilm", input=[long_text], encoding_format="float")

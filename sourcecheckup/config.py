@@ -46,7 +46,7 @@ class RunConfig:
     retraction_data: str | None = None   # the Retraction Watch CSV the run reads, when there is one
     # URL#MODEL: the built-in judge's sentence embeddings from a served model (embeddings.served); "" = bundled
     embeddings: str = ""
-    reader: str = ""     # URL#MODEL: builtin:reader's probabilities from a rerank server (served_reader)
+    reader: str = ""     # URL#MODEL (vLLM) or tei:URL: builtin:reader's probabilities from a rerank server
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -263,9 +263,10 @@ def build_run_config(*, judges: Sequence[str] | None = None, parser: str | None 
     for option, spec in (("embeddings", served), ("reader", served_reader)):
         if spec:
             from .embeddings.served import parse_spec
+            from .judges.builtin.served_reader import parse_reader_spec
 
             try:
-                parse_spec(spec)
+                (parse_reader_spec if option == "reader" else parse_spec)(spec)
             except ValueError as exc:
                 raise ConfigError(option, str(exc)) from exc
     return RunConfig(judges=chosen or list(DEFAULT_JUDGES), parser=(parser or "").strip() or DEFAULT_PARSER,

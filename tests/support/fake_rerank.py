@@ -1,14 +1,43 @@
-"""A rerank server on 127.0.0.1 in the shape vLLM serves (POST /v1/rerank: ``{"model", "query", "documents"}``
--> ``{"id", "model", "usage", "results": [{"index", "document": {"text"}, "relevance_score"}]}``, results sorted
-by score, highest first, as vLLM sends them), scoring with the bundled reader so a served run can be compared
-verdict by verdict with a local one. ``mode``: "ok", "garbage" (scores above 1), "error" (HTTP 500)."""
+"""Rerank servers on 127.0.0.1 scoring with the bundled reader, so a served run can be compared verdict by
+verdict with a local one. Both read a pair up to the model's 512 positions, as the real servers do (the
+local reader reads 256 word pieces), so a client that sends a window uncut gets another score.
+
+- :class:`FakeRerank`, vLLM's shape: POST /v1/rerank ``{"model", "query", "documents"}`` -> ``{"id",
+  "model", "usage", "results": [{"index", "document": {"text"}, "relevance_score"}]}``, results sorted by
+  score, highest first, as vLLM sends them.
+- :class:`FakeTeiRerank`, Hugging Face TEI's: POST /rerank ``{"query", "texts", "raw_scores", "truncate"}``
+  -> a bare list ``[{"index", "score"}]`` sorted highest first; the sigmoid unless ``raw_scores``; a pair over
+  512 tokens without ``truncate`` is a 422 ``{"error": "Input validation error: ...", "error_type":
+  "validation"}`` (router/src/http/server.rs, core/src/tokenization.rs).
+
+``mode``: "ok", "garbage" (scores above 1), "error" (a server failure)."""
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from sourcecheckup.judges.builtin.reader import Reader
 
 from .json_server import JsonPostServer
+
+MAX_POSITIONS = 512
+
+
+def _server_reader() -> Reader:
+    reader = Reader()   # the bundled int8 model, its own session
+    reader.tokenizer.enable_truncation(max_length=MAX_POSITIONS, strategy="only_second")
+    return reader
+
+
+def _counter(reader: Reader) -> Any:
+    """The reader's tokenizer, counting a pair's tokens whole."""
+    from tokenizers import Tokenizer
+
+    counter = Tokenizer.from_file(str(reader.folder / "tokenizer.json"))
+    counter.no_truncation()
+    counter.no_padding()
+    return counter
 
 
 class FakeRerank(JsonPostServer):
@@ -16,7 +45,9 @@ class FakeRerank(JsonPostServer):
 
     def __init__(self, mode: str = "ok") -> None:
         self.mode = mode
-        self.reader = Reader()   # the bundled int8 model, its own session
+        self.reader = _server_reader()
+        self.counter = _counter(self.reader)
+        self.tokens_seen: list[int] = []
         super().__init__()
 
     def not_found(self, path: str) -> Any:
@@ -26,9 +57,48 @@ class FakeRerank(JsonPostServer):
         if self.mode == "error":
             return 500, {"object": "error", "message": "EngineCore died", "code": 500}
         docs = list(body.get("documents") or [])
+        self.tokens_seen.extend(len(e.ids) for e in self.counter.encode_batch([(body["query"], d) for d in docs]))
         probs = self.reader.probabilities([(body["query"], d) for d in docs])
         results = [{"index": i, "document": {"text": d},
                     "relevance_score": float(p) + (1.5 if self.mode == "garbage" else 0.0)}
                    for i, (d, p) in enumerate(zip(docs, probs))]
         results.sort(key=lambda r: -r["relevance_score"])
         return 200, {"id": "rerank-1", "model": body.get("model"), "usage": {"total_tokens": 0}, "results": results}
+
+
+class FakeTeiRerank(JsonPostServer):
+    path = "/rerank"
+
+    def __init__(self, mode: str = "ok") -> None:
+        self.mode = mode
+        self.reader = _server_reader()
+        self.counter = _counter(self.reader)
+        self.tokens_seen: list[int] = []
+        super().__init__()
+
+    @property
+    def base(self) -> str:
+        """TEI serves at the root, not under /v1."""
+        return self.url.removesuffix("/v1")
+
+    def not_found(self, path: str) -> Any:
+        return {"error": f"no route {path}", "error_type": "validation"}
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        if self.mode == "error":
+            return 424, {"error": "Backend error: CUDA out of memory", "error_type": "backend"}
+        query, texts = body["query"], list(body.get("texts") or [])
+        pairs = [(query, t) for t in texts]
+        counts = [len(e.ids) for e in self.counter.encode_batch(pairs)]
+        self.tokens_seen.extend(counts)
+        for n in counts:
+            if n > MAX_POSITIONS and not body.get("truncate"):
+                return 422, {"error": f"Input validation error: `inputs` must have less than {MAX_POSITIONS} "
+                                          f"tokens. Given: {n}", "error_type": "validation"}
+        logits = np.log(np.clip(self.reader.probabilities(pairs), 1e-7, 1 - 1e-7))
+        logits -= np.log1p(-np.exp(logits))   # back to the logit: raw_scores would send it as it is
+        scores = logits if body.get("raw_scores") else 1.0 / (1.0 + np.exp(-logits))
+        ranks = [{"index": i, "score": float(s) + (1.5 if self.mode == "garbage" else 0.0)}
+                 for i, s in enumerate(scores)]
+        ranks.sort(key=lambda r: -r["score"])
+        return 200, ranks

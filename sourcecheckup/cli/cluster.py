@@ -18,37 +18,59 @@ _DRIVER_FLAGS = ("-q", "--quiet")
 SHARD_PARENT = "SOURCECHECKUP_SHARD_PARENT"   # set in a shard's audit process: its worker's pid
 
 
+# options naming a file or folder the shards read: made absolute (a worker runs in a folder of its own) and,
+# with --cluster-files sent, sent with the input
+PATH_VALUED = ("--prompt", "--sources", "--retraction-data")
+
+
 def shard_argv(argv: list[str]) -> list[str]:
     """The audit's own arguments without the driver's: every shard is configured as the driver was."""
     out: list[str] = []
-    skip = False
+    skip = path_next = False
     for a in argv:
         if skip:
             skip = False
+            continue
+        if path_next:
+            path_next = False
+            out.append(str(Path(a).resolve()))
             continue
         if a in _DRIVER_VALUED:
             skip = True
             continue
         if a in _DRIVER_FLAGS or any(a.startswith(o + "=") for o in _DRIVER_VALUED) or a == "audit":
             continue
+        option, eq, value = a.partition("=")
+        if option in PATH_VALUED:
+            if eq:   # --sources=DIR: one argument of the two
+                out.extend([option, str(Path(value).resolve())])
+                continue
+            path_next = True
         out.append(a)
     return out
 
 
+def option_paths(argv: list[str]) -> list[str]:
+    """The files and folders the shards' options name (shard_argv has made them absolute)."""
+    return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in PATH_VALUED]
+
+
 def run_shard(argv: list[str], part_db: str, part: int, of: int, run_id: str = "",
-              sent: dict[str, dict[str, bytes]] | None = None) -> dict[str, Any]:
+              sent: dict[str, dict[str, bytes]] | None = None, topic: str = "") -> dict[str, Any]:
     """One shard, run in a worker process. A retry after the worker died finds the run its part
     stored and resumes it, judging only the pairs it lacks.
 
     ``sent``: the input files themselves (driver path -> {path inside it: bytes}) for workers that cannot
     read the driver's paths; the shard then works in its worker's own folder and returns its part's
-    bytes as the task's result (a retry on another machine starts the shard again)."""
+    bytes as the task's result (a retry on another machine starts the shard again). ``topic``: where the
+    shard's progress goes (one per run of the driver, so an earlier attempt's counts are not read as this
+    one's)."""
     local: Path | None = None
     if sent is not None:
         local = _worker_folder(f"sourcecheckup-{run_id}-{part}-of-{of}")
         argv = _unpack_inputs(argv, sent, local)
         part_db = str(local / Path(part_db).name)
-    code, shard_run = _run_part(argv, part_db, part, of, topic=f"sourcecheckup-{run_id}")
+    code, shard_run = _run_part(argv, part_db, part, of, topic=topic or f"sourcecheckup-{run_id}")
     result: dict[str, Any] = {"part": part, "db": part_db, "run": shard_run, "code": code}
     if local is not None:
         result["part_bytes"] = _part_bytes(Path(part_db))
@@ -93,7 +115,8 @@ def _worker_folder(name: str) -> Path:
 
 
 def pack_inputs(inputs: list[str]) -> dict[str, dict[str, bytes]]:
-    """Each input file, or each file of an input folder, read on the driver to travel with the shards."""
+    """Each input file, or each file of an input folder (and the files the options name), read on the driver
+    to travel with the shards."""
     out: dict[str, dict[str, bytes]] = {}
     for raw in inputs:
         path = Path(raw).resolve()
@@ -267,6 +290,7 @@ def _plan(args: argparse.Namespace, db: Path, folder: Path) -> dict[str, Any]:
 
     return {"run_id": new_run_id(), "argv": argv, "inputs": list(args.inputs), "shards": args.cluster_shards or 0,
             "files": files, "scheduler": args.cluster, "created_at": utcnow(),
+            "sent": [str(Path(i).resolve()) for i in args.inputs] + option_paths(argv),
             "input_records": input_records([str(Path(i).resolve()) for i in args.inputs])}
 
 
@@ -356,17 +380,27 @@ def _run_shards(client: Any, wait: Any, plan: dict[str, Any], db: Path, quiet: b
     run_id, of, argv = plan["run_id"], plan["shards"], plan["argv"]
     paths = {n: folder / f"part-{n}-of-{of}.db" for n in range(1, of + 1)}
     done = {n: _verdicts_in([paths[n]]) for n in paths if _part_completed(paths[n])}   # part -> verdicts
-    sent = client.scatter(pack_inputs(plan["inputs"])) if plan.get("files") == "sent" else None
-    futures = {client.submit(run_shard, argv, str(paths[n]), n, of, run_id, sent,
+    sent = client.scatter(pack_inputs(plan.get("sent") or plan["inputs"])) if plan.get("files") == "sent" else None
+    import secrets
+
+    topic = f"sourcecheckup-{run_id}-{secrets.token_hex(4)}"   # this attempt's: a resumed run starts afresh
+    futures = {client.submit(run_shard, argv, str(paths[n]), n, of, run_id, sent, topic,
                              key=f"sourcecheckup-shard-{run_id}-{n}-of-{of}", retries=2, pure=False): n
                for n in paths if n not in done}
-    topic = f"sourcecheckup-{run_id}"
     try:
         pending = set(futures)
         while pending:
             for fut in [f for f in pending if f.done()]:
-                result = fut.result()   # a shard that failed past its retries raises here
                 n = futures[fut]
+                try:
+                    result = fut.result()
+                except Exception as exc:   # a shard that failed past its retries: the others stop with it
+                    client.cancel(list(futures))
+                    if not quiet:
+                        print(file=sys.stderr)
+                    err(f"shard {n} of {of} failed on the cluster: {type(exc).__name__}: {exc}. The parts stay in "
+                        f"{folder}; once the cause is fixed: sourcecheckup audit --resume {run_id} --db {db}")
+                    return EXIT_FAIL
                 if "part_bytes" in result:   # the part came back as the task's result
                     tmp = paths[n].with_suffix(".tmp")
                     tmp.write_bytes(result["part_bytes"])
@@ -387,6 +421,8 @@ def _run_shards(client: Any, wait: Any, plan: dict[str, Any], db: Path, quiet: b
                     pass
     except KeyboardInterrupt:
         client.cancel(list(futures))
+        if not quiet:   # below the progress line, not on it
+            print(file=sys.stderr)
         err(f"interrupted; resume with: sourcecheckup audit --resume {run_id} --db {db} "
             f"(the parts stay in {folder}; the scheduler {plan['scheduler']} is remembered, --cluster ADDRESS names "
             "another)")

@@ -170,11 +170,17 @@ def test_without_a_scheduler_the_flag_says_so(tmp_path, site):
     assert "scheduler" in p.stderr
 
 
-def test_shards_get_the_audit_arguments_without_the_drivers():
-    from sourcecheckup.cli.cluster import shard_argv
+def test_shards_get_the_audit_arguments_without_the_drivers(tmp_path, monkeypatch):
+    from sourcecheckup.cli.cluster import option_paths, shard_argv
 
     assert shard_argv(["audit", "in.jsonl", "--db", "x.db", "--cluster", "tcp://h:1", "-q", "--judge", "builtin",
                        "--report=r.html"]) == ["in.jsonl", "--judge", "builtin"]
+    # a worker runs in a folder of its own: the files the options name are given whole
+    monkeypatch.chdir(tmp_path)
+    argv = shard_argv(["audit", "in.jsonl", "--sources", "pack", "--prompt=p.txt", "--retraction-data", "rw.csv"])
+    assert argv == ["in.jsonl", "--sources", str(tmp_path / "pack"), "--prompt", str(tmp_path / "p.txt"),
+                    "--retraction-data", str(tmp_path / "rw.csv")]
+    assert option_paths(argv) == [str(tmp_path / "pack"), str(tmp_path / "p.txt"), str(tmp_path / "rw.csv")]
 
 
 def test_without_the_extra_the_flag_says_how_to_install_it(tmp_path, site, monkeypatch, capsys):

@@ -142,13 +142,9 @@ def _unpack_inputs(argv: list[str], sent: dict[str, dict[str, bytes]], local: Pa
 
 def _part_bytes(part_db: Path) -> bytes:
     """The finished part as one file: its write-ahead log folded in first."""
-    import sqlite3
+    from ..store.wal import fold_into_file
 
-    conn = sqlite3.connect(part_db)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
+    fold_into_file(str(part_db))
     return part_db.read_bytes()
 
 
@@ -335,7 +331,7 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
     from .. import __version__
     from ..store import Store
     from ..store.merge import AlreadyMerged, MergeError, MergeInput, merge_runs
-    from .audit import finish_audit
+    from .finish import finish_audit
 
     if not args.db:
         raise UsageError("--cluster needs --db DB: the shards' parts are kept beside it until merged")

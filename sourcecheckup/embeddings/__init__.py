@@ -103,7 +103,7 @@ def use_served(spec: str, api_key: str | None = None) -> Any:
     from .served import ServedEncoder
 
     global _model
-    encoder = ServedEncoder(spec, DIMENSIONS, api_key=api_key)
+    encoder = ServedEncoder(spec, DIMENSIONS, api_key=api_key, tokenizer=bundled_tokenizer)
     with _lock:
         before = _model
         _model = encoder
@@ -114,6 +114,17 @@ def use_served(spec: str, api_key: str | None = None) -> Any:
         with _lock:
             _model = before
             _recent.clear()
+
+
+def bundled_tokenizer() -> Any:
+    """The bundled model's tokenizer, truncating where the local model does, or None without the model: a
+    served model is sent each text as the bundled one reads it."""
+    from .encoder import MiniLMEncoder, UnsupportedModel
+
+    try:
+        return MiniLMEncoder.inspect(model_path()).tokenizer
+    except (EmbeddingsUnavailable, UnsupportedModel, OSError):
+        return None
 
 
 def model_record() -> dict[str, Any]:

@@ -11,7 +11,7 @@ judge error for the pairs it was embedding: never a verdict.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -39,13 +39,15 @@ class ServedEncoder:
     """Encodes texts on an embeddings server; quacks like the local encoders (``encode(texts, batch_size)``)."""
 
     def __init__(self, spec: str, dimensions: int, api_key: str | None = None, timeout_s: float = TIMEOUT_S,
-                 max_retries: int = 2) -> None:
+                 max_retries: int = 2, tokenizer: Callable[[], Any] | None = None) -> None:
         from openai import OpenAI
 
         self.base_url, self.model = parse_spec(spec)
         self.spec = f"{self.base_url}#{self.model}"
         self.dimensions = dimensions
-        self._tokenizer: Any = False   # the bundled model's tokenizer, read on first use (None: not installed)
+        # the bundled model's tokenizer (``tokenizer()`` reads it on first use; None: texts are sent whole)
+        self._load_tokenizer = tokenizer
+        self._tokenizer: Any = False
         # a local server takes any key; the SDK insists on one
         self._client = OpenAI(base_url=self.base_url, api_key=api_key or "sourcecheckup", timeout=timeout_s,
                               max_retries=max_retries)
@@ -58,7 +60,7 @@ class ServedEncoder:
 
     def tokenizer(self) -> Any:
         if self._tokenizer is False:
-            self._tokenizer = _bundled_tokenizer()
+            self._tokenizer = self._load_tokenizer() if self._load_tokenizer else None
         return self._tokenizer
 
     def encode(self, texts: Sequence[str], batch_size: int = REQUEST_TEXTS) -> np.ndarray:
@@ -118,13 +120,3 @@ class ServedEncoder:
             vectors[i] = v / norm
         return vectors
 
-
-def _bundled_tokenizer() -> Any:
-    """The bundled model's tokenizer, truncating where the local model does, or None without the model."""
-    from . import EmbeddingsUnavailable, model_path
-    from .encoder import MiniLMEncoder, UnsupportedModel
-
-    try:
-        return MiniLMEncoder.inspect(model_path()).tokenizer
-    except (EmbeddingsUnavailable, UnsupportedModel, OSError):
-        return None

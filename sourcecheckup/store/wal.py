@@ -80,3 +80,13 @@ def connect(path: str, *, uri: str | None = None, **kwargs: Any) -> sqlite3.Conn
         # database file, so that file alone holds everything (a copy of audits.db is complete)
         conn.execute("PRAGMA journal_size_limit=0")
     return conn
+
+
+def fold_into_file(path: str) -> None:
+    """Checkpoint ``path``'s write-ahead log into the database file and empty it, so the file alone holds
+    every row (a cluster shard's part, sent back as bytes)."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()

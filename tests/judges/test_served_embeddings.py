@@ -84,7 +84,8 @@ def test_a_passage_longer_than_the_model_reads_is_cut_as_the_local_model_cuts_it
     texts = ["The flu vaccine cannot give you flu.", long_text, long_text[:1400]]
     local = embeddings.embed(texts, model=embeddings._load())
     with FakeEmbeddings() as server:
-        served = ServedEncoder(f"{server.url}#all-minilm", embeddings.DIMENSIONS).encode(texts)
+        served = ServedEncoder(f"{server.url}#all-minilm", embeddings.DIMENSIONS,
+                               tokenizer=embeddings.bundled_tokenizer).encode(texts)
         assert max(server.tokens_seen) <= 256 < len(server.tokenizer.encode(long_text).ids)
     assert np.abs((local * served).sum(axis=1) - 1).max() < 1e-4
     with FakeEmbeddings() as server:   # without the cut, the server refuses it as llama.cpp does

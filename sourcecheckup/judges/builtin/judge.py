@@ -131,16 +131,17 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     st_stems = content_stems(statement)
 
     use_vectors = statement_vector is not None and sentence_vectors is not None and bool(sentence_vectors)
+    by_sentence = sentence_vectors or {}   # sentence index -> vector, read only with use_vectors
     sent_cos: dict[int, float] = {}
     pass_cos: dict[int, float] = {}
     if use_vectors:
-        ids = sorted(sentence_vectors)  # type: ignore[arg-type]
-        matrix = np.stack([sentence_vectors[i] for i in ids])  # type: ignore[index]
+        ids = sorted(by_sentence)
+        matrix = np.stack([by_sentence[i] for i in ids])
         sims = matrix @ statement_vector
         sent_cos = {i: float(c) for i, c in zip(ids, sims)}
         for p, members in enumerate(prep.passage_sentences):
-            if members and all(m in sentence_vectors for m in members):  # type: ignore[operator]
-                v = np.sum([sentence_vectors[m] for m in members], axis=0)  # type: ignore[index]
+            if members and all(m in by_sentence for m in members):
+                v = np.sum([by_sentence[m] for m in members], axis=0)
                 pass_cos[p] = float(v @ statement_vector / (np.linalg.norm(v) or 1.0))
 
     # choose the best passage: embedding similarity, nudged by BM25 (and BM25 alone without vectors)
@@ -149,9 +150,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             return pass_cos.get(p, -1.0) + 0.15 * bm25_norm.get(p, 0.0)
         s_cov = _coverage(st_stems, _stem_set(source.passages[p]), idf)[1]
         return bm25_norm.get(p, 0.0) + s_cov
-    candidates = range(len(source.passages))
-    if not use_vectors:
-        candidates = [i for i, _ in ranked[:BM25_CANDIDATES]]
+    candidates = range(len(source.passages)) if use_vectors else [i for i, _ in ranked[:BM25_CANDIDATES]]
     best_p = max(candidates, key=lambda p: (passage_score(p), -p))
     passage = source.passages[best_p]
 
@@ -238,7 +237,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
         veto = negated_phrase(statement, quote)
     def closeness_to(text: str, vector: np.ndarray | None) -> list[float]:
         if vector is not None and use_vectors:
-            return [float(sentence_vectors[i] @ vector) if i in sentence_vectors else -1.0  # type: ignore[index]
+            return [float(by_sentence[i] @ vector) if i in by_sentence else -1.0
                     for i in range(len(prep.sentences))]
         stems = content_stems(text)
         return [_coverage(stems, _stem_set(t), idf)[1] for t in prep.sentences]

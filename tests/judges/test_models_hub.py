@@ -212,3 +212,12 @@ def test_pull_with_no_internet_says_what_to_do_in_one_line(tmp_path):
     assert "Traceback" not in p.stderr and "ConnectError" not in p.stderr
     (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("sourcecheckup: error")]
     assert "could not reach" in line and "models import DIR --name NAME" in line and "HF_ENDPOINT" in line
+
+
+def test_models_list_names_the_command_that_gets_each_checker(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "[pull]" not in out
+    assert "minicheck-roberta-large  [get it: sourcecheckup models pull minicheck-roberta-large]" in out
+    assert "bespoke-minicheck-7b  [via Ollama: ollama pull bespoke-minicheck]" in out

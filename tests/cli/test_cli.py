@@ -1,4 +1,4 @@
-"""The `sourcecheckup` command in a subprocess: exit codes, reports, kill and resume."""
+"""The `sourcecheckup` command in a subprocess: exit codes, reports, kill (SIGKILL, Ctrl-C) and resume."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""The HTTP fetcher against the local fixture site: every outcome with its recorded reason."""
+"""The HTTP fetcher against the local fixture site: every outcome with its recorded reason, and the README
+naming every outcome."""
 from __future__ import annotations
 
 import asyncio

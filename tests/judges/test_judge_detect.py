@@ -1,4 +1,5 @@
-"""Model servers on this computer, found for the user: fake Ollama and vLLM servers on 127.0.0.1."""
+"""Model servers on this computer, found for the user: fake Ollama and vLLM servers on 127.0.0.1; and
+`judges guide`, which names the three ways with their sources and the figures the README measures."""
 from __future__ import annotations
 
 import json

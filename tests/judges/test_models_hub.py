@@ -1,5 +1,6 @@
 """Downloaded checkers: the catalogue, pull through a fake hub on 127.0.0.1 (HF_ENDPOINT), resume,
-cancel, a corrupt file refused, import from a folder, and the pulled model judging offline."""
+cancel, a corrupt file refused, import from a folder, the pulled model judging offline, and `models list`
+naming the command that gets each checker."""
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
-"""The pipeline end to end: real fetches from the local site, real SQLite, a deterministic judge."""
+"""The pipeline end to end: real fetches from the local site, real SQLite, a deterministic judge; progress
+totals that never go back nor overshoot."""
 from __future__ import annotations
 
 import asyncio

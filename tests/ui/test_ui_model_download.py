@@ -1,9 +1,11 @@
 """Settings → Judges → Download…: the catalogue with licence, hardware and published accuracy; a pull
 from a fake hub on 127.0.0.1 (HF_ENDPOINT) off the GUI thread with a progress bar to 100%; Cancel
 mid-file and Resume; a non-commercial licence asked before any byte is fetched; import from a folder;
-Remove; "Use as judge" putting local:NAME in the Judges field."""
+Remove; "Use as judge" putting local:NAME in the Judges field; and Download with no internet saying what
+happened and what to do."""
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from sourcecheckup.judges import models_hub
-from tests.support.app import WAIT_MS, settings  # noqa: F401  (fixture)
+from tests.support.app import WAIT_MS
 from tests.support.fake_hub import FakeHub, build_tiny_checker
 from ui.dialogs import SettingsDialog
 from ui.model_download import ModelDownloadDialog
@@ -184,3 +186,25 @@ def test_import_from_a_folder_then_use_as_judge_then_remove(qtbot, settings, mod
     dialog.remove_button.click()
     assert models_hub.installed() == [] and "offline-checker" not in [r.name for r in dialog.model.rows]
     assert dialog.status.text().startswith("Removed ")
+
+
+def test_download_without_internet_says_what_happened_and_what_to_do(qtbot, tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    with socket.socket() as s:      # a port nothing listens on: refused, as an offline machine is
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
+    dialog = ModelDownloadDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    with qtbot.waitSignal(dialog.job_finished, timeout=120_000):
+        dialog.start_pull("minicheck-roberta-large")
+    text = dialog.status.text()
+    assert text.startswith("⚠ The download could not reach the model hub"), text
+    for what in ("Import from folder…", "HF_ENDPOINT", "sourcecheckup models pull"):
+        assert what in text, what
+    assert not text.startswith("⚠ ConnectError") and "ConnectError:" not in text.splitlines()[0]
+    assert not dialog.progress_bar.isVisible()   # nothing under way: no bar at 0% looking busy

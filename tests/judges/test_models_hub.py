@@ -15,30 +15,12 @@ from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges import make_judge, models_hub
 from sourcecheckup.judges.models_hub import ModelHubError, PullCancelled
 from sourcecheckup.models import Label
-from tests.support.fake_hub import FakeHub, build_tiny_checker
+from tests.support.fake_hub import TINY_REPO
 
-REPO = "lab/tiny-checker"
+REPO = TINY_REPO   # what the `hub` fixture serves
 PAGE = SourceText.from_text("Iron overload is treated by weekly phlebotomy. Most patients do well.",
                             url="https://example.org/hemochromatosis")
 STATEMENT = "Weekly blood removal treats iron overload."
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_checker(tmp_path_factory.mktemp("hub") / "tiny-checker")
-
-
-@pytest.fixture
-def hub(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
-    # the suite runs offline (conftest); the fake hub on 127.0.0.1 is the one server a pull may reach
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    with FakeHub() as server:
-        server.add_repo(REPO, model_dir)
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        yield server
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ from PySide6.QtWidgets import QMessageBox
 
 from sourcecheckup.judges import models_hub
 from tests.support.app import WAIT_MS
-from tests.support.fake_hub import FakeHub, build_tiny_checker
+from tests.support.fake_hub import TINY_REPO
 from ui.dialogs import SettingsDialog
 from ui.model_download import ModelDownloadDialog
 
-REPO = "lab/tiny-checker"
+REPO = TINY_REPO   # what the `hub` fixture serves
 
 
 def entry(name: str, licence: str, commercial_use: bool | None) -> models_hub.CatalogueEntry:
@@ -28,25 +28,17 @@ def entry(name: str, licence: str, commercial_use: bool | None) -> models_hub.Ca
         citation="the test's own model", judge=f"local:{name}")
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_checker(tmp_path_factory.mktemp("hub") / "tiny-checker")
-
-
 @pytest.fixture
-def hub(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def hub(hub, monkeypatch: pytest.MonkeyPatch):
+    """The shared fake hub (tests/conftest.py), with small download chunks and two test checkers in the
+    catalogue."""
     from huggingface_hub import constants
 
-    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)     # the fake hub is the one server reached
     monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 4096)  # many progress steps per file
     real = models_hub.catalogue()
     extra = [entry("tiny-checker", "MIT", True), entry("tiny-nc", "CC BY-NC 4.0", False)]
     monkeypatch.setattr(models_hub, "catalogue", lambda path=None: real + extra)
-    with FakeHub() as server:
-        server.add_repo(REPO, model_dir)
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        yield server
+    return hub
 
 
 @pytest.fixture

@@ -140,15 +140,6 @@ def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
 # ----------------------------------------------------------------------------- item 10
 
 
-@pytest.fixture
-def no_keyring(monkeypatch):
-    from sourcecheckup.llm import secrets as keys
-
-    monkeypatch.setattr(keys, "_keyring_get", lambda provider: None)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-
-
 def open_message_boxes() -> list[str]:
     from PySide6.QtWidgets import QApplication, QMessageBox
 

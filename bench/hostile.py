@@ -242,19 +242,19 @@ async def browser_page_probes(base: str, timeout_s: float) -> None:
         print("     browser page probes skipped: no browser")
         return
     cap = 6.0
-    cases = (("renderer crash beside 3 pages", "/hostile4/crash", ("--js-flags=--max-old-space-size=24",)),
-             ("window.open x6 beside 8 pages", "/hostile4/popups", ()),
-             ("busy loop beside 3 pages", "/hostile4/busy", ()))
+    cases = (("renderer crash beside 3 pages", "/hostile/pages/crash", ("--js-flags=--max-old-space-size=24",)),
+             ("window.open x6 beside 8 pages", "/hostile/pages/popups", ()),
+             ("busy loop beside 3 pages", "/hostile/pages/busy", ()))
     for name, path, flags in cases:
         f = make_fetcher(FetchOptions(allow_hosts=("127.0.0.1",), timeout_s=cap, browser="always",
                                       browser_page_timeout_s=cap, browser_args=(TEST_RESOLVER_RULES, *flags)))
-        await f.fetch(f"{base}/hostile4/js?n=99")   # the launch is not the probe's time
+        await f.fetch(f"{base}/hostile/pages/js?n=99")   # the launch is not the probe's time
         n_good = 8 if "open" in name else 3
         started = time.monotonic()
         try:
             with Peak() as peak:
                 hostile, *good = await asyncio.gather(f.fetch(base + path),
-                                                      *(f.fetch(f"{base}/hostile4/js?n={n}") for n in range(n_good)))
+                                                      *(f.fetch(f"{base}/hostile/pages/js?n={n}") for n in range(n_good)))
             took = time.monotonic() - started
             read = sum(1 for g in good if g.status.value == "ok" and g.origin == "browser")
             outcome = f"{hostile.status.value}{' ' + ','.join(hostile.flags) if hostile.flags else ''}; " \
@@ -272,7 +272,7 @@ def answer_and_url_probes(tmp: Path) -> None:
     from sourcecheckup.fetching.base import refused_url
     from sourcecheckup.ingest import load_path
     from sourcecheckup.ingest.documents import MAX_ANSWER_PDF_SECONDS
-    from tests.support.hostile4 import shared_stream_pdf
+    from tests.support.hostile_pages import shared_stream_pdf
 
     pdf = tmp / "answer.pdf"
     pdf.write_bytes(shared_stream_pdf(pages=60, operators_mb=0.6))
@@ -353,8 +353,8 @@ async def main_async(args: argparse.Namespace) -> int:
         await fetch_probe(base, "/hostile/html-as-pdf", t, ("ok",))
         await fetch_probe(base, "/hostile/location-tab", t, ("http_error",))
         # issue 42: 8 KB, 60 pages sharing one stream (minutes to read): stopped at the cap, in a worker
-        await fetch_probe(base, "/hostile4/shared-stream.pdf?pages=60&mb=3", t, ("timeout",))
-        await fetch_probe(base, "/hostile4/control?c=%26%2311%3B", t, ("ok",))
+        await fetch_probe(base, "/hostile/pages/shared-stream.pdf?pages=60&mb=3", t, ("timeout",))
+        await fetch_probe(base, "/hostile/pages/control?c=%26%2311%3B", t, ("ok",))
         parser_probes()
         with tempfile.TemporaryDirectory() as tmp:
             store_probe(Path(tmp))

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from sourcecheckup.evidence import SourceText  # noqa: E402
 from sourcecheckup.judges import make_judge  # noqa: E402
-from sourcecheckup.judges.builtin.judge import rationale_contradicts_label  # noqa: E402
+from sourcecheckup.judges.builtin.explanation import rationale_contradicts_label  # noqa: E402
 from sourcecheckup.models import Label, Verdict  # noqa: E402
 
 CLINICAL_FILE = ROOT / "bench" / "data" / "clinical_pairs.jsonl"

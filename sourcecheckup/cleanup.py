@@ -32,7 +32,7 @@ from .parse.markup import LINK_RE as _LINK_RE
 from .parse.markup import URL_RE as _URL_RE
 from .pipeline import finalise_verdict
 from .prompts import load_prompt
-from .store import Store, load_json
+from .store import StatementRow, Store, load_json
 
 DEFAULT_CLEANUP_PROMPT = "cleanup-v1"
 MAX_OUTPUT_TOKENS = 800
@@ -439,17 +439,18 @@ def revised_answer(store: Store, run_id: str, response_id: str, *, accept_verifi
     statements = store.statements_for(row.pk)
     chosen: dict[int, SuggestionRow] = {}
     pool: dict[int, list[SuggestionRow]] = {}
-    for s in suggestions(store, run.id, row.pk):
-        take = s.decision is Decision.ACCEPTED or (
-            accept_verified and s.decision is Decision.PENDING and s.status is SuggestionStatus.VERIFIED)
+    for suggestion in suggestions(store, run.id, row.pk):
+        take = suggestion.decision is Decision.ACCEPTED or (
+            accept_verified and suggestion.decision is Decision.PENDING
+            and suggestion.status is SuggestionStatus.VERIFIED)
         if take:
-            pool.setdefault(s.statement_pk, []).append(s)
+            pool.setdefault(suggestion.statement_pk, []).append(suggestion)
     for pk, candidates in pool.items():
         chosen[pk] = _best(candidates)
     placed = [s for s in statements if 0 <= s.statement.start < s.statement.end <= len(text)]
     unplaced = [chosen[s.pk].pk for s in statements if s.pk in chosen and s not in placed]
     # statements whose spans overlap (an LLM parser splits one sentence in two) are rewritten together
-    clusters: list[list[Any]] = []
+    clusters: list[list[StatementRow]] = []
     for s in sorted(placed, key=lambda s: (s.statement.start, s.statement.index)):
         if clusters and s.statement.start < max(x.statement.end for x in clusters[-1]):
             clusters[-1].append(s)

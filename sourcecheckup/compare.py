@@ -150,8 +150,11 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
     out_a, out_b = metric_outcomes(data_a, as_a), metric_outcomes(data_b, as_b)
     same_run = data_a.run.id == data_b.run.id and _same_database(store_a, store_b)
     if same_run:
-        diffs = [Difference(m, *(2 * [sum(out_a[m]) / len(out_a[m]) if out_a[m] else None]), None, (None, None),
-                            len(out_a[m]), len(out_b[m])) for m in METRICS]
+        def rate(outcomes: Sequence[bool]) -> float | None:
+            return sum(outcomes) / len(outcomes) if outcomes else None
+
+        diffs = [Difference(m, rate(out_a[m]), rate(out_a[m]), None, (None, None), len(out_a[m]), len(out_b[m]))
+                 for m in METRICS]
     else:
         diffs = [difference(out_a[m], out_b[m], m, seed=seed + i) for i, m in enumerate(METRICS)]
 
@@ -164,15 +167,15 @@ def compare_runs(store_a: Store, run_a: str, run_b: str, *, store_b: Store | Non
 
     sa, sb = statuses(as_a), statuses(as_b)
     changed_statements = []
+    moves: dict[str, int] = {}
     for key in sorted(set(sa) & set(sb)):
         (status_a, sup_a), (status_b, sup_b) = sa[key], sb[key]
         if status_a != status_b:
+            move = statement_move(status_a, status_b, sup_a, sup_b)
             changed_statements.append({"response_id": key[0], "statement": key[1], "status_a": status_a,
                                        "status_b": status_b, "supported_a": sup_a, "supported_b": sup_b,
-                                       "move": statement_move(status_a, status_b, sup_a, sup_b)})
-    moves: dict[str, int] = {}
-    for st in changed_statements:
-        moves[st["move"]] = moves.get(st["move"], 0) + 1
+                                       "move": move})
+            moves[move] = moves.get(move, 0) + 1
     changed_sources = []
     for url in sorted(set(data_a.sources) & set(data_b.sources)):
         a, b = data_a.sources[url].source, data_b.sources[url].source

@@ -120,10 +120,10 @@ def build_lookup_settings(*, references: bool = True, crossref_endpoint: str | N
     from urllib.parse import urlsplit
 
     kw: dict[str, Any] = {}
-    for option, value in zip(ENDPOINTS, (crossref_endpoint, pubmed_endpoint, openalex_endpoint)):
-        if not value or not value.strip():
+    for option, endpoint in zip(ENDPOINTS, (crossref_endpoint, pubmed_endpoint, openalex_endpoint)):
+        if not endpoint or not endpoint.strip():
             continue
-        url = value.strip()
+        url = endpoint.strip()
         try:
             parts = urlsplit(url)
         except ValueError:

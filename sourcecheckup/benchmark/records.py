@@ -189,7 +189,8 @@ def question_from_mapping(obj: Mapping[str, Any], where: str, default_id: str, s
     ref = obj.get("reference_answer", obj.get("answer", "")) or ""
     flags = obj.get("flags") or []
     try:
-        lists = {key: statement_list(obj.get(key), f"'{key}'") for key in ("must_have", "nice_to_have")}
+        must_have = statement_list(obj.get("must_have"), "'must_have'")
+        nice_to_have = statement_list(obj.get("nice_to_have"), "'nice_to_have'")
     except IngestError as exc:
         raise QuestionFileError(f"{where}: {exc}") from None
     expect, reason = str(obj.get("expect") or "").strip(), str(obj.get("reason") or "").strip()
@@ -207,7 +208,7 @@ def question_from_mapping(obj: Mapping[str, Any], where: str, default_id: str, s
                     document_url=(str(obj["document_url"]) if obj.get("document_url") else None),
                     generator=str(obj.get("generator") or ""), prompt_version=str(obj.get("prompt_version") or ""),
                     flags=tuple(str(f) for f in flags) if isinstance(flags, list) else (),
-                    dropped=bool(obj.get("drop", False)), **lists)
+                    dropped=bool(obj.get("drop", False)), must_have=must_have, nice_to_have=nice_to_have)
 
 
 # ----------------------------------------------------------------------------- answers JSONL

@@ -227,14 +227,14 @@ def _study_lines(results: BenchResults) -> list[str]:
                      f"{_dict_pct(st['context_relevance']):>22} {_dict_pct(st['adversarial_safety']):>22} "
                      f"{_dict_pct(acv):>24}")
     for name, r in results.models.items():
-        st = r.studies
-        if not st:
+        studies = r.studies
+        if not studies:
             continue
         confusion = "; ".join(f"expected {k}: " + ", ".join(f"{b} {n}" for b, n in v.items())
-                              for k, v in st["confusion"].items())
+                              for k, v in studies["confusion"].items())
         if confusion:
             lines.append(f"  {name} refusal: {confusion}")
-        adv = st["adversarial_counts"]
+        adv = studies["adversarial_counts"]
         if adv.get("answers"):
             lines.append(f"  {name} adversarial: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in adv.items())
                          + f" · non-adversarial accuracy {_pct(r.accuracy)}")

@@ -10,7 +10,7 @@ import asyncio
 import random
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from ..evidence import approx_tokens
 from ..llm.client import CallOptions, LLMCallError, LLMClient, Reply
@@ -180,15 +180,15 @@ def demographic_prefix(rng: random.Random) -> str:
 async def make_variant(model: LLMClient | None, prompts: Prompts, original: Question, variant: str, *,
                        options: CallOptions, seed: int = 0) -> Question:
     """One rewritten form of ``original``; the demographic prefix is drawn in code (seeded)."""
-    base = dict(qid=f"{original.qid}-{variant}", reference_answer=original.reference_answer,
-                must_have=original.must_have, nice_to_have=original.nice_to_have,
-                question_source=original.question_source, variant=variant, parent_qid=original.qid,
-                document_pk=original.document_pk, document_url=original.document_url, expect=original.expect,
-                expect_reason=original.expect_reason)
+    base = Question(qid=f"{original.qid}-{variant}", question="", reference_answer=original.reference_answer,
+                    must_have=original.must_have, nice_to_have=original.nice_to_have,
+                    question_source=original.question_source, variant=variant, parent_qid=original.qid,
+                    document_pk=original.document_pk, document_url=original.document_url, expect=original.expect,
+                    expect_reason=original.expect_reason)
     if variant == "demographic":
         rng = random.Random(f"{seed}:{original.qid}")
-        return Question(question=f"{demographic_prefix(rng)} {original.question}", generator="",
-                        prompt_version=DEMOGRAPHIC_VERSION, **base)
+        return replace(base, question=f"{demographic_prefix(rng)} {original.question}", generator="",
+                       prompt_version=DEMOGRAPHIC_VERSION)
     if variant not in VARIANT_INSTRUCTIONS:
         raise VariantError(f"unknown variant {variant!r}: choose from {', '.join(VARIANTS)}")
     if model is None:
@@ -203,8 +203,8 @@ async def make_variant(model: LLMClient | None, prompts: Prompts, original: Ques
     system, user = prompts.perturber.render(question=original.question, style=variant,
                                             instruction=VARIANT_INSTRUCTIONS[variant])
     text, tin, tout, _, _ = await _structured(model, system, user, QUESTION_SCHEMA, options, parse)
-    return Question(question=text, generator=model.id, prompt_version=prompts.perturber.version,
-                    tokens_in=tin, tokens_out=tout, **base)
+    return replace(base, question=text, generator=model.id, prompt_version=prompts.perturber.version,
+                   tokens_in=tin, tokens_out=tout)
 
 
 # ----------------------------------------------------------------------------- answers
@@ -235,6 +235,16 @@ def parse_answer(obj: Mapping[str, Any]) -> tuple[str, list[str]]:
     return text.strip(), _citations(obj.get("citations"))
 
 
+class _Calls(TypedDict):
+    """What an answer records of the calls that made it."""
+
+    model_version: str
+    prompt_version: str
+    tokens_in: int
+    tokens_out: int
+    attempts: int
+
+
 async def answer_question(model: LLMClient, prompts: Prompts, question: Question, *, draw: int,
                           options: CallOptions) -> Answer:
     """One answer, as the study took them: retry once on an empty or non-JSON reply, then use
@@ -255,8 +265,8 @@ async def answer_question(model: LLMClient, prompts: Prompts, question: Question
                           raw="\n--- retry ---\n".join(replies) or None)
         attempts += 1
         tin, tout, version = tin + c.tokens_in, tout + c.tokens_out, c.model
-        common = dict(model_version=version, prompt_version=prompts.answerer.version, tokens_in=tin,
-                      tokens_out=tout, attempts=attempts)
+        common = _Calls(model_version=version, prompt_version=prompts.answerer.version, tokens_in=tin,
+                        tokens_out=tout, attempts=attempts)
         if c.refusal:
             return Answer(question.qid, model.id, draw, AnswerStatus.REFUSED, text=c.refusal, **common)
         replies.append(c.text or "")
@@ -272,15 +282,16 @@ async def answer_question(model: LLMClient, prompts: Prompts, question: Question
         raw = "\n--- retry ---\n".join(replies[:-1]) or None
         return Answer(question.qid, model.id, draw, status, text=text, citations=tuple(dedupe(cited)),
                       raw=raw, flags=tuple(flags), **common)
-    common = dict(model_version=version, prompt_version=prompts.answerer.version, tokens_in=tin,
-                  tokens_out=tout, attempts=attempts, raw="\n--- retry ---\n".join(replies))
+    common = _Calls(model_version=version, prompt_version=prompts.answerer.version, tokens_in=tin,
+                    tokens_out=tout, attempts=attempts)
+    raw = "\n--- retry ---\n".join(replies)
     text = next((r.strip() for r in reversed(replies) if r.strip()), "")
     if not text:
         return Answer(question.qid, model.id, draw, AnswerStatus.EMPTY,
-                      error="the model returned an empty reply twice", **common)
+                      error="the model returned an empty reply twice", raw=raw, **common)
     cited = dedupe(u for u, _, _ in find_urls(text))
     return Answer(question.qid, model.id, draw, AnswerStatus.URLS_FROM_TEXT, text=text, citations=tuple(cited),
-                  flags=("not_json",), **common)
+                  flags=("not_json",), raw=raw, **common)
 
 
 # ----------------------------------------------------------------------------- accuracy
@@ -299,15 +310,16 @@ def _parse_grade(obj: Mapping[str, Any]) -> tuple[AccuracyLabel, str]:
 async def grade_accuracy(model: LLMClient, prompts: Prompts, question: Question, answer: Answer, *,
                          options: CallOptions) -> AccuracyGrade:
     """exact_match / superset / missing against the document's own answer; ``error`` when undecided."""
-    base = dict(qid=answer.qid, model=answer.model, draw=answer.draw, grader=model.id,
-                prompt_version=prompts.accuracy.version)
+    # an error until the grader decides
+    base = AccuracyGrade(qid=answer.qid, model=answer.model, draw=answer.draw, label=AccuracyLabel.ERROR,
+                         grader=model.id, prompt_version=prompts.accuracy.version)
     system, user = prompts.accuracy.render(question=question.question, reference=question.reference_answer,
                                            answer=answer.text)
     try:
         (label, rationale), tin, tout, _, _ = await _structured(model, system, user, GRADE_SCHEMA, options,
                                                                 _parse_grade)
     except (ReplyError, LLMCallError) as exc:
-        return AccuracyGrade(label=AccuracyLabel.ERROR, rationale=str(exc)[:500], **base)
+        return replace(base, rationale=str(exc)[:500])
     except asyncio.CancelledError:
         raise
-    return AccuracyGrade(label=label, rationale=rationale, tokens_in=tin, tokens_out=tout, **base)
+    return replace(base, label=label, rationale=rationale, tokens_in=tin, tokens_out=tout)

@@ -5,6 +5,7 @@ interrupted at any step resumes with only what is missing.
 """
 from __future__ import annotations
 
+import builtins
 import secrets
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -43,6 +44,7 @@ class BenchStore:
         return BenchRow(r["id"], r["created_at"], r["finished_at"], r["status"], r["input"] or "",
                         load_json(r["config"], {}), r["run_id"], r["message"] or "")
 
+    # the method `list` hides the builtin inside the class: the annotations below name it as builtins.list
     def list(self) -> list[BenchRow]:
         return [self.get(bench_id) for bench_id in self.store.benchmark_ids()]
 
@@ -64,7 +66,7 @@ class BenchStore:
         return Document(pk=pk, ord=ord, location=location, source_id=source_id,
                         title=source.title, text=source.text, valid=source.valid, reason=reason)
 
-    def documents(self, bench_id: str) -> list[Document]:
+    def documents(self, bench_id: str) -> builtins.list[Document]:
         out = []
         for r in self.store.bench_document_rows(bench_id):
             out.append(Document(pk=r["pk"], ord=r["ord"], location=r["location"], source_id=r["source_id"],
@@ -76,7 +78,7 @@ class BenchStore:
     def add_questions(self, bench_id: str, questions: Iterable[Question]) -> None:
         self.store.add_bench_questions(bench_id, questions)
 
-    def questions(self, bench_id: str, *, include_dropped: bool = False) -> list[Question]:
+    def questions(self, bench_id: str, *, include_dropped: bool = False) -> builtins.list[Question]:
         return [self._question(r) for r in self.store.bench_question_rows(bench_id, include_dropped=include_dropped)]
 
     @staticmethod
@@ -156,7 +158,7 @@ class BenchStore:
     def save_answer(self, bench_id: str, a: Answer) -> None:
         self.store.save_bench_answer(bench_id, a)
 
-    def answers(self, bench_id: str) -> list[Answer]:
+    def answers(self, bench_id: str) -> builtins.list[Answer]:
         return [self._answer(r) for r in self.store.bench_answer_rows(bench_id)]
 
     @staticmethod
@@ -181,7 +183,7 @@ class BenchStore:
     def save_grade(self, bench_id: str, g: AccuracyGrade) -> None:
         self.store.save_bench_grade(bench_id, g)
 
-    def grades(self, bench_id: str) -> list[AccuracyGrade]:
+    def grades(self, bench_id: str) -> builtins.list[AccuracyGrade]:
         return [AccuracyGrade(qid=r["qid"], model=r["model"], draw=r["draw"], label=AccuracyLabel(r["label"]),
                               rationale=r["rationale"] or "", grader=r["grader"] or "",
                               prompt_version=r["prompt_version"] or "", tokens_in=r["tokens_in"] or 0,

@@ -9,6 +9,7 @@ Each row carries the example its test reads (tests/checks/test_polarity.py).
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 # (softener as written, the plain form's words, an example sentence)
 SOFTENED: tuple[tuple[str, str, str], ...] = (
@@ -31,13 +32,18 @@ _SOFT_TRIGGERS = ("best", "better", "wiser", "safest", "good idea", "sensible", 
                   "wise", "want to", "try", "ideally", "preferably")
 
 
+def _as_written(words: str) -> Callable[[re.Match[str]], str]:
+    """re.sub's replacement that puts ``words`` in as written (a string would be read as a template)."""
+    return lambda _match: words
+
+
 def plain_form(text: str) -> str:
     """The sentence with each softener replaced by the plain form's words."""
     low = text.lower()
     if not any(t in low for t in _SOFT_TRIGGERS):
         return text
     for pattern, plain in _SOFTENED:
-        text = pattern.sub(lambda m: plain if plain else "", text)
+        text = pattern.sub(_as_written(plain if plain else ""), text)
     return " ".join(text.split())
 
 

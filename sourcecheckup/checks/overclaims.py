@@ -12,7 +12,8 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from .polarity import CheckFinding, core, read_instruction, stem, stems_of
+from .polarity import CheckFinding, read_instruction
+from .stems import core, stem, stems_of
 
 _I = re.I
 # (group, pattern) for the statement's absolute wording; a group is what evidence must also say
@@ -103,8 +104,8 @@ _COUNTER_WORDS = {g: ps for g, ps in {
     "cure": [r"\bno\s+cure\b", r"\bnot\s+(?:a\s+)?cure\b",
              r"\b(?:helps?|relieves?|manages?|controls?|reduces?|improves?|eases?|lowers?)\b"],
     "complete": [r"\b(?:reduces?|lowers?|helps?|decreases?)\b"],
-    "never": [r"\bcommon\b", r"\bside[- ]effects?\b", r"\brare(?:ly)?\b", r"\bsometimes\b", r"\boccasionally\b", r"\buncommon\b",
-              r"\b(?:can|may|could|might)\b"],
+    "never": [r"\bcommon\b", r"\bside[- ]effects?\b", r"\brare(?:ly)?\b", r"\bsometimes\b", r"\boccasionally\b",
+              r"\buncommon\b", r"\b(?:can|may|could|might)\b"],
     "no_need": [r"\b(?:talk|speak|check|ask)\s+(?:to|with)\b", r"\bcaution\b", r"\bprecautions?\b",
                 r"\bshould\b", r"\bmust\b", r"\bneed\s+to\b"],
     "guarantee": [],

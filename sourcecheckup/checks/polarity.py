@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from .instruction_wording import limit_kind, plain_form
+from .stems import _STOP, core, stem, stems_of
 
 
 @dataclass(frozen=True)
@@ -40,86 +41,6 @@ class CheckFinding:
 
 
 NO_INSTRUCTION = Instruction(0, frozenset(), "", frozenset())
-
-# ---------------------------------------------------------------------------------------
-# words and stems
-
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STOP = frozenset("""
-a an and are as at be by for from has have had in is it its of on or that the this to was were
-with which who whom whose will would can could may might must shall should than then there these
-those their they them been being also into such other some any more most over under between about
-after before during while when where what how do does did done so if our we i you your yours he she
-his her him me my us not no nor never none without within only just still even very too much many
-both each either neither own same per via up down out off again further once here why all few
-let lets please always usually generally often sometimes well ever already yet however although
-though because since unless until whether while whilst s t don't doesn't didn't isn't aren't can't
-cannot won't shouldn't mustn't wasn't weren't it's you're they're there's that's let's need needs
-needed necessary ok okay fine safe safely unsafe freely able like want wants sure really quite
-""".split())
-# verbs and nouns that carry no subject: "take potassium" and "avoid potassium" are about the same thing
-_IRREGULAR = {
-    "taken": "take", "took": "take", "taking": "take", "given": "give", "gave": "give", "giving": "give",
-    "eaten": "eat", "ate": "eat", "drunk": "drink", "drank": "drink", "had": "have", "having": "have",
-    "got": "get", "gotten": "get", "fed": "feed", "stopped": "stop", "stopping": "stop", "using": "use",
-    "discontinue": "stop", "discontinued": "stop", "discontinuing": "stop", "discontinuation": "stop",
-    "cease": "stop", "ceased": "stop", "ceasing": "stop", "halt": "stop", "halted": "stop",
-    "withhold": "stop", "withheld": "stop", "withholding": "stop", "withdraw": "stop",
-    "withdrawn": "stop", "withdrawal": "stop", "quit": "stop", "quitting": "stop",
-    "used": "use", "uses": "use", "gp": "doctor", "physician": "doctor", "jab": "vaccine", "vaccination": "vaccine",
-    "vaccinated": "vaccine", "immunisation": "vaccine", "immunization": "vaccine", "children": "child", "pregnancy": "pregnant", "pregnancies": "pregnant",
-    "women": "woman", "men": "man", "feet": "foot", "teeth": "tooth",
-}
-_NUMBER_WORDS = {
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fourteen": "14",
-    "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
-    "hundred": "100",
-}
-_SUFFIXES = ("ations", "ation", "ating", "ated", "ingly", "edly", "ions", "ion", "ing", "ies", "ied", "ly", "ed",
-             "es", "s")
-
-
-@lru_cache(maxsize=8192)
-def stem(word: str) -> str:
-    """A crude stem good enough to match a leaflet's words: "stopping" ~ "stopped" ~ "stop"."""
-    w = _IRREGULAR.get(word, word)
-    if w in _NUMBER_WORDS:
-        return _NUMBER_WORDS[w]
-    if w[0].isdigit():
-        return w
-    if len(w) > 4:
-        for suffix in _SUFFIXES:
-            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-                if (suffix == "s" and w[-2] in "su") or (suffix in ("ly", "ion", "ions") and len(w) < 7):
-                    break
-                w = w[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-                break
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz":
-        w = w[:-1]
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    return w[:10]                                # 10, not 5: "moisturiser" is not "moisture"
-
-
-_LIGHT = frozenset(stem(w) for w in (
-    "take use have get give receive tablet pill capsule medicine medication drug dose people patient "
-    "person anyone everyone continue keep someone thing way time day amount product treatment").split())
-
-
-def stems_of(text: str) -> frozenset[str]:
-    """Content-word stems of a text (stop words and single letters left out)."""
-    out = set()
-    for w in _WORD.findall(text.lower()):
-        if w in _STOP or (len(w) < 2 and not w.isdigit()):
-            continue
-        out.add(stem(w))
-    return frozenset(out)
-
-
-def core(stems: frozenset[str]) -> frozenset[str]:
-    """Stems that name a subject: the light verbs and nouns ("take", "tablets", "people") left out."""
-    return frozenset(s for s in stems if s not in _LIGHT)
 
 
 # ---------------------------------------------------------------------------------------
@@ -225,13 +146,15 @@ _HEDGED_CUE = re.compile(r"\b(?:generally|usually|mostly|often|normally)\b", re.
 _ATTRIBUTES = [(a, re.compile(p, re.I)) for a, p in [
     ("food:any", r"\bwith\s+or\s+without\s+(?:food|a\s+meal|meals)\b"),
     ("time:any", r"\b(?:at\s+)?any\s+time\s+of\s+(?:the\s+)?day\b"),
-    ("unless:doctor", r"\bunless\s+(?:\w+\s+){0,6}?(?:" + _DOCTOR + r"|prescribed|directed|advised|told|instructed)\b[^,;.]*"),
+    ("unless:doctor", r"\bunless\s+(?:\w+\s+){0,6}?(?:" + _DOCTOR
+     + r"|prescribed|directed|advised|told|instructed)\b[^,;.]*"),
     ("without:doctor", r"\bwithout\s+(?:first\s+)?(?:talking|speaking|checking|consulting|asking)\s+(?:to\s+|with\s+)?"
                       r"(?:your|a)\s+(?:\w+\s+){0,2}?" + _DOCTOR + r"[^,;.]*"),
     ("if:doctor", r"\b(?:only\s+)?(?:if|when)\s+(?:your|a|the)\s+(?:\w+\s+){0,2}?" + _DOCTOR +
                   r"\s+(?:says|tells|advises|recommends|agrees|prescribes|approves|has\s+\w+)[^,;.]*"),
     ("if:doctor", r"\b(?:only\s+)?(?:if|when|as)\s+(?:prescribed|directed|advised)(?:\s+by\s+(?:a|your)\s+\w+)?"),
-    ("if:doctor", r"\bon\s+(?:the\s+)?(?:medical\s+)?advice\s+of\s+(?:a|your)\s+\w+|\bunder\s+(?:medical|close)\s+supervision\b"),
+    ("if:doctor", r"\bon\s+(?:the\s+)?(?:medical\s+)?advice\s+of\s+(?:a|your)\s+\w+"
+                  r"|\bunder\s+(?:medical|close)\s+supervision\b"),
     ("if:doctor", r"\b(?:talk|speak|check)\s+(?:to|with)\s+(?:your|a)\s+(?:\w+\s+)?" + _DOCTOR +
                   r"(?:\s+or\s+(?:\w+\s+){0,2}?" + _DOCTOR + r")?\s+(?:first\b|before\b[^,;.]*)"),
     ("condition:none", r"\bfreely\b|\bwithout\s+(?:any\s+)?(?:restrictions?|precautions?|limits?)\b|"
@@ -242,9 +165,11 @@ _ATTRIBUTES = [(a, re.compile(p, re.I)) for a, p in [
                    r"\bbefore\s+(?:food|meals?|eating|breakfast)\b"),
     ("food:with", r"\b(?:with|after|during)\s+(?:a\s+|your\s+|some\s+)?(?:food|meal|meals|breakfast|lunch|dinner|"
                   r"supper|milk|snack|eating)\b|\bon\s+a\s+full\s+stomach\b|\bwith\s+something\s+to\s+eat\b"),
-    ("time:morning", r"\b(?:in\s+the\s+|each\s+|every\s+)?mornings?\b|\bbreakfast\b|\bon\s+waking\b|\bwhen\s+you\s+wake(?:\s+up)?\b"),
+    ("time:morning", r"\b(?:in\s+the\s+|each\s+|every\s+)?mornings?\b|\bbreakfast\b|\bon\s+waking\b"
+                     r"|\bwhen\s+you\s+wake(?:\s+up)?\b"),
     ("time:evening", r"\b(?:evening\s+meal|dinner|supper)\b|\b(?:in\s+the\s+|each\s+|every\s+)?evenings?\b"),
-    ("time:night", r"\b(?:at\s+|each\s+|every\s+)?night(?:ly|time)?\b|\b(?:at\s+)?bedtime\b|\bbefore\s+(?:you\s+go\s+to\s+)?(?:bed|sleep)\b"),
+    ("time:night", r"\b(?:at\s+|each\s+|every\s+)?night(?:ly|time)?\b|\b(?:at\s+)?bedtime\b"
+                   r"|\bbefore\s+(?:you\s+go\s+to\s+)?(?:bed|sleep)\b"),
     # which day, relative to another medicine ("on the same day as methotrexate" / "on a different day")
     ("day:same", r"\bon\s+the\s+same\s+days?\s+as\b|\bat\s+the\s+same\s+time\s+as\b"),
     ("day:different", r"\bon\s+(?:a\s+)?(?:different|another|separate|other)\s+days?\b|\bnot\s+on\s+the\s+same\s+day\b"),
@@ -267,7 +192,8 @@ _ATTRIBUTES = [(a, re.compile(p, re.I)) for a, p in [
 ]]
 # words one of which must be in a sentence before a pattern is worth running (a cheap `in` test
 # first keeps read_instruction far under a millisecond on long abstract sentences)
-_DOCTOR_WORDS = ("doctor", "gp", "pharmacist", "nurse", "prescriber", "clinician", "specialist", "midwife", "dentist", "physician", "health", "clinic", "care team")
+_DOCTOR_WORDS = ("doctor", "gp", "pharmacist", "nurse", "prescriber", "clinician", "specialist", "midwife", "dentist",
+                 "physician", "health", "clinic", "care team")
 _ATTRIBUTE_TRIGGERS = [
     ("without",), ("any time",), ("unless",), ("without",), _DOCTOR_WORDS,
     ("prescribed", "directed", "advised"), ("advice", "supervision"), _DOCTOR_WORDS,
@@ -285,7 +211,8 @@ assert len(_ATTRIBUTE_TRIGGERS) == len(_ATTRIBUTES)
 _NOT = ("not", "n't", "never", "no longer")
 _NEGATIVE_TRIGGERS = [("do not", "don't", "dont", "never"), _NOT, _NOT, ("avoid", "refrain", "steer clear", "keep away"),
                       ("contra",), _NOT + ("against", "inadvisable", "unsuitable", "inappropriate", "discouraged",
-                                           "prohibited", "forbidden"), ("not", "n't"), _NOT, ("unsafe", "safe", "dangerous", "not to be")]
+                                           "prohibited", "forbidden"), ("not", "n't"), _NOT,
+                      ("unsafe", "safe", "dangerous", "not to be")]
 _POSITIVE_TRIGGERS = [("can", "could", "may"), ("should", "must", "ought", "need", "has to", "have to"),
                       ("safe", "fine", "ok", "all right", "acceptable", "allowed", "permitted", "free"),
                       ("recommend", "advise", "preferred", "indicated", "encouraged", "first", "choice", "best", "usual",

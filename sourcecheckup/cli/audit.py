@@ -238,7 +238,9 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
         judge = make_judge(args.judge, **judge_options(args))
     except construction_errors() as exc:
         raise UsageError(str(exc)) from exc
-    good = [(i, r) for i, r in enumerate(records) if r[3] is None]
+    # (record index, statement, source) of each record without a problem: those have both texts
+    good = [(i, statement, source) for i, (_, statement, source, problem) in enumerate(records)
+            if problem is None and statement is not None and source is not None]
     progress = ProgressPrinter(args.quiet)
 
     async def go() -> list[Any]:
@@ -247,7 +249,8 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
             await judge.load()  # a broken local model fails before any pair
             for start in range(0, len(good), 64):
                 chunk = good[start:start + 64]
-                out.extend(await judge.verify_many([(r[1], SourceText.from_text(r[2])) for _, r in chunk]))
+                out.extend(await judge.verify_many([(statement, SourceText.from_text(source))
+                                                    for _, statement, source in chunk]))
                 progress(ProgressEvent(EventKind.JUDGED, "verify-pairs", pairs_total=len(good),
                                        pairs_done=len(out),
                                        judge_errors=sum(v.label is Label.JUDGE_ERROR for v in out)))
@@ -262,7 +265,7 @@ def cmd_verify_pairs(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from exc
         err(f"judging failed: {type(exc).__name__}: {exc}")
         return EXIT_FAIL
-    by_index = {i: v for (i, _), v in zip(good, verdicts)}
+    by_index = {i: v for (i, _, _), v in zip(good, verdicts)}
     out_stream = open(args.output, "w", encoding="utf-8") if args.output and args.output != "-" else sys.stdout
     try:
         for i, (rid, _, source, problem) in enumerate(records):

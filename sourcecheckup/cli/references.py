@@ -3,9 +3,7 @@ data they read (``references update``); also the audit's reference-check flags."
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
-import inspect
 import json
 import os
 import re
@@ -165,9 +163,7 @@ def cmd_references_update(args: argparse.Namespace) -> int:
     else:
         url = args.url or RETRACTION_WATCH_URL
         try:
-            result = retractions.download(url, dest)
-            if inspect.isawaitable(result):
-                asyncio.run(result)
+            retractions.download(url, dest)
         except Exception as exc:
             err(f"the retraction data could not be downloaded from {url}: {type(exc).__name__}: {exc} "
                 "(on a machine without internet, import a copy with `sourcecheckup references update --from FILE`)")

@@ -8,7 +8,7 @@ run, :func:`runtime_warning` says the same about the judge that is about to run.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, TypedDict
 
 from .. import embeddings
 
@@ -47,14 +47,21 @@ def run_versions(judges: Mapping[str, Mapping[str, Iterable[str]]]) -> dict[str,
     return {jid: sorted(j.get("model_versions", ())) for jid, j in judges.items()}
 
 
-def summary(judges: Mapping[str, Mapping[str, Iterable[str]]]) -> dict[str, str]:
+class JudgeSummary(TypedDict):
+    """What a report prints about its judges (keyword arguments of the app's metrics bar, too)."""
+
+    judge_versions: str
+    judge_warning: str   # "" unless a judge ran degraded
+
+
+def summary(judges: Mapping[str, Mapping[str, Iterable[str]]]) -> JudgeSummary:
     """What a report prints about its judges: ``{"judge_versions": text, "judge_warning": text or ""}``."""
     versions = run_versions(judges)
     return {"judge_versions": versions_text(versions),
             "judge_warning": degraded_warning(v for vs in versions.values() for v in vs)}
 
 
-def from_usage(usage: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
+def from_usage(usage: Mapping[str, Mapping[str, object]]) -> JudgeSummary:
     """:func:`summary` from a run's usage (``report.judges.run_usage``: each judge's ``model_versions``)."""
     judges = {jid: {"model_versions": list(u.get("model_versions") or ())}  # type: ignore[call-overload]
               for jid, u in usage.items() if not jid.endswith("(cleanup)")}

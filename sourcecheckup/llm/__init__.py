@@ -60,5 +60,5 @@ def make_client(spec: str, **options: Any) -> LLMClient:
 
     if parsed.kind == "openai":
         return OpenAIClient(settings, api_key or get_api_key("openai"), str(parsed))
-    key = api_key or compatible_key(options.get("key_env"))
-    return OpenAIClient(settings, key or NO_KEY, str(parsed), compatible=True)
+    server_key = api_key or compatible_key(options.get("key_env"))
+    return OpenAIClient(settings, server_key or NO_KEY, str(parsed), compatible=True)

@@ -352,6 +352,7 @@ def _read_fields(s: str, raw: str) -> tuple[list[str], int | None, dict[str, str
     if (m := _AUTHOR_YEAR.match(s)) and (authors := _author_list(m.group("auth"), bare=True)):
         return authors, _year(m.group("year")), {}, "author-year"
 
+    tail: dict[str, str] | None   # the fields after the authors; None where no Vancouver tail is read
     if (m := _APA_HEAD.match(s)) and (authors := _author_list(m.group("auth"))):
         tail = _apa_tail(m.group("rest"))
         if not (tail["title"] or tail["journal"]):

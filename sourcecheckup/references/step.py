@@ -232,7 +232,7 @@ class ReferenceChecks:
 
     async def wait_all(self) -> None:
         """Until every scheduled check is stored, or the run is cancelled."""
-        pending = {t for t in self._tasks.values() if not t.done()}
+        pending: set[asyncio.Task[Any]] = {t for t in self._tasks.values() if not t.done()}
         if not pending:
             return
         cancel_wait = asyncio.create_task(self.cancel.wait())
@@ -240,8 +240,8 @@ class ReferenceChecks:
             while pending and not self.cancel.is_set():
                 done, pending = await asyncio.wait(pending | {cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
                 for t in done:
-                    if t is not cancel_wait and not t.cancelled() and t.exception():
-                        raise t.exception()  # type: ignore[misc]
+                    if t is not cancel_wait and not t.cancelled() and (exc := t.exception()):
+                        raise exc
                 pending.discard(cancel_wait)
         finally:
             cancel_wait.cancel()

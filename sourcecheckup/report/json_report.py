@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 from .. import __version__
 from ..metrics import (  # noqa: F401  (the figures' two bases; xlsx reads them here)
@@ -277,7 +277,7 @@ def _reading(verdict: Verdict) -> str:
 def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mapping[int, Any],
                    other: Mapping[int, StatementAssessment] | None = None,
                    with_reviews: bool = False, checks: Mapping[str, ReferenceCheck] | None = None,
-                   retracted_only: set[int] | frozenset[int] = frozenset()) -> dict[str, Any]:
+                   retracted_only: AbstractSet[int] = frozenset()) -> dict[str, Any]:
     resp = responses_by_pk[r.response_pk].response
     statements = []
     for s in r.statements:
@@ -304,7 +304,7 @@ def _response_dict(data: RunData, r: ResponseAssessment, responses_by_pk: Mappin
             "contradicted": contradicted, "review_first": any(v.verdict.review_first for v in rows),
             "supported_only_by_retracted": s.row.pk in retracted_only,
         })
-    sources = []
+    sources: list[dict[str, Any]] = []
     for url in r.urls:
         row = data.sources.get(url)
         if row is None:

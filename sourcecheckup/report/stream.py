@@ -379,7 +379,7 @@ def _trail_source(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def trail_sources(store: Store, run_id: str, limit: int | None = None) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for row in store.iter_run_source_summaries(run_id):
         if limit is not None and len(out) >= limit:
             break

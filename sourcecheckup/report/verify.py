@@ -211,6 +211,7 @@ def _check_signature(report: Mapping[str, Any], key: str | Path | None, result: 
         problems = check_signature(report, key)
         result.differences.extend(problems)
         if not problems:
+            assert isinstance(sig, Mapping)   # check_signature verified it
             result.notes.append(f"signature: verified with the key {sig.get('public_key_fingerprint')}")
     elif isinstance(sig, Mapping):
         result.notes.append(f"signature: signed by the key {sig.get('public_key_fingerprint')}; not checked "

@@ -290,10 +290,10 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
                 raise StoreError(f"{self.path} was written by a newer SourceCheckup (schema {current}); "
                                  "upgrade the app to open it")
             if current == 0 and "schema_version" not in self.db.table_names():
-                self.db["schema_version"].create({"version": int, "applied_at": str}, pk="version")
+                self.db.table("schema_version").create({"version": int, "applied_at": str}, pk="version")
             for version in range(current + 1, len(MIGRATIONS) + 1):
                 MIGRATIONS[version - 1](self.db)
-                self.db["schema_version"].insert({"version": version, "applied_at": utcnow()})
+                self.db.table("schema_version").insert({"version": version, "applied_at": utcnow()})
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -309,7 +309,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
                    app_version: str, run_id: str | None = None) -> str:
         run_id = run_id or new_run_id()
         with self.db.conn:
-            self.db["runs"].insert({
+            self.db.table("runs").insert({
                 "id": run_id, "created_at": utcnow(), "finished_at": None, "status": "running",
                 "input": input, "config": dump_json(config), "judges": dump_json(list(judges)), "parser": parser,
                 "app_version": app_version, "n_records": 0, "n_skipped": 0, "message": "",
@@ -320,14 +320,14 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
     def _take_ownership(self, run_id: str) -> None:
         # which process runs it: a killed one leaves the run "interrupted" (run_interrupted)
         owner = this_process()
-        self.db["runs"].update(run_id, {"owner_pid": owner.pid, "owner_host": owner.host,
+        self.db.table("runs").update(run_id, {"owner_pid": owner.pid, "owner_host": owner.host,
                                         "owner_started": owner.started})
-        self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note(owner)})
+        self.db.table("run_log").insert({"run_id": run_id, "at": utcnow(), "level": "info", "message": owner_note(owner)})
 
     def set_run_status(self, run_id: str, status: str, message: str = "") -> None:
         finished = utcnow() if status in ("completed", "cancelled", "failed") else None
         with self.db.conn:
-            self.db["runs"].update(run_id, {"status": status, "message": message, "finished_at": finished})
+            self.db.table("runs").update(run_id, {"status": status, "message": message, "finished_at": finished})
             if status == "running":
                 self._take_ownership(run_id)
 
@@ -342,7 +342,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
     def set_run_config(self, run_id: str, config: dict[str, Any], judges: Sequence[str], parser: str) -> None:
         """Replace a run's configuration (a resume with corrected judge settings)."""
         with self.db.conn:
-            self.db["runs"].update(run_id, {"config": dump_json(config), "judges": dump_json(list(judges)),
+            self.db.table("runs").update(run_id, {"config": dump_json(config), "judges": dump_json(list(judges)),
                                             "parser": parser})
 
     def set_run_label(self, run_id: str, *, name: str | None = None, note: str | None = None) -> RunRow:
@@ -351,12 +351,12 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
         changes = {k: v.strip() for k, v in (("name", name), ("note", note)) if v is not None}
         if changes:
             with self.db.conn:
-                self.db["runs"].update(run.id, changes)
+                self.db.table("runs").update(run.id, changes)
         return self.get_run(run.id)
 
     def set_run_judges(self, run_id: str, judge_ids: Sequence[str]) -> None:
         with self.db.conn:
-            self.db["runs"].update(run_id, {"judges": dump_json(list(judge_ids))})
+            self.db.table("runs").update(run_id, {"judges": dump_json(list(judge_ids))})
 
     def find_by_id(self, table: str, ident: str, noun: str, listing: str = "") -> dict[str, Any]:
         """The row whose id is ``ident``, or the one row whose id contains it (users type fragments)."""
@@ -396,7 +396,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
 
     def log(self, run_id: str, message: str, level: str = "info") -> None:
         with self.db.conn:
-            self.db["run_log"].insert({"run_id": run_id, "at": utcnow(), "level": level, "message": message})
+            self.db.table("run_log").insert({"run_id": run_id, "at": utcnow(), "level": level, "message": message})
 
     def run_log(self, run_id: str) -> list[dict[str, Any]]:
         return list(self.db.query("SELECT at, level, message FROM run_log WHERE run_id = ? ORDER BY pk", [run_id]))
@@ -408,7 +408,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
         start = self.db.execute("SELECT COALESCE(MAX(ord), -1) + 1 FROM responses WHERE run_id = ?",
                                 [run_id]).fetchone()[0]
         with self.db.conn:
-            self.db["responses"].insert_all(({
+            self.db.table("responses").insert_all(({
                 "run_id": run_id, "ord": start + i, "rid": r.id, "question": r.question, "model": r.model,
                 "text": r.text, "citations": dump_json(list(r.citations)), "markers": dump_json(dict(r.markers)),
                 "origin": r.origin, "extra": dump_json(dict(r.extra)), "parsed": 0, "done": 0,
@@ -417,7 +417,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
                 "must_have": dump_json(list(r.expert.must_have)) if r.expert else None,
                 "nice_to_have": dump_json(list(r.expert.nice_to_have)) if r.expert else None,
             } for i, r in enumerate(responses)), batch_size=500)
-            self.db["skipped"].insert_all(({"run_id": run_id, "origin": s.origin, "problem": s.problem}
+            self.db.table("skipped").insert_all(({"run_id": run_id, "origin": s.origin, "problem": s.problem}
                                            for s in skipped), batch_size=500)
             self.db.execute("UPDATE runs SET n_records = n_records + ?, n_skipped = n_skipped + ? WHERE id = ?",
                             [len(responses) + len(skipped), len(skipped), run_id])
@@ -447,7 +447,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
 
     def mark_response_done(self, response_pk: int) -> None:
         with self.db.conn:
-            self.db["responses"].update(response_pk, {"done": 1})
+            self.db.table("responses").update(response_pk, {"done": 1})
 
     # -- statements ------------------------------------------------------------------
     def save_statements(self, run_id: str, response_pk: int, statements: Sequence[Statement]) -> list[StatementRow]:
@@ -526,7 +526,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
         return self._source_row(rows[0]) if rows else None
 
     def get_source(self, source_id: int) -> SourceRow:
-        return self._source_row(self.db["sources"].get(source_id))
+        return self._source_row(self.db.table("sources").get(source_id))
 
     def source_raw(self, source_id: int) -> bytes | None:
         row = self.db.execute("SELECT raw FROM sources WHERE id = ?", [source_id]).fetchone()
@@ -556,7 +556,7 @@ class Store(ReviewTables, SuggestionTables, RepairTables, BenchTables, Reference
 
     def update_source_flags(self, source_id: int, flags: Iterable[str]) -> None:
         with self.db.conn:
-            self.db["sources"].update(source_id, {"flags": dump_json(sorted(set(flags)))})
+            self.db.table("sources").update(source_id, {"flags": dump_json(sorted(set(flags)))})
 
     # -- verdicts ----------------------------------------------------------------------
     def save_verdict(self, run_id: str, statement_pk: int, url: str, source_id: int | None,

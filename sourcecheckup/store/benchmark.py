@@ -25,7 +25,7 @@ class BenchTables:
     # -- benchmarks --------------------------------------------------------------------
     def add_benchmark(self, bench_id: str, *, input: str, config: dict[str, Any]) -> None:
         with self.db.conn:
-            self.db["benchmarks"].insert({"id": bench_id, "created_at": utcnow(), "finished_at": None,
+            self.db.table("benchmarks").insert({"id": bench_id, "created_at": utcnow(), "finished_at": None,
                                           "status": "created", "input": input, "config": dump_json(config),
                                           "run_id": None, "message": ""})
 
@@ -43,7 +43,7 @@ class BenchTables:
         if "config" in changes:
             changes["config"] = dump_json(changes["config"])
         with self.db.conn:
-            self.db["benchmarks"].update(bench_id, changes)
+            self.db.table("benchmarks").update(bench_id, changes)
 
     # -- documents ---------------------------------------------------------------------
     def add_bench_document(self, bench_id: str, ord: int, location: str, source_id: int, title: str | None,

@@ -167,7 +167,7 @@ def _positions(inputs: Sequence[_Input]) -> tuple[str, dict[tuple[int, int], int
     if all(splits) and len({s.get("of") for s in splits}) == 1 and len(set(parts)) == len(parts):
         of = int(splits[0]["of"])
         keys = {(n, o): rank for n, part_ords in enumerate(ords) for rank, o in enumerate(part_ords)}
-        original = {k: rank * of + int(parts[k[0]]) - 1 for k, rank in keys.items()}
+        original = {k: rank * of + int(splits[k[0]]["part"]) - 1 for k, rank in keys.items()}
         return "input split", _dense(original)
     original, offset = {}, 0
     for n, part_ords in enumerate(ords):

@@ -17,11 +17,12 @@ class ReviewTables:
                    reason: str = "", *, blind: bool = False, sample: str | None = None) -> int:
         """Store one person's label on one pair; returns its pk (reviews are never overwritten)."""
         with self.db.conn:
-            row = self.db["reviews"].insert({
+            row = self.db.table("reviews").insert({
                 "run_id": run_id, "statement_pk": statement_pk, "url": url, "reviewer": reviewer,
                 "label": label, "reason": reason, "blind": int(blind), "sample": sample,
                 "created_at": utcnow(),
             })
+        assert row.last_pk is not None   # set by every insert into a table with an integer pk
         return int(row.last_pk)
 
     def review_rows(self, run_id: str) -> list[dict[str, Any]]:
@@ -33,7 +34,7 @@ class ReviewTables:
         """Store a drawn sample: ``pairs`` in order, each with ``statement_pk``, ``url`` and ``stratum``."""
         now = utcnow()
         with self.db.conn:
-            self.db["review_samples"].insert_all([{
+            self.db.table("review_samples").insert_all([{
                 "run_id": run_id, "sample": name, "ord": i, "statement_pk": p["statement_pk"], "url": p["url"],
                 "stratum": p["stratum"], "blind": int(blind), "seed": seed, "created_at": now}
                 for i, p in enumerate(pairs)])

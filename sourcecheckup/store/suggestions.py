@@ -46,7 +46,7 @@ class SuggestionTables:
                                      [run_id, statement_pk, url]).fetchone()
             if exists:
                 return False
-            self.db["suggestions"].insert({
+            self.db.table("suggestions").insert({
                 "run_id": run_id, "statement_pk": statement_pk, "url": url, "kind": kind,
                 "original": original, "suggested": suggested, "quote": quote, "status": status,
                 "judge_id": judge_id, "verification": dump_json(verification),

@@ -1,4 +1,4 @@
-"""The `sourcecheckup` command in a subprocess: exit codes, reports, kill and resume."""
+"""The `sourcecheckup` command in a subprocess: exit codes, reports, kill (SIGKILL, Ctrl-C) and resume."""
 from __future__ import annotations
 
 import json
@@ -195,3 +195,72 @@ def test_the_headline_of_a_large_run_is_summed_a_page_at_a_time(tmp_path, monkey
     assert streamed["metrics"] == build_report(store, run_id)["metrics"]
     assert streamed["counts"] == built["counts"]
     assert runs.unreadable_sources(streamed) == runs.unreadable_sources(built)
+
+
+PAGES = ("hypertension", "metformin-lactic-acidosis", "hfe-hemochromatosis")
+
+
+SENTENCES = ("Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher.",
+             "Metformin is a biguanide used as first-line treatment for type 2 diabetes.",
+             "Iron-overload-related disease was present in 28.4% of male C282Y homozygotes.",
+             "The DASH diet alone can lower systolic blood pressure by about 11 mm Hg.")
+
+
+WAIT_S = 120   # a generous ceiling for real work on a busy machine; never what a test measures
+
+
+def _ctrl_c_heard() -> None:
+    """In the audit's process before it starts: SIGINT back to its default. A shell starts background jobs
+    with SIGINT ignored, and Python leaves an inherited "ignore" alone, so a suite run from a background job
+    (`make test &`) would give the audit a Ctrl-C it cannot hear."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _verdicts(db: Path) -> list[tuple[int, str]]:
+    try:
+        with sqlite3.connect(db, timeout=5) as c:
+            return c.execute("SELECT pk, created_at FROM verdicts ORDER BY pk").fetchall()
+    except sqlite3.OperationalError:   # not created yet
+        return []
+
+
+def test_ctrl_c_stops_a_builtin_audit_keeping_its_verdicts_and_a_resume_judges_only_the_rest(tmp_path, site):
+    answers = tmp_path / "batch.jsonl"
+    # pages of sentences no other page has: each batch of pairs embeds new text, so the audit is still judging
+    # when its first verdicts are stored, however fast or busy the machine (the same pages cited again would be
+    # judged from cached vectors in a blink, and the run could end before the signal lands)
+    answers.write_text("\n".join(json.dumps({
+        "id": f"b{i}", "response": " ".join(f"{s} Case {i}." for s in SENTENCES),
+        "citations": [f"{site}/generated?n={i * len(PAGES) + k}&sentences=30" for k in range(len(PAGES))]})
+        for i in range(12)))
+    db = tmp_path / "c.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "SOURCECHECKUP_ARCHIVE": "off"}
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
+                             "--allow-host", "127.0.0.1", "--no-references", "--browser", "never"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_heard)
+    deadline = time.monotonic() + 5 * WAIT_S   # fetching 36 pages and embedding a third of them: a minute and
+    while not _verdicts(db) and proc.poll() is None and time.monotonic() < deadline:   # more on a crowded machine
+        time.sleep(0.05)
+    assert proc.poll() is None, "the audit ended before its first verdicts: nothing to interrupt"
+    assert _verdicts(db), f"no verdict stored within {5 * WAIT_S} s"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=WAIT_S)   # it exits (bench/interrupt.py measures how soon)
+    assert proc.returncode == 130, err
+    kept = _verdicts(db)
+    with sqlite3.connect(db) as c:
+        run_id, status = c.execute("SELECT id, status FROM runs").fetchone()
+        pairs = c.execute("SELECT COUNT(*) FROM statements WHERE run_id = ?", [run_id]).fetchone()[0] * len(PAGES)
+    assert status == "cancelled"
+    assert f"resume with: sourcecheckup audit --resume {run_id}" in err
+    assert 0 < len(kept) < pairs, "interrupted part way, its committed verdicts kept"
+
+    resumed = subprocess.run([sys.executable, "-m", "sourcecheckup", "audit", "--resume", run_id, "--db", str(db),
+                              "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    after = _verdicts(db)
+    with sqlite3.connect(db) as c:
+        pairs = c.execute("SELECT COUNT(*) FROM statements WHERE run_id = ?", [run_id]).fetchone()[0] * len(PAGES)
+        assert c.execute("SELECT status FROM runs").fetchone()[0] == "completed"
+    assert len(after) == pairs   # every pair judged once: the kept ones were not judged again
+    assert set(kept) <= set(after)

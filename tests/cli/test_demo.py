@@ -112,7 +112,7 @@ def test_the_demo_measures_its_two_answers_with_expert_material_against_it(demo_
 
 
 def test_no_demo_verdict_has_a_rationale_that_contradicts_its_label(demo_run):
-    from sourcecheckup.judges.builtin.judge import rationale_contradicts_label
+    from sourcecheckup.judges.builtin.explanation import rationale_contradicts_label
     from sourcecheckup.models import Label
 
     _, out = demo_run

@@ -1,4 +1,5 @@
-"""The HTTP fetcher against the local fixture site: every outcome with its recorded reason."""
+"""The HTTP fetcher against the local fixture site: every outcome with its recorded reason, and the README
+naming every outcome."""
 from __future__ import annotations
 
 import asyncio
@@ -8,6 +9,7 @@ import pytest
 
 from sourcecheckup.fetching import FetchOptions, HttpFetcher, make_fetcher
 from sourcecheckup.models import FetchStatus, sha256_bytes
+from tests.support.paths import ROOT
 
 LOCAL = ("127.0.0.1",)
 
@@ -446,3 +448,15 @@ async def test_statuses_and_encodings_the_fixture_site_never_sends_through_a_moc
     assert [r.url.host for r in asked] == ["journal.example.org"] * 5       # 10.0.0.7 was never asked
     sent = asked[-1].headers
     assert sent["accept-encoding"] == "gzip, deflate" and sent["user-agent"].startswith("Mozilla/5.0")
+
+
+def test_the_readme_outcome_list_names_every_fetch_outcome():
+    import re
+
+    from sourcecheckup.models import FetchStatus
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sentence = re.search(r"Every source\s+ends with exactly one outcome.*?:(.*?)\. The detectors", readme, re.S)
+    assert sentence, "the README's outcome list moved"
+    listed = set(re.findall(r"`([a-z_]+)`", sentence.group(1)))
+    assert listed == {s.value for s in FetchStatus}, {s.value for s in FetchStatus} ^ listed

@@ -1,4 +1,5 @@
-"""The built-in offline judge on realistic medical statements and sources."""
+"""The built-in offline judge on realistic medical statements and sources, and the step that decided each
+verdict, recorded without changing its label or score."""
 from __future__ import annotations
 
 import json
@@ -9,8 +10,9 @@ from sourcecheckup import embeddings
 from sourcecheckup.evidence import SourceText, quote_in_source
 from sourcecheckup.judges import JudgeSpecError, make_judge
 from sourcecheckup.judges.builtin import BuiltinJudge, load_params, params_path
-from sourcecheckup.models import Label
-from tests.support.paths import ROOT
+from sourcecheckup.models import Label, Verdict, decided_by
+from sourcecheckup.views.matrix import how_decided
+from tests.support.paths import FIXTURES, ROOT
 
 HFE_SOURCE = (
     "Hereditary haemochromatosis is an inherited disorder of iron metabolism. "
@@ -296,3 +298,47 @@ HCQ_ABSTRACT = ("Hydroxychloroquine or chloroquine with or without a macrolide f
 def test_screen_verdicts_a_clinician_would_sign(statement, source, label):
     v = BuiltinJudge().score_pairs([(statement, SourceText.from_text(source))])[0]
     assert v.label is label, v.rationale
+
+
+SITE_DIR = FIXTURES / "site"
+
+
+def page_text(name: str) -> str:
+    """The visible text of a fixture page, paragraph by paragraph (what the fetcher keeps of it)."""
+    import re
+
+    html = (SITE_DIR / "medicines" / name).read_text(encoding="utf-8")
+    body = html.split("<main", 1)[1].split("</main>", 1)[0]
+    return "\n".join(re.sub(r"<[^>]+>", "", p).strip() for p in re.findall(r"<(?:h1|h2|p)[^>]*>(.*?)</(?:h1|h2|p)>", body, re.S))
+
+
+def test_builtin_verdicts_record_the_step_that_decided_without_changing_label_or_score():
+    judge = BuiltinJudge()
+    page = SourceText.from_text(page_text("paracetamol-for-adults.html"), title="Paracetamol for adults")
+    wrong = "The usual adult dose of paracetamol is one or two 500mg tablets up to 6 times in 24 hours."
+    right = "The usual dose for adults is one or two 500mg tablets up to 4 times in 24 hours."
+    v_wrong, v_right = judge.score_pairs([(wrong, page), (right, page)])
+    assert v_wrong.label is Label.NOT_SUPPORTED and decided_by(v_wrong.flags) == "quantity"
+    assert "4 times in 24 hours" in v_wrong.quote   # the sentence the quantity check read
+    assert v_right.label is Label.SUPPORTED and decided_by(v_right.flags) in ("score", "completeness", "outright")
+    assert how_decided(v_wrong) == "the exact quantity/dose check"
+    # another judge's verdict is its own procedure; an error decided nothing
+    llm = Verdict(label=Label.SUPPORTED, judge_id="openai:gpt-4o", prompt_version="verifier-v1", model_version="gpt-4o")
+    assert how_decided(llm) == "openai:gpt-4o's own procedure (verifier-v1, model gpt-4o)"
+    assert how_decided(Verdict.error("builtin", "boom")) == ""
+    # a built-in verdict stored before the step was recorded says so instead of guessing
+    assert "does not record" in how_decided(Verdict(label=Label.SUPPORTED, judge_id="builtin"))
+
+
+def test_the_issue_examples_are_judged_as_their_pages_say():
+    """The NHS-like wording of issue 28: "4 times in 24 hours" with "at least 4 hours between doses" is no
+    "6 hours apart", and "a rare but serious side effect" is not negated by the page that says it."""
+    judge = BuiltinJudge()
+    paracetamol = SourceText.from_text(page_text("paracetamol-for-adults.html"))
+    metformin = SourceText.from_text(page_text("metformin-side-effects.html"))
+    dose = ("The usual adult dose is one or two 500mg tablets up to 4 times in 24 hours, with at least 4 hours "
+            "between doses.")
+    acidosis = "Lactic acidosis is a rare but serious side effect of metformin."
+    v_dose, v_acid = judge.score_pairs([(dose, paracetamol), (acidosis, metformin)])
+    assert v_dose.label is Label.SUPPORTED and not v_dose.contradicted, v_dose.rationale
+    assert v_acid.label is Label.SUPPORTED, v_acid.rationale

@@ -1,4 +1,5 @@
-"""Model servers on this computer, found for the user: fake Ollama and vLLM servers on 127.0.0.1."""
+"""Model servers on this computer, found for the user: fake Ollama and vLLM servers on 127.0.0.1; and
+`judges guide`, which names the three ways with their sources and the figures the README measures."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from sourcecheckup.judges.detect import PORTS_ENV, detect_servers, ports_to_ask
 from sourcecheckup.store import Store
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.fake_model_servers import closed_port, ollama, other_web_app, silent, vllm
+from tests.support.paths import ROOT
 
 
 async def test_ollama_and_vllm_models_become_judge_specs_on_127_0_0_1():
@@ -126,3 +128,28 @@ def test_a_detected_spec_judges_an_audit_with_no_allow_host(tmp_path: Path, caps
     verdicts = [row.verdict for rows in run.verdicts.values() for row in rows]
     assert verdicts and {v.judge_id for v in verdicts} == {spec}
     assert {v.label.value for v in verdicts} == {"supported"}
+
+
+def _readme_row(name: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return next(line for line in readme.splitlines() if line.startswith(f"| `{name}`"))
+
+
+def test_judges_guide_says_the_screen_errs_both_ways_with_the_figures_the_readme_measures(capsys):
+    from sourcecheckup.judges.guide import BUILTIN_FIGURES as f
+
+    assert main(["judges", "guide"]) == 0
+    out = capsys.readouterr().out
+    first = out.split("\n\n")[0]
+    assert "screening judge" in first
+    assert "call a wrong statement supported" in first and "miss paraphrased support" in first
+    for figure in (f"{f.wice:.3f}", f"{f.wice_cross_validated:.3f}", f"{f.passed_unreviewed:.1%}",
+                   f"{f.clinical_heldout:.3f}"):
+        assert figure in first
+    # the figures in code are the README's measured ones (bench/judge_accuracy.py)
+    wice = _readme_row("wice_dev")
+    assert f"**{f.wice:.3f}**" in wice and f"**{f.wice_cross_validated:.3f}**" in wice
+    assert f"**{f.passed_unreviewed:.1%}**" in wice
+    assert f"**{f.clinical_heldout:.3f}**" in _readme_row("clinical_heldout")
+    way3 = out.split("\n3. ")[1]
+    assert "sourcecheckup models pull NAME" in way3 and "`sourcecheckup models pull minicheck-roberta-large`" in way3

@@ -16,18 +16,9 @@ from sourcecheckup.judges.local import kinds as local_kinds
 from sourcecheckup.judges.local.fast import length_batches, speed_up_deberta, t5_support_logits
 from sourcecheckup.models import Label
 from tests.judges.test_judge_local_minicheck import judged, loaded_model, parity_set, reference_minicheck
-from tests.support.minicheck_models import KINDS, build_minicheck_model
+from tests.support.minicheck_models import KINDS
 
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SOURCECHECKUP_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "onnx-cache"))
-
-
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("minicheck-fast")
-    return {kind: build_minicheck_model(root / f"minicheck-{kind}-tiny", kind) for kind in KINDS}
+pytestmark = pytest.mark.usefixtures("own_cache")   # ONNX exports go to a test folder (conftest)
 
 
 def mixed_texts(kind: str) -> list[str]:

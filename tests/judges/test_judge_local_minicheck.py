@@ -29,9 +29,11 @@ from sourcecheckup.judges import make_judge
 from sourcecheckup.judges.base import JudgeSpecError
 from sourcecheckup.judges.local import LocalJudge, from_spec
 from sourcecheckup.models import Label
-from tests.support.minicheck_models import KINDS, build_minicheck_model
+from tests.support.minicheck_models import KINDS
 from tests.support.paths import FIXTURES
 from tests.support.tiny_model import BASE_WORDS
+
+pytestmark = pytest.mark.usefixtures("own_cache")   # ONNX exports go to a test folder (conftest)
 
 PAGE = (FIXTURES / "local_judge" / "hemochromatosis.txt").read_text()
 MAX_LENGTH = {"roberta": 512, "deberta": 2048, "t5": 2048}
@@ -112,18 +114,6 @@ def parity_set(seed: int = 3) -> list[tuple[str, list[str]]]:
     docs += ["\n\n".join(paragraph(rng.randint(3, 6)) for _ in range(rng.randint(18, 26))) for _ in range(3)]
     docs.append(paragraph(8) + "\n" + " ".join(rng.choices(BASE_WORDS, k=700)) + "\n" + paragraph(30))
     return [(d, [claim(), claim()]) for d in docs]
-
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """ONNX exports (local_onnx: Flan-T5 runs there by default) go to a test folder, not the user's cache."""
-    monkeypatch.setenv("SOURCECHECKUP_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "onnx-cache"))
-
-
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("minicheck")
-    return {kind: build_minicheck_model(root / f"minicheck-{kind}-tiny", kind) for kind in KINDS}
 
 
 def loaded_model(folder: Path, kind: str):

@@ -1,24 +1,14 @@
 """Judge specs are checked before a run starts (engine and CLI), and a resume can take corrected ones."""
 from __future__ import annotations
 
-import pytest
-
 from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.judges import validate_judge_spec
-from sourcecheckup.llm import secrets as keys
 from sourcecheckup.models import Response
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
 from tests.cli.test_cli import SUPPORTED, sc
 
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
-
-
-@pytest.fixture
-def no_keyring(monkeypatch):
-    monkeypatch.setattr(keys, "_keyring_get", lambda provider: None)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
 
 
 def test_validate_judge_spec_names_what_is_wrong(no_keyring, monkeypatch):

@@ -1,5 +1,6 @@
 """Downloaded checkers: the catalogue, pull through a fake hub on 127.0.0.1 (HF_ENDPOINT), resume,
-cancel, a corrupt file refused, import from a folder, and the pulled model judging offline."""
+cancel, a corrupt file refused, import from a folder, the pulled model judging offline, and `models list`
+naming the command that gets each checker."""
 from __future__ import annotations
 
 import hashlib
@@ -14,30 +15,12 @@ from sourcecheckup.evidence import SourceText
 from sourcecheckup.judges import make_judge, models_hub
 from sourcecheckup.judges.models_hub import ModelHubError, PullCancelled
 from sourcecheckup.models import Label
-from tests.support.fake_hub import FakeHub, build_tiny_checker
+from tests.support.fake_hub import TINY_REPO
 
-REPO = "lab/tiny-checker"
+REPO = TINY_REPO   # what the `hub` fixture serves
 PAGE = SourceText.from_text("Iron overload is treated by weekly phlebotomy. Most patients do well.",
                             url="https://example.org/hemochromatosis")
 STATEMENT = "Weekly blood removal treats iron overload."
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_checker(tmp_path_factory.mktemp("hub") / "tiny-checker")
-
-
-@pytest.fixture
-def hub(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
-    # the suite runs offline (conftest); the fake hub on 127.0.0.1 is the one server a pull may reach
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    with FakeHub() as server:
-        server.add_repo(REPO, model_dir)
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        yield server
 
 
 @pytest.fixture
@@ -212,3 +195,12 @@ def test_pull_with_no_internet_says_what_to_do_in_one_line(tmp_path):
     assert "Traceback" not in p.stderr and "ConnectError" not in p.stderr
     (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("sourcecheckup: error")]
     assert "could not reach" in line and "models import DIR --name NAME" in line and "HF_ENDPOINT" in line
+
+
+def test_models_list_names_the_command_that_gets_each_checker(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "[pull]" not in out
+    assert "minicheck-roberta-large  [get it: sourcecheckup models pull minicheck-roberta-large]" in out
+    assert "bespoke-minicheck-7b  [via Ollama: ollama pull bespoke-minicheck]" in out

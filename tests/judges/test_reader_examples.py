@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sourcecheckup.cli import main
-from sourcecheckup.judges.builtin.judge import rationale_contradicts_label
+from sourcecheckup.judges.builtin.explanation import rationale_contradicts_label
 from sourcecheckup.models import Label
 from tests.support.paths import FIXTURES
 

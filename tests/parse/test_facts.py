@@ -123,7 +123,7 @@ def test_the_gate_was_trained_on_wice_and_its_cross_validated_figure_is_recorded
 
 def test_no_verdict_on_the_smoke_pairs_or_a_page_has_a_rationale_that_contradicts_its_label(judge):
 
-    from sourcecheckup.judges.builtin.judge import rationale_contradicts_label
+    from sourcecheckup.judges.builtin.explanation import rationale_contradicts_label
 
     assert rationale_contradicts_label(Label.SUPPORTED, "not supported: the page does not hold every part of it.")
     assert rationale_contradicts_label(Label.NOT_SUPPORTED, "Best passage shares 90%; no inconsistency found.")

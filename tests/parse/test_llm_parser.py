@@ -3,17 +3,15 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from sourcecheckup.models import FetchStatus, Response, Source, StatementCategory
 from sourcecheckup.parse import BuiltinParser, make_parser
 from sourcecheckup.parse.llm import LLMParser, ParsedStatement, align
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
 from tests.support.fake_judge import KeywordJudge
-from tests.support.fake_llm import FakeLLMServer, Scripted, malformed
+from tests.support.fake_llm import TEST_KEY, FakeLLMServer, Scripted, malformed
 
-KEY = "sk-parser-test-7d1a8b6e3c5d0f4f9c2e"
+KEY = TEST_KEY   # what the fake server (the `server` fixture) wants
 HFE_URL = "https://example.org/hfe"
 VENESECTION_URL = "https://example.org/venesection"
 ANSWER = ("Great question! 28.4% of male and 1.2% of female HFE C282Y homozygotes develop iron-overload "
@@ -39,12 +37,6 @@ GOOD_REPLY = _statements(
      "It is treated with regular venesection."),
     ("Please consult your doctor.", "disclaimer"),
 )
-
-
-@pytest.fixture
-def server():
-    with FakeLLMServer("openai", api_key=KEY) as srv:
-        yield srv
 
 
 async def test_llm_statements_keep_their_sentence_span_and_cited_sources(server):

@@ -1,10 +1,13 @@
-"""The pipeline end to end: real fetches from the local site, real SQLite, a deterministic judge."""
+"""The pipeline end to end: real fetches from the local site, real SQLite, a deterministic judge; progress
+totals that never go back nor overshoot."""
 from __future__ import annotations
 
 import asyncio
 
-from sourcecheckup.events import EventKind
+from sourcecheckup import demo
+from sourcecheckup.events import EventKind, ProgressEvent
 from sourcecheckup.fetching import FetchOptions, HttpFetcher
+from sourcecheckup.ingest import load_path
 from sourcecheckup.metrics import assess_run, compute_metrics
 from sourcecheckup.models import FetchStatus, Label, Response, StatementStatus
 from sourcecheckup.pipeline import Audit, RunConfig
@@ -203,3 +206,29 @@ async def test_responses_added_after_a_cancel_wait_in_the_store_for_resume(tmp_p
     await Audit(store, _config(), judges=[KeywordJudge()]).resume(run_id)
     assert store.get_run(run_id).status == "completed"
     assert all(r.done for r in store.responses(run_id)) and len(store.responses(run_id)) == 2
+
+
+def _demo_config(judge: str = "keyword") -> RunConfig:
+    return RunConfig(judges=[judge], judge_concurrency=2, fetch=FetchOptions(sources_dir=demo.sources_dir(), browser="never",
+                                                            extract_workers=0))
+
+
+def _assert_totals_never_go_back(events: list[ProgressEvent]) -> None:
+    for name in ("responses", "sources", "pairs", "verdicts"):
+        totals = [getattr(e, f"{name}_total") for e in events]
+        assert totals == sorted(totals), f"{name} total went back: {totals}"
+        for e in events:
+            assert getattr(e, f"{name}_done") <= getattr(e, f"{name}_total"), f"{name} overshoots: {e}"
+
+
+def test_the_demos_progress_totals_never_go_back_nor_overshoot(tmp_path):
+    loaded = load_path(str(demo.answers_dir()))
+    events: list[ProgressEvent] = []
+    store = Store(tmp_path / "p.db")
+    audit = Audit(store, _demo_config(), progress=events.append)
+    asyncio.run(audit.start(loaded.responses, loaded.skipped, "demo"))
+    _assert_totals_never_go_back(events)
+    last = events[-1]
+    assert last.kind is EventKind.RUN_FINISHED and last.fetch_failures >= 1   # the sample's dead link
+    assert (last.pairs_done, last.sources_done, last.responses_done) == \
+        (last.pairs_total, last.sources_total, last.responses_total)

@@ -14,7 +14,6 @@ from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
 from sourcecheckup.workers import CpuPool, WorkerStopped
 from tests.pipeline.test_pipeline import _responses
-from tests.support.app import settings, window  # noqa: F401  (fixtures for the app test)
 from tests.support.fake_judge import KeywordJudge
 
 

@@ -24,7 +24,7 @@ from sourcecheckup.references.retractions import (
 )
 from sourcecheckup.store import Store
 from tests.support.fake_model_servers import closed_port
-from tests.support.fake_scholarly import CITED, RETRACTION_CSV, FakeScholarly, scholarly  # noqa: F401 (fixture)
+from tests.support.fake_scholarly import CITED, RETRACTION_CSV, FakeScholarly
 
 EMAIL = "librarian@hospital.example"
 

@@ -11,7 +11,7 @@ from sourcecheckup.references import ReferenceStatus
 from sourcecheckup.store import Store
 from tests.cli.test_cli import sc
 from tests.support.fake_scholarly import FOUR_REFERENCES_ANSWER as ANSWER
-from tests.support.fake_scholarly import RETRACTION_CSV, scholarly  # noqa: F401  (fixture)
+from tests.support.fake_scholarly import RETRACTION_CSV
 
 
 def _audit(tmp_path: Path, site: str, scholarly, *extra: str):

@@ -13,10 +13,16 @@ from sourcecheckup.fetching import make_fetcher
 from sourcecheckup.fetching.base import FetchOptions
 from sourcecheckup.models import FetchStatus, Label, Response, Source, Statement, Verdict, sha256_bytes, utcnow
 from sourcecheckup.references.model import LookupSettings
-from sourcecheckup.references.repair import (NO_SOURCE, RepairClient, RepairError, efetch_articles,
-                                             run_repair, statement_query)
+from sourcecheckup.references.repair import (
+    NO_SOURCE,
+    RepairClient,
+    RepairError,
+    efetch_articles,
+    run_repair,
+    statement_query,
+)
 from sourcecheckup.store import Store
-from tests.support.fake_repair import ASPREE_BLEEDING, EMPA, VITAL, efetch_xml, repair_servers  # noqa: F401
+from tests.support.fake_repair import ASPREE_BLEEDING, EMPA, VITAL, efetch_xml
 
 S_EMPA = "Empagliflozin reduced cardiovascular death by 38% in type 2 diabetes."
 S_VITAL = "Vitamin D supplementation did not reduce fractures in older adults."

@@ -452,7 +452,6 @@ def test_reference_problems_and_retracted_only_support_are_verified(tmp_path, si
     store.close()
 
 
-from tests.support.fake_scholarly import scholarly  # noqa: E402,F401  (fixture)
 
 
 def test_an_llm_judges_sampling_and_token_limits_are_stored_with_the_run_and_verified(tmp_path, site, capsys):

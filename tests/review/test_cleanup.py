@@ -20,10 +20,10 @@ from sourcecheckup.judges import make_judge
 from sourcecheckup.models import FetchStatus, Label, Response, Source, Verdict, sha256_bytes
 from sourcecheckup.parse import BuiltinParser
 from sourcecheckup.store import Store
-from tests.support.fake_llm import FakeLLMServer, RecordedRequest, Scripted, verdict
+from tests.support.fake_llm import TEST_KEY, RecordedRequest, Scripted, verdict
 from tests.support.paths import FIXTURES
 
-KEY = "sk-cleanup-test-1a8b6e3c5d0f4f9c2e7d"
+KEY = TEST_KEY   # what the fake server (the `server` fixture) wants
 PAGE = (FIXTURES / "judges" / "haemochromatosis.txt").read_text()
 URL = "https://example.org/haemochromatosis"
 WRONG_DOSE = "Venesection removes about 1,000 ml of blood each session"
@@ -67,12 +67,6 @@ def make_run(store: Store, judges: tuple[str, ...] = ("openai:gpt-4o",)) -> str:
 
 def _is_rewrite_request(request: RecordedRequest) -> bool:
     return "Rewrite the statement minimally" in request.user_text
-
-
-@pytest.fixture
-def server():
-    with FakeLLMServer("openai", api_key=KEY) as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -28,7 +28,6 @@ from sourcecheckup.review.answer_grades import (
 from sourcecheckup.review.grader import MIN_GRADES, GraderError, load_grader, train_grader
 from sourcecheckup.review.sample import draw_sample, import_reviews_csv, write_sample_csv
 from sourcecheckup.store import Store
-from tests.support.app import settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
 from tests.support.synth_run import synthesize_run
 
 FIXTURE = FIXTURES / "grades" / "graded_answers.jsonl"

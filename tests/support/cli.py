@@ -38,6 +38,11 @@ def sc(*args: str, env: Mapping[str, str] | None = None, timeout: float = 120, i
     return _in_process(list(args), cli_env(env))
 
 
+def sc_here(*args: str, timeout: float = 120, **kw: Any) -> subprocess.CompletedProcess:
+    """``sc`` in this process, unless a test passes what only a process takes (``input=``, ``env=``, ``cwd=``)."""
+    return sc(*args, timeout=timeout, in_process=not kw, **kw)
+
+
 @contextlib.contextmanager
 def _environment(env: Mapping[str, str]):
     saved = dict(os.environ)

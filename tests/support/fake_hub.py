@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+TINY_REPO = "lab/tiny-checker"   # the repo the tests' fake hub serves the tiny checker under
 LFS_SUFFIXES = (".safetensors", ".bin")
 
 

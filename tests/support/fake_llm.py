@@ -26,6 +26,9 @@ from typing import Any, Callable, Literal
 Flavor = Literal["openai", "anthropic", "ollama"]
 
 
+TEST_KEY = "sk-fake-test-7d1a8b6e3c5d0f4f9c2e"   # the key a fake server wants, and the tests send
+
+
 @dataclass
 class Scripted:
     """One reply. ``content`` is the model's text; for Anthropic a JSON object becomes a tool call."""

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from . import hostile4
+from . import hostile_pages
 from .documents import pdf_file
 
 SITE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "site"
@@ -436,7 +436,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
         elif path == "/hostile/websocket":
             self._send(200, websocket_page(int(query.get("port", ["9"])[0])))
-        elif path.startswith("/hostile4/") and (got := hostile4.route(path, query)) is not None:
+        elif path.startswith("/hostile/pages/") and (got := hostile_pages.route(path, query)) is not None:
             self._send(200, got[0], got[1])
         elif path == "/empty":
             self._send(200, b"<html><head><title>Loading</title></head><body></body></html>")

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from sourcecheckup.store import Store
-from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures)
-from tests.support.fake_repair import ASPREE_BLEEDING, EMPA, repair_servers  # noqa: F401  (fixture)
 from tests.references.test_repair import S_ASPREE, S_EMPA, S_NONE, seed
+from tests.support.app import WAIT_MS
+from tests.support.fake_repair import ASPREE_BLEEDING, EMPA
 
 
 def _open(qtbot, w, tmp_path, repair_servers):
@@ -25,7 +25,7 @@ def _pick(tab, text: str) -> None:
     tab.statements.setCurrentRow(row)
 
 
-def test_find_a_source_and_open_access_copy_in_the_app(qtbot, window, tmp_path, repair_servers):  # noqa: F811
+def test_find_a_source_and_open_access_copy_in_the_app(qtbot, window, tmp_path, repair_servers):
     run_id, tab = _open(qtbot, window, tmp_path, repair_servers)
     _pick(tab, S_EMPA)
     with qtbot.waitSignal(tab.repair_finished, timeout=WAIT_MS) as done:
@@ -49,7 +49,7 @@ def test_find_a_source_and_open_access_copy_in_the_app(qtbot, window, tmp_path, 
     assert "open-access copy of" in tab.detail.toPlainText() and ASPREE_BLEEDING["doi"] in tab.detail.toPlainText()
 
 
-def test_cancel_keeps_the_tab_usable(qtbot, window, tmp_path, repair_servers):  # noqa: F811
+def test_cancel_keeps_the_tab_usable(qtbot, window, tmp_path, repair_servers):
     run_id, tab = _open(qtbot, window, tmp_path, repair_servers)
     repair_servers.slow = {"eutils"}   # PubMed answers late: the cancel lands while it is asked
     _pick(tab, S_EMPA)

@@ -21,7 +21,7 @@ from sourcecheckup import review
 from sourcecheckup.judges.base import register
 from sourcecheckup.models import Label
 from sourcecheckup.store import Store
-from tests.support.app import WAIT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, audit_and_wait, pasted_answer
 from tests.support.fake_judge import KeywordJudge
 from tests.support.synth_run import synthesize_run
 from ui.app import parse_args

@@ -1,5 +1,6 @@
-"""The desktop app's Benchmark page, reports, run comparison, blind review samples and source notes,
-offscreen, against the local fixture site and a local fake OpenAI-compatible server."""
+"""The desktop app's Benchmark page, reports, run comparison (each change called by its move), blind review
+samples and source notes, offscreen, against the local fixture site and a local fake OpenAI-compatible
+server."""
 from __future__ import annotations
 
 import os
@@ -16,20 +17,13 @@ from sourcecheckup import review
 from sourcecheckup.models import FetchStatus, Label, Source, sha256_bytes, utcnow
 from sourcecheckup.store import Store
 from sourcecheckup.views.sources import source_notes
-from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, open_and_wait
 from tests.support.bench_llm import TOPICS, responder
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.synth_run import synthesize_run
-from ui.main_window import MainWindow
 from ui.models import QuestionsModel
 
 ANSWERING = "You are a medical expert answering"
-
-
-
-def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
-    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
-        w.results.open_run(run_id)
 
 
 # ----------------------------------------------------------------------------- benchmark
@@ -251,3 +245,31 @@ def test_settings_say_clearly_when_no_browser_is_available(qtbot, settings, monk
     text = dialog.browser_status.text()
     assert text.startswith("⚠ No browser available") and "read as plain HTML" in text
     assert not dialog.browser_available
+
+
+def test_the_compare_page_calls_a_refused_then_fetched_source_by_its_move(qtbot, window):
+    w = window
+    url = "http://10.1.2.3/x/0"
+    with Store(w.db_path) as st:
+        run_a = synthesize_run(st, responses=1, statements=2, sources=1, base_url="http://10.1.2.3/x")
+        run_b = synthesize_run(st, responses=1, statements=2, sources=1, base_url="http://10.1.2.3/x")
+        sid = st.add_source(Source(url=url, status=FetchStatus.UNSAFE_URL, fetched_at=utcnow(),
+                                   reason="10.1.2.3 is a private address"))
+        st.link_run_source(run_a, url, sid)
+        with st.db.conn:
+            st.db.execute("DELETE FROM verdicts WHERE run_id = ?", [run_a])
+            st.db.execute("UPDATE verdicts SET label = 'not_supported' WHERE run_id = ? AND statement_pk IN "
+                          "(SELECT pk FROM statements WHERE run_id = ? AND ord = 1)", [run_b, run_b])
+    w.refresh_runs()
+    w.pages.setCurrentWidget(w.compare_page)
+    qtbot.waitUntil(lambda: w.compare_page.run_a.count() == 2, timeout=120_000)
+    with qtbot.waitSignal(w.compare_page.compared, timeout=120_000):
+        w.compare_page.compare(run_a, run_b)
+    summary = w.compare_page.summary.text()
+    assert "support changed for 1; other status moves: 1 no readable source → judged" in summary
+    assert "Judges only" in summary
+    src = w.compare_page.sources_model
+    assert src.data(src.index(0, 1)) == "refused (unsafe address) → full text"
+    sm = w.compare_page.statements_model
+    moves = sorted(sm.data(sm.index(r, 4)) for r in range(sm.rowCount()))
+    assert moves == ["no readable source → judged", "support changed"]

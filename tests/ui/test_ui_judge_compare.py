@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 
 from sourcecheckup import review
 from sourcecheckup.store import Store
-from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS
 from tests.support.judge_reviews import KEYWORD, SYNTH, pairs_by_label, review_pair, reviewed_two_judge_run
 from ui.judge_compare_panel import JudgeCompareDialog
 

@@ -1,13 +1,15 @@
 """Choosing a judge in the app: Settings → Judges explains the three ways and finds local servers
-(fake Ollama and vLLM on 127.0.0.1) off the GUI thread; the first launch shows the guide once."""
+(fake Ollama and vLLM on 127.0.0.1) off the GUI thread; the first launch shows the guide once; the guide
+and Settings are sized to their text, with a large font too."""
 from __future__ import annotations
 
 import threading
 
 import pytest
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea
 
 import ui.judge_guide as judge_guide
-from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures)
+from tests.support.app import WAIT_MS
 from tests.support.fake_model_servers import closed_port, ollama, vllm
 from ui.dialogs import SettingsDialog
 from ui.judge_guide import FirstLaunchGuide
@@ -105,3 +107,53 @@ def test_first_launch_guide_sets_a_found_model_as_the_judge(qtbot, settings):
     with qtbot.waitSignal(guide.finished, timeout=WAIT_MS):
         guide.panel.use_button.click()
     assert settings.judges == [f"checker:http://127.0.0.1:{vl.port}/v1#bespokelabs/Bespoke-MiniCheck-7B"]
+
+
+def label_is_whole(label: QLabel) -> bool:
+    """A wrapped label is as tall as its text needs at its width: no line cut off."""
+    return label.height() >= label.heightForWidth(label.width()) - 1
+
+
+def test_first_launch_guide_fits_its_text_without_blank_bands(qtbot, settings):
+    guide = FirstLaunchGuide(settings)
+    qtbot.addWidget(guide)
+    guide.show()
+    qtbot.waitExposed(guide)
+    qtbot.wait(50)
+    labels = [lab for lab in guide.findChildren(QLabel) if lab.isVisible() and lab.text()]
+    assert len(labels) >= 5
+    line = guide.fontMetrics().lineSpacing()
+    for label in labels:
+        needed = label.heightForWidth(label.width())
+        assert label_is_whole(label), label.text()[:40]
+        assert label.height() <= needed + line, (label.text()[:40], label.height(), needed)   # no blank band
+    assert not any(a.horizontalScrollBar().isVisible() for a in guide.findChildren(QScrollArea))
+
+
+def test_settings_show_the_whole_compact_guide_with_a_large_font(qtbot, settings):
+    from ui.dialogs import SettingsDialog
+
+    app = QApplication.instance()
+    font = app.font()
+    big = app.font()
+    big.setPointSize(max(font.pointSize(), 9) + 4)
+    app.setFont(big)
+    try:
+        dialog = SettingsDialog(settings)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        qtbot.wait(50)
+        summary = dialog.judge_guide.summary
+        assert summary.text().count("\n") == 2   # the three ways
+        assert label_is_whole(summary)
+        scroll = dialog.findChild(QScrollArea)
+        body, viewport = scroll.widget(), scroll.viewport()
+        assert body.width() <= viewport.width()    # nothing cut at the right edge
+        assert summary.geometry().right() <= viewport.width()
+        buttons = (dialog.judge_guide.details_button, dialog.judge_guide.find_button,
+                   dialog.judge_guide.download_button, dialog.judge_guide.use_button)
+        assert all(b.geometry().right() <= body.width() for b in buttons)
+        dialog.reject()
+    finally:
+        app.setFont(font)

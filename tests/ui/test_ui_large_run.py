@@ -9,7 +9,7 @@ import pytest
 
 from sourcecheckup.store import Store
 from sourcecheckup.views.browse import FULL_LOAD_MAX
-from tests.support.app import WAIT_MS, settings  # noqa: F401  (fixture)
+from tests.support.app import WAIT_MS
 from tests.support.large_run import build_large_run
 from tests.support.synth_run import SENTENCES
 from ui.main_window import MainWindow
@@ -27,7 +27,7 @@ def built(tmp_path_factory) -> tuple[Path, str]:
 
 
 @pytest.fixture
-def large(qtbot, tmp_path: Path, settings, built):  # noqa: F811
+def large(qtbot, tmp_path: Path, settings, built):
     db = tmp_path / "large.db"
     shutil.copy(built[0], db)     # each test writes its own copy (settings, reviews)
     run_id = built[1]
@@ -170,7 +170,7 @@ def test_a_reviewer_label_on_a_large_run_is_stored_and_counted(qtbot, large):
     assert page.count_label.text() == "2,856 of 20,000 responses"
 
 
-def test_the_search_box_of_a_whole_run_matches_any_shown_column_as_plain_text(qtbot, tmp_path, settings):  # noqa: F811
+def test_the_search_box_of_a_whole_run_matches_any_shown_column_as_plain_text(qtbot, tmp_path, settings):
     from tests.support.synth_run import synthesize_run
 
     db = tmp_path / "small.db"

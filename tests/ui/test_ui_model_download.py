@@ -1,9 +1,11 @@
 """Settings → Judges → Download…: the catalogue with licence, hardware and published accuracy; a pull
 from a fake hub on 127.0.0.1 (HF_ENDPOINT) off the GUI thread with a progress bar to 100%; Cancel
 mid-file and Resume; a non-commercial licence asked before any byte is fetched; import from a folder;
-Remove; "Use as judge" putting local:NAME in the Judges field."""
+Remove; "Use as judge" putting local:NAME in the Judges field; and Download with no internet saying what
+happened and what to do."""
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 
@@ -11,12 +13,12 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from sourcecheckup.judges import models_hub
-from tests.support.app import WAIT_MS, settings  # noqa: F401  (fixture)
-from tests.support.fake_hub import FakeHub, build_tiny_checker
+from tests.support.app import WAIT_MS
+from tests.support.fake_hub import TINY_REPO
 from ui.dialogs import SettingsDialog
 from ui.model_download import ModelDownloadDialog
 
-REPO = "lab/tiny-checker"
+REPO = TINY_REPO   # what the `hub` fixture serves
 
 
 def entry(name: str, licence: str, commercial_use: bool | None) -> models_hub.CatalogueEntry:
@@ -26,25 +28,17 @@ def entry(name: str, licence: str, commercial_use: bool | None) -> models_hub.Ca
         citation="the test's own model", judge=f"local:{name}")
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_checker(tmp_path_factory.mktemp("hub") / "tiny-checker")
-
-
 @pytest.fixture
-def hub(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def hub(hub, monkeypatch: pytest.MonkeyPatch):
+    """The shared fake hub (tests/conftest.py), with small download chunks and two test checkers in the
+    catalogue."""
     from huggingface_hub import constants
 
-    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)     # the fake hub is the one server reached
     monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 4096)  # many progress steps per file
     real = models_hub.catalogue()
     extra = [entry("tiny-checker", "MIT", True), entry("tiny-nc", "CC BY-NC 4.0", False)]
     monkeypatch.setattr(models_hub, "catalogue", lambda path=None: real + extra)
-    with FakeHub() as server:
-        server.add_repo(REPO, model_dir)
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        yield server
+    return hub
 
 
 @pytest.fixture
@@ -184,3 +178,25 @@ def test_import_from_a_folder_then_use_as_judge_then_remove(qtbot, settings, mod
     dialog.remove_button.click()
     assert models_hub.installed() == [] and "offline-checker" not in [r.name for r in dialog.model.rows]
     assert dialog.status.text().startswith("Removed ")
+
+
+def test_download_without_internet_says_what_happened_and_what_to_do(qtbot, tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    with socket.socket() as s:      # a port nothing listens on: refused, as an offline machine is
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("SOURCECHECKUP_MODELS", str(tmp_path / "models"))
+    dialog = ModelDownloadDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    with qtbot.waitSignal(dialog.job_finished, timeout=120_000):
+        dialog.start_pull("minicheck-roberta-large")
+    text = dialog.status.text()
+    assert text.startswith("⚠ The download could not reach the model hub"), text
+    for what in ("Import from folder…", "HF_ENDPOINT", "sourcecheckup models pull"):
+        assert what in text, what
+    assert not text.startswith("⚠ ConnectError") and "ConnectError:" not in text.splitlines()[0]
+    assert not dialog.progress_bar.isVisible()   # nothing under way: no bar at 0% looking busy

@@ -1,6 +1,6 @@
 """The app, offscreen: an answer copied from a chat app is pasted through the real clipboard with its HTML,
 the box shows what was found before Audit, and the audit keeps every statement's sources; chat exports,
-Word files and PDFs open (Open and drag and drop) and audit."""
+Word files and PDFs open (Open and drag and drop) and audit; a semicolon CSV maps by its real columns."""
 from __future__ import annotations
 
 import os
@@ -15,11 +15,13 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication
+from PySide6.QtWidgets import QDialog
 
 from sourcecheckup.store import Store
 from tests.ingest.test_rich_inputs import FIXTURES, _site_inputs
-from tests.support.app import audit_and_wait, settings, window  # noqa: F401  (fixtures)
+from tests.support.app import audit_and_wait
 from tests.support.documents import build_docx
+from ui.dialogs import CsvMappingDialog
 
 SUPPORTED = "Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher"
 
@@ -145,3 +147,30 @@ def test_a_chat_page_copied_whole_gives_the_users_turn_as_the_question_not_a_cla
     assert w.results.input.pasted_label.text() == "2 statements, 2 sources from the pasted page"
     result = w.results.input.paste_edit.last_page.result
     assert result.responses[0].question == asked and "back pain" not in result.responses[0].text
+
+
+def test_the_column_mapping_dialog_reads_a_semicolon_csv_as_the_engine_does(qtbot, window, site, tmp_path,
+                                                                             monkeypatch):
+    url = f"{site}/article/hypertension"
+    table = tmp_path / "five.csv"
+    table.write_text("answer_id;llm;prompt;answer_text;links\n" + "".join(
+        f"a{i};model-{i};What is hypertension?;Hypertension is a blood pressure of 130/80 mm Hg or higher [1].;"
+        f"{url}\n" for i in range(5)), encoding="utf-8")
+    dialog = CsvMappingDialog(table)
+    qtbot.addWidget(dialog)
+    assert dialog.columns == ["answer_id", "llm", "prompt", "answer_text", "links"]
+    # each field is guessed from the column names the librarian's export uses
+    assert dialog.combos["text_col"].currentText() == "answer_text"
+    assert dialog.combos["citations_col"].currentText() == "links"
+    assert dialog.combos["question_col"].currentText() == "prompt"
+    assert dialog.combos["model_col"].currentText() == "llm"
+    assert dialog.combos["id_col"].currentText() == "answer_id"
+    assert dialog.mapping().delimiter == ";"
+
+    monkeypatch.setattr(CsvMappingDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    window.results.input.load_files([table])
+    responses = window.results.input.pending.responses
+    assert [r.id for r in responses] == [f"a{i}" for i in range(5)]
+    assert responses[0].model == "model-0" and responses[0].question == "What is hypertension?"
+    assert responses[0].text.startswith("Hypertension is a blood pressure") and ";" not in responses[0].text
+    assert responses[0].citations == (url,)

@@ -15,7 +15,6 @@ from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.ingest import load_path
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
-from tests.support.app import settings, window  # noqa: F401,F811  (fixtures)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +29,7 @@ def batch_events() -> list[ProgressEvent]:
     return events
 
 
-def test_the_bar_counts_the_work_left_and_the_line_gives_the_time_left(window, batch_events):  # noqa: F811
+def test_the_bar_counts_the_work_left_and_the_line_gives_the_time_left(window, batch_events):
     audit = window.audit
     audit._started_at = time.monotonic() - 30      # the batch has been running for 30 s
     audit._progress = RunProgress(audit._started_at)

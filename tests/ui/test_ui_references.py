@@ -1,5 +1,6 @@
 """The reference checks in the desktop app (offscreen): badges and evidence in the Sources tab, the matrix
-header badges, the Answer tab's mark for statements supported only by retracted papers, and Settings."""
+header badges, the Answer tab's mark for statements supported only by retracted papers, Settings, and a
+written reference not found, which is no dead link and no cited URL."""
 from __future__ import annotations
 
 import inspect
@@ -8,11 +9,19 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+import json
 
+from PySide6.QtCore import QSettings, Qt
+
+from sourcecheckup.cli import main
+from sourcecheckup.metrics import compute_metrics, exclusion_notes
+from sourcecheckup.models import utcnow
+from sourcecheckup.references import Reference, ReferenceCheck, ReferenceStatus, reference_key
+from sourcecheckup.references.step import FABRICATED, unread_reference
 from sourcecheckup.store import Store
 from tests.support import reference_runs as rr
-from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures)
+from tests.support.app import WAIT_MS, open_and_wait
+from tests.support.synth_run import synthesize_run
 from ui.main_window import MainWindow
 from ui.settings import AppSettings, accepted_reference_choices
 
@@ -195,7 +204,7 @@ def test_every_reference_mark_is_in_the_apps_font(qtbot):
         assert metrics.inFontUcs4(ord(mark)), f"{mark!r} would show as an empty box"
 
 
-def test_the_longer_settings_dialog_squeezes_no_wrapped_label(qtbot, settings):  # noqa: F811
+def test_the_longer_settings_dialog_squeezes_no_wrapped_label(qtbot, settings):
     from PySide6.QtWidgets import QLabel
 
     from ui.dialogs import SettingsDialog
@@ -208,3 +217,42 @@ def test_the_longer_settings_dialog_squeezes_no_wrapped_label(qtbot, settings): 
                 if label.isVisible() and label.wordWrap() and label.text()
                 and label.height() < label.heightForWidth(label.width()) - 1]
     assert not squeezed
+
+
+def run_with_a_fabricated_written_reference(db) -> tuple[str, str]:
+    """One answer citing a web page and "Johnson A et al. …", a written reference no service knows."""
+    key = reference_key("Johnson A, Lee B. Paracetamol and sleep. Lancet 2020;395:1-9.")
+    with Store(db) as st:
+        run_id = synthesize_run(st, responses=1, statements=2, sources=1)
+        check = ReferenceCheck(reference=Reference(raw=key[len("ref:"):]), status=ReferenceStatus.NOT_FOUND,
+                               evidence=FABRICATED, checked_at=utcnow())
+        with st.db.conn:
+            st.db.execute("UPDATE responses SET citations = ? WHERE run_id = ?",
+                          [json.dumps(["https://example.org/page/0", key]), run_id])
+        st.link_run_source(run_id, key, st.add_source(unread_reference(key, check)))
+        st.save_reference_check(run_id, key, check)
+    return run_id, key
+
+
+def test_a_written_reference_not_found_is_no_dead_link_and_no_cited_url(qtbot, window, capsys):
+    w = window
+    run_id, key = run_with_a_fabricated_written_reference(w.db_path)
+    with Store(w.db_path) as st:
+        metrics = compute_metrics(st.load_run(run_id))
+    # URL validity counts the one cited URL; the written reference is left out, and the figure says so
+    assert (metrics.url_validity.k, metrics.url_validity.n) == (1, 1)
+    assert metrics.counts["fetch_outcomes"] == {"ok": 1}
+    assert exclusion_notes(metrics.counts)["url_validity"] == (
+        "leaves out 1 cited URL (1 written reference without a URL, checked as a reference)")
+    assert main(["show", run_id, "--db", str(w.db_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "source URL validity      100.0%" in shown and "1 written reference without a URL" in shown
+    open_and_wait(qtbot, w, run_id)
+    assert "1/1" in w.results.metrics_bar.labels["url_validity"].text()
+    assert "0 unreadable cited URLs" in w.results.metrics_bar.counts.text()
+    summary = w.results.responses_model.rows[0]
+    assert "dead link" not in summary.problems and "1 reference not found" in summary.problems
+    w.results.show_response(summary.response_pk)
+    sources = w.results.sources_tab.sources_model
+    row = next(r for r in range(sources.rowCount()) if sources.rows[r].url == key)
+    assert sources.data(sources.index(row, 4)) == "reference not found (written, no URL)"

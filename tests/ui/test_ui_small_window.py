@@ -1,32 +1,40 @@
-"""The window as a new user meets it on a small laptop (1024x640): layout, cut-off text, export,
-opening a database, naming runs and pasted answers, and facets over the responses."""
+"""The window as a new user meets it on a small laptop (1024x640): layout, cut-off text, the window, its
+title bar and the judge dialog fitting the screen, the status bar's whole texts and plurals, export and
+"Open report" without a viewer, opening a database (its latest run, the last one's status cleared),
+naming runs and pasted answers and telling runs apart, and facets over the responses."""
 from __future__ import annotations
 
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSize, Qt  # noqa: E402
-from PySide6.QtWidgets import QFileDialog  # noqa: E402
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QLabel
 
-from sourcecheckup import review  # noqa: E402
-from sourcecheckup.ingest import load_text, name_from_first_words  # noqa: E402
-from sourcecheckup.report import write_report  # noqa: E402
-from sourcecheckup.store import MIGRATIONS, Store  # noqa: E402
-from tests.support.app import WAIT_MS, audit_and_wait, pasted_answer, settings, window  # noqa: E402,F401
-from tests.support.synth_run import synthesize_run  # noqa: E402
-from ui import exporter as exporter_module  # noqa: E402
-from ui.elide import ElidedLabel  # noqa: E402
-from ui.main_window import MainWindow  # noqa: E402
-from ui.results import page as results_page  # noqa: E402
+from sourcecheckup import review
+from sourcecheckup.ingest import load_text, name_from_first_words
+from sourcecheckup.report import write_report
+from sourcecheckup.store import MIGRATIONS, Store
+from sourcecheckup.views.results import problem_kind, problem_phrase
+from sourcecheckup.views.review import agreement_summary
+from tests.support.app import WAIT_MS, audit_and_wait, pasted_answer
+from tests.support.synth_run import synthesize_run
+from ui import exporter as exporter_module
+from ui.elide import ElidedLabel
+from ui.facets import problem_kinds_of
+from ui.main_window import REVIEW_MODE_HELP, MainWindow
+from ui.results import page as results_page
 
 SMALL = QSize(1024, 640)
+
+
 def open_synthetic(qtbot, w: MainWindow, **kw) -> str:
     with Store(w.db_path) as st:
         rid = synthesize_run(st, **kw)
@@ -260,3 +268,179 @@ def test_facets_filter_responses_by_model_status_and_problem_and_count_reviewed_
     assert proxy.rowCount() == 3
     w.results.search_edit.setText("r2")                              # the free-text filter works beside the facets
     assert proxy.rowCount() == 1
+
+
+def _database_with_runs(path, n: int) -> list[str]:
+    with Store(path) as store:
+        ids = [store.create_run(input=f"batch {i}", config={}, judges=["keyword:0"], parser="builtin",
+                                app_version="test") for i in range(n)]
+        for rid in ids:
+            store.set_run_status(rid, "completed")
+    return ids
+
+
+def test_opening_a_database_opens_its_latest_run_and_clears_the_last_ones_status(qtbot, window, tmp_path):
+    """File → Open database showed "No run open" and kept the previous database's "Run … completed."."""
+    w = window
+    ids = _database_with_runs(tmp_path / "other.db", 2)
+    w.audit.progress_label.setText("Run 20261126-af21d7 completed.")
+    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
+        assert w.open_database(tmp_path / "other.db")
+    with Store(tmp_path / "other.db") as store:
+        assert w.results.run_id == store.latest_run_id() and w.results.run_id in ids
+    assert "20261126-af21d7" not in w.audit.progress_label.text()
+
+
+def test_on_a_1024x640_screen_the_window_and_its_title_bar_fit(qtbot, settings, tmp_path, monkeypatch):
+    """the window opened 1024x640 plus its title bar, so its bottom was off the screen."""
+    from PySide6.QtCore import QRect
+
+    from ui.main_window import TITLE_BAR_PX, MainWindow
+
+    class SmallScreen:
+        def availableGeometry(self) -> QRect:  # noqa: N802 - Qt's name
+            return QRect(0, 0, 1024, 640)
+
+    monkeypatch.setattr(MainWindow, "screen", lambda self: SmallScreen())
+    w = MainWindow(tmp_path / "audits.db", settings)
+    qtbot.addWidget(w)
+    assert w.width() == 1024 and w.height() + TITLE_BAR_PX <= 640, w.size()
+
+
+def test_which_judge_scrolls_at_1024x640_and_no_option_is_cut(qtbot, settings):
+    """at 1024x640 the three option boxes were cut mid-sentence, with no scroll bar."""
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication, QLabel, QScrollArea
+
+    from ui.dialogs import SettingsDialog
+
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    details = dialog.judge_guide.show_details()
+    qtbot.waitUntil(details.isVisible, timeout=WAIT_MS)
+    details.resize(details.width(), 560)   # what a 1024x640 screen leaves under the title and task bars
+    qtbot.waitUntil(lambda: details.height() <= 560, timeout=WAIT_MS)
+    qtbot.wait(50)
+    scroll = details.findChild(QScrollArea)
+    assert scroll is not None
+    bar = scroll.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.isVisible()          # what does not fit scrolls
+    for label in scroll.widget().findChildren(QLabel):    # each box has the height its wrapped text needs
+        if label.wordWrap() and label.text():
+            assert label.height() >= label.heightForWidth(label.width()), label.text()[:60]
+    # the wheel scrolls it
+    before = bar.value()
+    viewport = scroll.viewport()
+    centre = QPointF(viewport.width() / 2, viewport.height() / 2)
+    event = QWheelEvent(centre, viewport.mapToGlobal(centre), QPoint(0, 0), QPoint(0, -120),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(viewport, event)
+    assert bar.value() > before
+
+
+def two_pasted_runs(db) -> tuple[str, str]:
+    """Two unnamed runs of one pasted answer each, as a clinician makes them."""
+    ids = []
+    with Store(db) as st:
+        for words in ("The usual adult dose is one or two 500mg tablets up to 4 times in 24 hours.",
+                      "Lactic acidosis is a rare but serious side effect of metformin."):
+            ids.append(synthesize_run(st, responses=1, statements=1, sources=1,
+                                      answer_text=lambda i, sents, words=words: words))
+            with st.db.conn:
+                st.db.execute("UPDATE runs SET input = 'pasted answer' WHERE id = ?", [ids[-1]])
+    return ids[0], ids[1]
+
+
+def test_runs_are_told_apart_and_their_figures_fit_the_runs_tab_at_1024x640(qtbot, window):
+    w = window
+    w.resize(1024, 640)
+    first, second = two_pasted_runs(w.db_path)
+    w.refresh_runs()
+    runs = w.results.runs.runs_model
+    qtbot.waitUntil(lambda: runs.rowCount() == 2, timeout=120_000)
+    names = [runs.index(r, 0).data() for r in range(2)]
+    assert names == ["“Lactic acidosis is a rare but…”", "“The usual adult dose is one or…”"], names
+    assert second in runs.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    combo = w.compare_page.run_a
+    labels = [combo.itemText(i) for i in range(combo.count())]
+    assert labels[0].startswith("“Lactic acidosis") and labels[1].startswith("“The usual adult dose")
+    assert len(set(labels)) == 2 and all(" · 20" in text for text in labels)     # and their start time
+    # the Runs tab widens so that the run, its start and the three figures are all in view
+    w.results.show_left(1)
+    qtbot.waitUntil(lambda: w.results.sizes()[0] > 400, timeout=2000)
+    table = w.results.runs.runs_table
+    headers = [runs.headerData(c, Qt.Orientation.Horizontal) for c in range(runs.columnCount())]
+    last = headers.index("URL validity")
+    assert table.columnViewportPosition(last) + table.columnWidth(last) <= table.viewport().width()
+    assert "judges only" in " ".join(lab.text() for lab in w.results.runs.findChildren(QLabel))
+    # back on Input, the column narrows again
+    w.results.show_left(0)
+    assert w.results.sizes()[0] < 400
+
+
+def test_the_status_bar_shows_whole_texts_when_there_is_room(qtbot, window):
+    w = window
+    for width in (1366, 1920):
+        w.resize(QSize(width, 768))
+        qtbot.waitUntil(lambda: w.width() == width, timeout=3000)
+        w.audit.progress_label.setText("Run 20261126-af21d7 completed.")
+        w.show_status(REVIEW_MODE_HELP)
+        qtbot.wait(50)
+        assert not w.audit.progress_label.is_elided(), w.audit.progress_label.shown_lines()
+        assert not w.message_label.is_elided()
+    # a progress line longer than any fixed cap is whole on a wide window, cut (with its tooltip) on a small one
+    line = ("Responses 3/150 · sources fetched 40/120 · pairs judged 300/900 · verdicts 300/900 · unreadable "
+            "sources 2 · judge errors 0 · 28 s · about 57 s left")
+    w.audit.progress_label.setText(line)
+    w.show_status("")
+    qtbot.wait(50)
+    assert not w.audit.progress_label.is_elided()
+    w.resize(QSize(1024, 640))
+    qtbot.waitUntil(lambda: w.width() == 1024, timeout=3000)
+    w.audit.progress_label.setText(line + " · " + line)
+    qtbot.wait(50)
+    assert w.audit.progress_label.is_elided() and line in w.audit.progress_label.toolTip()
+
+
+def test_counts_agree_with_their_nouns(qtbot, window, site):
+    w = window
+    w.results.input.paste_edit.setPlainText(
+        f"Hypertension is now defined as a blood pressure of 130/80 mm Hg or higher [1] [2] [3].\n\n"
+        f"[1]: {site}/article/hypertension\n[2]: {site}/status/404\n[3]: {site}/status/410\n")
+    audit_and_wait(qtbot, w)
+    counts = w.results.metrics_bar.counts.text()
+    assert "1 response ·" in counts and "1 responses" not in counts, counts
+    assert "no reviewer overrides" in counts
+    (summary,) = w.results.view.summaries
+    assert "2 dead links" in summary.problems, summary.problems
+    assert problem_kinds_of(summary.problems) == ["dead link"]
+    assert problem_phrase(1, "dead link") == "1 dead link" and problem_kind("3 references not found") == \
+        "reference not found"
+    assert agreement_summary({"pairs_reviewed": 1, "reviewers": ["a"], "reviews": 1, "unsure": 0,
+                              "pairs_with_majority": 1, "overturned": []}).startswith("1 pair reviewed by 1 reviewer (")
+
+
+def test_open_report_says_when_no_viewer_opened_it_and_offers_the_path(qtbot, window, tmp_path, monkeypatch):
+    w = window
+    report = tmp_path / "sourcecheckup-run.html"
+    report.write_text("<html></html>", encoding="utf-8")
+    w.exporter.last_report = report
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or False)
+    assert w.exporter.open_last_report() is False
+    assert opened == [str(report)]
+    box = w.exporter.not_opened_box
+    assert box is not None and box.isVisible()
+    assert str(report) in box.text() and "No program on this computer opened it" in box.text()
+    assert box.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+    copy = next(b for b in box.buttons() if b.text() == "Copy path")
+    copy.click()
+    assert QGuiApplication.clipboard().text() == str(report)
+    QGuiApplication.clipboard().clear()
+    # the file gone: said too
+    report.unlink()
+    assert w.exporter.open_last_report() is False
+    assert "no longer there" in w.exporter.not_opened_box.text()
+    w.exporter.not_opened_box.close()

@@ -1,7 +1,8 @@
 """What the app shows must be true (issue 12, app side; issue 11 items 5 and 8): a clean detail panel
 per run, visible status messages, "contradicted" and "review first" readings, the screening judge's
 limits, judge settings checked before a run, batches that keep their own fields, Suggest fixes,
-the Answer view's statement card, and refused sources that name the Settings field."""
+the Answer view's statement card, refused sources that name the Settings field, and a headline that
+names its basis (the judges alone, as `show` gives it)."""
 from __future__ import annotations
 
 import os
@@ -16,16 +17,13 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt
 
+from sourcecheckup import review
+from sourcecheckup.cli import main
 from sourcecheckup.store import Store
-from tests.support.app import WAIT_MS, settings, window  # noqa: F401  (fixtures: isolated settings, a main window)
+from tests.support.app import WAIT_MS, open_and_wait
 from tests.support.synth_run import synthesize_run
 from ui.main_window import MainWindow
 from ui.results.matrix_tab import PAIR_HINT
-
-
-def open_and_wait(qtbot, w: MainWindow, run_id: str) -> None:
-    with qtbot.waitSignal(w.results.run_shown, timeout=WAIT_MS):
-        w.results.open_run(run_id)
 
 
 def click_cell(qtbot, w: MainWindow, row: int, col: int) -> None:
@@ -140,15 +138,6 @@ def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
 
 
 # ----------------------------------------------------------------------------- item 10
-
-
-@pytest.fixture
-def no_keyring(monkeypatch):
-    from sourcecheckup.llm import secrets as keys
-
-    monkeypatch.setattr(keys, "_keyring_get", lambda provider: None)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
 
 
 def open_message_boxes() -> list[str]:
@@ -449,3 +438,30 @@ def test_suggest_fixes_can_be_cancelled_and_keeps_what_was_written(qtbot, window
     assert asked < 12 * 2                      # 12 pairs to write and verify: stopped well before the end
     assert not tab.cancel_btn.isVisible() and tab.suggest_btn.isEnabled()
     assert "cancelled" in tab.cleanup_label.text() and "kept" in tab.cleanup_label.text()
+
+
+def test_the_app_headline_is_judges_only_like_show_and_names_its_basis(qtbot, window, capsys):
+    w = window
+    with Store(w.db_path) as st:
+        run_id = synthesize_run(st, responses=2, statements=2, sources=2)
+        data = st.load_run(run_id)
+        pk = data.statements[data.responses[0].pk][0].pk
+        for reviewer in ("Dr A", "Dr B"):          # both reviewers overturn one supported pair
+            review.add_review(st, run_id, pk, "https://example.org/page/0", reviewer, "not_supported")
+    open_and_wait(qtbot, w, run_id)
+    bar = w.results.metrics_bar
+    assert not bar.with_overrides.isChecked()
+    assert main(["show", run_id, "--db", str(w.db_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "(judges only)" in shown and "statement-level support  100.0%" in shown
+    for key in ("statement_support", "response_support", "url_validity", "unused_sources"):
+        assert " · judges only" in bar.labels[key].text()
+    assert "100.0% · 4/4 · judges only" in bar.labels["statement_support"].text()
+    assert "1 override (not applied)" in bar.counts.text()
+    with qtbot.waitSignal(w.results.run_shown, timeout=120_000):
+        bar.with_overrides.setChecked(True)
+    assert "75.0% · 3/4 · with reviews" in bar.labels["statement_support"].text()
+    assert "1 override applied" in bar.counts.text()
+    # the CLI's list names the same basis
+    assert main(["runs", "--db", str(w.db_path)]) == 0
+    assert "judges only, reviewer overrides not applied" in capsys.readouterr().out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
@@ -110,7 +111,7 @@ class InputPanel(QWidget):
             return None
         return dialog.mapping()
 
-    def load_files(self, paths: list[str | Path]) -> IngestResult:
+    def load_files(self, paths: Sequence[str | Path]) -> IngestResult:
         """Read answer files or folders into the pending batch (audited on the next Audit)."""
         added = IngestResult()
         names = []

@@ -354,7 +354,7 @@ class ResultsPage(QSplitter):
         self._refilter()
         self.totals_shown.emit(self.run_id or "")
 
-    def show_view(self, view: RunView, review: tuple[list[PairRef], tuple[int, int]] | None = None) -> None:
+    def show_view(self, view: RunView, review: tuple[list[PairRef], tuple[int, int, int]] | None = None) -> None:
         """Put a loaded run on screen, keeping the selected response when the run still has it;
         ``review``: its review pairs and progress when the load worked them out already."""
         if view.data.run.id != self.run_id:

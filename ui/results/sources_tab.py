@@ -26,10 +26,10 @@ class SourcesTab(QWidget):
         self.sources_table.setColumnWidth(SourcesModel.REFERENCE_COLUMN, 150)
         self.sources_table.doubleClicked.connect(lambda idx: self.open_source_in_browser(idx.row()))
         self.sources_table.selectionModel().currentRowChanged.connect(self._on_row_changed)
-        self.sources_model.modelReset.connect(lambda: self.reference_pane.setPlainText(""))
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.sources_table)
         self.reference_pane = QPlainTextEdit()   # plain text: a title or an evidence sentence is never markup
+        self.sources_model.modelReset.connect(lambda: self.reference_pane.setPlainText(""))
         self.reference_pane.setReadOnly(True)
         self.reference_pane.setPlaceholderText(REFERENCE_HINT)
         split.addWidget(self.reference_pane)

@@ -6,12 +6,11 @@ import re
 from functools import lru_cache
 from typing import Sequence, cast
 
-from .model import CONTRADICTED, MATCHED, MISSING, Quantity, QuantityFinding
-from .units import _convert, _equal, _normalise
-from .qualifiers import _CONFLICTS, _family, _NOT_SUBJECT, _QUALIFIER_WORDS, _qualifiers, _stem, _stems, _SUBGROUPS
 from .extract import _segments, extract_quantities
+from .model import CONTRADICTED, MATCHED, MISSING, Quantity, QuantityFinding
 from .patterns import _SEPARATOR
-
+from .qualifiers import _CONFLICTS, _NOT_SUBJECT, _QUALIFIER_WORDS, _SUBGROUPS, _family, _qualifiers, _stem, _stems
+from .units import _convert, _equal, _normalise
 
 _UPPER, _LOWER, _POINT = ("le", "lt"), ("ge", "gt"), ("eq", "approx")
 _COMPARATOR_WORDS = frozenset({"compa", "versu", "again"})

@@ -7,17 +7,61 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .model import Quantity
-from .units import (
-    _CALENDAR, _DOSE_UNITS, _FREQ_WORDS, _GLUED_ONLY, _MONTH_MIN, _normalise, _NUM_AT, _ONES,
-    _PER_MULTIPLE, _TENS, _TOKEN, _UNIT_AT, _UNITS, _value, _WORD_VALUE)
 from .patterns import (
-    _A_DURATION, _AGE_AFTER, _AGE_BEFORE, _AND_A_HALF, _BETWEEN_BEFORE, _BOUND_AFTER, _BOUND_BEFORE,
-    _BP_PAIR_WORDS, _BP_TAIL, _EVERY_BEFORE, _EVERY_ONE, _EVERY_OTHER, _FIRST_SPAN, _FREQ_PER, _GAP, _INTERVAL_AFTER,
-    _NAME_BEFORE, _OPENING_PERIOD, _OR_MORE_THAN, _PER_ADVERB, _PER_AFTER, _PER_BEFORE, _PER_NOUN,
-    _PRESSURE_CONTEXT, _PROPORTION, _QUARTER_HOUR, _RANGE_SEP, _RATE, _RATE_NOUN, _SEGMENT, _SEPARATOR,
-    _SHARE, _SHARE_VALUE, _TIMES, _VERB_GAP)
-from .qualifiers import _family, _NOT_SUBJECT, _QUALIFIER_GROUPS, _qualifiers, _stem, _stems
-
+    _A_DURATION,
+    _AGE_AFTER,
+    _AGE_BEFORE,
+    _AND_A_HALF,
+    _BETWEEN_BEFORE,
+    _BOUND_AFTER,
+    _BOUND_BEFORE,
+    _BP_PAIR_WORDS,
+    _BP_TAIL,
+    _EVERY_BEFORE,
+    _EVERY_ONE,
+    _EVERY_OTHER,
+    _FIRST_SPAN,
+    _FREQ_PER,
+    _GAP,
+    _INTERVAL_AFTER,
+    _NAME_BEFORE,
+    _OPENING_PERIOD,
+    _OR_MORE_THAN,
+    _PER_ADVERB,
+    _PER_AFTER,
+    _PER_BEFORE,
+    _PER_NOUN,
+    _PRESSURE_CONTEXT,
+    _PROPORTION,
+    _QUARTER_HOUR,
+    _RANGE_SEP,
+    _RATE,
+    _RATE_NOUN,
+    _SEGMENT,
+    _SEPARATOR,
+    _SHARE,
+    _SHARE_VALUE,
+    _TIMES,
+    _VERB_GAP,
+)
+from .qualifiers import _NOT_SUBJECT, _QUALIFIER_GROUPS, _family, _qualifiers, _stem, _stems
+from .units import (
+    _CALENDAR,
+    _DOSE_UNITS,
+    _FREQ_WORDS,
+    _GLUED_ONLY,
+    _MONTH_MIN,
+    _NUM_AT,
+    _ONES,
+    _PER_MULTIPLE,
+    _TENS,
+    _TOKEN,
+    _UNIT_AT,
+    _UNITS,
+    _WORD_VALUE,
+    _normalise,
+    _value,
+)
 
 # ---------------------------------------------------------------------------------------
 # Extraction
@@ -552,7 +596,7 @@ def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:
             bounds.append(lo)
         # chained quantities (no separator) share a region
         regions: list[tuple[int, int]] = []
-        for i, r in enumerate(group):
+        for i in range(len(group)):
             lo = bounds[i]
             j = i
             while lo is None:

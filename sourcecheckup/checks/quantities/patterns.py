@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 # ---------------------------------------------------------------------------------------
 # Patterns around a number
 # ---------------------------------------------------------------------------------------
@@ -104,7 +103,8 @@ _BOUND_AFTER = [
 ]
 _AGE_AFTER = re.compile(r"(?:\s|-)?(?:years?|yrs?)(?:\s|-)?(?:old|of age)\b|-year-olds?\b|s\b"
                         r"|\s+(?:years?\s+)?(?:and|or)\s+(?:over|older|above|under|younger)\b")
-_AGE_BEFORE = re.compile(r"(?:\b(?:before|after|by|from|until|under)\s+(?:the\s+)?age(?:\s+of)?|\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
+_AGE_BEFORE = re.compile(r"(?:\b(?:before|after|by|from|until|under)\s+(?:the\s+)?age(?:\s+of)?"
+                         r"|\baged?(?:\s+(?:over|under|above|below|older than|younger than|from|at least|"
                          r"less than|more than))?|\bages|\b(?:mean|median|average)\s+age\s+(?:of|was|were|is)"
                          r"(?:\s+(?:about|around|approximately))?|(?:adults|people|children|patients|those|anyone|"
                          r"women|men|persons|individuals|kids|babies|infants)\s+(?:over|under|"

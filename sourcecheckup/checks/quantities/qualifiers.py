@@ -6,7 +6,6 @@ import re
 
 from .units import _ONES, _TENS, _UNITS
 
-
 # ---------------------------------------------------------------------------------------
 # Qualifiers: what a number is attached to, in a small normalised vocabulary
 # ---------------------------------------------------------------------------------------
@@ -127,8 +126,8 @@ _NOT_SUBJECT = frozenset((
     "her not no never without per each every up least less fewer much many very only just around "
     "within approximately nearly almost roughly above below greater higher lower maximum minimum max "
     "take takes taken taking took use used using uses give given gives giving dose doses dosage "
-    "amount amounts total recommended usual usually always often sometimes generally typical typically standard normal normally "
-    "start started starting initial initially adult adults child children kid kids infant "
+    "amount amounts total recommended usual usually always often sometimes generally typical typically standard normal "
+    "normally start started starting initial initially adult adults child children kid kids infant "
     "infants baby babies older elderly men women male female prescription prescribed "
     "counter morning night bedtime evening once twice thrice times time daily day days week "
     "weeks month months year years hour hours minute minutes second seconds mg g kg mcg ug ml "

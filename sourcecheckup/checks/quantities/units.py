@@ -9,7 +9,6 @@ from typing import cast
 
 from .model import Quantity
 
-
 # ---------------------------------------------------------------------------------------
 # Text normalisation (same length, so spans found in it are spans of the sentence)
 # ---------------------------------------------------------------------------------------

@@ -19,27 +19,59 @@ alone and says so in ``model_version`` ("builtin-4.1/lexical").
 The package by concept: ``features`` (words, stems, wording features, the trained logistic model
 and its parameters), ``facts`` (the statement's facts looked for on a page, the completeness features),
 ``screen`` (the exact checks that decide before the score: CheckOutcome,
-Checks, run_checks), ``judge`` (analyse_pair, the rationale, BuiltinJudge, from_spec), ``reader`` (the
+Checks, run_checks), ``judge`` (analyse_pair, BuiltinJudge, from_spec), ``explanation`` (the rationale
+of a scored verdict, and the test that it never contradicts its label), ``reader`` (the
 learned cross-encoder of ``builtin:reader``, run on ONNX Runtime; scripts/train_reader.py trains it).
 """
 from __future__ import annotations
 
+from .explanation import rationale, rationale_contradicts_label
 from .features import (
-    EMBEDDING_FEATURES, LEXICAL_FEATURES, BuiltinParams, LogisticModel, Quantity, content_stems,
-    contrast_flips, load_params, number_check, params_path, quantities, stem, words)
-from .features import _Idf  # noqa: F401  (scripts/train_builtin.py builds provisional params with it)
+    EMBEDDING_FEATURES,
+    LEXICAL_FEATURES,
+    BuiltinParams,
+    LogisticModel,
+    Quantity,
+    _Idf,  # noqa: F401  (scripts/train_builtin.py builds provisional params with it)
+    content_stems,
+    contrast_flips,
+    load_params,
+    number_check,
+    params_path,
+    quantities,
+    stem,
+    words,
+)
 from .judge import (
-    BATCH_PAIRS, BM25_CANDIDATES, CHECK_PASSAGES, CHECK_SENTENCES, CORROBORATED_SIMILARITY, JUDGE_ID,
-    MAX_EMBEDDED_SENTENCES, MAX_QUOTE_CHARS, MODEL_FULL, MODEL_LEXICAL, NEGATION_VETO_COVERAGE,
-    PROMPT_VERSION, READER_VERSION, REVIEW_BAND, VETOES, BuiltinJudge, PairAnalysis, analyse_pair, from_spec,
-    rationale)
+    BATCH_PAIRS,
+    BM25_CANDIDATES,
+    CHECK_PASSAGES,
+    CHECK_SENTENCES,
+    CORROBORATED_SIMILARITY,
+    JUDGE_ID,
+    MAX_EMBEDDED_SENTENCES,
+    MAX_QUOTE_CHARS,
+    MODEL_FULL,
+    MODEL_LEXICAL,
+    NEGATION_VETO_COVERAGE,
+    PROMPT_VERSION,
+    READER_VERSION,
+    REVIEW_BAND,
+    VETOES,
+    BuiltinJudge,
+    PairAnalysis,
+    analyse_pair,
+    from_spec,
+)
 from .screen import STRICT_UNITS, CheckOutcome, Checks, check_sentences, run_checks
 
 __all__ = [
     "BATCH_PAIRS", "BM25_CANDIDATES", "CHECK_PASSAGES", "CHECK_SENTENCES", "CORROBORATED_SIMILARITY",
     "EMBEDDING_FEATURES", "JUDGE_ID", "LEXICAL_FEATURES", "MAX_EMBEDDED_SENTENCES", "MAX_QUOTE_CHARS",
-    "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "READER_VERSION", "REVIEW_BAND", "STRICT_UNITS", "VETOES",
+    "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "READER_VERSION", "REVIEW_BAND",
+    "STRICT_UNITS", "VETOES",
     "BuiltinJudge", "BuiltinParams", "CheckOutcome", "Checks", "LogisticModel", "PairAnalysis", "Quantity",
     "analyse_pair", "check_sentences", "content_stems", "contrast_flips", "from_spec", "load_params",
-    "number_check", "params_path", "quantities", "rationale", "run_checks", "stem", "words",
+    "number_check", "params_path", "quantities", "rationale", "rationale_contradicts_label", "run_checks", "stem",
+    "words",
 ]

@@ -1,8 +1,8 @@
 """The built-in judge itself: one pair analysed, a verdict with its rationale, the backend.
 
 ``analyse_pair`` chooses the best passage and quote, runs the exact checks (``screen``) and
-computes the wording features (``features``); ``BuiltinJudge`` turns that into a Verdict;
-``from_spec`` builds it from ``builtin`` or ``builtin:0.6``.
+computes the wording features (``features``); ``BuiltinJudge`` turns that into a Verdict, worded by
+``explanation.rationale``; ``from_spec`` builds it from ``builtin`` or ``builtin:0.6``.
 """
 from __future__ import annotations
 
@@ -15,18 +15,44 @@ import numpy as np
 
 from ... import embeddings
 from ...evidence import SourceText, quote_in_source, rank_passages
-from ...models import CONTRADICTED, DECIDED_BY, REVIEW_FIRST, Label, Verdict, contradicted_rationale
+from ...models import CONTRADICTED, DECIDED_BY, REVIEW_FIRST, Label, Verdict
 from ..base import BaseJudge, JudgeSpecError, JudgeStopped, in_stoppable_thread
-from .features import (
-    _ABSOLUTES, _HEDGES, _NEGATIONS, BuiltinParams, LogisticModel, _coverage, _has_any, _Idf,
-    _stem_set, _stem_to_word, content_stems, contrast_flips, has_negation, load_params, number_check, params_path,
-    quantities, stem, words)
-from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
 from . import reader
+from .explanation import passed_checks, rationale
+from .facts import PAGE_SENTENCES, FactsFinding, check_facts, split_facts
+from .features import (
+    _ABSOLUTES,
+    _HEDGES,
+    _NEGATIONS,
+    BuiltinParams,
+    LogisticModel,
+    _coverage,
+    _has_any,
+    _Idf,
+    _stem_set,
+    _stem_to_word,
+    content_stems,
+    contrast_flips,
+    has_negation,
+    load_params,
+    number_check,
+    params_path,
+    quantities,
+    stem,
+    words,
+)
 from .screen import Checks, _prepare_source, check_sentences, run_checks
 from .support_gates import (
-    OFF_SUBJECT, SALAD_MIN_SENTENCES, corroborating, negated_phrase, negation_sides, page_units, stated_outright,
-    unfit_to_support, word_salad)
+    OFF_SUBJECT,
+    SALAD_MIN_SENTENCES,
+    corroborating,
+    negated_phrase,
+    negation_sides,
+    page_units,
+    stated_outright,
+    unfit_to_support,
+    word_salad,
+)
 
 JUDGE_ID = "builtin"
 # 2: a missing dose ("8 g") rules out support; 3: exact checks of quantities, instructions and absolute
@@ -131,16 +157,17 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     st_stems = content_stems(statement)
 
     use_vectors = statement_vector is not None and sentence_vectors is not None and bool(sentence_vectors)
+    by_sentence = sentence_vectors or {}   # sentence index -> vector, read only with use_vectors
     sent_cos: dict[int, float] = {}
     pass_cos: dict[int, float] = {}
     if use_vectors:
-        ids = sorted(sentence_vectors)  # type: ignore[arg-type]
-        matrix = np.stack([sentence_vectors[i] for i in ids])  # type: ignore[index]
+        ids = sorted(by_sentence)
+        matrix = np.stack([by_sentence[i] for i in ids])
         sims = matrix @ statement_vector
         sent_cos = {i: float(c) for i, c in zip(ids, sims)}
         for p, members in enumerate(prep.passage_sentences):
-            if members and all(m in sentence_vectors for m in members):  # type: ignore[operator]
-                v = np.sum([sentence_vectors[m] for m in members], axis=0)  # type: ignore[index]
+            if members and all(m in by_sentence for m in members):
+                v = np.sum([by_sentence[m] for m in members], axis=0)
                 pass_cos[p] = float(v @ statement_vector / (np.linalg.norm(v) or 1.0))
 
     # choose the best passage: embedding similarity, nudged by BM25 (and BM25 alone without vectors)
@@ -149,9 +176,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
             return pass_cos.get(p, -1.0) + 0.15 * bm25_norm.get(p, 0.0)
         s_cov = _coverage(st_stems, _stem_set(source.passages[p]), idf)[1]
         return bm25_norm.get(p, 0.0) + s_cov
-    candidates = range(len(source.passages))
-    if not use_vectors:
-        candidates = [i for i, _ in ranked[:BM25_CANDIDATES]]
+    candidates = range(len(source.passages)) if use_vectors else [i for i, _ in ranked[:BM25_CANDIDATES]]
     best_p = max(candidates, key=lambda p: (passage_score(p), -p))
     passage = source.passages[best_p]
 
@@ -238,7 +263,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
         veto = negated_phrase(statement, quote)
     def closeness_to(text: str, vector: np.ndarray | None) -> list[float]:
         if vector is not None and use_vectors:
-            return [float(sentence_vectors[i] @ vector) if i in sentence_vectors else -1.0  # type: ignore[index]
+            return [float(by_sentence[i] @ vector) if i in by_sentence else -1.0
                     for i in range(len(prep.sentences))]
         stems = content_stems(text)
         return [_coverage(stems, _stem_set(t), idf)[1] for t in prep.sentences]
@@ -274,95 +299,12 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
 # The judge
 # ---------------------------------------------------------------------------------------
 
-def _pct(x: float) -> str:
-    return f"{round(100 * x)}%"
-
-
 def _quote_text(sentence: str) -> str:
     sentence = sentence.strip()
     if len(sentence) <= MAX_QUOTE_CHARS:
         return sentence
     cut = sentence[:MAX_QUOTE_CHARS]
     return cut[: cut.rfind(" ")] if " " in cut else cut
-
-
-def rationale(a: PairAnalysis, supported: bool) -> str:
-    """One plain sentence that never contradicts the label.
-
-    A failed exact check decides the label and is the whole rationale ("contradicted: statement
-    2,400 mg/24 h; source 1,200 mg/24 h without a prescription"). Otherwise: how well the best
-    passage matches, the checks that passed, and for an unsupported verdict the main problems.
-    """
-    decisive = a.checks.decisive if a.checks else None
-    if decisive is not None:
-        if decisive.status == "contradicted":
-            return contradicted_rationale(decisive.message.rstrip(".") + ".")
-        return "not supported: " + decisive.message.rstrip(".") + "."
-    head = f"Best passage shares {_pct(a.coverage)} of the statement's key terms"
-    if a.similarity is not None:
-        head += f" (similarity {a.similarity:.2f})"
-    passed = _passed_checks(a)
-    unsure = [o for o in a.checks.unsure] if a.checks else []
-    figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
-    if supported:
-        tail = f"; {passed}" if passed else ""
-        if a.facts is not None and a.facts.unsure:
-            return head + tail + f"; review first: the page may not hold every part of it ({a.facts.missing_part()})."
-        if figures:
-            # a plain figure (a count, an age, a duration) the source words another way: left to a reader
-            return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
-        return head + tail + "; no inconsistency found."
-    if a.facts is not None and a.facts.incomplete and not a.veto:
-        # the completeness check ruled support out: name the part the page does not hold
-        other = f"{OFF_SUBJECT}, and " if a.facts.features.get("off_subject") else ""
-        return f"not supported: {other}the page does not hold every part of the statement: {a.facts.missing_part()}."
-    problems: list[str] = [a.veto] if a.veto else []
-    if figures:
-        problems.append(f"{', '.join(figures[:2])} {'is' if len(figures) == 1 else 'are'} not in the source as written")
-    if a.wrong_units:
-        problems.append(f"{', '.join(a.wrong_units[:2])} appears with a different unit")
-    if a.negation_mismatch and not a.veto.startswith("it"):
-        problems.append(a.negation_mismatch)
-    if a.flips:
-        s, e = a.flips[0]
-        problems.append(f"the statement says '{s}' where the passage says '{e}'")
-    if a.missing_terms:
-        terms = ", ".join(f"'{t}'" for t in a.missing_terms[:3])
-        problems.append(f"key term{'s' if len(a.missing_terms) > 1 else ''} {terms} "
-                        f"{'are' if len(a.missing_terms) > 1 else 'is'} missing from it")
-    if problems:
-        return head + "; " + "; ".join(problems[:2]) + "."
-    return head + "; the match is too weak to count as support."
-
-
-# what a rationale of each label must never say (a test and bench/judge_accuracy.py read every verdict with it)
-_REFUSING = ("not supported", "contradicted", "the page does not hold every part")
-_ACCEPTING = ("no inconsistency found",)
-
-
-def rationale_contradicts_label(label: Label, text: str) -> bool:
-    """Whether a verdict's rationale says the opposite of its label ("supported" with "not supported: ...")."""
-    lowered = (text or "").strip().lower()
-    if label is Label.SUPPORTED:
-        return lowered.startswith(_REFUSING) or _REFUSING[2] in lowered
-    if label is Label.NOT_SUPPORTED:
-        return any(lowered.rstrip(".").endswith(phrase) for phrase in _ACCEPTING)
-    return False
-
-
-def _passed_checks(a: PairAnalysis) -> str:
-    """The exact checks that passed, in a few words ("figures 20 mg/day, 4 weeks found")."""
-    if a.checks is None:
-        return ""
-    figures = [o for o in a.checks.passed if o.kind == "quantity"]
-    parts: list[str] = []
-    if figures:
-        parts.append(f"figure{'s' if len(figures) > 1 else ''} checked in the source")
-    if any(o.kind == "instruction" for o in a.checks.passed):
-        parts.append("the source gives the same instruction")
-    if any(o.kind == "overclaim" for o in a.checks.passed):
-        parts.append("the source states it as firmly")
-    return ", ".join(parts)
 
 
 def _decider(a: PairAnalysis, page_gate: bool, score_supports: bool) -> str:
@@ -615,7 +557,7 @@ class BuiltinJudge(BaseJudge):
             if abs(p - threshold) < band or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
         text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
-                                passed=_passed_checks(a), unsure=a.checks.unsure if a.checks else (),
+                                passed=passed_checks(a), unsure=a.checks.unsure if a.checks else (),
                                 flips=a.flips, missing_terms=a.missing_terms, weakest=a.weakest)
         return self._finish(a, source, supported, score, quote, flags, decider, text)
 

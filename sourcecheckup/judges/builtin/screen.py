@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...checks import attribution, overclaims, polarity, quantities as qty
+from ...checks import attribution, overclaims, polarity
+from ...checks import quantities as qty
 from ...evidence import SourceText, source_sentences
 
 

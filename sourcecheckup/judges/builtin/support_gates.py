@@ -23,7 +23,8 @@ FURNITURE: tuple[tuple[str, str], ...] = (
      r"full archive|cookies?\b", "Subscribe to continue reading"),
     (r"^(?:share|print|email|tweet|save|download(?: pdf)?|cite|permalink|related articles?|similar articles|"
      r"references|article information|abstract|summary|background|methods|results|conclusions?)$", "Summary"),
-    (r"^page last reviewed|^next review due|^published:?|^updated:?|^copyright|\u00a9", "Page last reviewed: 17 January 2023"),
+    (r"^page last reviewed|^next review due|^published:?|^updated:?|^copyright|\u00a9",
+     "Page last reviewed: 17 January 2023"),
 )
 _FURNITURE = [re.compile(p, re.I) for p, _ in FURNITURE]
 # a line without a sentence's end, this short, is a heading ("Serious side effects", "Articles",

@@ -1,12 +1,17 @@
-"""Pages of the fourth round of hostile probes (issue 42), served by the fixture site under /hostile4/.
+"""Hostile pages, served by the fixture site under /hostile/pages/, and the fetch options the hostile
+tests read them with.
 
-Each is small and generated here: a page that crashes the renderer, one that opens popups, one that
+Each page is small and generated here: a page that crashes the renderer, one that opens popups, one that
 busy-loops, one whose text holds a single control character, and a small PDF whose pages share one
 huge content stream.
 """
 from __future__ import annotations
 
 import zlib
+from typing import Any
+
+from sourcecheckup.fetching import FetchOptions
+from sourcecheckup.fetching.browser import TEST_RESOLVER_RULES
 
 from .documents import pdf_file
 
@@ -69,8 +74,8 @@ def shared_stream_pdf(pages: int = 30, operators_mb: float = 2.0, operator: byte
 
 
 def route(path: str, query: dict[str, list[str]]) -> tuple[bytes, str] | None:
-    """(body, content type) of a /hostile4/ path, or None."""
-    name = path.removeprefix("/hostile4/")
+    """(body, content type) of a /hostile/pages/ path, or None."""
+    name = path.removeprefix("/hostile/pages/")
     if name == "crash":
         return crash_page(), "text/html; charset=utf-8"
     if name == "popups":
@@ -85,3 +90,11 @@ def route(path: str, query: dict[str, list[str]]) -> tuple[bytes, str] | None:
         pages, mb = int(query.get("pages", ["30"])[0]), float(query.get("mb", ["2"])[0])
         return shared_stream_pdf(pages, mb), "application/pdf"
     return None
+
+
+def fetch_options(**kw: Any) -> FetchOptions:
+    """127.0.0.1 allowed, short timeouts, no browser unless asked, Chromium's resolver rules for tests."""
+    base: dict[str, Any] = dict(allow_hosts=("127.0.0.1",), timeout_s=8.0, browser="never",
+                                browser_args=(TEST_RESOLVER_RULES,), browser_page_timeout_s=6.0)
+    base.update(kw)
+    return FetchOptions(**base)

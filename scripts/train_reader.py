@@ -19,6 +19,11 @@ export     ONNX (torch's exporter), then int8 (ONNX Runtime's dynamic quantisati
 calibrate  the threshold and review band: WiCE dev (never trained on) in five folds split by page,
            the threshold chosen on four folds and measured on the fifth; prints the cross-validated
            balanced accuracy and writes ``card.json``.
+evaluate   a torch model (``--model``, default the stage-2 model, else stage 1's) on the sets it was never
+           trained on, read as the judge reads a source (:func:`reader.evidence_windows`, the best of the
+           windows): WiCE dev, Check-COVID dev and HealthVer dev, each with its AUC and its balanced
+           accuracy with the threshold chosen on the other four fifths of its pages. Compares candidates
+           before the long stages (adapt, export) are spent on one.
 """
 from __future__ import annotations
 
@@ -543,6 +548,67 @@ def best_threshold(labels: np.ndarray, probs: np.ndarray) -> float:
     return float(grid[int(np.argmax(scores))])
 
 
+def auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """The area under the ROC curve: the chance a supported pair outscores a not-supported one (ties half)."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
+    ranks = np.empty(len(order))
+    ranks[order] = np.arange(1, len(order) + 1)
+    both = np.concatenate([pos, neg])
+    for value in np.unique(both):   # ties share their mean rank
+        tied = both == value
+        ranks[tied] = ranks[tied].mean()
+    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+EVAL_FILES = (WICE_DEV, "check_covid_dev.jsonl", "healthver_dev.jsonl")
+
+
+def eval_windows(data: Path, work: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each measured set's claims with the windows the judge reads; cached under ``work``."""
+    cache = work / "eval_windows.json"
+    if cache.is_file():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in EVAL_FILES:
+        rows = []
+        for n, r in enumerate(read(data / name)):
+            _, sentences = page_sentences(r["evidence"])
+            windows: list[str] = []
+            if sentences:
+                scores = (embeddings.embed(sentences) @ embeddings.embed([r["claim"]])[0]).tolist()
+                windows = reader.evidence_windows(sentences, scores)
+            label = r.get("binary_label", r.get("label"))
+            rows.append({"claim": r["claim"], "label": int(label in ("supported", "SUPPORTS", 1, True)),
+                         "page": hashlib.sha1(r["evidence"].encode()).hexdigest(), "windows": windows or ["."]})
+            if n % 200 == 0:
+                print(f"  {name}: windows {n}", file=sys.stderr, flush=True)
+        out[name] = rows
+    cache.write_text(json.dumps(out), encoding="utf-8")
+    return out
+
+
+def evaluate(data: Path, work: Path, seed: int, model_dir: Path | None) -> None:
+    from transformers import AutoModelForSequenceClassification
+
+    model_dir = model_dir or (work / "model" if (work / "model").is_dir() else work / "stage1")
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
+    print(f"{model_dir}: read as the judge reads (best of reader.evidence_windows), never trained on")
+    for name, rows in eval_windows(data, work).items():
+        pairs = [(r["claim"], w) for r in rows for w in r["windows"]]
+        probs = predict(model, pairs)
+        best, k = np.zeros(len(rows), dtype=np.float32), 0
+        for i, r in enumerate(rows):
+            best[i] = probs[k:k + len(r["windows"])].max()
+            k += len(r["windows"])
+        labels = np.array([r["label"] for r in rows])
+        cv = nested_threshold_cv(labels, best, fold_ids(rows, seed))
+        print(f"  {name:<24} {len(rows):5d} claims  AUC {auc(labels, best):.3f}  "
+              f"balanced accuracy, threshold cross-validated by page {cv:.3f}", flush=True)
+
+
 def calibrate(data: Path, work: Path, seed: int) -> None:
     """Threshold and review band from the out-of-fold probabilities of stage 2 (each WiCE dev claim scored
     by a model that never saw its page), and the card."""
@@ -589,7 +655,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "claims")
     ap.add_argument("--work", type=Path, default=ROOT / "build" / "reader")
-    ap.add_argument("--stage", default="all", help="all, or one or more of data,train,adapt,export,calibrate")
+    ap.add_argument("--stage", default="all", help="all (data to calibrate), or one or more of data,train,adapt,"
+                    "export,calibrate,evaluate")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--base", type=Path, default=None, help="the starting model folder (default: the bundled MiniLM)")
     ap.add_argument("--out", type=Path, default=None, help="where export writes the model (default: resources/reader)")
@@ -600,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adapt-lr", type=float, default=2e-5)
     ap.add_argument("--full", action="store_true",
                     help="data: every row of every training file (about 70,000 pairs) and more generated pairs")
+    ap.add_argument("--model", type=Path, default=None, help="evaluate: the torch model folder to measure")
     ap.add_argument("--holdout", type=float, default=0.04, help="share of groups held out for the int8 check")
     args = ap.parse_args(argv)
     import torch
@@ -607,8 +675,8 @@ def main(argv: list[str] | None = None) -> int:
     global _BASE
     _BASE = args.base
     torch.set_num_threads(2)
-    known = ("data", "train", "adapt", "export", "calibrate")
-    stages = known if args.stage == "all" else tuple(s.strip() for s in args.stage.split(","))
+    known = ("data", "train", "adapt", "export", "calibrate", "evaluate")
+    stages = known[:-1] if args.stage == "all" else tuple(s.strip() for s in args.stage.split(","))
     if set(stages) - set(known):
         ap.error(f"unknown stage in {args.stage!r}: use all, or some of {','.join(known)}")
     for stage in stages:
@@ -621,6 +689,8 @@ def main(argv: list[str] | None = None) -> int:
             adapt(args.data, args.work, args.seed, args.adapt_epochs, args.adapt_lr, args.batch_size)
         elif stage == "export":
             export(args.work, args.out)
+        elif stage == "evaluate":
+            evaluate(args.data, args.work, args.seed, args.model)
         else:
             calibrate(args.data, args.work, args.seed)
         print(f"[{stage}] {time.time() - t:.0f} s", file=sys.stderr, flush=True)

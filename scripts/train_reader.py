@@ -14,6 +14,9 @@ data       the training pairs, built only from ../shared/data/claims (its README
            pages are read through :func:`reader.evidence_window`, as the judge reads them.
 train      one epoch, AdamW, linear warm-up and decay, batches of similar length; deterministic
            for a given seed and thread count (torch's CPU kernels; the tolerance is in docs/reader.md).
+           The whole state is saved every ``--checkpoint-every`` steps under ``work/checkpoint-passN``;
+           ``--stop-after-steps N`` stops after N steps (exit status 3) and the same command again goes
+           on from the saved state, so a long CPU pass can be spread over several sittings.
 export     ONNX (torch's exporter), then int8 (ONNX Runtime's dynamic quantisation) into
            ``resources/reader/`` with the tokenizer; prints how often int8 and float32 agree.
 calibrate  the threshold and review band: WiCE dev (never trained on) in five folds split by page,
@@ -329,10 +332,31 @@ def padded(enc: list[Any], idx: list[int]) -> tuple[Any, Any, Any]:
     return ids, mask, types
 
 
+class Stopped(Exception):
+    """``--stop-after-steps``: the run stopped where it can be resumed (its state saved)."""
+
+
+CHECKPOINT_EVERY = 500   # steps between saved states (default of ``--checkpoint-every``)
+# this process's: steps between saved states, and the optimizer steps it may still take (``--stop-after-steps``)
+_run: dict[str, Any] = {"every": CHECKPOINT_EVERY, "budget": None}
+
+
+def rows_digest(rows: list[dict[str, Any]]) -> str:
+    h = hashlib.sha256()
+    for e in rows:
+        h.update(json.dumps([e["claim"], e["evidence"], e["label"]], ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
 def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: float, batch_size: int,
         checkpoint: Path | None = None) -> Any:
     """Fine-tune ``model`` on ``rows`` (claim, evidence, label): AdamW, linear warm-up and decay, BCE.
-    ``checkpoint``: a folder the weights are saved to every 500 steps (a long CPU run can be read early)."""
+
+    ``checkpoint``: a folder where, every ``--checkpoint-every`` steps and at the end, the weights and the whole
+    training state (optimizer, schedule, random state, step) are saved. A later call with the same rows,
+    seed, rate, passes and base finds the state there and goes on from its step, so a pass can span
+    several sessions and end with the model one uninterrupted run gives (within the tolerance of
+    docs/reader.md)."""
     import torch
 
     torch.manual_seed(seed)
@@ -349,8 +373,17 @@ def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: fl
     plan: list[list[int]] = []
     while len(plan) < total:
         plan.extend(batches(enc, labels, batch_size, rng))
+    fingerprint = {"rows": rows_digest(rows), "seed": seed, "epochs": epochs, "lr": lr, "batch_size": batch_size,
+                   "base": str(base_model()), "total": total}
+    done = _restore(checkpoint, fingerprint, model, optim, sched) if checkpoint is not None else 0
     t0, running = time.time(), 0.0
     for step, idx in enumerate(plan[:total], 1):
+        if step <= done:
+            continue
+        if _run["budget"] is not None and _run["budget"] <= 0:
+            if checkpoint is not None:
+                _save(checkpoint, fingerprint, step - 1, model, optim, sched)
+            raise Stopped(f"stopped after step {step - 1} of {total}; the same command again goes on from there")
         ids, mask, types = padded(enc, idx)
         y = torch.tensor([float(labels[i]) for i in idx])
         logits = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits.squeeze(-1)
@@ -360,15 +393,48 @@ def fit(model: Any, rows: list[dict[str, Any]], seed: int, epochs: float, lr: fl
         optim.step()
         sched.step()
         optim.zero_grad()
-        running = 0.98 * running + 0.02 * loss.item() if step > 1 else loss.item()
+        if _run["budget"] is not None:
+            _run["budget"] -= 1
+        running = 0.98 * running + 0.02 * loss.item() if step > done + 1 else loss.item()
         if step % 50 == 0 or step == total:
             spent = time.time() - t0
             print(f"  step {step}/{total} loss {running:.3f} {spent / 60:.1f} min, "
-                  f"{spent / step * (total - step) / 60:.1f} min left", file=sys.stderr, flush=True)
-        if checkpoint is not None and step % 500 == 0:
-            model.save_pretrained(str(checkpoint))
+                  f"{spent / (step - done) * (total - step) / 60:.1f} min left", file=sys.stderr, flush=True)
+        if checkpoint is not None and (step % _run["every"] == 0 or step == total):
+            _save(checkpoint, fingerprint, step, model, optim, sched)
     model.eval()
     return model
+
+
+def _save(folder: Path, fingerprint: dict[str, Any], step: int, model: Any, optim: Any, sched: Any) -> None:
+    import torch
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder))
+    tmp = folder / "state.pt.tmp"
+    torch.save({"fingerprint": fingerprint, "step": step, "model": model.state_dict(), "optim": optim.state_dict(),
+                "sched": sched.state_dict(), "rng": torch.get_rng_state()}, str(tmp))
+    tmp.replace(folder / "state.pt")
+
+
+def _restore(folder: Path, fingerprint: dict[str, Any], model: Any, optim: Any, sched: Any) -> int:
+    """The step a saved state of this very run reached (its weights, optimizer and random state restored),
+    or 0 when there is none or it belongs to another run."""
+    import torch
+
+    path = folder / "state.pt"
+    if not path.is_file():
+        return 0
+    state = torch.load(str(path), weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        print(f"  {path} is another run's state: starting afresh", file=sys.stderr, flush=True)
+        return 0
+    model.load_state_dict(state["model"])
+    optim.load_state_dict(state["optim"])
+    sched.load_state_dict(state["sched"])
+    torch.set_rng_state(state["rng"])
+    print(f"  resumed at step {state['step']} of {fingerprint['total']}", file=sys.stderr, flush=True)
+    return int(state["step"])
 
 
 def predict(model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -401,7 +467,7 @@ def train(work: Path, seed: int, epochs: float, lr: float, batch_size: int, hold
     # one pass at a time, each with its own warm-up and decay (a second pass starts from the first's weights)
     for n in range(int(np.ceil(epochs))):
         fit(model, train_rows, seed + 10 * n, min(1.0, epochs - n), lr if n == 0 else lr * 0.6, batch_size,
-            checkpoint=work / "checkpoint")
+            checkpoint=work / f"checkpoint-pass{n + 1}")
         model.save_pretrained(str(work / f"stage1-pass{n + 1}"))
     model.save_pretrained(str(work / "stage1"))
     with (work / "heldout.jsonl").open("w", encoding="utf-8") as fh:
@@ -668,12 +734,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full", action="store_true",
                     help="data: every row of every training file (about 70,000 pairs) and more generated pairs")
     ap.add_argument("--model", type=Path, default=None, help="evaluate: the torch model folder to measure")
+    ap.add_argument("--checkpoint-every", type=int, default=CHECKPOINT_EVERY,
+                    help="train: steps between saved states (a stopped run goes on from the last)")
+    ap.add_argument("--stop-after-steps", type=int, default=None,
+                    help="train: stop after this many steps, the state saved; the same command again goes on")
     ap.add_argument("--holdout", type=float, default=0.04, help="share of groups held out for the int8 check")
     args = ap.parse_args(argv)
     import torch
 
     global _BASE
     _BASE = args.base
+    _run.update(every=max(1, args.checkpoint_every), budget=args.stop_after_steps)
     torch.set_num_threads(2)
     known = ("data", "train", "adapt", "export", "calibrate", "evaluate")
     stages = known[:-1] if args.stage == "all" else tuple(s.strip() for s in args.stage.split(","))
@@ -684,7 +755,11 @@ def main(argv: list[str] | None = None) -> int:
         if stage == "data":
             build_data(args.data, args.work, args.seed, full=args.full)
         elif stage == "train":
-            train(args.work, args.seed, args.epochs, args.lr, args.batch_size, args.holdout)
+            try:
+                train(args.work, args.seed, args.epochs, args.lr, args.batch_size, args.holdout)
+            except Stopped as exc:
+                print(f"[train] {exc}", file=sys.stderr)
+                return 3
         elif stage == "adapt":
             adapt(args.data, args.work, args.seed, args.adapt_epochs, args.adapt_lr, args.batch_size)
         elif stage == "export":

@@ -109,7 +109,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
 
     base = tmp_path_factory.mktemp("tiny_base")
     build_random_model(base, labels=("supported",), hidden_size=32, layers=1, heads=2, intermediate=64,
-                       extra_words=("iron", "daily", "take"))
+                       extra_words=("iron", "daily", "take"), dropout=0.1)   # training draws dropout masks
     data = tmp_path_factory.mktemp("claims")
     rows = [{"claim": f"Patients take {n} mg of iron daily.", "evidence": f"Adult patients take {n} mg of iron daily.",
              "binary_label": "supported", "case_id": f"c{n}"} for n in range(1, 13)]
@@ -117,21 +117,29 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
               "binary_label": "not_supported", "case_id": f"n{n}"} for n in range(1, 13)]
     (data / "scifact_train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
-    def run(work: Path, stages: str) -> None:
+    def run(work: Path, stages: str, *extra: str, status: int = 0) -> str:
         cmd = [sys.executable, str(ROOT / "scripts" / "train_reader.py"), "--stage", stages, "--data", str(data),
                "--work", str(work), "--base", str(base), "--out", str(work / "out"), "--epochs", "1",
-               "--holdout", "0.2"]
+               "--holdout", "0.2", *extra]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
-        assert out.returncode == 0, out.stderr[-3000:]
+        assert out.returncode == status, out.stderr[-3000:]
+        return out.stderr
 
     first, second = tmp_path_factory.mktemp("run1"), tmp_path_factory.mktemp("run2")
     run(first, "data,train,export")
     run(second, "data,train")
-    return first, second
+    # two passes in one go, and the same two passes stopped twice and taken up again
+    whole, pieces = tmp_path_factory.mktemp("whole"), tmp_path_factory.mktemp("pieces")
+    run(whole, "data,train", "--epochs", "2")
+    run(pieces, "data")
+    logs = [run(pieces, "train", "--epochs", "2", "--checkpoint-every", "1", "--stop-after-steps", "1", status=3),
+            run(pieces, "train", "--epochs", "2", "--checkpoint-every", "1", "--stop-after-steps", "2", status=3),
+            run(pieces, "train", "--epochs", "2", "--checkpoint-every", "1")]
+    return first, second, whole, pieces, logs
 
 
 def test_the_training_script_builds_pairs_trains_and_exports_int8(tiny_run) -> None:
-    first, _ = tiny_run
+    first, *_ = tiny_run
     examples = [json.loads(line) for line in (first / "train.jsonl").read_text().splitlines()]
     origins = {e["origin"] for e in examples}
     assert "scifact_train.jsonl" in origins and {"gen:number", "gen:joined"} & origins
@@ -146,9 +154,25 @@ def test_the_training_script_builds_pairs_trains_and_exports_int8(tiny_run) -> N
 def test_training_twice_gives_the_same_model(tiny_run) -> None:
     from safetensors.numpy import load_file
 
-    first, second = tiny_run
+    first, second, *_ = tiny_run
     a = load_file(str(first / "stage1" / "model.safetensors"))
     b = load_file(str(second / "stage1" / "model.safetensors"))
+    assert a.keys() == b.keys()
+    assert max(float(np.max(np.abs(a[k] - b[k]))) for k in a) < 1e-5
+
+
+def test_a_training_run_stopped_and_taken_up_again_gives_the_same_model(tiny_run) -> None:
+    """A long CPU pass spread over sittings: stopped twice (the second time in the second pass), the same
+    command again goes on from the saved state and ends with the model of the run never stopped."""
+    from safetensors.numpy import load_file
+
+    *_, whole, pieces, logs = tiny_run
+    # each pass is two steps here: stopped inside the first pass, then inside the second
+    assert "stopped after step 1 of 2" in logs[0]
+    assert "resumed at step 1 of 2" in logs[1] and "stopped after step 1 of 2" in logs[1]
+    assert "resumed at step 2 of 2" in logs[2] and "resumed at step 1 of 2" in logs[2]
+    a = load_file(str(whole / "stage1" / "model.safetensors"))
+    b = load_file(str(pieces / "stage1" / "model.safetensors"))
     assert a.keys() == b.keys()
     assert max(float(np.max(np.abs(a[k] - b[k]))) for k in a) < 1e-5
 

@@ -65,12 +65,12 @@ def _tokenizer(vocab: Mapping[str, int], max_length: int) -> BertTokenizerFast:
 
 
 def _config(vocab_size: int, labels: Sequence[str], max_length: int, hidden_size: int,
-            layers: int, heads: int, intermediate: int) -> BertConfig:
+            layers: int, heads: int, intermediate: int, dropout: float = 0.0) -> BertConfig:
     return BertConfig(
         vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=layers,
         num_attention_heads=heads, intermediate_size=intermediate,
-        max_position_embeddings=max_length, hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
+        max_position_embeddings=max_length, hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
         id2label={i: name for i, name in enumerate(labels)},
         label2id={name: i for i, name in enumerate(labels)},
     )
@@ -118,10 +118,12 @@ def build_oracle_model(folder: Path, *, labels: Sequence[str] = NLI_LABELS,
 
 def build_random_model(folder: Path, *, labels: Sequence[str] = NLI_LABELS, max_length: int = 512,
                        hidden_size: int = 128, layers: int = 2, heads: int = 2,
-                       intermediate: int = 512, extra_words: Iterable[str] = (), seed: int = 0) -> Path:
-    """Save a randomly initialised BERT classifier of the given size (for timing, not accuracy)."""
+                       intermediate: int = 512, extra_words: Iterable[str] = (), seed: int = 0,
+                       dropout: float = 0.0) -> Path:
+    """Save a randomly initialised BERT classifier of the given size (for timing, not accuracy); ``dropout``
+    as all-MiniLM-L6-v2's 0.1 where training's random state matters."""
     vocab = vocab_for([*BASE_WORDS, *extra_words])
-    config = _config(len(vocab), labels, max_length, hidden_size, layers, heads, intermediate)
+    config = _config(len(vocab), labels, max_length, hidden_size, layers, heads, intermediate, dropout)
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config).eval()
     return _save(folder, model, _tokenizer(vocab, max_length))

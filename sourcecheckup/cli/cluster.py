@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, UsageError, err
 
@@ -79,16 +80,10 @@ def run_shard(argv: list[str], part_db: str, part: int, of: int, run_id: str = "
 
 
 def _run_part(argv: list[str], part_db: str, part: int, of: int, topic: str) -> tuple[int, str | None]:
-    from ..store import Store
-
-    run_id = None
-    if Path(part_db).is_file():
-        with Store(Path(part_db)) as store:
-            latest = store.latest_run_status()
-        if latest is not None:
-            run_id, status = latest
-            if status == "completed":
-                return EXIT_OK, run_id
+    latest = _part_status(Path(part_db))
+    run_id = latest[0] if latest else None
+    if latest is not None and latest[1] == "completed":
+        return EXIT_OK, run_id
     if run_id:
         code = _audit_process(["audit", "--resume", run_id, "--db", part_db, "-q"], part_db, part, topic)
     else:
@@ -162,8 +157,8 @@ def _audit_process(argv: list[str], part_db: str, part: int, topic: str) -> int:
     try:
         while proc.poll() is None:
             time.sleep(1.0)
-            _report_progress(topic, part, _verdicts_in([Path(part_db)]))
-        _report_progress(topic, part, _verdicts_in([Path(part_db)]))
+            _report_progress(topic, part, _verdicts_in(Path(part_db)))
+        _report_progress(topic, part, _verdicts_in(Path(part_db)))
         return proc.returncode
     finally:
         if proc.poll() is None:   # the task was cancelled (Ctrl-C on the driver)
@@ -179,20 +174,35 @@ def _report_progress(topic: str, part: int, verdicts: int) -> None:
         pass
 
 
-def _verdicts_in(parts: Iterable[Path]) -> int:
-    """Verdicts stored so far in these parts (a part being written is read as it stands)."""
+def _verdicts_in(part: Path) -> int:
+    """Verdicts stored so far in a part (one being written is read as it stands)."""
     from ..store import Store
 
-    total = 0
-    for part in parts:
-        if not part.is_file():
-            continue
-        try:
-            with Store(part, read_only=True) as store:
-                total += store.verdict_count()
-        except Exception:   # a part just created, or its first write under way: counted next time
-            continue
-    return total
+    if not part.is_file():
+        return 0
+    try:
+        with Store(part, read_only=True) as store:
+            return store.verdict_count()
+    except Exception:   # a part just created, or its first write under way: counted next time
+        return 0
+
+
+def _completed(part: Path) -> bool:
+    latest = _part_status(part)
+    return latest is not None and latest[1] == "completed"
+
+
+def _part_status(part: Path) -> tuple[str, str] | None:
+    """(id, status) of the run a part holds, or None when there is none yet."""
+    from ..store import Store
+
+    if not part.is_file():
+        return None
+    try:
+        with Store(part, read_only=True) as store:
+            return store.latest_run_status()
+    except Exception:   # a part cut short as it was written: its shard runs again
+        return None
 
 
 def watch_parent(parent: int) -> None:
@@ -213,6 +223,10 @@ def parts_folder(db: Path) -> Path:
     """Beside the database: on one machine every worker sees it; a real cluster needs it on a shared
     filesystem (docs/scaling.md)."""
     return db.with_name(db.name + ".parts")
+
+
+def part_path(folder: Path, n: int, of: int) -> Path:
+    return folder / f"part-{n}-of-{of}.db"
 
 
 MANIFEST = "cluster.json"   # in the parts folder: what --resume RUN needs to pick the audit up
@@ -314,8 +328,9 @@ def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
 def _remove_parts(folder: Path, of: int) -> None:
     """Once merged, the parts were only the tasks' outputs: the merged run holds every row."""
     for n in range(1, of + 1):
+        part = part_path(folder, n, of)
         for suffix in ("", "-wal", "-shm"):
-            (folder / f"part-{n}-of-{of}.db{suffix}").unlink(missing_ok=True)
+            part.with_name(part.name + suffix).unlink(missing_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)
     try:
         folder.rmdir()
@@ -356,7 +371,7 @@ def cmd_audit_cluster(args: argparse.Namespace) -> int:
             return code
     finally:
         client.close()
-    parts = [MergeInput(folder / f"part-{n}-of-{of}.db") for n in range(1, of + 1)]
+    parts = [MergeInput(part_path(folder, n, of)) for n in range(1, of + 1)]
     with Store(db) as store:
         try:
             merge_runs(store, parts, run_name=f"{', '.join(plan['inputs'])} (cluster, {of} shards)",
@@ -374,11 +389,9 @@ def _run_shards(client: Any, wait: Any, plan: dict[str, Any], db: Path, quiet: b
     """Every shard not finished before, as a task; None when all are done, else the exit status."""
     folder = parts_folder(db)
     run_id, of, argv = plan["run_id"], plan["shards"], plan["argv"]
-    paths = {n: folder / f"part-{n}-of-{of}.db" for n in range(1, of + 1)}
-    done = {n: _verdicts_in([paths[n]]) for n in paths if _part_completed(paths[n])}   # part -> verdicts
+    paths = {n: part_path(folder, n, of) for n in range(1, of + 1)}
+    done = {n: _verdicts_in(p) for n, p in paths.items() if _completed(p)}   # part -> verdicts
     sent = client.scatter(pack_inputs(plan.get("sent") or plan["inputs"])) if plan.get("files") == "sent" else None
-    import secrets
-
     topic = f"sourcecheckup-{run_id}-{secrets.token_hex(4)}"   # this attempt's: a resumed run starts afresh
     futures = {client.submit(run_shard, argv, str(paths[n]), n, of, run_id, sent, topic,
                              key=f"sourcecheckup-shard-{run_id}-{n}-of-{of}", retries=2, pure=False): n
@@ -401,7 +414,7 @@ def _run_shards(client: Any, wait: Any, plan: dict[str, Any], db: Path, quiet: b
                     tmp = paths[n].with_suffix(".tmp")
                     tmp.write_bytes(result["part_bytes"])
                     tmp.replace(paths[n])
-                done[n] = _verdicts_in([paths[n]])
+                done[n] = _verdicts_in(paths[n])
                 pending.discard(fut)
             if not quiet:   # one line for the whole cluster: verdicts the shards have stored so far
                 running: dict[int, int] = {}
@@ -427,15 +440,3 @@ def _run_shards(client: Any, wait: Any, plan: dict[str, Any], db: Path, quiet: b
         print(file=sys.stderr)
     return None
 
-
-def _part_completed(part: Path) -> bool:
-    if not part.is_file():
-        return False
-    from ..store import Store
-
-    try:
-        with Store(part, read_only=True) as store:
-            latest = store.latest_run_status()
-    except Exception:   # a part cut short as it was written: its shard runs again
-        return False
-    return latest is not None and latest[1] == "completed"

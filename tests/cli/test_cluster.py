@@ -35,20 +35,25 @@ def cluster():
                 os.environ[k] = v
 
 
+def _start_until_a_part(answers, db, address: str, shards: int) -> subprocess.Popen:
+    """`audit --cluster` started in a process of its own, returned once a shard's part exists (or it ended)."""
+    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
+                             "--allow-host", "127.0.0.1", "--no-archive", "-q", "--cluster", address,
+                             "--cluster-shards", str(shards)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    parts = db.with_name(db.name + ".parts")
+    deadline = time.monotonic() + 120
+    while not (parts.is_dir() and any(parts.glob("*.db"))) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    return proc
+
+
 def test_a_cluster_audit_with_a_worker_killed_mid_shard_equals_the_single_machine_run(tmp_path, site, cluster):
     address, client = cluster
     answers = _answers(tmp_path, site, n=9)
     _audit(answers, tmp_path / "whole.db")
     db = tmp_path / "cluster.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
-                             "--allow-host", "127.0.0.1", "--no-archive", "-q", "--cluster", address,
-                             "--cluster-shards", "3"], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    parts = tmp_path / "cluster.db.parts"
-    deadline = time.monotonic() + 120
-    while not (parts.is_dir() and any(parts.glob("*.db"))) and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+    proc = _start_until_a_part(answers, db, address, shards=3)
     killed = False
     if proc.poll() is None:   # a shard is under way: its worker dies, the engine reruns the shard elsewhere
         pid = next(iter(client.run(os.getpid).values()))
@@ -68,14 +73,8 @@ def test_an_interrupted_cluster_audit_resumes_by_its_run_id_and_writes_its_repor
     _audit(answers, tmp_path / "whole.db")
     db = tmp_path / "cluster.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "sourcecheckup", "audit", str(answers), "--db", str(db),
-                             "--allow-host", "127.0.0.1", "--no-archive", "-q", "--cluster", address,
-                             "--cluster-shards", "4"], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _start_until_a_part(answers, db, address, shards=4)
     parts = tmp_path / "cluster.db.parts"
-    deadline = time.monotonic() + 120
-    while not (parts.is_dir() and any(parts.glob("*.db"))) and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)   # Ctrl-C while the shards run: they are cancelled, their parts kept
     out, errs = proc.communicate(timeout=120)
     assert proc.returncode == 130, errs

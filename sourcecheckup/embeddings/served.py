@@ -35,6 +35,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return url, model.strip()
 
 
+def read_prefix(encoding: Any, text: str, sequence: int = 0) -> str:
+    """``text`` cut where a truncating tokenizer stopped reading it: after the last token it kept of
+    ``sequence`` (``encoding`` is that tokenizer's; 0: the only or first text, 1: a pair's second). What a
+    server reading further is sent, so that it reads what the bundled model reads."""
+    if not encoding.overflowing:
+        return text
+    ends = [end for (_, end), seq in zip(encoding.offsets, encoding.sequence_ids) if seq == sequence]
+    return text[:max(ends)] if ends else text
+
+
 class ServedEncoder:
     """Encodes texts on an embeddings server; quacks like the local encoders (``encode(texts, batch_size)``)."""
 
@@ -79,11 +89,7 @@ class ServedEncoder:
         tokenizer = self.tokenizer()
         if tokenizer is None:   # the bundled model is not installed: the server reads it all
             return text
-        enc = tokenizer.encode(text)
-        if not enc.overflowing:
-            return text
-        ends = [end for (start, end), special in zip(enc.offsets, enc.special_tokens_mask) if not special]
-        return text[:ends[-1]] if ends else text
+        return read_prefix(tokenizer.encode(text), text)
 
     def _request(self, texts: list[str]) -> np.ndarray:
         import openai

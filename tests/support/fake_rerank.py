@@ -24,31 +24,30 @@ from .json_server import JsonPostServer
 MAX_POSITIONS = 512
 
 
-def _server_reader() -> Reader:
-    reader = Reader()   # the bundled int8 model, its own session
-    reader.tokenizer.enable_truncation(max_length=MAX_POSITIONS, strategy="only_second")
-    return reader
-
-
-def _counter(reader: Reader) -> Any:
-    """The reader's tokenizer, counting a pair's tokens whole."""
-    from tokenizers import Tokenizer
-
-    counter = Tokenizer.from_file(str(reader.folder / "tokenizer.json"))
-    counter.no_truncation()
-    counter.no_padding()
-    return counter
-
-
-class FakeRerank(JsonPostServer):
-    path = "/v1/rerank"
+class _RerankServer(JsonPostServer):
+    """The bundled int8 reader in a session of its own, reading pairs up to MAX_POSITIONS as the servers do,
+    and counting each pair's tokens as received (``tokens_seen``)."""
 
     def __init__(self, mode: str = "ok") -> None:
+        from tokenizers import Tokenizer
+
         self.mode = mode
-        self.reader = _server_reader()
-        self.counter = _counter(self.reader)
+        self.reader = Reader()
+        self.reader.tokenizer.enable_truncation(max_length=MAX_POSITIONS, strategy="only_second")
+        self.counter = Tokenizer.from_file(str(self.reader.folder / "tokenizer.json"))
+        self.counter.no_truncation()
+        self.counter.no_padding()
         self.tokens_seen: list[int] = []
         super().__init__()
+
+    def count(self, pairs: list[tuple[str, str]]) -> list[int]:
+        counts = [len(e.ids) for e in self.counter.encode_batch(pairs)]
+        self.tokens_seen.extend(counts)
+        return counts
+
+
+class FakeRerank(_RerankServer):
+    path = "/v1/rerank"
 
     def not_found(self, path: str) -> Any:
         return {"object": "error", "message": f"Not Found: {path}", "code": 404}
@@ -57,8 +56,9 @@ class FakeRerank(JsonPostServer):
         if self.mode == "error":
             return 500, {"object": "error", "message": "EngineCore died", "code": 500}
         docs = list(body.get("documents") or [])
-        self.tokens_seen.extend(len(e.ids) for e in self.counter.encode_batch([(body["query"], d) for d in docs]))
-        probs = self.reader.probabilities([(body["query"], d) for d in docs])
+        pairs = [(body["query"], d) for d in docs]
+        self.count(pairs)
+        probs = self.reader.probabilities(pairs)
         results = [{"index": i, "document": {"text": d},
                     "relevance_score": float(p) + (1.5 if self.mode == "garbage" else 0.0)}
                    for i, (d, p) in enumerate(zip(docs, probs))]
@@ -66,15 +66,8 @@ class FakeRerank(JsonPostServer):
         return 200, {"id": "rerank-1", "model": body.get("model"), "usage": {"total_tokens": 0}, "results": results}
 
 
-class FakeTeiRerank(JsonPostServer):
+class FakeTeiRerank(_RerankServer):
     path = "/rerank"
-
-    def __init__(self, mode: str = "ok") -> None:
-        self.mode = mode
-        self.reader = _server_reader()
-        self.counter = _counter(self.reader)
-        self.tokens_seen: list[int] = []
-        super().__init__()
 
     @property
     def base(self) -> str:
@@ -87,17 +80,13 @@ class FakeTeiRerank(JsonPostServer):
     def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
         if self.mode == "error":
             return 424, {"error": "Backend error: CUDA out of memory", "error_type": "backend"}
-        query, texts = body["query"], list(body.get("texts") or [])
-        pairs = [(query, t) for t in texts]
-        counts = [len(e.ids) for e in self.counter.encode_batch(pairs)]
-        self.tokens_seen.extend(counts)
-        for n in counts:
+        pairs = [(body["query"], t) for t in body.get("texts") or []]
+        for n in self.count(pairs):
             if n > MAX_POSITIONS and not body.get("truncate"):
                 return 422, {"error": f"Input validation error: `inputs` must have less than {MAX_POSITIONS} "
                                           f"tokens. Given: {n}", "error_type": "validation"}
-        logits = np.log(np.clip(self.reader.probabilities(pairs), 1e-7, 1 - 1e-7))
-        logits -= np.log1p(-np.exp(logits))   # back to the logit: raw_scores would send it as it is
-        scores = logits if body.get("raw_scores") else 1.0 / (1.0 + np.exp(-logits))
+        probs = np.clip(self.reader.probabilities(pairs), 1e-7, 1 - 1e-7)
+        scores = np.log(probs / (1 - probs)) if body.get("raw_scores") else probs   # raw: the logit
         ranks = [{"index": i, "score": float(s) + (1.5 if self.mode == "garbage" else 0.0)}
                  for i, s in enumerate(scores)]
         ranks.sort(key=lambda r: -r["score"])

@@ -29,7 +29,7 @@ from typing import Any, Iterator, Sequence
 import httpx
 import numpy as np
 
-from ...embeddings.served import parse_spec
+from ...embeddings.served import parse_spec, read_prefix
 from . import reader as reader_module
 from .reader import Reader, ReaderCard, reader_dir
 
@@ -76,11 +76,7 @@ class ServedReader(Reader):
 
     def as_read(self, statement: str, window: str) -> str:
         """``window`` as the bundled reader reads it beside ``statement``: cut where its tokenizer cuts."""
-        enc = self.tokenizer.encode(statement, window)
-        if not enc.overflowing:
-            return window
-        ends = [end for (_, end), seq in zip(enc.offsets, enc.sequence_ids) if seq == 1]
-        return window[:max(ends)] if ends else window
+        return read_prefix(self.tokenizer.encode(statement, window), window, sequence=1)
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], stop: threading.Event | None = None) -> np.ndarray:
         out = np.zeros(len(pairs), dtype=np.float32)

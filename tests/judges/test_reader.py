@@ -128,6 +128,10 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
     rows += [{"claim": f"Patients take {n} mg of iron daily.", "evidence": "Children should not take iron.",
               "binary_label": "not_supported", "case_id": f"n{n}"} for n in range(1, 13)]
     (data / "scifact_train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    pages = [{"claim": f"Patients take {n} mg of iron daily.", "binary_label": "supported" if n % 2 else "not_supported",
+              "evidence": f"Opening hours.\nAdult patients take {n if n % 2 else n + 1} mg of iron daily.\nParking."}
+             for n in range(1, 11)]
+    (data / "wice_dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pages), encoding="utf-8")
 
     def run(work: Path, stages: str, *extra: str, status: int = 0) -> str:
         cmd = [sys.executable, str(ROOT / "scripts" / "train_reader.py"), "--stage", stages, "--data", str(data),
@@ -138,7 +142,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
         return out.stderr
 
     first, second = tmp_path_factory.mktemp("run1"), tmp_path_factory.mktemp("run2")
-    run(first, "data,train,export")
+    run(first, "data,train,export,calibrate")
     run(second, "data,train")
     # two passes in one go, and the same two passes stopped twice and taken up again
     whole, pieces = tmp_path_factory.mktemp("whole"), tmp_path_factory.mktemp("pieces")
@@ -161,6 +165,11 @@ def test_the_training_script_builds_pairs_trains_and_exports_int8(tiny_run) -> N
     r = reader.Reader(out)
     p = r.probabilities([("Patients take 3 mg of iron daily.", "Adult patients take 3 mg of iron daily.")])
     assert 0.0 <= float(p[0]) <= 1.0
+    # calibrated without stage 2: on WiCE dev read as the judge reads it, which it never trained on
+    card = json.loads((out / "card.json").read_text())
+    assert 0.05 <= card["threshold"] <= 0.95 and 0.0 <= card["review_band"] <= 0.3
+    assert "wice_dev.jsonl" in card["never_trained_on"] and "stage2_trained_on" not in card
+    assert 0.0 <= card["wice_dev_cv_balanced_accuracy"] <= 1.0
 
 
 def test_full_data_puts_each_generated_negation_on_both_sides(tmp_path) -> None:

@@ -293,10 +293,10 @@ def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
 
     # generated from supported pairs: each keeps the group of its source pair
     rng.shuffle(supported_short)
-    made = defaultdict(int)
-    for k, r in enumerate(supported_short[:20000 if full else 6000]):
+    made: dict[str, int] = defaultdict(int)
+    for n, r in enumerate(supported_short[:20000 if full else 6000]):
         group = f"{r['file']}|{group_of(r)}"
-        kind = k % 4
+        kind = n % 4
         if kind == 0 and (changed := change_number(r["claim"], r["evidence"], rng)):
             add(changed, r["evidence"], 0, "gen:number", group)
             made["number"] += 1
@@ -304,7 +304,7 @@ def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
             add(neg, r["evidence"], 0, "gen:negation", group)
             made["negation"] += 1
         elif kind == 2:
-            other = supported_short[(k * 7 + 3) % len(supported_short)]
+            other = supported_short[(n * 7 + 3) % len(supported_short)]
             if other["evidence"] != r["evidence"]:
                 add(join_claims(r["claim"], other["claim"]), r["evidence"], 0, "gen:joined", group)
                 made["joined"] += 1

@@ -268,8 +268,12 @@ def _wice_line(judge: Any, rows: Sequence[dict[str, Any]], verdicts: Sequence[Ve
     with the threshold that is best on the other four (the reader's own stage-2 figure is in its card)."""
     if getattr(judge, "use_reader", False):
         cv = cross_validated(rows, verdicts)["balanced_accuracy"]
-        card = judge.reader.card.data.get("wice_dev_cv_balanced_accuracy")
-        note = f" (threshold by 5-fold CV by page {cv:.3f}" + (f"; reader trained on it, CV {card:.3f})" if card else ")")
+        data = judge.reader.card.data
+        card = data.get("wice_dev_cv_balanced_accuracy")
+        trained = "wice_dev.jsonl" not in data.get("never_trained_on", [])
+        note = f" (threshold by 5-fold CV by page {cv:.3f}" + (
+            f"; reader trained on it, its own CV {card:.3f})" if card and trained else
+            "; reader never trained on it)" if not trained else ")")
     else:
         trained = (getattr(getattr(judge, "params", None), "meta", {}) or {}).get("facts_training", {})
         key = "facts" if getattr(judge, "use_embeddings", True) else "facts_lexical"

@@ -379,6 +379,12 @@ class BuiltinJudge(BaseJudge):
             return self._threshold
         return self.reader.card.threshold if self.use_reader else self.model.threshold
 
+    def reader_threshold(self, source: SourceText) -> float:
+        """The reader's threshold for ``source``: the one the spec sets, else the card's for its length."""
+        if self._threshold is not None:
+            return self._threshold
+        return self.reader.card.threshold_for(len(source.text.split()))
+
     @property
     def facts_model(self) -> LogisticModel | None:
         return self.params.facts if self.use_embeddings else self.params.facts_lexical
@@ -533,7 +539,7 @@ class BuiltinJudge(BaseJudge):
     def _reader_verdict(self, source: SourceText, a: PairAnalysis) -> Verdict:
         """The reader decides; a failed exact check (or a gate in ``vetoes``) rules support out."""
         p = float(a.reader if a.reader is not None else 0.0)
-        threshold, band = self.threshold, self.review_band
+        threshold, band = self.reader_threshold(source), self.review_band
         decisive = a.checks.decisive if a.checks else None
         if decisive is not None and decisive.kind not in self.vetoes:
             decisive = None

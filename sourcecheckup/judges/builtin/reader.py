@@ -94,12 +94,30 @@ class ReaderCard:
     threshold: float
     review_band: float
     data: dict[str, Any]
+    # a source that fits one window (a passage, an abstract, a leaflet's paragraph) is read by fewer windows
+    # than a page, and the best of fewer windows runs lower: such sources have a threshold of their own
+    short_threshold: float | None = None
 
     @classmethod
     def load(cls, folder: Path) -> "ReaderCard":
         raw = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+        short = raw.get("short_threshold")
         return cls(name=raw["name"], threshold=float(raw["threshold"]), review_band=float(raw["review_band"]),
-                   data=raw)
+                   data=raw, short_threshold=None if short is None else float(short))
+
+    def threshold_for(self, source_words: int) -> float:
+        """The threshold for a source of ``source_words`` words: the page threshold, or the short one for a
+        source no longer than one window."""
+        if self.short_threshold is not None and source_words <= WINDOW_WORDS:
+            return self.short_threshold
+        return self.threshold
+
+    def thresholds(self) -> dict[str, Any]:
+        """What a run's provenance records of the thresholds."""
+        out: dict[str, Any] = {"threshold": self.threshold}
+        if self.short_threshold is not None:
+            out.update(short_threshold=self.short_threshold, short_source_words=WINDOW_WORDS)
+        return out
 
 
 class ReaderUnavailable(RuntimeError):
@@ -140,7 +158,7 @@ class Reader:
     def record(self) -> dict[str, Any]:
         """Name and SHA-256 of the model file (a run's provenance, a verdict's model version)."""
         return {"name": self.card.name, "file": self.model_file.name, "sha256": self.sha256,
-                "threshold": self.card.threshold}
+                **self.card.thresholds()}
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Any]:
         return self.tokenizer.encode_batch([(s, e or ".") for s, e in pairs])

@@ -70,7 +70,7 @@ class ServedReader(Reader):
 
     def record(self) -> dict[str, Any]:
         wire = "rerank (TEI /rerank)" if self.wire == "tei" else "rerank (vLLM /v1/rerank)"
-        return {"name": self.card.name, "file": None, "sha256": "", "threshold": self.card.threshold,
+        return {"name": self.card.name, "file": None, "sha256": "", **self.card.thresholds(),
                 "served": f"served:{self.model}@{self.base_url}", "wire": wire,
                 "windows_cut_at": f"{reader_module.MAX_TOKENS} word pieces a pair, as the bundled reader reads them"}
 

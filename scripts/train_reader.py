@@ -777,15 +777,21 @@ def calibrate(data: Path, work: Path, seed: int, target: Path | None = None) -> 
     folds = fold_ids(rows, seed)
     cv = nested_threshold_cv(labels, probs, folds)
     threshold = best_threshold(labels, probs)
-    # the review band: as wide as keeps at most 25% of WiCE dev's pairs near the threshold
+    # the review band: as wide as keeps at most 22% of WiCE dev's pairs near the threshold (as the judge
+    # measures nearness: reader.ReaderCard.near), so that with the pairs a gate marks the judge marks at most
+    # a quarter (issue 40)
+    def near(b: float) -> np.ndarray:
+        card_ = reader.ReaderCard(NAME, round(threshold, 3), round(b, 3), {})
+        return np.array([card_.near(float(x), card_.threshold) for x in probs])
+
     band = 0.0
     for b in np.linspace(0.01, 0.3, 30):
-        if np.mean(np.abs(probs - threshold) < b) > 0.25:
+        if np.mean(near(b)) > 0.22:
             break
         band = float(b)
-    passed = (labels == 0) & (probs >= threshold) & (np.abs(probs - threshold) >= band)
+    passed = (labels == 0) & (probs >= threshold) & ~near(band)
     print(f"WiCE dev ({'stage 2, out of fold' if adapted else 'the int8 model, never trained on it'}): "
-          f"threshold {threshold:.2f}, review band {band:.2f} ({np.mean(np.abs(probs - threshold) < band):.0%} "
+          f"threshold {threshold:.2f}, review band {band:.2f} ({np.mean(near(band)):.0%} "
           f"of pairs), balanced accuracy with the threshold chosen on the other folds {cv:.3f}; not supported "
           f"called supported without review first {int(passed.sum())}/{int((labels == 0).sum())}")
     examples = read(work / "train.jsonl")

@@ -35,6 +35,10 @@ def test_the_shipped_reader_is_small_and_says_what_it_is() -> None:
     short, page = reader.ReaderCard.load(folder), "word " * (reader.WINDOW_WORDS + 1)
     assert short.threshold_for(len("word ".split())) == card["short_threshold"]
     assert short.threshold_for(len(page.split())) == card["threshold"]
+    # the review band keeps its width in log-odds: narrower near 0 than at the page threshold
+    assert short.near(card["threshold"] + card["review_band"] * 0.9, card["threshold"])
+    assert not short.near(card["short_threshold"] + card["review_band"] * 0.9, card["short_threshold"])
+    assert short.near(card["short_threshold"] + card["review_band"] * 0.3, card["short_threshold"])
     assert (folder / "tokenizer.json").is_file()
 
 
@@ -105,7 +109,7 @@ def test_review_first_marks_the_reader_probabilities_near_the_threshold() -> Non
     for v in verdicts:
         if decided_by(v.flags) != "reader":
             continue
-        near = abs(v.score - judge.threshold) < judge.review_band
+        near = judge.reader.card.near(v.score, judge.reader_threshold(page))
         assert v.review_first == near or (v.label is Label.SUPPORTED and "review first" in v.rationale), v
 
 

@@ -539,7 +539,7 @@ class BuiltinJudge(BaseJudge):
     def _reader_verdict(self, source: SourceText, a: PairAnalysis) -> Verdict:
         """The reader decides; a failed exact check (or a gate in ``vetoes``) rules support out."""
         p = float(a.reader if a.reader is not None else 0.0)
-        threshold, band = self.reader_threshold(source), self.review_band
+        threshold = self.reader_threshold(source)
         decisive = a.checks.decisive if a.checks else None
         if decisive is not None and decisive.kind not in self.vetoes:
             decisive = None
@@ -560,7 +560,7 @@ class BuiltinJudge(BaseJudge):
         else:
             decider, score = "reader", p
             supported = p >= threshold
-            if abs(p - threshold) < band or (supported and a.checks is not None and a.checks.unsure):
+            if self.reader.card.near(p, threshold) or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
         text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
                                 passed=passed_checks(a), unsure=a.checks.unsure if a.checks else (),

@@ -112,12 +112,24 @@ class ReaderCard:
             return self.short_threshold
         return self.threshold
 
+    def near(self, p: float, threshold: float) -> bool:
+        """Whether ``p`` lies in the review band around ``threshold``. The card's band is a width at its page
+        threshold; elsewhere the band keeps that width in log-odds, so that it narrows toward 0 and 1 as
+        the probabilities crowd there (0.1 at 0.59 is 0.12-0.23 at 0.17)."""
+        width = _logit(self.threshold + self.review_band) - _logit(self.threshold)
+        return abs(_logit(p) - _logit(threshold)) < width
+
     def thresholds(self) -> dict[str, Any]:
         """What a run's provenance records of the thresholds."""
         out: dict[str, Any] = {"threshold": self.threshold}
         if self.short_threshold is not None:
             out.update(short_threshold=self.short_threshold, short_source_words=WINDOW_WORDS)
         return out
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return float(np.log(p / (1 - p)))
 
 
 class ReaderUnavailable(RuntimeError):

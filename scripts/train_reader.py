@@ -714,8 +714,12 @@ EVAL_FILES = (WICE_DEV, "check_covid_dev.jsonl", "healthver_dev.jsonl")
 
 
 def eval_windows(data: Path, work: Path) -> dict[str, list[dict[str, Any]]]:
-    """Each measured set's claims with the windows the judge reads; cached under ``work``."""
-    cache = work / "eval_windows.json"
+    """Each measured set's claims with the windows the judge reads; cached under ``work``, in a file named
+    by the code that cuts the windows (a change there makes a new cache, never a stale figure)."""
+    import inspect
+
+    code = inspect.getsource(reader.evidence_windows) + inspect.getsource(reader.evidence_window)
+    cache = work / f"eval_windows-{hashlib.sha1(code.encode()).hexdigest()[:10]}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
     out: dict[str, list[dict[str, Any]]] = {}

@@ -271,9 +271,11 @@ def _wice_line(judge: Any, rows: Sequence[dict[str, Any]], verdicts: Sequence[Ve
         data = judge.reader.card.data
         card = data.get("wice_dev_cv_balanced_accuracy")
         trained = "wice_dev.jsonl" not in data.get("never_trained_on", [])
-        note = f" (threshold by 5-fold CV by page {cv:.3f}" + (
-            f"; reader trained on it, its own CV {card:.3f})" if card and trained else
-            "; reader never trained on it)" if not trained else ")")
+        if not trained:
+            own = "; reader never trained on it"
+        else:
+            own = f"; reader trained on it, its own CV {card:.3f}" if card else ""
+        note = f" (threshold by 5-fold CV by page {cv:.3f}{own})"
     else:
         trained = (getattr(getattr(judge, "params", None), "meta", {}) or {}).get("facts_training", {})
         key = "facts" if getattr(judge, "use_embeddings", True) else "facts_lexical"

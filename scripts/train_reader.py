@@ -67,6 +67,8 @@ SHORT_FILES = {   # file: how many rows to take (None: all); pairs of one case o
 PARTIAL_FILE = "wice_train_partial.jsonl"
 WICE_DEV = "wice_dev.jsonl"
 NEVER_TRAINED = ("check_covid_dev.jsonl", "healthver_dev.jsonl")
+CLINICAL = ROOT / "bench" / "data" / "clinical_pairs.jsonl"   # the project's tuning suite (short thresholds)
+THRESHOLDS = np.linspace(0.05, 0.95, 91)   # the thresholds calibration chooses among
 
 
 def read(path: Path) -> list[dict[str, Any]]:
@@ -202,6 +204,11 @@ def convert_unit(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     return said(right), said(wrong)
 
 
+def evidence_sentences(evidence: str) -> list[str]:
+    """The evidence's sentences of 6 to 40 words: those a generated claim is copied from."""
+    return [s for s in re.split(r"(?<=[.!?])\s+", evidence) if 6 <= len(s.split()) <= 40]
+
+
 def join_claims(claim: str, other: str) -> str:
     other = other.strip().rstrip(".")
     return claim.strip().rstrip(".") + ", and " + other[:1].lower() + other[1:] + "."
@@ -309,7 +316,7 @@ def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
                 add(join_claims(r["claim"], other["claim"]), r["evidence"], 0, "gen:joined", group)
                 made["joined"] += 1
         elif kind == 3:
-            sents = [s for s in re.split(r"(?<=[.!?])\s+", r["evidence"]) if 6 <= len(s.split()) <= 40]
+            sents = evidence_sentences(r["evidence"])
             if sents:
                 s = rng.choice(sents)
                 add(s, r["evidence"], 1, "gen:copied", group)
@@ -331,9 +338,7 @@ def build_data(data: Path, work: Path, seed: int, full: bool = False) -> None:
         seen: set[str] = set()
         for r in supported_short:
             group = f"{r['file']}|{group_of(r)}"
-            sentences = [r["claim"]] + ([] if r["evidence"] in seen else
-                                        [s for s in re.split(r"(?<=[.!?])\s+", r["evidence"])
-                                         if 6 <= len(s.split()) <= 40])
+            sentences = [r["claim"]] + ([] if r["evidence"] in seen else evidence_sentences(r["evidence"]))
             seen.add(r["evidence"])
             for s in sentences:
                 if (converted := convert_unit(s, rng)):
@@ -690,9 +695,8 @@ def balanced(labels: np.ndarray, pred: np.ndarray) -> float:
 
 
 def best_threshold(labels: np.ndarray, probs: np.ndarray) -> float:
-    grid = np.linspace(0.05, 0.95, 91)
-    scores = [balanced(labels, probs >= t) for t in grid]
-    return float(grid[int(np.argmax(scores))])
+    scores = [balanced(labels, probs >= t) for t in THRESHOLDS]
+    return float(THRESHOLDS[int(np.argmax(scores))])
 
 
 def auc(labels: np.ndarray, scores: np.ndarray) -> float:
@@ -776,7 +780,7 @@ def calibrate(data: Path, work: Path, seed: int, target: Path | None = None) -> 
     else:
         rows = eval_windows(data, work)[WICE_DEV]
         int8 = reader.Reader(target)
-        probs = np.array([float(int8.probabilities([(r["claim"], w) for w in r["windows"]]).max()) for r in rows])
+        probs = np.array([p for p, _ in int8.best_of([(r["claim"], r["windows"]) for r in rows])])
     labels = np.array([r["label"] for r in rows])
     folds = fold_ids(rows, seed)
     cv = nested_threshold_cv(labels, probs, folds)
@@ -813,14 +817,13 @@ def calibrate(data: Path, work: Path, seed: int, target: Path | None = None) -> 
         held = read(work / "heldout.jsonl")
         sets = {"clinical suite": read(CLINICAL),
                 "held-out training pairs": random.Random(seed).sample(held, min(1000, len(held)))}
-        grid = np.linspace(0.05, 0.95, 91)
         curves = []
         for rows_ in sets.values():
             truth = np.array([int(r.get("binary_label", r.get("label")) in ("supported", 1)) for r in rows_])
             read_by, fixed = _judged(int8, rows_)
-            curves.append([balanced(truth, np.where(np.isnan(read_by), fixed, read_by >= t)) for t in grid])
+            curves.append([balanced(truth, np.where(np.isnan(read_by), fixed, read_by >= t)) for t in THRESHOLDS])
         k = int(np.argmax(np.mean(curves, axis=0)))
-        card["short_threshold"] = round(float(grid[k]), 3)
+        card["short_threshold"] = round(float(THRESHOLDS[k]), 3)
         card["short_threshold_chosen_on"] = {name: len(r) for name, r in sets.items()}
         print(f"sources of one window: threshold {card['short_threshold']:.2f} (balanced accuracy with the vetoes: "
               + ", ".join(f"{name} {c[k]:.3f}" for name, c in zip(sets, curves)) + ")")
@@ -829,8 +832,6 @@ def calibrate(data: Path, work: Path, seed: int, target: Path | None = None) -> 
         card["wice_dev_stage1_cv_balanced_accuracy"] = figures["stage1_cv_balanced_accuracy"]
     (target / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
 
-
-CLINICAL = ROOT / "bench" / "data" / "clinical_pairs.jsonl"
 
 
 def _judged(model: Any, rows: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:

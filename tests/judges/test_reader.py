@@ -3,6 +3,7 @@ place in verdicts and provenance, and the training script (on a tiny model, twic
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -182,7 +183,7 @@ def test_the_training_script_builds_pairs_trains_and_exports_int8(tiny_run) -> N
     assert 0.0 <= card["wice_dev_cv_balanced_accuracy"] <= 1.0
 
 
-def test_full_data_puts_each_generated_negation_on_both_sides(tmp_path) -> None:
+def test_full_data_puts_each_generated_negation_on_both_sides_and_quantities_in_other_units(tmp_path) -> None:
     data = tmp_path / "claims"
     data.mkdir()
     rows = [{"claim": f"Patients take {n} mg of iron daily.", "binary_label": "supported", "case_id": f"c{n}",
@@ -202,6 +203,19 @@ def test_full_data_puts_each_generated_negation_on_both_sides(tmp_path) -> None:
         assert negated["label"] == 0 and both["label"] == 1 and flipped["label"] == 0
         assert both["claim"] == negated["claim"] and both["claim"] in both["evidence"]
         assert flipped["evidence"] == both["evidence"] and flipped["claim"] not in flipped["evidence"]
+    # "n mg" said in micrograms or grams (supported) and ten times more or less (not)
+    units = [e for e in examples if e["origin"] == "gen:unit"]
+    wrong = [e for e in examples if e["origin"] == "gen:unit-wrong"]
+    assert units and len(units) == len(wrong)
+
+    def said(mg: float) -> set[str]:
+        return {f" {mg * 1000:g} micrograms ", f" {mg / 1000:g} g "}
+
+    for right, off in zip(units, wrong):
+        n = int(re.search(r"take (\d+) mg", right["evidence"]).group(1))
+        assert any(q in right["claim"] for q in said(n)) and right["label"] == 1
+        assert any(q in off["claim"] for q in said(n * 10) | said(n / 10)) and off["label"] == 0
+        assert off["evidence"] == right["evidence"]
 
 
 def test_training_twice_gives_the_same_model(tiny_run) -> None:

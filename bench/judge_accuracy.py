@@ -264,9 +264,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _wice_line(judge: Any, rows: Sequence[dict[str, Any]], verdicts: Sequence[Verdict], s: dict[str, Any]) -> str:
     """The WiCE line for scripts, with a cross-validated figure beside the in-sample one: for the screen,
-    its completeness gate's (trained on WiCE dev); for ``builtin:reader``, each fifth of the pages judged
-    with the threshold that is best on the other four (the reader's own stage-2 figure is in its card)."""
-    if getattr(judge, "use_reader", False):
+    its completeness gate's (trained on WiCE dev); for ``builtin:reader`` with a page gate (trained on WiCE dev),
+    the gate's out-of-fold figure from the reader's card (scripts/train_reader_gate.py); for a reader without
+    one, each fifth of the pages judged with the threshold that is best on the other four."""
+    if getattr(judge, "use_reader", False) and judge.reader.card.page_gate is not None:
+        # the page gate decides on whole pages; it was trained on WiCE dev, so its figure is its out-of-fold one
+        fitted = judge.reader.card.data["page_gate"]
+        note = (f" (page gate trained on it; 5-fold CV by page {fitted['cv_balanced_accuracy']:.3f}, not supported "
+                f"called supported without review first {fitted['cv_not_supported_called_supported_unflagged']:.1%}; "
+                f"the reader's weights never trained on it)")
+    elif getattr(judge, "use_reader", False):
         cv = cross_validated(rows, verdicts)["balanced_accuracy"]
         data = judge.reader.card.data
         card = data.get("wice_dev_cv_balanced_accuracy")

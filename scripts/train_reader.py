@@ -25,8 +25,8 @@ export     ONNX (torch's exporter), then int8 (ONNX Runtime's dynamic quantisati
            ``resources/reader/`` with the tokenizer; prints how often int8 and float32 agree.
 calibrate  the threshold and review band: WiCE dev in five folds split by page, the threshold chosen
            on four folds and measured on the fifth, from the int8 model read as the judge reads (or, after
-           ``adapt``, from its out-of-fold probabilities); prints the cross-validated balanced accuracy and
-           writes ``card.json`` beside the model.
+           ``adapt``, from its out-of-fold probabilities); the short-source threshold; the page gate
+           (train_reader_gate.py); prints the cross-validated figures and writes ``card.json`` beside the model.
 evaluate   a torch model (``--model``, default the stage-2 model, else stage 1's) on the sets it was never
            trained on, read as the judge reads a source (:func:`reader.evidence_windows`, the best of the
            windows): WiCE dev, Check-COVID dev and HealthVer dev, each with its AUC and its balanced
@@ -50,6 +50,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 from sourcecheckup import embeddings  # noqa: E402
 from sourcecheckup.evidence import SourceText  # noqa: E402
@@ -827,6 +828,14 @@ def calibrate(data: Path, work: Path, seed: int, target: Path | None = None) -> 
         card["short_threshold_chosen_on"] = {name: len(r) for name, r in sets.items()}
         print(f"sources of one window: threshold {card['short_threshold']:.2f} (balanced accuracy with the vetoes: "
               + ", ".join(f"{name} {c[k]:.3f}" for name, c in zip(sets, curves)) + ")")
+    if not adapted:
+        # whole pages: the reader's log-odds with the page's completeness features (train_reader_gate.py)
+        from train_reader_gate import describe, fit_page_gate
+
+        gate = fit_page_gate(data, int8, seed)
+        if gate is not None:
+            card["page_gate"] = gate
+        print(describe(gate) if gate else "no page gate: too few whole pages of each label in WiCE dev")
     if adapted:
         card["stage2_trained_on"] = {"wice_dev.jsonl": len(rows), "stage-1 replay": ADAPT_REPLAY}
         card["wice_dev_stage1_cv_balanced_accuracy"] = figures["stage1_cv_balanced_accuracy"]

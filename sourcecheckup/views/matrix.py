@@ -80,6 +80,7 @@ BUILTIN_DECIDERS = {
     "completeness": "the completeness gate (is every part of the statement on the page?)",
     "score": "the trained score",
     "reader": "the learned reader (builtin:reader)",
+    "reader_page": "the learned reader with the page's completeness gate (builtin:reader on a whole page)",
 }
 
 

@@ -558,14 +558,31 @@ class BuiltinJudge(BaseJudge):
             score = min(p, threshold) * 0.5
             flags.append(REVIEW_FIRST)
         else:
-            decider, score = "reader", p
-            supported = p >= threshold
-            if self.reader.card.near(p, threshold) or (supported and a.checks is not None and a.checks.unsure):
+            page = self._page_gate(a, p)
+            if page is not None:
+                # a whole page: the reader's probability read with the facts found on the page decides
+                card = self.reader.card
+                decider, score = "reader_page", page
+                supported = page >= card.page_gate.threshold  # type: ignore[union-attr]
+                near = abs(page - card.page_gate.threshold) < card.page_gate_band  # type: ignore[union-attr]
+            else:
+                decider, score = "reader", p
+                supported = p >= threshold
+                near = self.reader.card.near(p, threshold)
+            if near or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
         text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
                                 passed=passed_checks(a), unsure=a.checks.unsure if a.checks else (),
-                                flips=a.flips, missing_terms=a.missing_terms, weakest=a.weakest)
+                                flips=a.flips, missing_terms=a.missing_terms, weakest=a.weakest,
+                                page=score if decider == "reader_page" else None)
         return self._finish(a, source, supported, score, quote, flags, decider, text)
+
+    def _page_gate(self, a: PairAnalysis, p: float) -> float | None:
+        """The reader's page gate on a whole page (None: not a page, no gate in the card, or a threshold the
+        spec sets, which then applies to the reader's probability alone)."""
+        if self._threshold is not None or a.facts is None:
+            return None
+        return self.reader.card.gate_probability(p, a.facts.features)
 
     @staticmethod
     def _gate_of(veto: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...resources import resources_dir
+from .features import LogisticModel
 
 # the reader's input: statement + window, at most this many tokens (the window is cut first)
 MAX_TOKENS = 256
@@ -30,6 +31,8 @@ WINDOW_WORDS = 150
 # the longest single sentence kept whole in a window; longer ones are cut to this many words
 SENTENCE_WORDS = 80
 BATCH = 1
+# the page gate's name for the reader's log-odds among the page's completeness features
+READER_FEATURE = "reader_logit"
 
 
 READER_DIR_ENV = "SOURCECHECKUP_READER_DIR"
@@ -97,13 +100,33 @@ class ReaderCard:
     # a source that fits one window (a passage, an abstract, a leaflet's paragraph) is read by fewer windows
     # than a page, and the best of fewer windows runs lower: such sources have a threshold of their own
     short_threshold: float | None = None
+    # a whole page: a logistic model over the reader's log-odds and the completeness features of the page
+    # (facts.py: is each fact of the statement on the page?), trained on WiCE dev with its figure cross-validated
+    # by page (scripts/train_reader.py, stage ``gate``); it decides, with its own review band
+    page_gate: LogisticModel | None = None
+    page_gate_band: float = 0.0
 
     @classmethod
     def load(cls, folder: Path) -> "ReaderCard":
         raw = json.loads((folder / "card.json").read_text(encoding="utf-8"))
         short = raw.get("short_threshold")
+        gate = raw.get("page_gate")
         return cls(name=raw["name"], threshold=float(raw["threshold"]), review_band=float(raw["review_band"]),
-                   data=raw, short_threshold=None if short is None else float(short))
+                   data=raw, short_threshold=None if short is None else float(short),
+                   page_gate=LogisticModel.from_json(gate) if gate else None,
+                   page_gate_band=float(gate.get("review_band", 0.0)) if gate else 0.0)
+
+    def gate_probability(self, p: float, page_features: dict[str, float] | None) -> float | None:
+        """The page gate's probability that the page supports the whole statement, from the reader's ``p`` and
+        the page's completeness features; None without a gate, or for features it does not have (a judge
+        without the embedding model)."""
+        gate = self.page_gate
+        if gate is None or page_features is None:
+            return None
+        values = {**page_features, READER_FEATURE: _logit(p)}
+        if any(name not in values for name in gate.features):
+            return None
+        return gate.probability(values)
 
     def threshold_for(self, source_words: int) -> float:
         """The threshold for a source of ``source_words`` words: the page threshold, or the short one for a
@@ -124,6 +147,9 @@ class ReaderCard:
         out: dict[str, Any] = {"threshold": self.threshold}
         if self.short_threshold is not None:
             out.update(short_threshold=self.short_threshold, short_source_words=WINDOW_WORDS)
+        if self.page_gate is not None:
+            out.update(page_gate_threshold=self.page_gate.threshold, page_gate_band=self.page_gate_band,
+                       page_gate_features=list(self.page_gate.features))
         return out
 
 
@@ -246,12 +272,14 @@ class Reader:
 
 def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, veto: str = "", passed: str = "",
               unsure: Sequence[Any] = (), flips: Sequence[tuple[str, str]] = (),
-              missing_terms: Sequence[str] = (), weakest: tuple[str, float] | None = None) -> str:
+              missing_terms: Sequence[str] = (), weakest: tuple[str, float] | None = None,
+              page: float | None = None) -> str:
     """One plain sentence for a ``builtin:reader`` verdict that never contradicts its label.
 
     A failed exact check decides the label and is the whole rationale ("contradicted: statement 2,400 mg/24 h;
     source 1,200 mg/24 h ..."). Otherwise the reader's probability, the checks that passed and, for an
-    unsupported verdict, what the closest text lacks.
+    unsupported verdict, what the closest text lacks. On a whole page, ``page`` is the page gate's probability
+    (the reader's read with the facts found on the page), and it decided.
     """
     from ...models import contradicted_rationale
 
@@ -262,8 +290,11 @@ def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, 
     if veto:
         return f"not supported: {veto} (the reader gave {p:.2f}); review first."
     figures = [o.message.split(":")[0].removeprefix("statement ") for o in unsure if o.kind == "quantity"]
+    read = f"support probability {p:.2f}"
+    if page is not None:
+        read = f"support probability {p:.2f}; {page:.2f} with each of its facts looked for on the page"
     if supported:
-        head = f"The reader finds the statement in the source (support probability {p:.2f})"
+        head = f"The reader finds the statement in the source ({read})"
         tail = f"; {passed}" if passed else ""
         if figures:
             # a plain figure (a count, an age, a duration) the source words another way: left to a person
@@ -283,10 +314,10 @@ def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, 
                         f"{'are' if len(missing_terms) > 1 else 'is'} missing from its closest text")
     if review:
         problems.append("review first: the probability is close to the threshold")
-    head = f"not supported: the reader does not find the whole statement in the source (support probability {p:.2f})"
+    head = f"not supported: the reader does not find the whole statement in the source ({read})"
     if weakest is not None:
         head = (f"not supported: the reader does not find this part of the statement in the source: "
-                f"'{weakest[0]}' (support probability {p:.2f})")
+                f"'{weakest[0]}' ({read})")
     return head + ("; " + "; ".join(problems[:2]) if problems else "") + "."
 
 

@@ -212,6 +212,21 @@ CASES = [
      "hours.", "matched"),
     ("interval_wrong", "Take ibuprofen every 2 hours.", "Take ibuprofen every 4 to 6 hours.",
      "contradicted"),
+    # a dose is what is taken each time: "three doses a day" is "three times a day"
+    ("doses_a_day_are_times_a_day", "Gabapentin is split into three doses each day.", "Gabapentin is taken "
+     "as 300 mg three times a day.", "matched"),
+    ("doses_a_day_wrong", "Gabapentin is split into two doses each day.", "Gabapentin is taken as 300 mg "
+     "three times a day.", "contradicted"),
+    ("times_a_day_are_doses_a_day", "Take the tablets twice a day.", "Take it as two doses a day.", "matched"),
+    # "increased by 100 mg every 2 to 4 weeks" follows the start, it is not the starting dose
+    ("increased_by_is_later", "Allopurinol doses are usually raised every two to four weeks.", "Allopurinol is "
+     "usually started at 100 mg a day and increased by 100 mg every 2 to 4 weeks.", "matched"),
+    # a list names its unit once
+    ("a_list_names_its_unit_once", "CKD stage 5 means an eGFR below 15 ml/min/1.73 m2.", "Stage 3a is 45 to "
+     "59 ml/min/1.73 m2, stage 3b is 30 to 44, stage 4 is 15 to 29, and stage 5 (kidney failure) is below 15.",
+     "matched"),
+    ("a_list_item_contradicted", "CKD stage 4 means an eGFR of 20 to 29 ml/min.", "Stage 3a is 45 to "
+     "59 ml/min, stage 3b is 30 to 44, stage 4 is 15 to 29, and stage 5 is below 15.", "contradicted"),
     # --- qualifiers --------------------------------------------------------------------------
     ("child_dose", "Children can take 10 mg/kg of ibuprofen per dose.", "Adults take 400 mg per dose; "
      "children take 10 mg/kg per dose.", "matched"),
@@ -718,3 +733,14 @@ def test_the_same_digits_with_the_point_elsewhere_are_named_as_a_different_figur
     [f] = compare_quantities("The risk of a serious bleed is 11% a year.",
                              ["Major bleeding occurred at a rate of 1.1% per year."])
     assert f.status != "matched" and "11%" in f.message and "1.1%" in f.message
+
+
+def test_a_bare_number_takes_a_lists_unit_only_inside_the_list():
+    from sourcecheckup.checks.quantities import extract_quantities
+
+    listed = extract_quantities("Doses of 10 mg, 20 and 40 are used.")
+    assert [(q.low, q.unit) for q in listed][:2] == [(10, "mg"), (20, "mg")]
+    counted = extract_quantities("In 2019, 45 people took 20 mg, and 30 did not.")
+    assert [q.unit for q in counted if q.low in (45, 30)] == ["count", "count"]
+    own = extract_quantities("She took 10 mg, 3 tablets a day.")
+    assert [(q.low, q.unit) for q in own] == [(10, "mg"), (3, "tablet")]

@@ -574,7 +574,19 @@ def _extract(sentence: str) -> tuple[Quantity, ...]:
                 cur.bound = prev.bound
             if not cur.per and prev.per and cur.unit in _DOSE_UNITS:
                 cur.per, cur.per_label = prev.per, prev.per_label
+    # a list names its unit once: "stage 3a is 45 to 59 ml/min, stage 3b is 30 to 44, ... stage 5 is below 15"
+    for prev, cur in zip(raws, raws[1:]):
+        if cur.unit == "count" and not (cur.noun or cur.shown) and prev.unit not in ("count", "age") and prev.shown \
+                and _LIST_GAP.fullmatch(t[prev.end:cur.start]) and _LIST_END.match(t, cur.end):
+            cur.unit, cur.per, cur.per_label = prev.unit, prev.per, prev.per_label
+            cur.shown, cur.scale, cur.decimals = prev.shown, prev.scale, max(cur.decimals, 0)
     return tuple(_attach(sentence, t, raws))
+
+
+# between two items of such a list: the rest of the first's unit, a comma, a few words ("stage 3b is")
+_LIST_GAP = re.compile(r"(?:/[^\s,;]*(?:\s+m\S*)?)?\s*[,;]\s*(?:and\s+)?(?:[a-z0-9()]+\s+){0,6}?")
+# after a bare number that ends such an item: the next item, or the sentence's end
+_LIST_END = re.compile(r"\s*(?:[,;.)]|and\b|or\b|$)")
 
 
 def _attach(sentence: str, t: str, raws: list[_Raw]) -> list[Quantity]:

@@ -30,9 +30,9 @@ _QUALIFIERS = [(name, re.compile(rx)) for name, rx in [
     ("starting", r"\bstart(?:ing|ed|s)?\b|\binitial(?:ly)?\b|\bbegin(?:ning|s)?\b|(?<!after the )\bfirst\s+dose|"
                  r"\bat first\b|\bto begin with\b|\bfirst\s+(?:\d+|few|two|three|four|six|eight|"
                  r"twelve)\s+(?:days|weeks|months)\b"),
-    # what comes after the start: "then 1 capsule after each loose stool", "increased to"
+    # what comes after the start: "then 1 capsule after each loose stool", "increased to", "increased by"
     ("subsequent", r"\bthen\b|\bthereafter\b|\bafter that\b|\bsubsequent(?:ly)?\b|\bafter each\b|"
-                   r"\b(?:increase|raise|titrate|double)[sd]?\s+(?:[a-z]+\s+){0,3}?to\b"),
+                   r"\b(?:increase|raise|titrate|double)[sd]?\s+(?:[a-z]+\s+){0,3}?(?:to|by)\b"),
     ("first_day", r"(?<!after )\bthe first day\b|\bday (?:one|1)\b"),
     ("every_day", r"\b(?:every|each|any)\s+(?:later\s+|other\s+)?day\b|\bafter the first day\b|"
                   r"\blater days?\b|\bsubsequent days?\b"),

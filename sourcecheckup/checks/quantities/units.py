@@ -172,6 +172,11 @@ def _convert(s: Quantity, claim: Quantity, iu_per_mg: float | None) -> Quantity 
     if claim.unit == "times" == s.unit and claim.per in per_day and s.per in per_day:
         f = per_day[s.per] / per_day[claim.per]
         return replace(s, low=s.low * f, high=s.high * f, per=claim.per, decimals=-1)
+    # three doses a day ~ three times a day: a dose is what is taken each time
+    if {claim.unit, s.unit} == {"dose", "times"} and claim.per in per_day and s.per in per_day:
+        f = per_day[s.per] / per_day[claim.per]
+        return replace(s, low=s.low * f, high=s.high * f, unit=claim.unit, per=claim.per, per_label=claim.per_label,
+                       shown_unit=claim.shown_unit, scale=claim.scale, decimals=s.decimals if f == 1 else -1)
     # every 12 hours ~ twice a day (a schedule fixes the count; a minimum gap only bounds it: derived)
     if claim.unit == "times" and claim.per == "day" and s.unit == "min" and s.per == "interval":
         flip = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt"}

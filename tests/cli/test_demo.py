@@ -74,7 +74,37 @@ FAILED_CHECK = re.compile(
 
 def test_demo_verdicts_agree_with_what_the_sample_plants(demo_run):
     _, out = demo_run
-    report = json.loads(out.with_suffix(".json").read_text())
+    _agrees_with_the_plants(json.loads(out.with_suffix(".json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def reader_report(tmp_path_factory):
+    """The bundled sample audited offline as the demo does, with the learned reader as judge."""
+    from sourcecheckup import demo
+
+    tmp = tmp_path_factory.mktemp("demo_reader")
+    p = sc("audit", str(demo.answers_dir()), "--sources", str(demo.sources_dir()), "--judge", "builtin:reader",
+           "--db", str(tmp / "reader.db"), "--report", str(tmp / "reader.json"), "--no-archive", "--no-references",
+           "--browser", "never", "-q", timeout=600, env={"SOURCECHECKUP_PLUGINS": ""})
+    assert p.returncode == 0, p.stderr
+    return json.loads((tmp / "reader.json").read_text())
+
+
+def test_the_learned_reader_gives_the_planted_verdicts_too(reader_report):
+    from sourcecheckup.judges.builtin.explanation import rationale_contradicts_label
+    from sourcecheckup.models import Label
+
+    _agrees_with_the_plants(reader_report)
+    pairs = {(st["text"], v["url"]): v for r in reader_report["responses"] for st in r["statements"]
+             for v in st["verdicts"]}
+    assert all(not rationale_contradicts_label(Label(v["label"]), v["rationale"]) for v in pairs.values())
+    # the cohort study's abstract never mentions menstruation: its page gate must not pass the explanation
+    why = next(v for (text, url), v in pairs.items()
+               if text.startswith("Symptoms tend to start later") and "18199861" in url)
+    assert why["label"] == "not_supported", why["rationale"]
+
+
+def _agrees_with_the_plants(report: dict) -> None:
     statements = [st for r in report["responses"] for st in r["statements"]]
 
     def status_of(prefix: str) -> str:

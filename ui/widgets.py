@@ -46,7 +46,7 @@ from sourcecheckup.metrics import (
     percent,
 )
 from sourcecheckup.models import StatementStatus
-from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, uses_screening_judge
+from sourcecheckup.views.matrix import SCREENING_JUDGE_NOTE, builtin_judge_note, uses_screening_judge
 from sourcecheckup.views.references import RETRACTED_MARK, RETRACTED_ONLY_WORDS
 from sourcecheckup.views.text import statement_spans
 
@@ -409,7 +409,7 @@ class MetricsBar(QWidget):
         if judge_warning:
             self.judge_note.setText(f"⚠ Warning: {judge_warning[0].upper()}{judge_warning[1:]}.")
         else:
-            self.judge_note.setText(SCREENING_JUDGE_NOTE)
+            self.judge_note.setText(builtin_judge_note(judge_versions))
         self.judge_note.setVisible(uses_screening_judge(judges) or bool(judge_warning))
         names = {"statement_support": "Statement support", "response_support": "Response support",
                  "url_validity": "URL validity", "unused_sources": "Unused sources"}

@@ -61,6 +61,29 @@ SCREENING_JUDGE_NOTE = (
 SCREENING_JUDGE_SHORT = ("Screening judge: it checks numbers, units, doses, instructions, absolute claims and "
                          "wording overlap, not meaning. A stronger judge: Settings → Judges.")
 
+# ``builtin:reader``: the same judge id, its own procedure version (judges/builtin/judge.py READER_VERSION)
+READER_JUDGE_NOTE = (
+    "Learned reader (built-in, experimental): a small model trained here reads each source and the exact checks "
+    "veto; it is no stronger than the screening judge on most measured sets (docs/reader.md). For a stronger "
+    "judge: Settings → Judges.")
+READER_JUDGE_SHORT = ("Learned reader (experimental): a small model trained here reads the source, exact checks "
+                      "veto. A stronger judge: Settings → Judges.")
+
+
+def is_reader_verdict(verdict: Verdict) -> bool:
+    """Whether the built-in judge's learned reader (``builtin:reader``) gave this verdict."""
+    from ..judges.builtin.judge import READER_VERSION
+
+    return uses_screening_judge([verdict.judge_id]) and verdict.prompt_version == READER_VERSION
+
+
+def builtin_judge_note(judge_versions: str) -> str:
+    """The note beside a run's figures for the built-in judge: the reader's when the run's judge versions
+    name it (``builtin-5/<reader>``), else the screening judge's."""
+    from ..judges.builtin.judge import READER_VERSION
+
+    return READER_JUDGE_NOTE if f"{READER_VERSION}/" in judge_versions else SCREENING_JUDGE_NOTE
+
 
 def uses_screening_judge(judges: Sequence[str]) -> bool:
     """Whether a run's judges include the built-in screening judge."""

@@ -129,6 +129,27 @@ def test_contradicted_and_review_first_readings_and_the_screening_judge_note(qtb
     assert "does not understand" in note.text()
 
 
+def test_a_run_judged_by_the_learned_reader_is_not_called_a_screen(qtbot, window):
+    """``builtin:reader`` shares the judge id "builtin"; its procedure version says it read the sources."""
+    from sourcecheckup.judges.builtin.judge import READER_VERSION
+
+    w = window
+    with Store(w.db_path) as st:
+        run = synthesize_run(st, responses=1, statements=1, sources=1, judges=("builtin",))
+        with st.db.conn:
+            st.db.conn.execute("UPDATE verdicts SET prompt_version = ?, model_version = ?, flags = ? WHERE run_id = ?",
+                               (READER_VERSION, f"{READER_VERSION}/sourcecheckup-reader-minilm-l6-v2@4aca40177d53",
+                                json.dumps(["review_first", "decided_by:reader_page"]), run))
+    open_and_wait(qtbot, w, run)
+    note = w.results.metrics_bar.judge_note
+    assert note.isVisible() and "Learned reader" in note.text() and "does not understand" not in note.text()
+    click_cell(qtbot, w, 0, 0)
+    verdicts = w.results.matrix_tab.pair_verdicts.text()
+    assert "(learned reader)" in verdicts and "screening judge" not in verdicts
+    assert "the learned reader with the page's completeness gate" in verdicts
+    assert "Review first: the learned reader is unsure" in verdicts
+
+
 def test_no_screening_note_for_a_run_judged_by_another_judge(qtbot, window):
     w = window
     with Store(w.db_path) as st:

@@ -22,10 +22,12 @@ from PySide6.QtWidgets import (
 from sourcecheckup import review
 from sourcecheckup.models import Label
 from sourcecheckup.views.matrix import (
+    READER_JUDGE_SHORT,
     SCREENING_JUDGE_SHORT,
     MatrixCell,
     SupportMatrix,
     how_decided,
+    is_reader_verdict,
     uses_screening_judge,
     verdict_word,
 )
@@ -209,14 +211,17 @@ class MatrixTab(QSplitter):
             source_text += f"\nReference: {reference_badge(check)}: {check.evidence}"
         self.pair_source.setText(source_text)
         lines = []
-        screening = False
+        screening = reading = False
         for v in cell.verdicts:
             vm, _ = LABEL_MARK[v.verdict.label]
             word = verdict_word(v.verdict)
             if word == "contradicted":
                 vm = CONTRADICTED_MARK
             judge = v.verdict.judge_id
-            if uses_screening_judge([judge]):
+            if is_reader_verdict(v.verdict):
+                reading = True
+                judge += " (learned reader)"
+            elif uses_screening_judge([judge]):
                 screening = True
                 judge += " (screening judge)"
             lines.append(f"{vm} {judge}: {word} (score {v.verdict.score:.2f}). {v.verdict.rationale}")
@@ -224,9 +229,12 @@ class MatrixTab(QSplitter):
             if decider:
                 lines.append(f"    Decided by {decider}.")
         if cell.review_first:
-            lines.append(f"{REVIEW_FIRST_MARK} Review first: the screening judge is unsure of this pair.")
+            unsure = "the learned reader" if reading and not screening else "the screening judge"
+            lines.append(f"{REVIEW_FIRST_MARK} Review first: {unsure} is unsure of this pair.")
         if screening:
             lines.append(SCREENING_JUDGE_SHORT)
+        if reading:
+            lines.append(READER_JUDGE_SHORT)
         if cell.disagreement:
             lines.append("≠ The judges disagree on this pair.")
         if not cell.readable:

@@ -64,8 +64,9 @@ JUDGE_ID = "builtin"
 PROMPT_VERSION = "builtin-4.1"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
-# ``builtin:reader``: the learned reader decides and the exact checks veto (reader.py, docs/reader.md); not the
-# default while it measures below the screen on the suites
+# ``builtin:reader``: the learned reader decides (on a whole page read with the page's completeness features by
+# the card's page gate) and the exact checks veto (reader.py, docs/reader.md); not the default while it measures
+# below the screen on most suites
 READER_VERSION = "builtin-5"
 # the exact checks and gates that rule support out whatever the reader says (docs/reader.md: each one's
 # effect on the suites)

@@ -9,7 +9,9 @@ trained on, its threshold and review band, chosen by cross-validation).
 What it reads of a source is a few evidence windows (:func:`evidence_windows`): the source sentences
 closest to the statement in the page's order up to a word budget, and the closest sentences alone and
 with their neighbours; the best of them decides. Training builds its windows with the same functions,
-so the reader sees at run time what it learned on.
+so the reader sees at run time what it learned on. On a whole page the card's page gate reads that best
+probability together with the page's completeness features (facts.py) and decides instead
+(scripts/train_reader_gate.py).
 """
 from __future__ import annotations
 

@@ -121,7 +121,8 @@ _GENERIC_WORDS = [p for p in [
     r"\boften\b", r"\bsometimes\b", r"\blikely\b", r"\bprobably\b", r"\bunless\b", r"\bif\b",
     r"\bI\b", r"\bmy\b", r"\blimited\b",
 ]]
-_PHRASE_END = re.compile(r"[,;:.()!?]")
+# a quoted phrase ends with its clause, a teaser's ellipsis or its line ("... treatment…\nSubscribe to continue")
+_PHRASE_END = re.compile(r"[,;:.()!?\u2026\n]")
 
 
 def _is_instruction(text: str, start: int, word: str) -> bool:

@@ -180,6 +180,15 @@ def test_demo_warfarin_message_quotes_both_sides():
                          "the source says 'is still absorbed through the skin'")
 
 
+def test_the_quoted_phrase_stops_at_a_teasers_ellipsis_and_its_line():
+    teaser = ("Statin therapy is effective for the prevention of coronary heart disease and stroke but concerns "
+              "about muscle symptoms have deterred some patients from starting or continuing treatment\u2026\n"
+              "Subscribe to continue reading")
+    f = compare_overclaim("Coenzyme Q10 supplements have been proven to prevent statin-related muscle pain.", [teaser])
+    assert f.status == "unbacked"
+    assert f.message.endswith("the source says 'some patients from starting or continuing treatment'"), f.message
+
+
 def test_evidence_on_another_subject_says_nothing_of_it():
     f = compare_overclaim("Antibiotic ear drops are just as effective as oral amoxicillin.",
                           ["The clinic is open from Monday to Friday.", "Parking is behind the main building."])

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from train_reader import auc, balanced, fold_ids  # noqa: E402
 
 from sourcecheckup.evidence import SourceText  # noqa: E402
 from sourcecheckup.judges.builtin import facts, reader  # noqa: E402
@@ -54,11 +55,9 @@ ABSENCE = frozenset({"miss_names", "miss_names_frac", "miss_numbers", "weak_fact
 
 
 def page_folds(rows: list[dict[str, Any]], seed: int = 0) -> np.ndarray:
-    """Five folds split by page, as bench/judge_accuracy.py's cross_validated splits them."""
-    pages = sorted({hashlib.sha1(r["evidence"].encode()).hexdigest() for r in rows})
-    random.Random(seed).shuffle(pages)
-    fold_of = {p: k % FOLDS for k, p in enumerate(pages)}
-    return np.array([fold_of[hashlib.sha1(r["evidence"].encode()).hexdigest()] for r in rows])
+    """Five folds split by page (a page named by its text's SHA-1), as bench/judge_accuracy.py's
+    cross_validated splits them."""
+    return fold_ids([{"page": hashlib.sha1(r["evidence"].encode()).hexdigest()} for r in rows], seed, FOLDS)
 
 
 def page_rows(model: Any, rows: list[dict[str, Any]]) -> tuple[list[int], np.ndarray, np.ndarray]:
@@ -115,10 +114,6 @@ def _probability(x: np.ndarray, mean: np.ndarray, scale: np.ndarray, coef: np.nd
     return 1.0 / (1.0 + np.exp(-(((x - mean) / scale) @ coef + intercept)))
 
 
-def _balanced(y: np.ndarray, pred: np.ndarray) -> float:
-    return float((np.mean(pred[y == 1]) + np.mean(~pred[y == 0])) / 2)
-
-
 def fit_page_gate(data: Path, model: Any, seed: int = 0) -> dict[str, Any] | None:
     """The page gate for ``model`` (a reader.Reader), with its cross-validated figures; None when WiCE dev has
     too few whole pages of either label to fit and measure one."""
@@ -150,17 +145,11 @@ def fit_page_gate(data: Path, model: Any, seed: int = 0) -> dict[str, Any] | Non
             "intercept": round(intercept, 6), "threshold": THRESHOLD, "review_band": band,
             "trained_on": {WICE_DEV: len(keep)}, "C": C, "at_most_zero": sorted(ABSENCE),
             "folds": f"{FOLDS} by page, seed {seed}",
-            "cv_balanced_accuracy": round(_balanced(y, said), 4),
+            "cv_balanced_accuracy": round(balanced(y, said), 4),
             "cv_not_supported_called_supported": round(float(np.mean(said[y == 0])), 4),
             "cv_not_supported_called_supported_unflagged": round(float(np.mean(said[y == 0] & ~flagged(band)[y == 0])), 4),
             "cv_review_first": round(float(np.mean(flagged(band) | vetoed)), 4),
-            "reader_alone_auc": round(_auc(y, reader_alone), 4), "gate_cv_auc": round(_auc(y, oof), 4)}
-
-
-def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(y, s))
+            "reader_alone_auc": round(auc(y, reader_alone), 4), "gate_cv_auc": round(auc(y, oof), 4)}
 
 
 def describe(gate: dict[str, Any]) -> str:

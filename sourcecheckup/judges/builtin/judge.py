@@ -559,17 +559,17 @@ class BuiltinJudge(BaseJudge):
             score = min(p, threshold) * 0.5
             flags.append(REVIEW_FIRST)
         else:
+            card = self.reader.card
             page = self._page_gate(a, p)
-            if page is not None:
+            if page is not None and card.page_gate is not None:
                 # a whole page: the reader's probability read with the facts found on the page decides
-                card = self.reader.card
                 decider, score = "reader_page", page
-                supported = page >= card.page_gate.threshold  # type: ignore[union-attr]
-                near = abs(page - card.page_gate.threshold) < card.page_gate_band  # type: ignore[union-attr]
+                supported = page >= card.page_gate.threshold
+                near = abs(page - card.page_gate.threshold) < card.page_gate_band
             else:
                 decider, score = "reader", p
                 supported = p >= threshold
-                near = self.reader.card.near(p, threshold)
+                near = card.near(p, threshold)
             if near or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
         text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,

@@ -19,7 +19,7 @@ may be shared: CPU figures are steadier than wall-clock ones, and runs to compar
 back to back.
 
     .venv/bin/python bench/judge_speed.py [--pages 40] [--data ../shared/data/claims] [--runtimes onnx,torch]
-                                          [--judge builtin|builtin:reader]
+                                          [--judge builtin|builtin:screen|builtin:reader]
 
 The last line is for scripts, of the first runtime:
 ``judge speed: cold S s; pairs/s P (distinct pages) Q (shared pages); cpu ms/pair C``
@@ -57,7 +57,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-JUDGE = "builtin"   # --judge: the built-in judge's spec after "builtin:" ("" for the screen, "reader")
+JUDGE = "builtin"   # --judge: the built-in judge's spec after "builtin:" ("" the default, "screen", "reader")
 
 
 def new_judge() -> Any:
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--clinical", type=int, default=120, help="clinical pairs a suite judges (default %(default)s)")
     ap.add_argument("--runtimes", default="onnx,torch",
                     help="embedding runtimes to measure, the first one's summary last (default %(default)s)")
-    ap.add_argument("--judge", default="builtin", help="builtin (the screen) or builtin:reader (default %(default)s)")
+    ap.add_argument("--judge", default="builtin", help="builtin (the reader on whole pages, the screen elsewhere), builtin:screen or builtin:reader (default %(default)s)")
     args = ap.parse_args(argv)
     global JUDGE
     JUDGE = args.judge.removeprefix("builtin").lstrip(":")
@@ -194,7 +194,7 @@ def run_modes(args: argparse.Namespace, wice: list[dict[str, Any]], wanted: str)
             by_page.setdefault(r["evidence"], []).append((r["claim"], r["evidence"]))
         results.append(measure(f"shared pages: {path.stem} as an audit", list(by_page.values()), together))
 
-    print(f"built-in judge {JUDGE or 'screen'} speed ({embeddings.runtime()} runtime (cold: {runtime}); {embeddings._threads()} threads; "
+    print(f"built-in judge {JUDGE or 'default'} speed ({embeddings.runtime()} runtime (cold: {runtime}); {embeddings._threads()} threads; "
           f"batches of {embeddings.BATCH_SIZE}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
     print(f"  cold start       {cold:6.2f} s  (process start to first verdict, one 6 KB page)")
     for r in results:

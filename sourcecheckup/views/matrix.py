@@ -61,28 +61,35 @@ SCREENING_JUDGE_NOTE = (
 SCREENING_JUDGE_SHORT = ("Screening judge: it checks numbers, units, doses, instructions, absolute claims and "
                          "wording overlap, not meaning. A stronger judge: Settings → Judges.")
 
-# ``builtin:reader``: the same judge id, its own procedure version (judges/builtin/judge.py READER_VERSION)
+# the learned reader's verdicts: the same judge id, their own model version (``builtin-5/<reader>``, judges/builtin/
+# judge.py READER_VERSION). The default judge reads whole pages and screens short sources, so a run may hold both.
 READER_JUDGE_NOTE = (
-    "Learned reader (built-in, experimental): a small model trained here reads each source and the exact checks "
-    "veto; it is no stronger than the screening judge on most measured sets (docs/reader.md). For a stronger "
-    "judge: Settings → Judges.")
-READER_JUDGE_SHORT = ("Learned reader (experimental): a small model trained here reads the source, exact checks "
-                      "veto. A stronger judge: Settings → Judges.")
+    "Learned reader (built-in): a small model trained here read each source and exact checks veto; weaker than "
+    "an LLM judge on most measured sets (docs/reader.md). For a stronger judge: Settings → Judges.")
+READER_JUDGE_SHORT = ("Learned reader: a small model trained here reads the source, exact checks veto. A "
+                      "stronger judge: Settings → Judges.")
+BUILTIN_JUDGE_NOTE = (
+    "Built-in judge: a small model trained here read the whole pages (exact checks veto); the short passages were "
+    "screened by numbers, units, doses, instructions and wording overlap, not read. For a stronger judge: "
+    "Settings → Judges.")
 
 
 def is_reader_verdict(verdict: Verdict) -> bool:
-    """Whether the built-in judge's learned reader (``builtin:reader``) gave this verdict."""
+    """Whether the built-in judge's learned reader gave this verdict (its model version names the reader)."""
     from ..judges.builtin.judge import READER_VERSION
 
-    return uses_screening_judge([verdict.judge_id]) and verdict.prompt_version == READER_VERSION
+    return uses_screening_judge([verdict.judge_id]) and (verdict.model_version or "").startswith(f"{READER_VERSION}/")
 
 
 def builtin_judge_note(judge_versions: str) -> str:
-    """The note beside a run's figures for the built-in judge: the reader's when the run's judge versions
-    name it (``builtin-5/<reader>``), else the screening judge's."""
-    from ..judges.builtin.judge import READER_VERSION
+    """The note beside a run's figures for the built-in judge, by which of its procedures gave the verdicts
+    (the run's judge versions): the reader's (``builtin-5/<reader>``), the screen's, or both."""
+    from ..judges.builtin.judge import PROMPT_VERSION, READER_VERSION
 
-    return READER_JUDGE_NOTE if f"{READER_VERSION}/" in judge_versions else SCREENING_JUDGE_NOTE
+    read, screened = f"{READER_VERSION}/" in judge_versions, f"{PROMPT_VERSION}/" in judge_versions
+    if read and screened:
+        return BUILTIN_JUDGE_NOTE
+    return READER_JUDGE_NOTE if read else SCREENING_JUDGE_NOTE
 
 
 def uses_screening_judge(judges: Sequence[str]) -> bool:
@@ -102,8 +109,9 @@ BUILTIN_DECIDERS = {
     "outright": "the source sentence states it outright (every key term, the same negation)",
     "completeness": "the completeness gate (is every part of the statement on the page?)",
     "score": "the trained score",
-    "reader": "the learned reader (builtin:reader)",
-    "reader_page": "the learned reader with the page's completeness gate (builtin:reader on a whole page)",
+    "figure": "the figure check (a year or count of the statement that the whole page never gives)",
+    "reader": "the learned reader",
+    "reader_page": "the learned reader with the page's completeness gate (a whole page)",
 }
 
 

@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 
 from sourcecheckup import embeddings  # noqa: E402
 from sourcecheckup.cli import main as cli_main  # noqa: E402
-from sourcecheckup.judges.builtin import MODEL_FULL, MODEL_LEXICAL  # noqa: E402
+from sourcecheckup.judges.builtin import MODEL_FULL, MODEL_LEXICAL, READER_VERSION, BuiltinJudge  # noqa: E402
 from sourcecheckup.judges.versions import degraded_warning, from_usage, runtime_warning, versions_text  # noqa: E402
 from sourcecheckup.resources import resources_dir  # noqa: E402
 
@@ -65,11 +65,15 @@ def test_the_full_builtin_judge_is_named_without_a_warning(tmp_path, capsys):
     if not embeddings.available():
         pytest.skip("the embedding model package is not installed here")
     report, out, err, _ = audit_one_sample(tmp_path, capsys)
-    assert report["audit_trail"]["judge_versions"] == f"builtin ({MODEL_FULL})"
+    # the default judge reads whole pages (the sample's sources all are) and screens short sources
+    reader = BuiltinJudge(use_reader=True).model_version
+    assert reader.startswith(f"{READER_VERSION}/") and reader.endswith(MODEL_FULL.split("/", 1)[1])
+    versions = f"builtin ({reader})"
+    assert report["audit_trail"]["judge_versions"] == versions
     assert report["audit_trail"]["judge_warning"] == ""
     assert "without its embedding model" not in out + err
     assert 'id="judge-warning"' not in (tmp_path / "r.html").read_text()
-    assert f"judge version            builtin ({MODEL_FULL})" in out
+    assert f"judge version            {versions}" in out
 
 
 def test_the_metrics_bar_names_the_judge_version_and_warns_on_the_lexical_fallback(qtbot, tmp_path, capsys,

@@ -1,4 +1,8 @@
-"""The built-in offline judge: a screening judge, not a reader.
+"""The built-in offline judge: a screen of exact checks and a trained score, and a learned reader.
+
+By default (``builtin``) the learned reader (``reader``) decides on a whole page of 8 sentences or more, with
+its page gate and the exact checks as vetoes; the screen below decides on short sources, where the reader
+does not yet measure above it (docs/reader.md). ``builtin:screen`` is the screen alone.
 
 For each statement x source pair it finds the best passages (BM25 and sentence-embedding
 similarity with all-MiniLM-L6-v2), then runs the checks a screen can do exactly
@@ -48,6 +52,7 @@ from .judge import (
     CHECK_PASSAGES,
     CHECK_SENTENCES,
     CORROBORATED_SIMILARITY,
+    HYBRID_VERSION,
     JUDGE_ID,
     MAX_EMBEDDED_SENTENCES,
     MAX_QUOTE_CHARS,
@@ -67,7 +72,7 @@ from .screen import STRICT_UNITS, CheckOutcome, Checks, check_sentences, run_che
 
 __all__ = [
     "BATCH_PAIRS", "BM25_CANDIDATES", "CHECK_PASSAGES", "CHECK_SENTENCES", "CORROBORATED_SIMILARITY",
-    "EMBEDDING_FEATURES", "JUDGE_ID", "LEXICAL_FEATURES", "MAX_EMBEDDED_SENTENCES", "MAX_QUOTE_CHARS",
+    "EMBEDDING_FEATURES", "HYBRID_VERSION", "JUDGE_ID", "LEXICAL_FEATURES", "MAX_EMBEDDED_SENTENCES", "MAX_QUOTE_CHARS",
     "MODEL_FULL", "MODEL_LEXICAL", "NEGATION_VETO_COVERAGE", "PROMPT_VERSION", "READER_VERSION", "REVIEW_BAND",
     "STRICT_UNITS", "VETOES",
     "BuiltinJudge", "BuiltinParams", "CheckOutcome", "Checks", "LogisticModel", "PairAnalysis", "Quantity",

@@ -64,6 +64,8 @@ _DIGITS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six"
            "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# "2018–19": the 19 ends a year range that a page writes "2018-2019"
+_YEAR_RANGE_END = re.compile(r"\b\d{4}\s*[\u2013\u2014-]\s*(\d{1,2})\b")
 _NAME = re.compile(r"\b[A-Z][a-zA-Z]+|\b[A-Z]{2,}\b")
 
 # what the completeness model reads: the facts' shares of key words in their best window ("win") and on
@@ -153,6 +155,20 @@ class FactsFinding:
     def weakest(self) -> int:
         """The fact least found: lowest window share, then most missing words."""
         return min(range(len(self.facts)), key=lambda i: (self.coverage[i], -len(self.missing[i]), i))
+
+    def absent_figures(self, statement: str) -> list[str]:
+        """The statement's figures found nowhere on the page, less the end of a year range ("2018–19")."""
+        ends = set(_YEAR_RANGE_END.findall(statement))
+        return [n for n in self.missing_numbers if n not in ends]
+
+    def unsure_part(self) -> str:
+        """The part a supported verdict leaves to a person: "'later won an Oscar' (Oscar found nowhere on the
+        page)"; the fact that names what the page lacks, else the weakest."""
+        absent = self.missing_names or self.missing_numbers
+        i = next((k for k, f in enumerate(self.facts) if any(a in f for a in absent)), self.weakest())
+        words = absent or self.missing[i]
+        fact = self.facts[i] if len(self.facts[i]) <= 90 else self.facts[i][:90].rsplit(" ", 1)[0] + "…"
+        return f"'{fact}'" + (f" ({', '.join(words[:3])} found nowhere on the page)" if words else "")
 
     def missing_part(self) -> str:
         """The words a rationale names: "'with 17 hours left' is not in the source"."""

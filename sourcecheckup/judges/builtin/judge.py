@@ -2,7 +2,8 @@
 
 ``analyse_pair`` chooses the best passage and quote, runs the exact checks (``screen``) and
 computes the wording features (``features``); ``BuiltinJudge`` turns that into a Verdict, worded by
-``explanation.rationale``; ``from_spec`` builds it from ``builtin`` or ``builtin:0.6``.
+``explanation.rationale``; ``from_spec`` builds it from ``builtin`` (the learned reader on whole pages, the
+screen elsewhere), ``builtin:screen``, ``builtin:reader`` or ``builtin:0.6``.
 """
 from __future__ import annotations
 
@@ -64,13 +65,13 @@ JUDGE_ID = "builtin"
 PROMPT_VERSION = "builtin-4.1"
 MODEL_FULL = f"{PROMPT_VERSION}/{embeddings.MODEL_NAME}"
 MODEL_LEXICAL = f"{PROMPT_VERSION}/lexical"
-# ``builtin:reader``: the learned reader decides (on a whole page read with the page's completeness features by
-# the card's page gate) and the exact checks veto (reader.py, docs/reader.md); not the default while it measures
-# below the screen on most suites
+# ``builtin:reader``: the learned reader decides (on a whole page with its page gate), the exact checks veto
 READER_VERSION = "builtin-5"
+# ``builtin``: the reader on whole pages (where it measures above the screen), the screen on short sources
+HYBRID_VERSION = "builtin-6"
 # the exact checks and gates that rule support out whatever the reader says (docs/reader.md: each one's
 # effect on the suites)
-VETOES = frozenset({"quantity", "instruction", "overclaim", "attribution", "negation", "closest_text"})
+VETOES = frozenset({"quantity", "instruction", "overclaim", "attribution", "negation", "closest_text", "figure"})
 
 # sources longer than this many sentences are embedded only around their BM25 best passages
 MAX_EMBEDDED_SENTENCES = 400
@@ -332,17 +333,19 @@ class BuiltinJudge(BaseJudge):
 
     def __init__(self, threshold: float | None = None, use_embeddings: bool | None = None,
                  params: BuiltinParams | None = None, use_reader: bool = False,
-                 vetoes: frozenset[str] | None = None) -> None:
+                 vetoes: frozenset[str] | None = None, pages_only: bool = False) -> None:
         self.params = params or load_params()
         if use_embeddings is None:
             use_embeddings = embeddings.available()
         self.use_embeddings = use_embeddings
         self._threshold = threshold
         self.use_reader = use_reader
+        # the reader decides on whole pages only (with its page gate), the screen on short sources
+        self.pages_only = pages_only
         self.vetoes = VETOES if vetoes is None else frozenset(vetoes)
         self._reader: reader.Reader | None = None
         if use_reader:
-            self.prompt_version = READER_VERSION
+            self.prompt_version = HYBRID_VERSION if pages_only else READER_VERSION
 
     @property
     def reader(self) -> reader.Reader:
@@ -355,8 +358,16 @@ class BuiltinJudge(BaseJudge):
         return self.use_reader and self.reader.reads_facts
 
     @property
+    def _reads_all(self) -> bool:
+        return self.use_reader and not self.pages_only
+
+    def reads(self, source: SourceText) -> bool:
+        """Whether the reader decides on ``source`` (else the screen does)."""
+        return self._reads_all or (self.use_reader and len(_prepare_source(source).sentences) >= PAGE_SENTENCES)
+
+    @property
     def review_band(self) -> float:
-        return self.reader.card.review_band if self.use_reader else REVIEW_BAND
+        return self.reader.card.review_band if self._reads_all else REVIEW_BAND
 
     def provenance(self) -> dict[str, Any]:
         """The trained parameters' and (when used) the embedding model's SHA-256, stored with a run."""
@@ -367,7 +378,10 @@ class BuiltinJudge(BaseJudge):
         if self.use_embeddings:
             rec["embedding_model"] = embeddings.model_record()
         if self.use_reader:
-            rec.update(reader=self.reader.record(), review_band=self.review_band, vetoes=sorted(self.vetoes))
+            rec.update(reader=self.reader.record(), review_band=self.reader.card.review_band,
+                       vetoes=sorted(self.vetoes), reader_decides="whole pages" if self.pages_only else "every source")
+            if self.pages_only:
+                rec["screen_model_version"] = self._screen_version
         return rec
 
     @property
@@ -378,7 +392,7 @@ class BuiltinJudge(BaseJudge):
     def threshold(self) -> float:
         if self._threshold is not None:
             return self._threshold
-        return self.reader.card.threshold if self.use_reader else self.model.threshold
+        return self.reader.card.threshold if self._reads_all else self.model.threshold
 
     def reader_threshold(self, source: SourceText) -> float:
         """The reader's threshold for ``source``: the one the spec sets, else the card's for its length."""
@@ -396,6 +410,10 @@ class BuiltinJudge(BaseJudge):
             rec = self.reader.record()
             window = embeddings.model_id() if self.use_embeddings else "lexical"
             return f"{READER_VERSION}/{rec['name']}@{rec.get('served') or rec['sha256'][:12]}/{window}"
+        return self._screen_version
+
+    @property
+    def _screen_version(self) -> str:
         return f"{PROMPT_VERSION}/{embeddings.model_id()}" if self.use_embeddings else MODEL_LEXICAL
 
     # -- the synchronous core ------------------------------------------------------------
@@ -421,10 +439,11 @@ class BuiltinJudge(BaseJudge):
             _check(stop)
             statement, source = pairs[k]
             results[k] = analyse_pair(statement, source, self.params.idf, statement_vecs.get(statement),
-                                      sentence_vecs.get(id(source)), statement_vecs, read=self.use_reader,
-                                      read_facts=self._reads_facts)
+                                      sentence_vecs.get(id(source)), statement_vecs, read=self.reads(source),
+                                      read_facts=self._reads_facts and self.reads(source))
         if self.use_reader:
-            self.reader.read([(pairs[k][0], a) for k, a in enumerate(results) if isinstance(a, PairAnalysis)], stop)
+            self.reader.read([(pairs[k][0], a) for k, a in enumerate(results)
+                              if isinstance(a, PairAnalysis) and a.windows], stop)
         return results
 
     def _embed(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
@@ -472,8 +491,8 @@ class BuiltinJudge(BaseJudge):
         if isinstance(analysis, str):
             return Verdict.error(self.id, analysis, prompt_version=self.prompt_version,
                                  model_version=self.model_version)
-        if self.use_reader:
-            return self._reader_verdict(source, analysis)
+        if self.use_reader and (self._reads_all or analysis.windows):
+            return self._reader_verdict(statement, source, analysis)
         a = analysis
         score = self.model.probability(a.features)
         decisive = a.checks.decisive if a.checks else None
@@ -483,7 +502,7 @@ class BuiltinJudge(BaseJudge):
             # an exact check decides: the trained score never overrides a contradicted or missing figure
             decider = decisive.kind
             supported = False
-            score = min(score, self.threshold) * 0.5
+            score = min(score, self._screen_threshold) * 0.5
             quote = decisive.sentence or a.quote
             if decisive.status == "contradicted":
                 flags.append(CONTRADICTED)
@@ -495,7 +514,7 @@ class BuiltinJudge(BaseJudge):
                 # when it is all there is
                 score = max(score, (score + 1.0) / 2.0)
             # on a whole page the completeness model, which reads the score with the facts found, decides
-            threshold, band = self.threshold, REVIEW_BAND
+            threshold, band = self._screen_threshold, REVIEW_BAND
             complete = self._facts_gate(a, score)
             if complete is not None:
                 score, threshold, band = complete, self.page_threshold, FACTS_REVIEW_BAND
@@ -515,10 +534,10 @@ class BuiltinJudge(BaseJudge):
                 decider = "subject"
             if uncertain or a.veto or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
-        return self._finish(a, source, supported, score, quote, flags, decider, rationale(a, supported))
+        return self._finish(a, source, supported, score, quote, flags, decider, rationale(a, supported), read=False)
 
     def _finish(self, a: PairAnalysis, source: SourceText, supported: bool, score: float, quote: str,
-                flags: list[str], decider: str, text: str) -> Verdict:
+                flags: list[str], decider: str, text: str, read: bool = True) -> Verdict:
         """The Verdict of either procedure: a supported verdict quotes the sentence where its figures or
         instruction were found, else the closest sentence."""
         matched = [o.sentence for o in a.checks.passed if o.sentence] if a.checks else []
@@ -533,24 +552,23 @@ class BuiltinJudge(BaseJudge):
             quote_found=quote_in_source(quote, source.text),
             judge_id=self.id,
             prompt_version=self.prompt_version,
-            model_version=self.model_version,
+            # the procedure that gave it: the default judge reads whole pages and screens the rest
+            model_version=self.model_version if read else self._screen_version,
             flags=(*flags, DECIDED_BY + decider),
         )
 
-    def _reader_verdict(self, source: SourceText, a: PairAnalysis) -> Verdict:
+    def _reader_verdict(self, statement: str, source: SourceText, a: PairAnalysis) -> Verdict:
         """The reader decides; a failed exact check (or a gate in ``vetoes``) rules support out."""
-        p = float(a.reader if a.reader is not None else 0.0)
-        threshold = self.reader_threshold(source)
+        p, threshold = float(a.reader if a.reader is not None else 0.0), self.reader_threshold(source)
         decisive = a.checks.decisive if a.checks else None
         if decisive is not None and decisive.kind not in self.vetoes:
             decisive = None
         veto = a.veto if a.veto and self._gate_of(a.veto) in self.vetoes else ""
         flags: list[str] = []
-        quote = a.quote
+        quote, partial = a.quote, ""
         if decisive is not None:
             # an exact check decides: the reader never overrides a contradicted or missing figure
-            decider, supported = decisive.kind, False
-            score = min(p, threshold) * 0.5
+            decider, supported, score = decisive.kind, False, min(p, threshold) * 0.5
             quote = decisive.sentence or a.quote
             if decisive.status == "contradicted":
                 flags.append(CONTRADICTED)
@@ -563,19 +581,26 @@ class BuiltinJudge(BaseJudge):
             page = self._page_gate(a, p)
             if page is not None and card.page_gate is not None:
                 # a whole page: the reader's probability read with the facts found on the page decides
-                decider, score = "reader_page", page
-                supported = page >= card.page_gate.threshold
-                near = abs(page - card.page_gate.threshold) < card.page_gate_band
+                decider, score, threshold = "reader_page", page, card.page_gate.threshold
+                supported = page >= threshold
+                near, weak = abs(page - threshold) < card.page_gate_band, page < threshold + card.page_gate_weak_band
             else:
-                decider, score = "reader", p
-                supported = p >= threshold
-                near = card.near(p, threshold)
-            if near or (supported and a.checks is not None and a.checks.unsure):
+                decider, score, supported = "reader", p, p >= threshold
+                near, weak = card.near(p, threshold), False
+            absent = a.facts.absent_figures(statement) if supported and a.facts and "figure" in self.vetoes else []
+            if absent:
+                # a year or count the page never gives ("1987" where it says 1989): the reader does not compare them
+                veto, decider, supported, score = (f"the page never gives {' or '.join(absent[:2])}", "figure", False,
+                                                   min(score, threshold) * 0.5)
+            # a weak fact, or a name the page never gives, not far above the threshold: the page may hold only part
+            weak = weak and bool(a.facts and (a.facts.features.get("weak_facts") or a.facts.missing_names))
+            partial = a.facts.unsure_part() if supported and a.facts and weak else ""
+            if near or absent or partial or (supported and a.checks is not None and a.checks.unsure):
                 flags.append(REVIEW_FIRST)
         text = reader.rationale(supported, p, REVIEW_FIRST in flags, decisive=decisive, veto=veto,
                                 passed=passed_checks(a), unsure=a.checks.unsure if a.checks else (),
                                 flips=a.flips, missing_terms=a.missing_terms, weakest=a.weakest,
-                                page=score if decider == "reader_page" else None)
+                                page=score if decider == "reader_page" else None, partial=partial)
         return self._finish(a, source, supported, score, quote, flags, decider, text)
 
     def _page_gate(self, a: PairAnalysis, p: float) -> float | None:
@@ -588,6 +613,7 @@ class BuiltinJudge(BaseJudge):
     @staticmethod
     def _gate_of(veto: str) -> str:
         return "negation" if _is_negation(veto) else "closest_text"
+
 
     def _facts_gate(self, a: PairAnalysis, score: float) -> float | None:
         """The probability that the page holds every fact of the statement (None: no page, or no model)."""
@@ -602,8 +628,12 @@ class BuiltinJudge(BaseJudge):
         """The decision threshold on a whole page: the completeness model's, or the one the spec sets."""
         model = self.facts_model
         if self._threshold is not None or model is None:
-            return self.threshold
+            return self._screen_threshold
         return model.threshold
+
+    @property
+    def _screen_threshold(self) -> float:
+        return self.model.threshold if self._threshold is None else self._threshold
 
     def score_pairs(self, pairs: Sequence[tuple[str, SourceText]], stop: threading.Event | None = None
                     ) -> list[Verdict]:
@@ -636,8 +666,10 @@ class BuiltinJudge(BaseJudge):
 
 
 def from_spec(arg: str, **options: Any) -> BuiltinJudge:
-    """``builtin`` or ``builtin:0.6`` (a decision threshold on the support probability); ``builtin:reader`` or
-    ``builtin:reader:0.5``: the learned reader decides (see reader.py).
+    """``builtin``: the learned reader decides on whole pages (with its page gate), the screen on short sources;
+    the screen everywhere when the reader, its page gate or the embedding model is missing. ``builtin:screen``
+    or ``builtin:0.6`` (a decision threshold on the screen's support probability): the screen everywhere.
+    ``builtin:reader`` or ``builtin:reader:0.5``: the learned reader decides on every source (see reader.py).
 
     Options: ``threshold`` (float), ``use_embeddings`` (bool; default: when the model is installed),
     ``vetoes`` (reader mode: the exact checks that may rule support out; default ``VETOES``).
@@ -647,8 +679,11 @@ def from_spec(arg: str, **options: Any) -> BuiltinJudge:
     vetoes = options.pop("vetoes", None)
     arg = (arg or "").strip()
     use_reader = arg == "reader" or arg.startswith("reader:")
+    pages_only = not arg
     if use_reader:
         arg = arg[len("reader"):].lstrip(":").strip()
+    elif arg == "screen":
+        arg = ""
     if arg:
         try:
             threshold = float(arg)
@@ -659,5 +694,7 @@ def from_spec(arg: str, **options: Any) -> BuiltinJudge:
         raise JudgeSpecError(f"builtin judge: threshold {threshold} must lie between 0 and 1")
     if use_reader and not reader.available():
         raise JudgeSpecError("builtin judge: the reader's model is not installed (resources/reader)")
-    return BuiltinJudge(threshold=None if threshold is None else float(threshold),
-                        use_embeddings=use_embeddings, use_reader=use_reader, vetoes=vetoes)
+    if pages_only and threshold is None and (embeddings.available() if use_embeddings is None else use_embeddings):
+        use_reader = reader.available() and reader.ReaderCard.load(reader.reader_dir()).page_gate is not None
+    return BuiltinJudge(threshold=None if threshold is None else float(threshold), use_embeddings=use_embeddings,
+                        use_reader=use_reader, vetoes=vetoes, pages_only=pages_only and use_reader)

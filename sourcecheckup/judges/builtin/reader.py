@@ -107,6 +107,9 @@ class ReaderCard:
     # by page (scripts/train_reader.py, stage ``gate``); it decides, with its own review band
     page_gate: LogisticModel | None = None
     page_gate_band: float = 0.0
+    # above the gate's threshold by less than this, a page on which a fact of the statement is weak (facts.py
+    # weak_facts) is left to a person: most false passes of the gate are such pages
+    page_gate_weak_band: float = 0.0
 
     @classmethod
     def load(cls, folder: Path) -> "ReaderCard":
@@ -116,7 +119,8 @@ class ReaderCard:
         return cls(name=raw["name"], threshold=float(raw["threshold"]), review_band=float(raw["review_band"]),
                    data=raw, short_threshold=None if short is None else float(short),
                    page_gate=LogisticModel.from_json(gate) if gate else None,
-                   page_gate_band=float(gate.get("review_band", 0.0)) if gate else 0.0)
+                   page_gate_band=float(gate.get("review_band", 0.0)) if gate else 0.0,
+                   page_gate_weak_band=float(gate.get("weak_fact_band", 0.0)) if gate else 0.0)
 
     def gate_probability(self, p: float, page_features: dict[str, float] | None) -> float | None:
         """The page gate's probability that the page supports the whole statement, from the reader's ``p`` and
@@ -151,6 +155,7 @@ class ReaderCard:
             out.update(short_threshold=self.short_threshold, short_source_words=WINDOW_WORDS)
         if self.page_gate is not None:
             out.update(page_gate_threshold=self.page_gate.threshold, page_gate_band=self.page_gate_band,
+                       page_gate_weak_band=self.page_gate_weak_band,
                        page_gate_features=list(self.page_gate.features))
         return out
 
@@ -275,13 +280,14 @@ class Reader:
 def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, veto: str = "", passed: str = "",
               unsure: Sequence[Any] = (), flips: Sequence[tuple[str, str]] = (),
               missing_terms: Sequence[str] = (), weakest: tuple[str, float] | None = None,
-              page: float | None = None) -> str:
+              page: float | None = None, partial: str = "") -> str:
     """One plain sentence for a ``builtin:reader`` verdict that never contradicts its label.
 
     A failed exact check decides the label and is the whole rationale ("contradicted: statement 2,400 mg/24 h;
     source 1,200 mg/24 h ..."). Otherwise the reader's probability, the checks that passed and, for an
     unsupported verdict, what the closest text lacks. On a whole page, ``page`` is the page gate's probability
-    (the reader's read with the facts found on the page), and it decided.
+    (the reader's read with the facts found on the page), and it decided; ``partial``: the part of the statement
+    the page may not hold (facts.py ``missing_part``), which leaves a supported verdict to a person.
     """
     from ...models import contradicted_rationale
 
@@ -301,6 +307,8 @@ def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, 
         if figures:
             # a plain figure (a count, an age, a duration) the source words another way: left to a person
             return head + tail + f"; review first: the source does not repeat {', '.join(figures[:2])} as written."
+        if partial:
+            return head + tail + f"; review first: the page may not hold all of {partial}."
         if review:
             return head + tail + "; review first: the probability is close to the threshold."
         return head + tail + "; no inconsistency found."

@@ -325,7 +325,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             setattr(ns, attr, default)
     if not args.quiet:
         print(f"demo: auditing the bundled sample answers ({len(list((samples / 'answers').iterdir()))} files) offline "
-              f"with the built-in screening judge; database {args.db}", file=sys.stderr)
+              f"with the built-in judge; database {args.db}", file=sys.stderr)
     code = cmd_audit(ns)
     if code == EXIT_OK:
         print(f"demo report: {out}")

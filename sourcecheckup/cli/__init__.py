@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "/v1/embeddings (vLLM, Ollama, llama.cpp --embeddings, TEI), e.g. "
                         "http://127.0.0.1:8080/v1#all-minilm; it must run all-MiniLM-L6-v2 for the same labels")
     p.add_argument("--reader", metavar="URL#MODEL|tei:URL",
-                   help="builtin:reader's probabilities from a rerank server: vLLM's /v1/rerank (e.g. "
+                   help="the learned reader's probabilities (builtin on whole pages, builtin:reader everywhere) from "
+                        "a rerank server: vLLM's /v1/rerank (e.g. "
                         "http://127.0.0.1:8000/v1#sourcecheckup-reader) or TEI's /rerank (tei:http://127.0.0.1:8080); "
                         "it must serve the bundled reader")
     p.add_argument("--cluster", metavar="tcp://HOST:PORT",

@@ -15,6 +15,7 @@ from sourcecheckup.fetching import FetchOptions
 from sourcecheckup.ingest import load_path
 from sourcecheckup.pipeline import Audit, RunConfig
 from sourcecheckup.store import Store
+from tests.support import fake_judge  # noqa: F401  (registers the 'keyword' judge)
 
 
 @pytest.fixture(scope="module")

@@ -271,10 +271,12 @@ class SettingsDialog(QDialog):
 
 
 JUDGE_LIMITS = (
-    "The built-in judge is a screening judge, not a reader: it checks that a statement's numbers, units, "
-    "negations and key terms appear in the best-matching passages of a source and scores the match with a "
-    "small trained model. It can miss paraphrased support and can accept a passage that uses the same words "
-    "with a different meaning. Treat its verdicts as a first pass: review unsupported and borderline pairs, "
+    "The built-in judge is a screening judge with a small learned reader: on a whole page a small model trained "
+    "here reads the statement against the page's closest sentences; on a short source it checks that a "
+    "statement's numbers, units, negations and key terms appear in the best-matching passages and scores the "
+    "match with a small trained model. Figures, doses and instructions are checked exactly everywhere. It can "
+    "miss paraphrased support and can accept a passage that uses the same words with a different meaning. "
+    "Treat its verdicts as a first pass: review unsupported and borderline pairs, "
     "or run an LLM judge (Settings → Judges) for final figures."
 )
 

@@ -348,7 +348,7 @@ class MatrixModel(QAbstractTableModel):
             for v in cell.verdicts:
                 lines.append(f"{v.verdict.judge_id}: {verdict_word(v.verdict)}")
             if cell.review_first:
-                lines.append("review first: the screening judge is unsure of this pair")
+                lines.append("review first: the judge is unsure of this pair")
             if cell.override is not None:
                 lines.append(f"reviewer override: {LABEL_MARK[cell.override][1]}")
             elif cell.reviewed_without_label:

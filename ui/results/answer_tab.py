@@ -125,7 +125,7 @@ class AnswerTab(QWidget):
                 what = "quote" if v.verdict.label is Label.SUPPORTED else "source sentence it read"
                 lines.append(f"   {what}{found}: “{v.verdict.quote}”")
         if cell.review_first:
-            lines.append(f"   {REVIEW_FIRST_MARK} review first: the screening judge is unsure")
+            lines.append(f"   {REVIEW_FIRST_MARK} review first: the judge is unsure")
         if cell.override is not None:
             lines.append(f"   {REVIEW_MARK} reviewer: {LABEL_MARK[cell.override][1]}")
         return lines

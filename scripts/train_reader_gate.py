@@ -154,7 +154,7 @@ def fit_page_gate(data: Path, model: Any, seed: int = 0) -> dict[str, Any] | Non
             "trained_on": {WICE_DEV: len(keep)}, "C": C, "at_most_zero": sorted(ABSENCE),
             "folds": f"{FOLDS} by page, seed {seed}",
             "cv_balanced_accuracy": round(balanced(y, said), 4),
-            "cv_not_supported_called_supported": round(float(np.mean(said[y == 0])), 4),
+            "cv_not_supported_called_supported": round(float(np.mean(said[negative])), 4),
             "cv_not_supported_called_supported_unflagged": round(float(np.mean((said & ~flagged(band, weak))[negative])), 4),
             "cv_review_first": round(float(np.mean(flagged(band, weak) | vetoed)), 4),
             "reader_alone_auc": round(auc(y, reader_alone), 4), "gate_cv_auc": round(auc(y, oof), 4)}

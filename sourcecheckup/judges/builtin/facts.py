@@ -167,20 +167,22 @@ class FactsFinding:
         absent = self.missing_names or self.missing_numbers
         i = next((k for k, f in enumerate(self.facts) if any(a in f for a in absent)), self.weakest())
         words = absent or self.missing[i]
-        fact = self.facts[i] if len(self.facts[i]) <= 90 else self.facts[i][:90].rsplit(" ", 1)[0] + "…"
-        return f"'{fact}'" + (f" ({', '.join(words[:3])} found nowhere on the page)" if words else "")
+        return f"'{_shortened(self.facts[i])}'" + (f" ({', '.join(words[:3])} found nowhere on the page)" if words else "")
 
     def missing_part(self) -> str:
         """The words a rationale names: "'with 17 hours left' is not in the source"."""
         i = self.weakest()
-        fact = self.facts[i]
-        if len(fact) > 90:
-            fact = fact[:90].rsplit(" ", 1)[0] + "…"
+        fact = _shortened(self.facts[i])
         absent = self.missing_names or self.missing_numbers or self.missing[i]
         if absent and len(self.facts) == 1:
             return f"{', '.join(repr(a) for a in absent[:3])} {'is' if len(absent) == 1 else 'are'} not in the source"
         detail = f" ({', '.join(absent[:3])} not found)" if absent else ""
         return f"'{fact}' is not in the source as stated{detail}"
+
+
+def _shortened(fact: str, limit: int = 90) -> str:
+    """A fact as a rationale quotes it: at most ``limit`` characters, cut at a word."""
+    return fact if len(fact) <= limit else fact[:limit].rsplit(" ", 1)[0] + "…"
 
 
 def _matched_figures(statement: str, numbers: set[str], sentences: Sequence[str]) -> set[str]:

@@ -438,9 +438,10 @@ class BuiltinJudge(BaseJudge):
         for k in todo:
             _check(stop)
             statement, source = pairs[k]
+            read = self.reads(source)
             results[k] = analyse_pair(statement, source, self.params.idf, statement_vecs.get(statement),
-                                      sentence_vecs.get(id(source)), statement_vecs, read=self.reads(source),
-                                      read_facts=self._reads_facts and self.reads(source))
+                                      sentence_vecs.get(id(source)), statement_vecs, read=read,
+                                      read_facts=read and self._reads_facts)
         if self.use_reader:
             self.reader.read([(pairs[k][0], a) for k, a in enumerate(results)
                               if isinstance(a, PairAnalysis) and a.windows], stop)
@@ -613,7 +614,6 @@ class BuiltinJudge(BaseJudge):
     @staticmethod
     def _gate_of(veto: str) -> str:
         return "negation" if _is_negation(veto) else "closest_text"
-
 
     def _facts_gate(self, a: PairAnalysis, score: float) -> float | None:
         """The probability that the page holds every fact of the statement (None: no page, or no model)."""

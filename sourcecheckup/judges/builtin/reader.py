@@ -108,7 +108,7 @@ class ReaderCard:
     page_gate: LogisticModel | None = None
     page_gate_band: float = 0.0
     # above the gate's threshold by less than this, a page on which a fact of the statement is weak (facts.py
-    # weak_facts) is left to a person: most false passes of the gate are such pages
+    # weak_facts) or a name is found nowhere is left to a person: most false passes of the gate are such pages
     page_gate_weak_band: float = 0.0
 
     @classmethod
@@ -287,7 +287,7 @@ def rationale(supported: bool, p: float, review: bool, *, decisive: Any = None, 
     source 1,200 mg/24 h ..."). Otherwise the reader's probability, the checks that passed and, for an
     unsupported verdict, what the closest text lacks. On a whole page, ``page`` is the page gate's probability
     (the reader's read with the facts found on the page), and it decided; ``partial``: the part of the statement
-    the page may not hold (facts.py ``missing_part``), which leaves a supported verdict to a person.
+    the page may not hold (facts.py ``unsure_part``), which leaves a supported verdict to a person.
     """
     from ...models import contradicted_rationale
 

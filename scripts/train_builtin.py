@@ -75,17 +75,17 @@ class EmbeddingCache:
             self.vectors = dict(zip(data["texts"].tolist(), data["vectors"]))
         self._embed = embeddings.embed
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
         if missing:
-            for t, v in zip(missing, self._embed(missing)):
+            for t, v in zip(missing, self._embed(missing, **kwargs)):
                 self.vectors[t] = v
         if not texts:
             return np.zeros((0, embeddings.DIMENSIONS), dtype=np.float32)
         return np.stack([self.vectors[t] for t in texts])
 
     def save(self) -> None:
-        if self.path:
+        if self.path and self.vectors:
             texts = list(self.vectors)
             np.savez(self.path, texts=np.array(texts), vectors=np.stack([self.vectors[t] for t in texts]))
 
@@ -115,7 +115,7 @@ def best_threshold(y: np.ndarray, prob: np.ndarray) -> tuple[float, float]:
     return float(grid[i]), float(scores[i])
 
 
-def fit(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[dict[str, Any], float]:
+def fit(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[dict[str, Any], float, float]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
@@ -132,6 +132,8 @@ def fit(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[dict[str, A
         mean, scale, model = train(x[tr], y[tr])
         cv_prob[te] = model.predict_proba((x[te] - mean) / scale)[:, 1]
     threshold, cv_bacc = best_threshold(y, cv_prob)
+    # the share of pairs the judge's review band would mark, out of fold
+    near = float(np.mean(np.abs(cv_prob - threshold) < builtin.REVIEW_BAND))
     mean, scale, model = train(x, y)
     return {
         "features": list(names),
@@ -140,7 +142,7 @@ def fit(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[dict[str, A
         "coef": [round(float(v), 6) for v in model.coef_[0]],
         "intercept": round(float(model.intercept_[0]), 6),
         "threshold": threshold,
-    }, cv_bacc
+    }, cv_bacc, near
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -173,8 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     x_lex = feature_matrix(builtin.BuiltinJudge(params=provisional, use_embeddings=False), rows,
                            builtin.LEXICAL_FEATURES)
 
-    full, cv_full = fit(x_full, y, full_names)
-    lexical, cv_lex = fit(x_lex, y, builtin.LEXICAL_FEATURES)
+    full, cv_full, near = fit(x_full, y, full_names)
+    lexical, cv_lex, _ = fit(x_lex, y, builtin.LEXICAL_FEATURES)
     out = {
         "version": builtin.PROMPT_VERSION,
         "embedding_model": embeddings.MODEL_NAME,
@@ -188,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.write_text(json.dumps(out, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     print(f"trained on {len(y)} pairs in {time.monotonic() - started:.0f} s; "
           f"5-fold CV balanced accuracy: full {cv_full:.3f} (threshold {full['threshold']}), "
-          f"lexical {cv_lex:.3f} (threshold {lexical['threshold']}); wrote {args.out}")
+          f"lexical {cv_lex:.3f} (threshold {lexical['threshold']}); review band {builtin.REVIEW_BAND} marks "
+          f"{near:.1%} of the pairs out of fold; wrote {args.out}")
     return 0
 
 

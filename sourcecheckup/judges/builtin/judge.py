@@ -106,8 +106,7 @@ def _subject_missing(statement: str, missing_terms: list[str]) -> bool:
     opening = set(words(statement)[:3])
     return any(t in opening for t in missing_terms)
 
-# trained scores this close to the threshold are marked "review first": the screen is unsure of them
-REVIEW_BAND = 0.12
+REVIEW_BAND = 0.07   # "review first" this close to the threshold: docs/reader.md, the screen's review band
 # how close the statement's best sentence must be for matched figures to count as corroboration
 CORROBORATED_SIMILARITY = 0.6
 # sentences of the best passages that the exact checks read (besides every sentence with one of the

@@ -195,6 +195,21 @@ def test_a_negated_statement_is_never_described_as_the_unnegated_side(judge):
     assert "negated but the statement is not" not in v.rationale, v.rationale
 
 
+METRONIDAZOLE = ("For bacterial vaginosis, metronidazole is taken as 400 mg twice a day for 5 to 7 days, or as a single "
+                 "2 g dose. Do not drink alcohol while taking it and for 48 hours after finishing the course, because "
+                 "it can cause severe sickness and flushing.")
+
+
+def test_avoid_is_read_as_the_sources_do_not(screen):
+    """"Avoid alcohol" says what "Do not drink alcohol" says: the negation gate saw a negation on the source's
+    side only and vetoed it (the clinical suite's last instruction error); the opposite is still caught."""
+    said, opposite = screen.score_pairs([
+        ("Avoid alcohol while taking metronidazole.", SourceText.from_text(METRONIDAZOLE)),
+        ("You can drink alcohol while taking metronidazole.", SourceText.from_text(METRONIDAZOLE))])
+    assert said.label is Label.SUPPORTED, said.rationale
+    assert opposite.label is Label.NOT_SUPPORTED, opposite.rationale
+
+
 @pytest.mark.parametrize("statement, sentence, found", [
     ("Using a reliever inhaler 3 or more times a week means your asthma is well controlled.",
      "If you need it 3 or more times a week, your asthma is not well controlled.", "'not well controlled'"),

@@ -47,6 +47,7 @@ from .support_gates import (
     OFF_SUBJECT,
     SALAD_MIN_SENTENCES,
     corroborating,
+    negated,
     negated_phrase,
     negation_sides,
     page_units,
@@ -251,7 +252,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
     # the veto reads words in order: "with or without" offers a choice and negates nothing
     if (cov_idf >= NEGATION_VETO_COVERAGE and has_negation(ev_word_list) != neg_s
             and has_negation(words(quote)) != neg_s
-            and not passed & {"instruction", "quantity", "overclaim"}):
+            and not passed & {"instruction", "quantity", "overclaim"} and (neg_s or not negated(statement))):
         veto = _NEGATION_VETOES[0] if neg_s else _NEGATION_VETOES[1]
     # (issue 23) what the closest text is: furniture or another subject never supports; the statement
     # said outright does, whatever a negation elsewhere in the passage did to the score

@@ -4,7 +4,6 @@ without the embedding model. Each verdict names the procedure that gave it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -21,6 +20,7 @@ from sourcecheckup.views.matrix import (
     is_reader_verdict,
 )
 from tests.judges.test_reader_gate import PAGE, SAID
+from tests.support.paths import ROOT
 
 SHORT = "The usual dose for adults is one or two 500mg tablets up to 4 times in 24 hours."
 
@@ -73,7 +73,7 @@ def test_the_apps_note_follows_the_procedures_that_gave_a_runs_verdicts():
     assert both == BUILTIN_JUDGE_NOTE and "whole pages" in both and "short passages" in both
 
 
-CLAIMS = Path(__file__).resolve().parents[3] / "shared" / "data" / "claims"
+CLAIMS = ROOT.parent / "shared" / "data" / "claims"
 
 
 @pytest.mark.parametrize("name", ["check_covid_dev.jsonl", "healthver_dev.jsonl"])

@@ -247,7 +247,7 @@ def analyse_pair(statement: str, source: SourceText, idf: _Idf,
         negation = "statement" if neg_s else "passage"
     veto = ""
     # a negation flip only rules support out when the whole evidence, not just its closest sentence,
-    # flips, and no exact check found the same instruction or the same figures ("Avoid X" is "Do not take X")
+    # flips, no exact check found the same instruction or figures, and the statement is no "avoid X" ("do not X")
     passed = {o.kind for o in checks.passed}
     # the veto reads words in order: "with or without" offers a choice and negates nothing
     if (cov_idf >= NEGATION_VETO_COVERAGE and has_negation(ev_word_list) != neg_s

@@ -196,7 +196,8 @@ async def test_a_page_that_rendered_is_used_again_and_one_that_failed_is_closed(
     never leaks into the next render, and a page whose render failed is never used again."""
     from sourcecheckup.fetching.browser import BrowserPool, RenderError
 
-    pool = BrowserPool(options(), extra_args=(TEST_RESOLVER_RULES,), pages=1, page_timeout_s=4.0)
+    # it checks reuse, not speed: with both cores busy (the frozen build beside the suite) a page once took over 4 s
+    pool = BrowserPool(options(), extra_args=(TEST_RESOLVER_RULES,), pages=1, page_timeout_s=20.0)
     try:
         js = await pool.render(f"{site}/app/article.html?id=reuse")
         plain = await pool.render(f"{site}/article/hypertension")
